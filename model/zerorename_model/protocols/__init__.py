@@ -1,0 +1,48 @@
+"""Commit protocols of the model, one module each, reading like the papers' pseudo-code.
+
+Every module registers a committer factory under the name the CLI and the suites use.  A
+*variant* (a protocol with a known production bug reintroduced, or a deliberately broken one for
+checker tests) registers under ``name+variant``; variants never appear in the verdict matrix
+unless asked for.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+COMMITTERS: dict[str, Any] = {}
+
+#: modules imported on first lookup, so that registering stays next to each protocol
+_MODULES = ("direct", "v1", "v2", "staging", "magic", "manifest", "stocator", "emr", "lakefs")
+
+
+def register(name: str, *, supports_recovery: bool = False) -> Callable[[Any], Any]:
+    """Class decorator: register a committer class (constructed as ``cls(env, job, task,
+    options)``) under ``name``."""
+
+    def wrap(cls: Any) -> Any:
+        cls.supports_recovery = supports_recovery
+        COMMITTERS[name] = cls
+        return cls
+
+    return wrap
+
+
+def load_all() -> dict[str, Any]:
+    for module in _MODULES:
+        try:
+            importlib.import_module(f"zerorename_model.protocols.{module}")
+        except ModuleNotFoundError as error:
+            if error.name != f"zerorename_model.protocols.{module}":
+                raise
+    return COMMITTERS
+
+
+def get(name: str) -> Any:
+    load_all()
+    try:
+        return COMMITTERS[name]
+    except KeyError:
+        raise KeyError(f"no model committer {name!r}; known: {sorted(COMMITTERS)}") from None

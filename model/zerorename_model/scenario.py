@@ -1,0 +1,122 @@
+"""What a run is about: the scenario (serialisable, so a trace can replay it), the identities of
+jobs and task attempts, and the interface a committer offers the harness.
+
+Model committers implement :class:`Committer` directly; reference committers are adapted to it in
+``property_tests/adapters.py``.  A committer factory is ``factory(env, job, task, options)``:
+``task`` is None for the job (driver) side, as in ``zr.create_committer``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class Faults:
+    """Fault budgets for one run; each use of a fault is a choice the harness may make."""
+
+    crash: int = 0  # crash a task attempt between two store operations
+    partition: int = 0  # the driver considers an attempt failed, but it keeps running
+    speculate: int = 0  # launch a duplicate attempt of a running task
+    throttle: int = 0  # fail one store request with 503 SlowDown
+    restart: int = 0  # crash the job driver and start the next job attempt
+    fail_job: int = 0  # the driver gives up and aborts the job
+    settle: bool = True  # pending visibility events may take effect at any point
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A run's fixed inputs.  ``files`` are relative paths; ``{task}`` is replaced by the task id.
+
+    ``driver`` is ``spark`` (commit_job receives the accepted task messages) or ``hadoop``
+    (commit_job(None): the committer discovers committed tasks in the store).
+    """
+
+    committer: str
+    store: str = "s3"
+    tasks: int = 2
+    files: tuple[str, ...] = ("part-{task:05d}",)
+    max_attempts: int = 2
+    dests: tuple[str, ...] = ("s3://bucket/out",)
+    driver: str = "spark"
+    faults: Faults = field(default_factory=Faults)
+    preexisting: tuple[tuple[str, str], ...] = ()
+    options: tuple[tuple[str, str], ...] = ()
+    reader: bool = False  # after the job commits, a reader lists the destination
+    same_job_id: bool = False  # SPARK-33402: two jobs started in the same second shared an ID
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Scenario:
+        data = dict(data)
+        data["faults"] = Faults(**data.get("faults", {}))
+        for name in ("files", "dests"):
+            data[name] = tuple(data[name])
+        data["preexisting"] = tuple(tuple(p) for p in data.get("preexisting", ()))
+        data["options"] = tuple(tuple(p) for p in data.get("options", ()))
+        return cls(**data)
+
+    def with_(self, **changes: Any) -> Scenario:
+        return replace(self, **changes)
+
+    def __str__(self) -> str:
+        return json.dumps(self.to_json(), sort_keys=True)
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """One job attempt: its destination, job ID and attempt number (0, 1… after restarts)."""
+
+    dest: str
+    job_id: str
+    attempt: int = 0
+    index: int = 0  # which of the scenario's jobs
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    job: JobSpec
+    task_id: int
+    attempt: int
+
+    @property
+    def attempt_id(self) -> str:
+        """Hadoop-style attempt ID: unique per job attempt, task and task attempt."""
+        return f"attempt_{self.job.job_id}_{self.job.attempt:02d}_m_{self.task_id:06d}_{self.attempt}"
+
+    @property
+    def name(self) -> str:
+        return f"j{self.job.index}.t{self.task_id}.a{self.attempt}"
+
+
+class Committer(Protocol):
+    """The committer operations the harness drives (Hadoop's OutputCommitter, plus ``write``)."""
+
+    def setup_job(self) -> None: ...
+    def setup_task(self) -> None: ...
+    def write(self, relpath: str, data: bytes) -> None: ...
+    def needs_task_commit(self) -> bool: ...
+    def commit_task(self) -> Any: ...
+    def abort_task(self) -> None: ...
+    def commit_job(self, messages: list[Any] | None) -> None: ...
+    def abort_job(self) -> None: ...
+    def cleanup_job(self) -> None: ...
+
+
+class CommitterFactory(Protocol):
+    """Builds a committer; ``supports_recovery`` says whether a restarted job attempt can reuse
+    the previous attempt's committed tasks (``recover_task``), as Hadoop's v1 can."""
+
+    supports_recovery: bool
+
+    def __call__(self, env: Any, job: JobSpec, task: TaskSpec | None,
+                 options: dict[str, str]) -> Committer: ...
+
+
+def file_data(job: JobSpec, task: TaskSpec, relpath: str) -> bytes:
+    """Content that names its writer, so a mix of two attempts is visible in the bytes."""
+    return f"{job.job_id}|t{task.task_id}|a{task.attempt}|j{job.attempt}|{relpath}".encode()

@@ -1,0 +1,214 @@
+"""The verdict matrix: every (committer, store, property) cell decided by exploration.
+
+For each committer and store profile, a few *scopes* are explored (each a scenario with fault
+budgets) and every property is checked on every run.  A cell is
+
+* ``violated`` when some run broke the property: its schedule is shrunk and saved as a trace;
+* ``holds`` when no run did; ``explored.complete`` says whether the whole scope was enumerated
+  (a proof within bounds) or only sampled (the run budget ran out first, then hypothesis tried);
+* ``n/a`` when the committer cannot run on the store at all (its fault-free run fails, e.g. a
+  multipart committer on HDFS), or the property cannot arise (consistency on a consistent store).
+
+Nothing here knows which committer "should" pass: the table is whatever exploration finds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from zerorename_model.explore import explore, run_once, search, shrink
+from zerorename_model.properties import PROPERTIES, applicable
+from zerorename_model.protocols import get, load_all
+from zerorename_model.scenario import Faults, Scenario
+from zerorename_model.stores import PROFILES
+from zerorename_model.trace import write_trace
+
+MATRIX_COMMITTERS = ("v1", "v2", "directory", "partitioned", "magic", "manifest", "direct",
+                     "stocator", "emr", "lakefs")
+MATRIX_STORES = ("hdfs", "s3-2018", "s3", "gcs", "abfs")
+FILES = ("part-{task:05d}",)
+NESTED_FILES = ("year=2024/my file {task}.csv",)
+
+
+@dataclass(frozen=True)
+class Scope:
+    """A named scenario family and the properties it decides."""
+
+    name: str
+    props: tuple[str, ...]
+    make: Callable[[str, str], Scenario]
+
+
+def _single(driver: str, faults: Faults, tasks: int = 2) -> Callable[[str, str], Scenario]:
+    def make(committer: str, store: str) -> Scenario:
+        return Scenario(committer, store=store, tasks=tasks, files=FILES, max_attempts=2,
+                        driver=driver, faults=faults)
+    return make
+
+
+def _two_jobs(committer: str, store: str) -> Scenario:
+    return Scenario(committer, store=store, tasks=1, files=NESTED_FILES, max_attempts=2,
+                    dests=("s3://bucket/out/dataset1", "s3://bucket/out/dataset10"),
+                    driver="hadoop", faults=Faults(crash=1))
+
+
+OUTPUT_PROPS = ("completeness", "exclusivity", "consistency")
+#: Each scope is small enough to enumerate (2 tasks x 2 attempts x 1 file, one fault of a kind,
+#: at every point of every schedule); a property's cell combines every scope that checks it.
+SCOPES = tuple(
+    [Scope(f"crash-{d}", OUTPUT_PROPS, _single(d, Faults(crash=1))) for d in ("hadoop", "spark")]
+    + [Scope(f"duplicate-{d}", OUTPUT_PROPS, _single(d, Faults(speculate=1)))
+       for d in ("hadoop", "spark")]
+    + [Scope(f"partition-{d}", (*OUTPUT_PROPS, "continuity"), _single(d, Faults(partition=1)))
+       for d in ("hadoop", "spark")]
+    + [Scope("restart", OUTPUT_PROPS, _single("hadoop", Faults(restart=1))),
+       Scope("abort", ("abortability",), _single("spark", Faults(crash=1, fail_job=1))),
+       Scope("two-jobs", ("concurrency",), _two_jobs)]
+)
+
+
+@dataclass(frozen=True)
+class Budget:
+    max_runs: int
+    seconds: float
+    hypothesis_examples: int
+
+
+QUICK = Budget(max_runs=300, seconds=1.5, hypothesis_examples=0)
+FULL = Budget(max_runs=60_000, seconds=90.0, hypothesis_examples=200)
+
+
+def runnable_on(committer: str, store: str) -> str | None:
+    """None if the committer completes a fault-free job on the store, else the reason not."""
+    result = run_once(Scenario(committer, store=store, tasks=1), get(committer), [])
+    job = result.jobs[0]
+    if job.outcome == "committed":
+        return None
+    return job.error or f"fault-free job ended {job.outcome}"
+
+
+def decide_pair(committer: str, store: str, props: Sequence[str], budget: Budget,
+                traces: str | None) -> list[dict[str, Any]]:
+    """Every requested property's cell for one (committer, store)."""
+    factory = get(committer)
+    cells: dict[str, dict[str, Any]] = {}
+    reason = runnable_on(committer, store)
+    for scope in SCOPES:
+        wanted = [p for p in scope.props if p in props
+                  and cells.get(p, {}).get("verdict") in (None, "holds")]
+        for prop in [p for p in wanted if reason or not applicable(p, store)]:
+            cells[prop] = _cell(committer, store, prop, "n/a", None,
+                                {"reason": reason or f"{store} is consistent"})
+        wanted = [p for p in wanted if cells.get(p, {}).get("verdict") != "n/a"]
+        if not wanted:
+            continue
+        scenario = scope.make(committer, store)
+        report = explore(scenario, factory, wanted, max_runs=budget.max_runs,
+                         seconds=budget.seconds, stop_when_all_violated=True)
+        explored = {"scope": scope.name, **report.summary()}
+        missing = [p for p in wanted if p not in report.violations]
+        if missing and not report.complete and budget.hypothesis_examples:
+            sampled = search(scenario, factory, missing, max_examples=budget.hypothesis_examples)
+            report.violations.update(sampled.violations)
+            explored["hypothesis_runs"] = sampled.runs
+        for prop in wanted:
+            if prop in report.violations:
+                violations, _result, choices = report.violations[prop]
+                short, result = shrink(scenario, factory, prop, choices)
+                path = None
+                if traces:
+                    trace = list(result.trace)
+                    trace[-1] = {**trace[-1], "violations": [
+                        str(v) for v in PROPERTIES[prop](result)]}
+                    path = str(write_trace(Path(traces) / f"{committer}.{store}.{prop}.jsonl",
+                                           trace))
+                cells[prop] = _cell(committer, store, prop, "violated", path,
+                                    {**explored, "steps": result.steps,
+                                     "witness": str(PROPERTIES[prop](result)[0])})
+            else:
+                _merge_holds(cells, _cell(committer, store, prop, "holds", None, explored))
+    return [cells[p] for p in props if p in cells]
+
+
+def _merge_holds(cells: dict[str, dict[str, Any]], cell: dict[str, Any]) -> None:
+    """A property holds for a pair only if it held in every scope: accumulate what was covered."""
+    prop = cell["property"]
+    if prop not in cells:
+        cell["explored"] = {"scopes": [cell["explored"]], "complete":
+                            cell["explored"]["complete"], "runs": cell["explored"]["runs"]}
+        cells[prop] = cell
+        return
+    explored = cells[prop]["explored"]
+    explored["scopes"].append(cell["explored"])
+    explored["complete"] = explored["complete"] and cell["explored"]["complete"]
+    explored["runs"] += cell["explored"]["runs"]
+
+
+def _cell(committer: str, store: str, prop: str, verdict: str, trace: str | None,
+          explored: dict[str, Any]) -> dict[str, Any]:
+    return {"committer": committer, "store": store, "property": prop, "verdict": verdict,
+            "trace": trace, "explored": explored}
+
+
+def _decide(args: tuple[str, str, tuple[str, ...], Budget, str | None]) -> list[dict[str, Any]]:
+    return decide_pair(*args)
+
+
+def matrix(committers: Sequence[str] | None = None, stores: Sequence[str] | None = None,
+           props: Sequence[str] | None = None, *, quick: bool = True,
+           traces: str | None = None, workers: int | None = None,
+           progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+    """Decide every requested cell, in parallel over (committer, store) pairs."""
+    known = load_all()
+    committers = [c for c in (committers or MATRIX_COMMITTERS) if c in known]
+    stores = list(stores or MATRIX_STORES)
+    props = tuple(props or PROPERTIES)
+    for s in stores:
+        if s not in PROFILES:
+            raise ValueError(f"unknown store profile {s!r}; known: {sorted(PROFILES)}")
+    budget = QUICK if quick else FULL
+    jobs = [(c, s, props, budget, traces) for c in committers for s in stores]
+    cells: list[dict[str, Any]] = []
+    workers = workers or min(2, os.cpu_count() or 1)
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        for (c, s, *_rest), result in zip(jobs, pool.map(_decide, jobs), strict=True):
+            cells += result
+            if progress:
+                progress(f"{c} on {s}: " + ", ".join(f"{x['property']}={x['verdict']}"
+                                                      for x in result))
+    return cells
+
+
+def format_matrix(cells: Sequence[dict[str, Any]]) -> str:
+    """One row per (committer, store), one column per property; ``holds*`` = sampled only."""
+    props = list(dict.fromkeys(c["property"] for c in cells))
+    rows: dict[tuple[str, str], dict[str, str]] = {}
+    for c in cells:
+        mark = c["verdict"]
+        if mark == "holds" and not c["explored"].get("complete", True):
+            mark = "holds*"
+        rows.setdefault((c["committer"], c["store"]), {})[c["property"]] = mark
+    width = max([len(p) for p in props] + [8])
+    head = f"{'committer':<12} {'store':<8} " + " ".join(f"{p:<{width}}" for p in props)
+    lines = [head, "-" * len(head)]
+    for (committer, store), row in rows.items():
+        lines.append(f"{committer:<12} {store:<8} "
+                     + " ".join(f"{row.get(p, ''):<{width}}" for p in props))
+    lines.append("holds = no violation in the whole scope (proved within bounds); "
+                 "holds* = none found, but the scope was only sampled")
+    return "\n".join(lines)
+
+
+def save(cells: Sequence[dict[str, Any]], path: str) -> None:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps(list(cells), indent=2, ensure_ascii=False) + "\n")
+
+
+def quick_matrix_text(committers: Sequence[str] | None = None) -> str:
+    return format_matrix(matrix(committers, quick=True))

@@ -1,0 +1,204 @@
+"""The ``zerorename`` command line.
+
+Production subcommands (``uploads``, ``success``) use only the reference package.  The research
+subcommands (``demo``, ``check``, ``table``, ``trace``) import the model lazily, inside their
+handlers, so that a production install never loads test machinery.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
+UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_duration(text: str) -> float:
+    """``90s``, ``15m``, ``12h``, ``7d`` → seconds."""
+    match = DURATION.match(text.strip())
+    if not match:
+        raise argparse.ArgumentTypeError(f"bad duration {text!r}: use e.g. 90s, 15m, 12h, 7d")
+    return float(match.group(1)) * UNITS[match.group(2)]
+
+
+def _store_for(url: str, args: argparse.Namespace) -> Any:
+    from zerorename.stores import LocalStore, S3Store, make_s3_client
+
+    if url.startswith("file://"):
+        return LocalStore()
+    client = make_s3_client(endpoint_url=args.endpoint_url, region=args.region,
+                            checksums=args.checksums)
+    return S3Store(client)
+
+
+def _add_endpoint_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--endpoint-url", help="S3 endpoint (default: boto3's configuration)")
+    parser.add_argument("--region", help="region (default: boto3's configuration)")
+    parser.add_argument("--checksums", choices=["default", "when_required"], default="default",
+                        help="when_required: for non-AWS endpoints that reject boto3's default "
+                             "request checksums")
+
+
+def cmd_uploads(args: argparse.Namespace) -> int:
+    from zerorename.committers.cleanup import abort_uploads, list_uploads
+
+    store = _store_for(args.dest, args)
+    found = list_uploads(store, args.dest, job_id=args.job, older_than=args.older_than)
+    for upload in found:
+        age = "?" if upload.age is None else f"{upload.age / 3600:.1f}h"
+        print(f"{upload.url}\t{upload.upload_id}\tage={age}\tsource={upload.age_source}")
+    print(f"{len(found)} upload(s) under {args.dest}", file=sys.stderr)
+    if args.action == "abort":
+        if args.dry_run:
+            print(f"dry run: would abort {len(found)} upload(s)", file=sys.stderr)
+        else:
+            aborted = abort_uploads(store, found)
+            print(f"aborted {aborted} upload(s)", file=sys.stderr)
+    return 0
+
+
+def cmd_success(args: argparse.Namespace) -> int:
+    import zerorename as zr
+
+    store = _store_for(args.dest, args)
+    summary = zr.read_success(store, args.dest)
+    if args.json:
+        print(json.dumps(summary.to_json(), indent=2))
+        return 0
+    print(summary.describe())
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    if not args.model_only:
+        try:
+            from zerorename import mainjob
+        except ImportError as error:
+            print(f"[demo] the Spark main job is unavailable ({error}); running the model demo",
+                  file=sys.stderr)
+        else:
+            return int(mainjob.main(args.rest))
+    from zerorename_model import demo
+
+    return demo.main()
+
+
+def cmd_trace(args: argparse.Namespace) -> int:
+    from zerorename_model.trace import format_trace, read_trace, replay
+
+    if args.action == "show":
+        print(format_trace(read_trace(args.file), verbose=args.verbose))
+        return 0
+    outcome = replay(args.file)
+    print(format_trace(outcome.result.trace, verbose=args.verbose))
+    verdict = "same final state" if outcome.same else "DIFFERENT final state"
+    print(f"replay: {verdict} (recorded {outcome.recorded_digest[:12]}, "
+          f"replayed {outcome.replayed_digest[:12]})")
+    return 0 if outcome.same else 1
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    started = time.monotonic()
+
+    def progress(line: str) -> None:
+        print(f"[{time.monotonic() - started:6.1f}s] {line}", file=sys.stderr, flush=True)
+
+    if args.target == "model":
+        from zerorename_model.verdicts import format_matrix, matrix, save
+
+        cells = matrix(args.committer, args.store, args.property, quick=args.quick,
+                       traces=args.traces, progress=progress)
+    else:
+        from zerorename_bridge.verdicts import format_matrix, reference_matrix, save
+
+        cells = reference_matrix(args.committer, args.store, args.property, quick=args.quick,
+                                 traces=args.traces, progress=progress)
+    print(format_matrix(cells))
+    if args.json:
+        save(cells, args.json)
+        print(f"wrote {args.json}", file=sys.stderr)
+    return 0
+
+
+def cmd_table(args: argparse.Namespace) -> int:
+    from zerorename_model import tablev
+
+    return int(tablev.main(json_path=args.json, traces=args.traces))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="zerorename",
+        description="Rename-free output committers for object stores, and the model that "
+                    "checks them.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    demo = sub.add_parser("demo", help="run the main job: PySpark writes through every "
+                          "committer on an embedded S3, then the quick model matrix")
+    demo.add_argument("--model-only", action="store_true",
+                      help="only the model's eventual-consistency demonstration")
+    demo.add_argument("rest", nargs=argparse.REMAINDER, help="options for the main job")
+    demo.set_defaults(func=cmd_demo)
+
+    check = sub.add_parser("check", help="derive the verdict matrix by exploration")
+    check.add_argument("--target", choices=["model", "reference"], default="model")
+    check.add_argument("--committer", action="append", help="repeatable; default: all")
+    check.add_argument("--store", action="append", help="repeatable; default: all profiles")
+    check.add_argument("--property", action="append", help="repeatable; default: all")
+    check.add_argument("--quick", action="store_true", help="small budgets (CI: < 3 minutes)")
+    check.add_argument("--json", help="write the cells as JSON here")
+    check.add_argument("--traces", help="write each violation's shrunk trace here")
+    check.set_defaults(func=cmd_check)
+
+    table = sub.add_parser("table", help="compute the paper's Table V by probes, and compare")
+    table.add_argument("--json", help="write the table as JSON here")
+    table.add_argument("--traces", help="write witness traces here")
+    table.set_defaults(func=cmd_table)
+
+    trace = sub.add_parser("trace", help="show or replay a model trace (JSON lines)")
+    trace.add_argument("action", choices=["show", "replay"])
+    trace.add_argument("file")
+    trace.add_argument("--verbose", "-v", action="store_true", help="show every step")
+    trace.set_defaults(func=cmd_trace)
+
+    uploads = sub.add_parser("uploads", help="list or abort incomplete multipart uploads "
+                             "under a destination (scoped as a directory)")
+    uploads.add_argument("action", choices=["list", "abort"])
+    uploads.add_argument("dest", help="s3://bucket/prefix")
+    uploads.add_argument("--older-than", type=parse_duration, metavar="DURATION")
+    uploads.add_argument("--job", help="only uploads of this job ID")
+    uploads.add_argument("--dry-run", action="store_true")
+    _add_endpoint_options(uploads)
+    uploads.set_defaults(func=cmd_uploads)
+
+    success = sub.add_parser("success", help="summarise a destination's _SUCCESS file")
+    success.add_argument("dest")
+    success.add_argument("--json", action="store_true", help="print the raw JSON")
+    _add_endpoint_options(success)
+    success.set_defaults(func=cmd_success)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except KeyboardInterrupt:
+        return 130
+    except Exception as error:  # a clear one-line error, not a traceback, for users
+        from zerorename.errors import CommitError
+
+        if isinstance(error, CommitError):
+            print(f"zerorename: {error}", file=sys.stderr)
+            return 2
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())

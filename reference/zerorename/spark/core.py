@@ -1,0 +1,350 @@
+"""What the Data Source and the RDD path share: the write spec, the task body, the job driver.
+
+Spark runs our code in three kinds of process, and nothing but pickled values crosses between
+them (measured on PySpark 4.3: ``DataSource.writer()`` runs in one Python worker, each task's
+``write()`` in another, ``commit()``/``abort()`` in a third — never in the user's driver
+process).  So the whole job is described by one small, picklable, secret-free
+:class:`WriteSpec`, and each side rebuilds its store and committer from it:
+
+* :func:`run_task` — one task attempt: committer ``setup_task``, stream Parquet through
+  ``open()``, ``commit_task``; returns a :class:`TaskOutcome` carrying the
+  ``TaskCommitMessage`` JSON.  On an exception it calls ``abort_task`` and re-raises.
+* :class:`JobDriver` — ``setup`` (save-mode checks, ``setup_job``), ``commit`` (exactly the
+  winning attempts' messages, Spark protocol), ``abort`` (``abort_job`` + ``cleanup_job``,
+  which must find leftovers by job-scoped listing: Spark passes ``None`` for the messages of
+  tasks that succeeded).
+
+Credentials never enter the spec: every process builds its client from boto3's default chain
+(environment, profile, instance role), so nothing secret is pickled, logged or written to
+``_SUCCESS``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import zerorename as zr
+from zerorename.errors import ConflictError
+from zerorename.store import Store, list_dir
+from zerorename.urls import is_hidden, parse_url, relative_to
+
+from .parquet import PartitionedParquetWriter, WrittenFile
+
+log = logging.getLogger("zerorename.spark")
+
+#: Spark save mode → Hadoop conflict mode (``fs.s3a.committer.staging.conflict-mode``).
+SAVE_MODES: dict[str, str] = {
+    "append": "append",
+    "overwrite": "replace",
+    "error": "fail",
+    "errorifexists": "fail",
+    "default": "fail",
+    "ignore": "fail",
+}
+CONFLICT_MODE = "fs.s3a.committer.staging.conflict-mode"
+COMMITTER_THREADS = "fs.s3a.committer.threads"
+PART_SIZE = "fs.s3a.multipart.size"
+
+#: Option names that would put a secret into a plan, a log or a pickle: refused with advice.
+_SECRET_OPTIONS = frozenset({
+    "access_key", "secret_key", "session_token", "aws_access_key_id", "aws_secret_access_key",
+    "aws_session_token", "fs.s3a.access.key", "fs.s3a.secret.key", "fs.s3a.session.token",
+})
+
+#: Options the writer itself understands (everything else with a Hadoop-style dotted name
+#: goes to the committer as a job option).
+_OWN_OPTIONS = frozenset({
+    "path", "dest", "committer", "partition_by", "partitionby", "mode", "job_id",
+    "endpoint_url", "region", "checksums", "part_size", "threads", "compression",
+    "max_open_files", "format",
+})
+FAULT_PREFIX = "zerorename.fault."
+FAULT_KINDS = frozenset({"raise_after_write", "exit_after_write", "exit_mid_write",
+                         "sleep_before_commit"})
+
+
+class InjectedFault(RuntimeError):
+    """Raised by the ``raise_after_write`` test hook (never in normal operation)."""
+
+
+@dataclass(frozen=True)
+class WriteSpec:
+    """Everything a task or the driver needs to take part in one write job.
+
+    ``job_id`` is a fresh UUID per job unless given: it names the job's files
+    (``part-00003-<job_id>.parquet``) and scopes every committer's staging area, so two jobs
+    into one destination (or into ``out`` and ``out10``) never touch each other's work.
+    ``faults`` are test hooks (``zerorename.fault.*`` options), empty in production.
+    """
+
+    dest: str
+    committer: str = "magic"
+    partition_by: tuple[str, ...] = ()
+    mode: str = "append"
+    job_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    endpoint_url: str | None = None
+    region: str | None = None
+    checksums: str | None = None
+    compression: str = "snappy"
+    max_open_files: int = 32
+    committer_options: Mapping[str, str] = field(default_factory=dict)
+    faults: Mapping[str, str] = field(default_factory=dict)
+    skip: bool = False
+
+    @property
+    def conflict_mode(self) -> str:
+        return SAVE_MODES[self.mode]
+
+    def job_options(self) -> dict[str, str]:
+        """Options for ``zr.JobContext``: the committer's, plus the save mode's conflict mode."""
+        return {CONFLICT_MODE: self.conflict_mode, **self.committer_options}
+
+    def file_stem(self, partition_id: int) -> str:
+        """``part-00003-<job uuid>``: same for every attempt of a task (see parquet.py)."""
+        return f"part-{partition_id:05d}-{self.job_id}"
+
+
+def spec_from_options(options: Mapping[str, Any], *, overwrite: bool = False) -> WriteSpec:
+    """Build a :class:`WriteSpec` from writer options (Data Source options or keyword args).
+
+    ``mode`` in the options wins over ``overwrite`` because Spark refuses the ``error`` and
+    ``ignore`` save modes for Python data sources; they travel as an option instead.
+    """
+    opts = {str(k).lower(): v for k, v in options.items() if v is not None}
+    secret = sorted(k for k in opts if k in _SECRET_OPTIONS)
+    if secret:
+        raise ValueError(
+            f"options {secret} would put credentials in the query plan, logs and pickled "
+            "tasks; zerorename takes credentials only from boto3's default chain "
+            "(AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE, instance roles)")
+    dest = opts.get("path") or opts.get("dest")
+    if not dest:
+        raise ValueError("no destination: call .save('s3://bucket/prefix') or pass dest=")
+    parse_url(str(dest))
+    endpoint = opts.get("endpoint_url")
+    if endpoint and "@" in str(endpoint).split("//", 1)[-1].split("/", 1)[0]:
+        raise ValueError("endpoint_url must not contain user:password; use boto3's chain")
+    mode = str(opts.get("mode") or ("overwrite" if overwrite else "append")).lower()
+    if mode not in SAVE_MODES:
+        raise ValueError(f"mode {mode!r}: expected one of {sorted(SAVE_MODES)}")
+    mode = "error" if mode in ("errorifexists", "default") else mode
+    partition_by = opts.get("partition_by", opts.get("partitionby", ()))
+    if isinstance(partition_by, str):
+        partition_by = [c.strip() for c in partition_by.split(",") if c.strip()]
+    committer_options = {k: str(v) for k, v in opts.items()
+                         if "." in k and not k.startswith(FAULT_PREFIX)}
+    if "threads" in opts:
+        committer_options[COMMITTER_THREADS] = str(opts["threads"])
+    if "part_size" in opts:
+        committer_options[PART_SIZE] = str(opts["part_size"])
+    faults = {k[len(FAULT_PREFIX):]: str(v) for k, v in opts.items()
+              if k.startswith(FAULT_PREFIX)}
+    unknown = sorted(set(faults) - FAULT_KINDS)
+    if unknown:
+        raise ValueError(f"unknown fault hooks {unknown}; known: {sorted(FAULT_KINDS)}")
+    spec = WriteSpec(
+        dest=str(dest).rstrip("/"),
+        committer=str(opts.get("committer", "magic")),
+        partition_by=tuple(str(c) for c in partition_by),
+        mode=mode,
+        endpoint_url=str(endpoint) if endpoint else None,
+        region=str(opts["region"]) if opts.get("region") else None,
+        checksums=str(opts["checksums"]) if opts.get("checksums") else None,
+        compression=str(opts.get("compression", "snappy")),
+        max_open_files=int(opts.get("max_open_files", 32)),
+        committer_options=committer_options,
+        faults=faults,
+    )
+    if opts.get("job_id"):
+        spec = replace(spec, job_id=str(opts["job_id"]))
+    return spec
+
+
+def make_store(spec: WriteSpec) -> Store:
+    """The store for ``spec.dest``: S3Store over a boto3 client, or LocalStore for file://."""
+    from zerorename.stores import LocalStore, S3Store, make_s3_client
+
+    scheme = parse_url(spec.dest).scheme
+    if scheme == "file":
+        return LocalStore()
+    kwargs: dict[str, Any] = {}
+    if spec.checksums:
+        kwargs["checksums"] = spec.checksums
+    client = make_s3_client(endpoint_url=spec.endpoint_url, region=spec.region, **kwargs)
+    return S3Store(client)
+
+
+def _job_context(spec: WriteSpec) -> Any:
+    return zr.JobContext(dest=spec.dest, job_id=spec.job_id, attempt=0,
+                         options=spec.job_options())
+
+
+# ---------------------------------------------------------------------------------------
+# task side
+
+
+@dataclass(frozen=True)
+class TaskOutcome:
+    """What one successful task attempt reports to the driver (pickled by Spark)."""
+
+    partition_id: int
+    attempt: int
+    message_json: str | None
+    files: int
+    rows: int
+    bytes: int
+    requests: Mapping[str, int]
+    seconds: float
+
+
+def _fault_applies(rule: str | None, partition_id: int, attempt: int) -> str | None:
+    """Match ``"P@A[:arg],…"`` (A may be ``*``) and return the rule's argument ('' if none)."""
+    if not rule:
+        return None
+    for item in rule.split(","):
+        target, _, arg = item.strip().partition(":")
+        part, _, att = target.partition("@")
+        if int(part) == partition_id and att in ("*", str(attempt)):
+            return arg
+    return None
+
+
+def run_task(spec: WriteSpec, partition_id: int, attempt: int,
+             batches: Iterable[Any]) -> TaskOutcome:
+    """One task attempt: write ``batches`` (pyarrow RecordBatches) and commit the task.
+
+    The committer sees the attempt number, so two attempts of one task stage separately and
+    only the committed one can ever become visible.
+    """
+    started = time.monotonic()
+    if spec.skip:  # save mode "ignore" and the destination exists: drain, write nothing
+        for _ in batches:
+            pass
+        return TaskOutcome(partition_id, attempt, None, 0, 0, 0, {}, 0.0)
+    store = make_store(spec)
+    job = _job_context(spec)
+    task = job.task(task_id=partition_id, attempt=attempt)
+    committer = zr.create_committer(spec.committer, store, job, task=task)
+    committer.setup_task()
+
+    def hook() -> None:
+        if _fault_applies(spec.faults.get("exit_mid_write"), partition_id, attempt) is not None:
+            log.warning("zerorename fault: exit mid-write, task %s attempt %s",
+                        partition_id, attempt)
+            os._exit(17)
+
+    writer = PartitionedParquetWriter(
+        open_file=committer.open, file_stem=spec.file_stem(partition_id),
+        partition_by=spec.partition_by, compression=spec.compression,
+        max_open_files=spec.max_open_files, on_batch=hook)
+    try:
+        written = writer.write_all(batches)
+        _after_write_faults(spec, partition_id, attempt)
+        message = committer.commit_task() if committer.needs_task_commit() else None
+    except BaseException:
+        try:
+            committer.abort_task()
+        except Exception as cleanup_error:  # keep the original error; say what leaked
+            log.warning("abort_task of task %s attempt %s failed: %s",
+                        partition_id, attempt, cleanup_error)
+        raise
+    return _outcome(partition_id, attempt, message, written, store, started)
+
+
+def _after_write_faults(spec: WriteSpec, partition_id: int, attempt: int) -> None:
+    """Test hooks between "all data written" and "task committed"."""
+    delay = _fault_applies(spec.faults.get("sleep_before_commit"), partition_id, attempt)
+    if delay:
+        time.sleep(float(delay))
+    if _fault_applies(spec.faults.get("exit_after_write"), partition_id, attempt) is not None:
+        log.warning("zerorename fault: exit after write, task %s attempt %s",
+                    partition_id, attempt)
+        os._exit(17)
+    if _fault_applies(spec.faults.get("raise_after_write"), partition_id, attempt) is not None:
+        raise InjectedFault(f"injected failure after write: task {partition_id} "
+                            f"attempt {attempt} of job {spec.job_id}")
+
+
+def _outcome(partition_id: int, attempt: int, message: Any, written: list[WrittenFile],
+             store: Store, started: float) -> TaskOutcome:
+    return TaskOutcome(
+        partition_id=partition_id, attempt=attempt,
+        message_json=json.dumps(message.to_json()) if message is not None else None,
+        files=len(written), rows=sum(f.rows for f in written),
+        bytes=sum(f.size for f in written), requests=dict(store.request_counts()),
+        seconds=time.monotonic() - started)
+
+
+# ---------------------------------------------------------------------------------------
+# driver side
+
+
+def output_exists(store: Store, dest: str) -> bool:
+    """True if ``dest`` holds output a reader would see, or a ``_SUCCESS`` marker.
+
+    Hidden names (``_``/``.``, e.g. another job's staging) do not count: Spark's
+    ``ErrorIfExists`` asks "is there a dataset here", not "is the prefix empty".
+    """
+    for obj in list_dir(store, dest):
+        rel = relative_to(obj.url, dest)
+        if rel == "_SUCCESS" or not is_hidden(rel):
+            return True
+    return False
+
+
+class JobDriver:
+    """The job-side committer for one :class:`WriteSpec`, rebuilt in whichever process needs it.
+
+    Spark creates the writer, commits and aborts in different Python workers, so this object
+    holds nothing that is not derivable from the spec: the committer must find its state in
+    the store from the job ID.
+    """
+
+    def __init__(self, spec: WriteSpec, store: Store | None = None) -> None:
+        self.spec = spec
+        self.store = store if store is not None else make_store(spec)
+        self.job = _job_context(spec)
+        self.committer = zr.create_committer(spec.committer, self.store, self.job)
+
+    def setup(self) -> WriteSpec:
+        """Check the save mode against the destination, then ``setup_job``.
+
+        Returns the spec the tasks must use: with ``skip`` set when the mode is ``ignore``
+        and output exists.  ``error`` fails here, before any task writes a byte.
+        """
+        if self.spec.mode in ("error", "ignore") and output_exists(self.store, self.spec.dest):
+            if self.spec.mode == "ignore":
+                log.info("zerorename: %s exists, mode=ignore: nothing written", self.spec.dest)
+                return replace(self.spec, skip=True)
+            raise ConflictError(self.spec.dest, "output already exists and mode is 'error' "
+                                "(use mode='append' or 'overwrite')")
+        self.committer.setup_job()
+        return self.spec
+
+    def commit(self, outcomes: Iterable[TaskOutcome | None]) -> None:
+        """Commit exactly the winning attempts' tasks; abort everything on failure."""
+        if self.spec.skip:
+            return
+        messages = [zr.TaskCommitMessage.from_json(o.message_json)
+                    for o in outcomes if o is not None and o.message_json is not None]
+        try:
+            self.committer.commit_job(messages)
+        except BaseException:
+            self.abort()
+            raise
+
+    def abort(self) -> None:
+        """``abort_job`` then ``cleanup_job``; found by job-scoped listing, not messages."""
+        if self.spec.skip:
+            return
+        try:
+            self.committer.abort_job()
+        finally:
+            self.committer.cleanup_job()

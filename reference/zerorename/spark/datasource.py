@@ -1,0 +1,143 @@
+"""The ``zerorename`` Python Data Source: DataFrame writes through a zerorename committer.
+
+Usage (Spark >= 4.0, after :func:`zerorename.spark.register`)::
+
+    (df.write.format("zerorename")
+        .option("committer", "magic").option("partition_by", "year,month")
+        .mode("append")                        # or "overwrite"
+        .save("s3://bucket/events"))
+
+Spark accepts only ``append`` and ``overwrite`` as save modes for Python data sources (it
+raises ``UNSUPPORTED_DATA_SOURCE_SAVE_MODE`` for the others), so ``error`` and ``ignore`` are
+passed as ``.option("mode", "error"|"ignore")``; :func:`zerorename.spark.write` does that
+for you.  Why a Data Source and not ``spark.sql.sources.commitProtocolClass``: that setting
+must name a JVM class, and Spark rejects a Python one at session start (ecosystem.md §4).
+
+Where each method runs (measured on 4.3): ``writer()`` in a planning Python worker on the
+driver host, ``write()`` in executor Python workers, ``commit()``/``abort()`` in another
+driver-side worker.  The :class:`~zerorename.spark.core.WriteSpec` is the only state that
+travels between them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceArrowWriter,
+    DataSourceReader,
+    InputPartition,
+    WriterCommitMessage,
+)
+
+from .core import JobDriver, TaskOutcome, WriteSpec, make_store, spec_from_options
+
+if TYPE_CHECKING:
+    from pyspark.sql.types import StructType
+
+NAME = "zerorename"
+
+
+@dataclass
+class ZeroRenameCommitMessage(WriterCommitMessage):
+    """One task attempt's report: the committer's TaskCommitMessage (JSON) and statistics."""
+
+    outcome: TaskOutcome
+
+
+class ZeroRenameDataSource(DataSource):
+    """``format("zerorename")``: writes through a committer; reads visible Parquet via boto3.
+
+    Reading exists for stores the session's JVM cannot open (``s3://`` without
+    ``hadoop-aws``); where ``spark.read.parquet(dest)`` works it reads the same files.
+    """
+
+    @classmethod
+    def name(cls) -> str:
+        return NAME
+
+    def _read_spec(self) -> WriteSpec:
+        return spec_from_options(dict(self.options))
+
+    def schema(self) -> StructType:
+        from pyspark.sql.pandas.types import from_arrow_schema
+
+        from .reader import infer_schema, list_data_files
+
+        spec = self._read_spec()
+        store = make_store(spec)
+        return from_arrow_schema(infer_schema(store, list_data_files(store, spec.dest)))
+
+    def reader(self, schema: StructType) -> ZeroRenameReader:
+        return ZeroRenameReader(self._read_spec(), schema)
+
+    def writer(self, schema: StructType, overwrite: bool) -> ZeroRenameWriter:
+        spec = spec_from_options(dict(self.options), overwrite=overwrite)
+        missing = [c for c in spec.partition_by if c not in schema.fieldNames()]
+        if missing:
+            raise ValueError(f"partition_by columns {missing} are not in the DataFrame "
+                             f"(columns: {schema.fieldNames()})")
+        spec = JobDriver(spec).setup()
+        return ZeroRenameWriter(spec)
+
+
+@dataclass
+class FilePartition(InputPartition):
+    """One input partition per visible data file."""
+
+    url: str
+    size: int
+    partition: tuple[tuple[str, str | None], ...]
+
+
+class ZeroRenameReader(DataSourceReader):
+    """Lists the destination once (driver side); each task reads one file with pyarrow."""
+
+    def __init__(self, spec: WriteSpec, schema: StructType) -> None:
+        self.spec = spec
+        self.schema = schema
+
+    def partitions(self) -> list[FilePartition]:
+        from .reader import list_data_files
+
+        return [FilePartition(f.url, f.size, f.partition)
+                for f in list_data_files(make_store(self.spec), self.spec.dest)]
+
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        from .reader import DataFile, read_file
+
+        assert isinstance(partition, FilePartition)
+        file = DataFile(partition.url, partition.size, partition.partition)
+        yield from read_file(make_store(self.spec), file, to_arrow_schema(self.schema))
+
+
+class ZeroRenameWriter(DataSourceArrowWriter):
+    """Task side: Arrow batches → Parquet via the task committer; driver side: job commit."""
+
+    def __init__(self, spec: WriteSpec) -> None:
+        self.spec = spec
+
+    def write(self, iterator: Iterator[Any]) -> ZeroRenameCommitMessage:
+        from pyspark import TaskContext
+
+        from .core import run_task
+
+        context = TaskContext.get()
+        if context is None:  # pragma: no cover - Spark always provides one in a task
+            raise RuntimeError("ZeroRenameWriter.write must run inside a Spark task")
+        outcome = run_task(self.spec, context.partitionId(), context.attemptNumber(), iterator)
+        return ZeroRenameCommitMessage(outcome)
+
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        outcomes = [m.outcome if isinstance(m, ZeroRenameCommitMessage) else None
+                    for m in messages]
+        JobDriver(self.spec).commit(outcomes)
+
+    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
+        # The messages are not trusted: Spark passes None even for tasks that succeeded.
+        JobDriver(self.spec).abort()

@@ -1,0 +1,182 @@
+"""An embedded S3 (moto's ThreadedMotoServer on 127.0.0.1) that counts what it is asked.
+
+Why count at the server: in a Spark job requests come from many processes (the writer-planning
+worker, every task's Python worker, the commit worker), and the Data Source API returns nothing
+from the commit worker to the caller.  The server sees every request from every process, so its
+per-operation counts are the honest cost of a committer, and they are in S3's vocabulary
+(``PutObject``, ``UploadPart``, ``CopyObject``…).  For ``CopyObject``/``UploadPartCopy`` the
+server also adds up the bytes copied (looked up in moto's in-memory backend, which lives in this
+process), because server-side copy is exactly the cost a rename-free committer avoids.
+
+moto is a development dependency: this module is for the demo, tests and benchmarks only.
+Multiple processes can use the server (state lives in this process); ``moto-api`` requests
+are not counted.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterable
+from typing import Any
+from urllib.parse import parse_qs, unquote
+
+__all__ = ["EmbeddedS3", "classify"]
+
+WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+
+
+def classify(method: str, path: str, query: str, copy_source: str | None) -> str | None:
+    """The S3 API operation of a path-style request, or ``None`` for moto's own API."""
+    if path.startswith("/moto-api"):
+        return None
+    params = parse_qs(query, keep_blank_values=True)
+    is_object = "/" in path.strip("/")
+    if method == "GET":
+        if not is_object:
+            if "uploads" in params:
+                return "ListMultipartUploads"
+            return "ListObjectsV2" if params.get("list-type") == ["2"] else "ListObjects"
+        return "ListParts" if "uploadId" in params else "GetObject"
+    if method == "HEAD":
+        return "HeadObject" if is_object else "HeadBucket"
+    if method == "PUT":
+        if not is_object:
+            return "CreateBucket"
+        if "partNumber" in params:
+            return "UploadPartCopy" if copy_source else "UploadPart"
+        return "CopyObject" if copy_source else "PutObject"
+    if method == "POST":
+        if "delete" in params:
+            return "DeleteObjects"
+        if "uploads" in params:
+            return "CreateMultipartUpload"
+        return "CompleteMultipartUpload" if "uploadId" in params else "PostObject"
+    if method == "DELETE":
+        if not is_object:
+            return "DeleteBucket"
+        return "AbortMultipartUpload" if "uploadId" in params else "DeleteObject"
+    return method
+
+
+class EmbeddedS3:
+    """Start/stop a moto server on ``127.0.0.1`` (port 0 = any free port) that counts requests.
+
+    ``part_min_size`` lowers moto's 5 MiB minimum for non-final multipart parts, so tests can
+    exercise multi-part uploads with small data; it is applied to the in-process moto module and
+    restored on :meth:`stop` (it is process-global state).
+    """
+
+    def __init__(self, port: int = 0, *, part_min_size: int | None = None) -> None:
+        self.port = port
+        self.part_min_size = part_min_size
+        self._counts: Counter[str] = Counter()
+        self._copied_bytes = 0
+        self._lock = threading.Lock()
+        self._server: Any = None
+        self._saved_min: int | None = None
+        self.endpoint = ""
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    def start(self) -> EmbeddedS3:
+        for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+            os.environ.setdefault(name, "testing")  # moto accepts any; boto3 needs some
+        os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+        if self.part_min_size is not None:
+            os.environ["S3_UPLOAD_PART_MIN_SIZE"] = str(self.part_min_size)
+        from moto.s3 import models as s3_models
+        from moto.server import ThreadedMotoServer
+
+        if self.part_min_size is not None:
+            self._saved_min = s3_models.S3_UPLOAD_PART_MIN_SIZE
+            s3_models.S3_UPLOAD_PART_MIN_SIZE = self.part_min_size
+        logging.getLogger("werkzeug").setLevel(logging.ERROR)
+        self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.port, verbose=False)
+        self._server.start()
+        wsgi = self._server._server  # werkzeug server: wrap its app to count requests
+        wsgi.app = self._middleware(wsgi.app)
+        host, port = self._server.get_host_and_port()
+        self.endpoint = f"http://{host}:{port}"
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
+        if self._saved_min is not None:
+            from moto.s3 import models as s3_models
+
+            s3_models.S3_UPLOAD_PART_MIN_SIZE = self._saved_min
+            self._saved_min = None
+
+    def __enter__(self) -> EmbeddedS3:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- clients ------------------------------------------------------------------------
+
+    def client(self) -> Any:
+        """A boto3 client configured as zerorename's stores expect (path style, no retries)."""
+        from zerorename.stores import make_s3_client
+
+        return make_s3_client(endpoint_url=self.endpoint, region="us-east-1")
+
+    def create_bucket(self, name: str) -> str:
+        self.client().create_bucket(Bucket=name)
+        return name
+
+    # -- counting -----------------------------------------------------------------------
+
+    def counts(self) -> dict[str, int]:
+        """Requests received so far, by S3 operation."""
+        with self._lock:
+            return dict(self._counts)
+
+    @property
+    def copied_bytes(self) -> int:
+        """Bytes copied server-side (CopyObject and UploadPartCopy) so far."""
+        with self._lock:
+            return self._copied_bytes
+
+    def snapshot(self) -> tuple[dict[str, int], int]:
+        with self._lock:
+            return dict(self._counts), self._copied_bytes
+
+    def _middleware(self, app: WSGIApp) -> WSGIApp:
+        def counting_app(environ: dict[str, Any], start_response: Callable[..., Any]
+                         ) -> Iterable[bytes]:
+            copy_source = environ.get("HTTP_X_AMZ_COPY_SOURCE")
+            op = classify(environ.get("REQUEST_METHOD", ""), environ.get("PATH_INFO", ""),
+                          environ.get("QUERY_STRING", ""), copy_source)
+            if op is not None:
+                copied = self._copy_size(copy_source, environ.get("HTTP_X_AMZ_COPY_SOURCE_RANGE"))
+                with self._lock:
+                    self._counts[op] += 1
+                    self._copied_bytes += copied
+            return app(environ, start_response)
+
+        return counting_app
+
+    @staticmethod
+    def _copy_size(copy_source: str | None, byte_range: str | None) -> int:
+        """Size of a copy's source (the range, for UploadPartCopy), from moto's backend."""
+        if not copy_source:
+            return 0
+        if byte_range and byte_range.startswith("bytes="):
+            start, _, end = byte_range[len("bytes="):].partition("-")
+            return int(end) - int(start) + 1
+        source = unquote(copy_source.split("?", 1)[0]).lstrip("/")
+        bucket, _, key = source.partition("/")
+        try:
+            from moto.core import DEFAULT_ACCOUNT_ID
+            from moto.s3.models import s3_backends
+
+            obj = s3_backends[DEFAULT_ACCOUNT_ID]["aws"].get_object(bucket, key)
+            return int(obj.size) if obj is not None else 0
+        except Exception:  # a missing source fails the copy itself; count nothing
+            return 0

@@ -1,0 +1,210 @@
+"""Hive-partitioned Parquet files streamed through a task committer's ``open()``.
+
+One task attempt turns Arrow record batches into one Parquet file per partition directory it
+touches (``year=2024/month=3/part-00003-<job>.parquet``), the layout ``spark.read.parquet``
+discovers.  Files are streamed, not buffered: each file is opened through the committer (for
+the magic committer that is a multipart upload whose parts go out while rows arrive), so a
+task's memory is bounded by the open files, not by its data.
+
+Why file names carry the task and job but not the attempt: every attempt of one task writes
+the *same* names, so whichever attempt the committer lets through, the output has exactly one
+file per (task, partition) — a second attempt can replace, never add.  The job UUID makes
+names unique across jobs (appends never collide) and lets cleanup recognise a job's files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import IO, Any, ContextManager
+
+import pyarrow as pa  # type: ignore[import-untyped]
+import pyarrow.compute as pc  # type: ignore[import-untyped]
+import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+#: Hive's (and Spark's) directory name for a null partition value.
+NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+
+#: Characters Spark escapes in partition directory names (``ExternalCatalogUtils.charToEscape``).
+_ESCAPE = frozenset(
+    [chr(c) for c in range(0x01, 0x20)]
+    + ['"', "#", "%", "'", "*", "/", ":", "=", "?", "\\", "\x7f", "{", "[", "]", "^"]
+)
+
+Opener = Callable[[str], ContextManager[IO[bytes]]]
+
+
+def escape_partition_value(value: Any) -> str:
+    """Render one partition value as Spark does: ``true``/``false``, ``%XX`` escapes, null."""
+    if value is None:
+        return NULL_PARTITION
+    text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+    if text == "":
+        return NULL_PARTITION
+    return "".join(f"%{ord(ch):02X}" if ch in _ESCAPE else ch for ch in text)
+
+
+def partition_dir(columns: Sequence[str], values: Sequence[Any]) -> str:
+    """``year=2024/month=3`` for columns ``(year, month)`` and values ``(2024, 3)``."""
+    return "/".join(
+        f"{escape_partition_value(col)}={escape_partition_value(val)}"
+        for col, val in zip(columns, values, strict=True)
+    )
+
+
+class _CountingSink:
+    """The file-like object pyarrow writes to: forwards to the committer's file, counts bytes.
+
+    pyarrow's ``PythonFile`` needs ``write``, ``flush``, ``close`` and ``closed``; ``close`` is
+    deliberately a no-op so that closing the Parquet writer does not publish the file — the
+    committer's context manager decides that, after the footer is written.
+    """
+
+    def __init__(self, target: IO[bytes]) -> None:
+        self.target = target
+        self.size = 0
+        self.closed = False
+
+    def write(self, data: bytes) -> int:
+        self.target.write(data)
+        self.size += len(data)
+        return len(data)
+
+    def flush(self) -> None:
+        """Nothing to do: the committer's file decides when to send (part size)."""
+
+    def close(self) -> None:
+        self.closed = True
+
+
+@dataclass
+class WrittenFile:
+    """One finished file: path relative to the destination, bytes and rows."""
+
+    relpath: str
+    size: int
+    rows: int
+
+
+@dataclass
+class _OpenFile:
+    relpath: str
+    stack: contextlib.ExitStack
+    sink: _CountingSink
+    writer: Any
+    rows: int = 0
+
+
+@dataclass
+class PartitionedParquetWriter:
+    """Split batches by ``partition_by`` and stream each partition to its own Parquet file.
+
+    ``open_file`` is the task committer's ``open``.  ``file_stem`` names the files
+    (``part-00003-<job uuid>``).  At most ``max_open_files`` files are open at once; when a
+    task touches more partitions than that, the least recently used file is finished and a
+    later batch for it starts a new file with a ``-c001`` suffix (Spark rolls files the same
+    way).  ``on_batch`` is called after every batch written (the demo's fault injection uses it
+    to crash mid-write).
+    """
+
+    open_file: Opener
+    file_stem: str
+    partition_by: Sequence[str] = ()
+    compression: str = "snappy"
+    max_open_files: int = 32
+    on_batch: Callable[[], None] | None = None
+    written: list[WrittenFile] = field(default_factory=list)
+    _open: dict[tuple[Any, ...], _OpenFile] = field(default_factory=dict)
+    _rolls: dict[tuple[Any, ...], int] = field(default_factory=dict)
+
+    def write_all(self, batches: Iterable[Any]) -> list[WrittenFile]:
+        """Write every batch, finish every file; on any failure discard what is open."""
+        try:
+            for batch in batches:
+                self.write_batch(batch)
+            self.close()
+        except BaseException:
+            self.discard()
+            raise
+        return self.written
+
+    def write_batch(self, batch: Any) -> None:
+        """Route the rows of one ``pyarrow.RecordBatch`` to their partitions' files."""
+        if batch.num_rows == 0:
+            return
+        if not self.partition_by:
+            self._append((), batch)
+        else:
+            for values, rows in split_by_partition(batch, self.partition_by):
+                self._append(values, rows.drop_columns(list(self.partition_by)))
+        if self.on_batch is not None:
+            self.on_batch()
+
+    def close(self) -> None:
+        """Finish every open file (writes the Parquet footers; the committer publishes)."""
+        while self._open:
+            key = next(iter(self._open))
+            self._finish(key)
+
+    def discard(self) -> None:
+        """Close open files with an error so the committer drops them (best effort)."""
+        error = sys.exc_info()
+        for handle in self._open.values():
+            with contextlib.suppress(Exception):
+                handle.stack.__exit__(*error)
+        self._open.clear()
+
+    def _append(self, key: tuple[Any, ...], batch: Any) -> None:
+        handle = self._open.pop(key, None)
+        if handle is None:
+            if len(self._open) >= self.max_open_files:
+                self._finish(next(iter(self._open)))
+            handle = self._start(key, batch.schema)
+        self._open[key] = handle  # re-insert: dict order is the LRU order
+        handle.writer.write_batch(batch)
+        handle.rows += batch.num_rows
+
+    def _start(self, key: tuple[Any, ...], schema: Any) -> _OpenFile:
+        roll = self._rolls.get(key, 0)
+        self._rolls[key] = roll + 1
+        name = self.file_stem + (f"-c{roll:03d}" if roll else "") + ".parquet"
+        relpath = (partition_dir(self.partition_by, key) + "/" + name) if key else name
+        stack = contextlib.ExitStack()
+        target = stack.enter_context(self.open_file(relpath))
+        sink = _CountingSink(target)
+        writer = pq.ParquetWriter(pa.PythonFile(sink, mode="w"), schema,
+                                  compression=self.compression, coerce_timestamps="us",
+                                  allow_truncated_timestamps=True)
+        return _OpenFile(relpath, stack, sink, writer)
+
+    def _finish(self, key: tuple[Any, ...]) -> None:
+        handle = self._open.pop(key)
+        handle.writer.close()
+        handle.stack.close()
+        self.written.append(WrittenFile(handle.relpath, handle.sink.size, handle.rows))
+
+
+def split_by_partition(batch: Any, columns: Sequence[str]) -> list[tuple[tuple[Any, ...], Any]]:
+    """``[(partition values, rows of batch with those values)]``, in first-seen order.
+
+    Vectorised: one ``group_by`` to find the distinct keys, then one filter per key, so a
+    batch with few partitions (the common case) costs a few passes over Arrow memory.
+    """
+    missing = [c for c in columns if c not in batch.schema.names]
+    if missing:
+        raise ValueError(f"partition columns {missing} are not in the data ({batch.schema.names})")
+    table = pa.Table.from_batches([batch])
+    keys = table.select(list(columns)).group_by(list(columns), use_threads=False).aggregate([])
+    out: list[tuple[tuple[Any, ...], Any]] = []
+    for row in keys.to_pylist():
+        mask = None
+        for col in columns:
+            value = row[col]
+            term = pc.is_null(table[col]) if value is None else pc.equal(table[col], value)
+            mask = term if mask is None else pc.and_(mask, term)
+        part = table.filter(mask).combine_chunks()
+        for piece in part.to_batches():
+            out.append((tuple(row[c] for c in columns), piece))
+    return out

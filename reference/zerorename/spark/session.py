@@ -1,0 +1,76 @@
+"""A small local SparkSession that works on the first try, for tests, the demo and benchmarks.
+
+Why a helper: three things make a bare ``SparkSession.builder.getOrCreate()`` fail or mislead
+on a developer machine or CI (measured, ``shared/research/ecosystem.md`` §4):
+
+* Spark starts Python workers with ``python3`` from ``PATH`` unless ``PYSPARK_PYTHON`` says
+  otherwise; that interpreter usually lacks pyarrow and zerorename, and every write task then
+  fails with ``No module named 'pyarrow'``.  We point workers at ``sys.executable``.
+* ``local[N]`` allows one attempt per task; task retries need ``local[N,F]``.  Callers pass
+  the master they need (``local[2,3]``, ``local-cluster[2,1,1024]``).
+* A default session has 200 shuffle partitions, a web UI and a console progress bar, which
+  cost seconds and flood logs in small jobs.
+
+Environment variables are set with ``setdefault`` so a user's explicit choice wins, and before
+the JVM starts, because executors and Python workers inherit the environment at launch.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+#: Settings that keep small local jobs fast and quiet; a caller's ``conf`` overrides them.
+DEFAULT_CONF: dict[str, str] = {
+    "spark.sql.shuffle.partitions": "4",
+    "spark.default.parallelism": "4",
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+    "spark.driver.host": "127.0.0.1",
+    "spark.driver.bindAddress": "127.0.0.1",
+}
+
+
+def prepare_environment() -> None:
+    """Make Python workers use this interpreter and bind to loopback (before the JVM starts)."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+
+
+def local_session(
+    master: str = "local[2]",
+    app_name: str = "zerorename",
+    *,
+    conf: Mapping[str, str] | None = None,
+    log_level: str = "ERROR",
+    register: bool = True,
+) -> SparkSession:
+    """A SparkSession for ``master`` with the zerorename data source registered.
+
+    If a session with another master is already running in this process it is stopped first:
+    a JVM holds one SparkContext at a time, and silently reusing a ``local[2]`` context when
+    the caller asked for ``local[2,3]`` would quietly disable the task retries a test relies on.
+    """
+    prepare_environment()
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None and active.sparkContext.master != master:
+        active.stop()
+    builder = SparkSession.builder.master(master).appName(app_name)
+    for key, value in {**DEFAULT_CONF, **(conf or {})}.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel(log_level)
+    if register:
+        from zerorename.spark import register as register_source
+
+        register_source(spark)
+    return spark

@@ -1,0 +1,150 @@
+"""The model stores' semantics (DESIGN "Stores"), one behaviour per test."""
+
+from __future__ import annotations
+
+import pytest
+from zerorename_model.errors import ModelStoreError
+from zerorename_model.stores import PROFILES, ModelStore
+
+URL = "s3://bucket/out/part-0"
+
+
+def keys(store: ModelStore, prefix: str = "s3://bucket/") -> list[str]:
+    return [o.url for o in store.list_page(prefix).objects]
+
+
+def test_s3_2018_listing_lags_a_put_until_settled() -> None:
+    store = ModelStore("s3-2018")
+    store.put(URL, b"x")
+    assert keys(store) == []
+    assert store.inconsistent_answers == 1
+    assert [str(e) for e in store.pending] == [f"list-add {URL}"]
+    store.settle(0)
+    assert keys(store) == [URL]
+
+
+def test_s3_2018_deleted_key_lingers_in_listing_and_reads() -> None:
+    store = ModelStore("s3-2018")
+    store.put(URL, b"old")
+    store.settle_all()
+    store.delete(URL)
+    assert keys(store) == [URL]
+    assert store.get(URL) == b"old"
+    store.settle_all()
+    assert keys(store) == [] and store.head(URL) is None
+
+
+def test_s3_2018_overwrite_serves_old_bytes_until_settled() -> None:
+    store = ModelStore("s3-2018")
+    store.put(URL, b"v1")
+    store.settle_all()
+    store.put(URL, b"v2")
+    assert store.get(URL) == b"v1"
+    store.settle_all()
+    assert store.get(URL) == b"v2"
+
+
+def test_s3_2018_caches_negative_lookups() -> None:
+    store = ModelStore("s3-2018")
+    assert store.head(URL) is None
+    store.put(URL, b"x")
+    assert store.head(URL) is None, "a 404 seen before the PUT is cached"
+    store.settle_all()
+    assert store.get(URL) == b"x"
+
+
+@pytest.mark.parametrize("profile", ["s3", "hdfs", "gcs", "abfs"])
+def test_consistent_profiles_list_and_read_their_writes(profile: str) -> None:
+    store = ModelStore(profile)
+    assert store.head(URL) is None
+    store.put(URL, b"x")
+    assert keys(store) == [URL] and store.get(URL) == b"x" and not store.pending
+
+
+def test_conditional_put_on_s3_and_not_on_s3_2018() -> None:
+    store = ModelStore("s3")
+    etag = store.put(URL, b"a", if_none_match=True)
+    with pytest.raises(ModelStoreError) as lost:
+        store.put(URL, b"b", if_none_match=True)
+    assert lost.value.code == "PreconditionFailed"
+    store.put(URL, b"c", if_match=etag)
+    with pytest.raises(ModelStoreError):
+        store.put(URL, b"d", if_match=etag)
+    with pytest.raises(ModelStoreError) as old:
+        ModelStore("s3-2018").put(URL, b"a", if_none_match=True)
+    assert old.value.code == "NotImplemented"
+
+
+def test_multipart_is_invisible_until_complete_and_listable_by_directory() -> None:
+    store = ModelStore("s3")
+    upload = store.create_multipart("s3://bucket/out/dataset1/f")
+    other = store.create_multipart("s3://bucket/out/dataset10/f")
+    etag = store.upload_part("s3://bucket/out/dataset1/f", upload, 1, b"data")
+    assert store.head("s3://bucket/out/dataset1/f") is None
+    assert [u.upload_id for u in store.list_multipart_uploads("s3://bucket/out/dataset1/")] == [
+        upload]
+    assert len(store.list_multipart_uploads("s3://bucket/out/dataset1")) == 2
+    store.complete_multipart("s3://bucket/out/dataset1/f", upload, [(1, etag)])
+    assert store.get("s3://bucket/out/dataset1/f") == b"data"
+    store.abort_multipart("s3://bucket/out/dataset10/f", other)
+    assert store.list_multipart_uploads("s3://") == []
+    with pytest.raises(ModelStoreError) as gone:
+        store.abort_multipart("s3://bucket/out/dataset10/f", other)
+    assert gone.value.code == "NoSuchUpload"
+
+
+def test_conditional_complete_loses_to_an_existing_key() -> None:
+    store = ModelStore("s3")
+    store.put(URL, b"first")
+    upload = store.create_multipart(URL)
+    etag = store.upload_part(URL, upload, 1, b"second")
+    with pytest.raises(ModelStoreError):
+        store.complete_multipart(URL, upload, [(1, etag)], if_none_match=True)
+    assert store.get(URL) == b"first"
+
+
+def test_rename_only_where_the_profile_has_it() -> None:
+    with pytest.raises(ModelStoreError) as s3:
+        ModelStore("s3").rename(URL, URL + "x")
+    assert s3.value.code == "NotImplemented"
+    hdfs = ModelStore("hdfs")
+    hdfs.put("s3://b/t/a/1", b"1")
+    hdfs.put("s3://b/t/a/2", b"2")
+    hdfs.rename("s3://b/t/a", "s3://b/t/c")
+    assert sorted(hdfs.snapshot()) == ["s3://b/t/c/1", "s3://b/t/c/2"]
+    with pytest.raises(ModelStoreError) as exists:
+        hdfs.put("s3://b/t/d", b"x")
+        hdfs.rename("s3://b/t/c", "s3://b/t/d")
+    assert exists.value.code == "DestinationExists"
+
+
+def test_gcs_directory_rename_is_a_sequence_of_steps() -> None:
+    gcs = ModelStore("gcs")
+    seen: list[str] = []
+    gcs.between_steps = seen.append
+    for i in range(3):
+        gcs.put(f"s3://b/src/{i}", b"x")
+    gcs.rename("s3://b/src", "s3://b/dst")
+    assert len(seen) == 2, "two interleaving points between three file moves"
+    abfs = ModelStore("abfs")
+    abfs.between_steps = seen.append
+    abfs.put("s3://b/src/0", b"x")
+    abfs.put("s3://b/src/1", b"x")
+    abfs.rename("s3://b/src", "s3://b/dst")
+    assert len(seen) == 2, "abfs directory rename is atomic: no new interleaving points"
+
+
+def test_request_counts_and_profiles_table() -> None:
+    store = ModelStore("s3")
+    store.put(URL, b"x")
+    store.get(URL)
+    store.list_page("s3://bucket/")
+    assert store.request_counts() == {"put": 1, "get": 1, "list_page": 1}
+    assert set(PROFILES) >= {"hdfs", "s3-2018", "s3", "gcs", "abfs"}
+    assert not PROFILES["s3-2018"].consistent and PROFILES["s3"].consistent
+
+
+def test_model_store_satisfies_the_reference_store_protocol() -> None:
+    from zerorename.store import Store
+
+    assert isinstance(ModelStore("s3"), Store)

@@ -1,0 +1,184 @@
+"""pytest plugin: a throw-away Ceph RADOS Gateway, started once per session.
+
+Fixtures: ``rgw_server`` (session; endpoint and keys), ``rgw_client`` (a boto3 client made by
+``make_s3_client``), ``rgw_bucket`` (a fresh bucket per test, emptied and removed afterwards).
+
+The server comes from ``scripts/rgw-start.sh`` (which apt-installs radosgw when missing) with
+its state in a fresh temp dir, and is stopped by PID at the end of the session.  When it cannot
+start (not Debian, not root, no network to the package mirror…) every test using it is
+*skipped* with the reason.  Environment:
+
+* ``S3_ENDPOINT`` (+ ``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY``) and ``ZR_RGW_EXTERNAL=1``:
+  use an already running RGW (CI that started one itself) instead of starting one.
+* ``ZR_RGW=0``: skip RGW tests without trying.
+* ``ZR_RGW_REQUIRED=1``: fail instead of skip when the server cannot start (for a CI job whose
+  purpose is the RGW tier, so a broken start is not silently green).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import subprocess
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+START = REPO / "scripts" / "rgw-start.sh"
+STOP = REPO / "scripts" / "rgw-stop.sh"
+START_TIMEOUT = 300.0  # apt-get update + install (~20 s measured) + start (~2-3 s)
+
+
+@dataclass(frozen=True)
+class RGWServer:
+    """A running RGW: where it is, how to sign in, and how long it took to get it."""
+
+    endpoint: str
+    access_key: str
+    secret_key: str
+    region: str
+    base: str | None  # state dir when we started it; None for an external server
+    start_seconds: float
+    log: str = ""
+
+
+_lock = threading.Lock()
+_state: dict[str, Any] = {}
+
+
+def _parse_env(text: str) -> dict[str, str]:
+    env: dict[str, str] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("export ") and "=" in line:
+            name, _, value = line[len("export "):].partition("=")
+            env[name] = value
+    return env
+
+
+def _start() -> RGWServer | str:
+    """Start (or find) RGW; a string is the reason it cannot run here."""
+    if os.environ.get("ZR_RGW") == "0":
+        return "ZR_RGW=0: RGW tests disabled"
+    if os.environ.get("ZR_RGW_EXTERNAL") == "1":
+        endpoint = os.environ.get("S3_ENDPOINT")
+        if not endpoint:
+            return "ZR_RGW_EXTERNAL=1 but S3_ENDPOINT is not set"
+        return RGWServer(
+            endpoint=endpoint,
+            access_key=os.environ.get("AWS_ACCESS_KEY_ID", "testaccesskey"),
+            secret_key=os.environ.get("AWS_SECRET_ACCESS_KEY", "testsecretkey"),
+            region=os.environ.get("AWS_DEFAULT_REGION", "us-east-1"),
+            base=None,
+            start_seconds=0.0,
+        )
+    if not START.exists():
+        return f"{START} is missing"
+    base = tempfile.mkdtemp(prefix="zr-rgw-")
+    env = dict(os.environ, CEPH_BASE=base)
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.run(
+            ["bash", str(START)], env=env, capture_output=True, text=True,
+            timeout=START_TIMEOUT, check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        _stop_base(base)
+        return f"rgw-start.sh did not finish: {exc}"
+    elapsed = time.monotonic() - t0
+    if proc.returncode != 0:
+        _stop_base(base)
+        tail = "\n".join(proc.stderr.strip().splitlines()[-12:])
+        return f"Ceph RGW could not start here (rgw-start.sh exit {proc.returncode}):\n{tail}"
+    found = _parse_env(proc.stdout)
+    if "S3_ENDPOINT" not in found:
+        _stop_base(base)
+        return f"rgw-start.sh printed no S3_ENDPOINT: {proc.stdout[-500:]}"
+    return RGWServer(
+        endpoint=found["S3_ENDPOINT"],
+        access_key=found.get("AWS_ACCESS_KEY_ID", "testaccesskey"),
+        secret_key=found.get("AWS_SECRET_ACCESS_KEY", "testsecretkey"),
+        region=found.get("AWS_DEFAULT_REGION", "us-east-1"),
+        base=base,
+        start_seconds=elapsed,
+        log=proc.stderr,
+    )
+
+
+def _stop_base(base: str) -> None:
+    env = dict(os.environ, CEPH_BASE=base, CEPH_STOP_SIGNAL="KILL")
+    subprocess.run(["bash", str(STOP)], env=env, capture_output=True, timeout=60, check=False)
+
+
+def ensure_rgw() -> RGWServer | str:
+    """The process-wide RGW (started at most once), or why there is none."""
+    with _lock:
+        if "result" not in _state:
+            _state["result"] = _start()
+            result = _state["result"]
+            if isinstance(result, RGWServer) and result.base is not None:
+                atexit.register(stop_rgw)  # also covers a session that dies before teardown
+        result = _state["result"]
+    assert isinstance(result, (RGWServer, str))
+    return result
+
+
+def stop_rgw() -> None:
+    """Stop the RGW this process started (by its recorded PIDs); idempotent."""
+    with _lock:
+        result = _state.get("result")
+        if isinstance(result, RGWServer) and result.base is not None and not _state.get("stopped"):
+            _state["stopped"] = True
+            _stop_base(result.base)
+
+
+@pytest.fixture(scope="session")
+def rgw_server() -> Iterator[RGWServer]:
+    result = ensure_rgw()
+    if isinstance(result, str):
+        if os.environ.get("ZR_RGW_REQUIRED") == "1":
+            pytest.fail(result)
+        pytest.skip(result)
+    yield result
+    stop_rgw()
+
+
+@pytest.fixture
+def rgw_client(rgw_server: RGWServer) -> Any:
+    from zerorename.stores import make_s3_client
+
+    return make_s3_client(
+        rgw_server.endpoint, rgw_server.region,
+        access_key=rgw_server.access_key, secret_key=rgw_server.secret_key,
+    )
+
+
+def empty_and_delete_bucket(client: Any, bucket: str) -> None:
+    """Abort uploads, delete objects, delete the bucket: RGW's memstore keeps data in RAM."""
+    try:
+        for page in client.get_paginator("list_multipart_uploads").paginate(Bucket=bucket):
+            for u in page.get("Uploads", []):
+                client.abort_multipart_upload(Bucket=bucket, Key=u["Key"], UploadId=u["UploadId"])
+        for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket):
+            keys = [{"Key": o["Key"]} for o in page.get("Contents", [])]
+            if keys:
+                client.delete_objects(Bucket=bucket, Delete={"Objects": keys, "Quiet": True})
+        client.delete_bucket(Bucket=bucket)
+    except Exception:  # cleanup must not turn a passing test into an error
+        pass
+
+
+@pytest.fixture
+def rgw_bucket(rgw_client: Any) -> Iterator[str]:
+    bucket = f"zr-{uuid.uuid4().hex[:12]}"
+    rgw_client.create_bucket(Bucket=bucket)
+    yield bucket
+    empty_and_delete_bucket(rgw_client, bucket)

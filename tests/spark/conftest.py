@@ -1,0 +1,101 @@
+"""Fixtures for the Spark tier: one embedded S3 server and one SparkSession per test package.
+
+Every Spark test here needs real multi-process access to S3: the writer runs in Python workers
+(and, for ``local-cluster``, in other JVMs' workers), so the store is a ThreadedMotoServer on
+127.0.0.1 (any free port), not an in-process ``mock_aws`` whose state is per process.  Worker
+processes inherit the environment of the JVM, which inherits ours when the session starts,
+so credentials and ``PYSPARK_PYTHON`` are set here, before any session exists.
+
+Sessions cost ~7 s (more on a busy 2-core box), so one ``local[2,3]`` session (2 cores, 3
+attempts per task: Spark only retries tasks in local mode with ``local[N,F]``) serves every
+module; the ``local-cluster`` test is moved to the end of the run so the switch happens once.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+os.environ["PYSPARK_PYTHON"] = sys.executable
+os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+for _name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+    os.environ[_name] = "testing"  # never a real account: every request goes to moto
+os.environ["AWS_DEFAULT_REGION"] = "us-east-1"
+os.environ.pop("AWS_PROFILE", None)
+
+from zerorename.spark.embedded import EmbeddedS3  # noqa: E402
+
+#: moto's minimum size for non-final multipart parts during this package (default 5 MiB), so
+#: that small test files still span several parts.  Applied by EmbeddedS3 to the in-process
+#: moto module (whatever the import order) and restored when the package's tests end.
+PART_MIN_SIZE = 64 * 1024
+
+LOCAL_MASTER = "local[2,3]"
+CLUSTER_MASTER = "local-cluster[2,1,1024]"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Run ``local_cluster`` tests last, so the session switches master only once."""
+    items.sort(key=lambda item: item.get_closest_marker("local_cluster") is not None)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "local_cluster: runs on local-cluster (separate JVMs)")
+
+
+@pytest.fixture(scope="package")
+def s3() -> Iterator[EmbeddedS3]:
+    """The package's embedded S3 server (counts requests by operation)."""
+    server = EmbeddedS3(part_min_size=PART_MIN_SIZE).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def bucket(s3: EmbeddedS3) -> str:
+    """A fresh bucket per test: tests never see each other's objects or uploads."""
+    return s3.create_bucket(f"zr-spark-{uuid.uuid4().hex[:12]}")
+
+
+class _Sessions:
+    """Hands out the session for a master, replacing the running one if it differs."""
+
+    def __init__(self) -> None:
+        self.current = None
+
+    def get(self, master: str):  # type: ignore[no-untyped-def]
+        from zerorename.spark.session import local_session
+
+        if self.current is None or self.current.sparkContext.master != master:
+            self.current = local_session(master, app_name="zerorename-tests",
+                                         conf={"spark.python.worker.reuse": "true"})
+        return self.current
+
+    def stop(self) -> None:
+        if self.current is not None:
+            self.current.stop()
+            self.current = None
+
+
+@pytest.fixture(scope="package")
+def _sessions() -> Iterator[_Sessions]:
+    sessions = _Sessions()
+    yield sessions
+    sessions.stop()
+
+
+@pytest.fixture
+def spark(_sessions: _Sessions, s3: EmbeddedS3):  # type: ignore[no-untyped-def]
+    """A ``local[2,3]`` SparkSession (created once, reused)."""
+    return _sessions.get(LOCAL_MASTER)
+
+
+@pytest.fixture
+def spark_cluster(_sessions: _Sessions, s3: EmbeddedS3):  # type: ignore[no-untyped-def]
+    """A ``local-cluster[2,1,1024]`` session: two executor JVMs with one core each."""
+    return _sessions.get(CLUSTER_MASTER)
