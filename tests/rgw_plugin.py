@@ -20,9 +20,11 @@ from __future__ import annotations
 import atexit
 import os
 import subprocess
+import sys
 import tempfile
 import threading
 import time
+import types
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -50,8 +52,16 @@ class RGWServer:
     log: str = ""
 
 
-_lock = threading.Lock()
-_state: dict[str, Any] = {}
+# One server per process even if this file is imported twice under two names (registered as
+# ``tests.rgw_plugin`` by conftest, imported as ``rgw_plugin`` by test modules): the state lives
+# in a process-wide holder module, not in this module's globals.
+_HOLDER_NAME = "_zerorename_rgw_plugin_state"
+_holder = sys.modules.setdefault(_HOLDER_NAME, types.ModuleType(_HOLDER_NAME))
+if not hasattr(_holder, "state"):
+    _holder.state = {}
+    _holder.lock = threading.Lock()
+_state: dict[str, Any] = _holder.state
+_lock: threading.Lock = _holder.lock
 
 
 def _parse_env(text: str) -> dict[str, str]:

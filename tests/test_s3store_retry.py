@@ -447,3 +447,12 @@ def test_make_s3_client_options() -> None:
     assert local.meta.config.s3["addressing_style"] == "path"
     with pytest.raises(ValueError):
         make_s3_client(checksums="sometimes")  # type: ignore[arg-type]
+
+
+def test_probe_refused_gives_conservative_capabilities_once() -> None:
+    fake = FakeClient().on("put_object", client_error(403, "AccessDenied"))
+    store = S3Store(fake, retry=NO_RETRY, probe_bucket="bkt")  # type: ignore[arg-type]
+    caps = store.capabilities()
+    assert not caps.conditional_put and not caps.conditional_complete and not caps.rename
+    assert store.capabilities() == caps  # not probed again (FakeClient would fail on a call)
+    assert fake.count("put_object") == 1

@@ -28,12 +28,12 @@ def precondition_failed(url: str, reason: str) -> ModelStoreError:
     return ModelStoreError(url, "PreconditionFailed", 412, reason)
 
 
-class ActorCrashed(BaseException):  # noqa: N818 - control flow, not an error
+class ActorCrashed(BaseException):
     """Raised inside an actor at a store boundary when the harness crashes it.
 
     A ``BaseException`` so that protocol code's ``except Exception`` cannot swallow a crash.
     """
 
 
-class RunAborted(BaseException):  # noqa: N818 - control flow, not an error
+class RunAborted(BaseException):
     """Raised inside every live actor when the harness abandons a run (pruned or finished)."""

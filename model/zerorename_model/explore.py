@@ -69,9 +69,18 @@ class _DFSChooser:
         return 0
 
 
-def run_once(scenario: Scenario, factory: CommitterFactory, choices: Sequence[int]) -> RunResult:
+#: makes the store a run uses instead of the scenario's model store (None: the model store)
+Backend = Callable[[], Any] | None
+
+
+def new_run(scenario: Scenario, factory: CommitterFactory, backend: Backend = None) -> Run:
+    return Run(scenario, factory, backend=backend() if backend else None)
+
+
+def run_once(scenario: Scenario, factory: CommitterFactory, choices: Sequence[int],
+             backend: Backend = None) -> RunResult:
     """Replay ``choices`` (then option 0 to the end)."""
-    return Run(scenario, factory).run(ScriptedChooser(list(choices)))
+    return new_run(scenario, factory, backend).run(ScriptedChooser(list(choices)))
 
 
 def _violations(result: RunResult, props: Sequence[str]) -> dict[str, list[Violation]]:
@@ -85,7 +94,7 @@ def _violations(result: RunResult, props: Sequence[str]) -> dict[str, list[Viola
 
 def explore(scenario: Scenario, factory: CommitterFactory, props: Sequence[str], *,
             max_runs: int = 20_000, seconds: float | None = None,
-            stop_when_all_violated: bool = True,
+            stop_when_all_violated: bool = True, backend: Backend = None,
             progress: Callable[[Exploration], None] | None = None) -> Exploration:
     """Enumerate every schedule of ``scenario`` (with state pruning), checking ``props``."""
     report = Exploration(scenario)
@@ -98,7 +107,7 @@ def explore(scenario: Scenario, factory: CommitterFactory, props: Sequence[str],
             break
         prefix = frontier.pop()
         chooser = _DFSChooser(prefix, visited, frontier)
-        run = Run(scenario, factory)
+        run = new_run(scenario, factory, backend)
         chooser.run = run
         report.runs += 1
         try:
@@ -121,12 +130,13 @@ def explore(scenario: Scenario, factory: CommitterFactory, props: Sequence[str],
 
 
 def shrink(scenario: Scenario, factory: CommitterFactory, prop: str,
-           choices: Sequence[int], *, budget: int = 400) -> tuple[list[int], RunResult]:
+           choices: Sequence[int], *, budget: int = 400,
+           backend: Backend = None) -> tuple[list[int], RunResult]:
     """Greedily simplify a violating choice sequence: cut its tail, zero its answers, drop
     answers; keep each change that still violates ``prop``.  Shorter, plainer schedules win."""
     check = PROPERTIES[prop]
     best = list(choices)
-    best_result = run_once(scenario, factory, best)
+    best_result = run_once(scenario, factory, best, backend)
     if not check(best_result):
         return best, best_result
     tries = 0
@@ -135,7 +145,7 @@ def shrink(scenario: Scenario, factory: CommitterFactory, prop: str,
         nonlocal best, best_result, tries
         tries += 1
         try:
-            result = run_once(scenario, factory, candidate)
+            result = run_once(scenario, factory, candidate, backend)
         except ValueError:  # an answer no longer fits the options: not a valid schedule
             return False
         if check(result) and result.steps <= best_result.steps:
@@ -151,7 +161,7 @@ def shrink(scenario: Scenario, factory: CommitterFactory, prop: str,
         for i in range(len(best) - 1, -1, -1):
             if tries >= budget:
                 break
-            if i < len(best) and best[i] != 0 and attempt(best[:i] + [0] + best[i + 1:]):
+            if i < len(best) and best[i] != 0 and attempt([*best[:i], 0, *best[i + 1:]]):
                 improved = True
             if i < len(best) and attempt(best[:i] + best[i + 1:]):
                 improved = True
@@ -159,7 +169,7 @@ def shrink(scenario: Scenario, factory: CommitterFactory, prop: str,
 
 
 def search(scenario: Scenario, factory: CommitterFactory, props: Sequence[str], *,
-           max_examples: int = 200) -> Exploration:
+           max_examples: int = 200, backend: Backend = None) -> Exploration:
     """Let hypothesis choose (derandomized, so verdicts are reproducible); shrink what fails."""
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
@@ -181,14 +191,16 @@ def search(scenario: Scenario, factory: CommitterFactory, props: Sequence[str], 
 
     for name in props:
         report.violations.update(_search_one(scenario, factory, name, max_examples, report,
-                                             _Recording, given, settings, st, HealthCheck))
+                                             _Recording, given, settings, st, HealthCheck,
+                                             backend))
     report.seconds = time.monotonic() - started
     return report
 
 
 def _search_one(scenario: Scenario, factory: CommitterFactory, name: str, max_examples: int,
                 report: Exploration, recording: Any, given: Any, settings: Any, st: Any,
-                health: Any) -> dict[str, tuple[list[Violation], RunResult, list[int]]]:
+                health: Any, backend: Backend = None,
+                ) -> dict[str, tuple[list[Violation], RunResult, list[int]]]:
     last: list[tuple[list[Violation], RunResult, list[int]]] = []
 
     @settings(max_examples=max_examples, derandomize=True, database=None, deadline=None,
@@ -196,7 +208,7 @@ def _search_one(scenario: Scenario, factory: CommitterFactory, name: str, max_ex
     @given(st.data())
     def probe(data: Any) -> None:
         chooser = recording(data)
-        result = Run(scenario, factory).run(chooser)
+        result = new_run(scenario, factory, backend).run(chooser)
         report.runs += 1
         violations = PROPERTIES[name](result)
         if violations:

@@ -36,7 +36,7 @@ STORE_OPS = (
 READ_OPS = ("get", "head", "list_page", "copy", "rename")
 
 
-class Prune(Exception):  # noqa: N818 - control flow
+class Prune(Exception):
     """Raised by an exploring chooser to abandon a run whose state was already explored."""
 
 
@@ -145,11 +145,13 @@ class Run:
     :meth:`options` and :meth:`apply` (the hypothesis state machine does the latter)."""
 
     def __init__(self, scenario: Scenario, factory: CommitterFactory,
-                 max_steps: int = 400) -> None:
+                 max_steps: int = 400, backend: Any = None) -> None:
+        """``backend`` replaces the model store of ``scenario.store`` with another object of
+        the same shape (a real store seen through ``zerorename_bridge.backends``)."""
         self.scenario = scenario
         self.factory = factory
         self.options_map = dict(scenario.options)
-        self.store = ModelStore(scenario.store)
+        self.store: Any = backend if backend is not None else ModelStore(scenario.store)
         self.cluster = ModelStore("hdfs")
         self.locals: dict[str, ModelStore] = {}
         self.env = Env(self)
@@ -181,7 +183,7 @@ class Run:
                 self.preexisting[dest][rel] = content.encode()
                 self.store.put(f"{dest}/{rel}", content.encode())
             self.store.settle_all()
-            self.store.counts.clear()
+            self.store.reset_counts()
             self.jobs.append(JobState(spec))
             self._spawn_driver(index, spec)
 
@@ -220,7 +222,8 @@ class Run:
         if b["partition"]:
             opts += [("partition", a) for a in tasks_at_op if not a.partitioned]
         if b["restart"]:
-            opts += [("restart", a) for a in runnable if a.task is None and not a.crashed]
+            opts += [("restart", a) for a in self.actors  # also while it awaits its tasks
+                     if a.name.startswith("driver") and not a.done and not a.crashed]
         if b["speculate"]:
             for job in self.jobs:
                 for task_id, launched in sorted(job.attempts.items()):
@@ -421,7 +424,7 @@ class Run:
         recovered: list[int] = []
         if spec.attempt > 0 and getattr(self.factory, "supports_recovery", False):
             for task_id, (task, _msg) in sorted(job.accepted.items()):
-                recover = getattr(committer, "recover_task")
+                recover = committer.recover_task
                 recover(task)
                 recovered.append(task_id)
         elif spec.attempt > 0:
@@ -475,18 +478,16 @@ class Run:
             job.outcome = "abort-failed"
             job.error = f"{type(error).__name__}: {error}"
             return
-        if job.outcome == "running":
-            job.outcome = "aborted"
-        elif job.outcome == "commit-failed":
+        if job.outcome == "running" or job.outcome == "commit-failed":
             job.outcome = "aborted"
         self._record_leftovers(job)
 
     def _record_leftovers(self, job: JobState) -> None:
         dest = job.spec.dest
         job.uploads_after_cleanup = sorted(
-            u.url for u in self.store.uploads.values() if u.url.startswith(dest + "/"))
+            u for u in self.store.upload_urls() if u.startswith(dest + "/"))
         job.temp_after_cleanup = sorted(
-            k for k in self.store.objects
+            k for k in self.store.snapshot()
             if k.startswith(dest + "/") and _hidden(k[len(dest) + 1:])
             and not k.endswith("/_SUCCESS"))
 
@@ -569,7 +570,7 @@ class Run:
     def _visible(self, dest: str) -> dict[str, bytes]:
         """The destination as a reader sees it: the truth, minus hidden (_ or .) names."""
         prefix = dest + "/"
-        return {k[len(prefix):]: v.data for k, v in sorted(self.store.objects.items())
+        return {k[len(prefix):]: v for k, v in self.store.snapshot().items()
                 if k.startswith(prefix) and not _hidden(k[len(prefix):])}
 
     def result(self) -> RunResult:
@@ -584,7 +585,7 @@ class Run:
             scenario=self.scenario, jobs=self.jobs, written=self.written,
             attempt_dest=self.attempt_dest, preexisting=self.preexisting,
             final=self.store.snapshot(),
-            final_uploads=sorted(u.url for u in self.store.uploads.values()),
+            final_uploads=sorted(self.store.upload_urls()),
             inconsistent_answers=self.store.inconsistent_answers, steps=self.steps,
             trace=self.trace, digest=digest,
         )

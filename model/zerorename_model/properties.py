@@ -172,7 +172,7 @@ def applicable(prop: str, store: str) -> bool:
     from zerorename_model.stores import PROFILES
 
     profile = PROFILES.get(store)
-    return not (prop == "consistency" and profile is not None and profile.consistent)
+    return not (prop == "consistency" and (profile is None or profile.consistent))
 
 
 def check_all(result: RunResult, props: list[str] | None = None) -> dict[str, list[Violation]]:

@@ -86,7 +86,8 @@ class TaskSpec:
     @property
     def attempt_id(self) -> str:
         """Hadoop-style attempt ID: unique per job attempt, task and task attempt."""
-        return f"attempt_{self.job.job_id}_{self.job.attempt:02d}_m_{self.task_id:06d}_{self.attempt}"
+        job = self.job
+        return f"attempt_{job.job_id}_{job.attempt:02d}_m_{self.task_id:06d}_{self.attempt}"
 
     @property
     def name(self) -> str:

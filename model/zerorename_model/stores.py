@@ -296,6 +296,12 @@ class ModelStore:
         while self.pending:
             self.settle(0)
 
+    def reset_counts(self) -> None:
+        self.counts.clear()
+
+    def upload_urls(self) -> list[str]:
+        return [u.url for u in self.uploads.values()]
+
     def snapshot(self) -> dict[str, bytes]:
         """The truth: every object and its bytes (what a consistent reader eventually sees)."""
         return {k: v.data for k, v in sorted(self.objects.items())}

@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from zerorename_model.choices import ScriptedChooser
 from zerorename_model.harness import Actor, Prune, Run, RunResult
 from zerorename_model.protocols import get
 from zerorename_model.scenario import Faults, Scenario
@@ -78,6 +79,10 @@ PAPER_TABLE_V: dict[str, dict[str, bool]] = {
 
 TWO_FILES = ("part-{task:05d}-0", "part-{task:05d}-1")  # atomicity needs something to split
 
+#: a scenario option naming the wrapper a probe put around the committer, so that a trace's
+#: header says what ran and :func:`replay` can run it again (committers ignore the option)
+WRAP_OPTION = "zerorename.tablev.wrap"
+
 Move = tuple[str, Any]
 Watch = Callable[[Run, Move | None], str | None]
 Check = Callable[[RunResult], str | None]
@@ -108,7 +113,6 @@ class Probe:
     watch: Watch | None = None
     check: Check | None = None
     allow: Allow | None = None
-    wrap: Callable[[Any], Any] | None = None
 
 
 @dataclass
@@ -121,6 +125,38 @@ class Search:
     complete: bool = False
     seconds: float = 0.0
     scenario: dict[str, Any] = field(default_factory=dict)
+
+
+class AlwaysAsk:
+    """Wraps a factory so every attempt asks to commit, and a loser is told to abort: the
+    harness can only abort attempts that ask (Direct never does)."""
+
+    def __init__(self, factory: Any) -> None:
+        self.factory = factory
+        self.supports_recovery = getattr(factory, "supports_recovery", False)
+
+    def __call__(self, env: Any, job: Any, task: Any, options: dict[str, str]) -> Any:
+        committer = self.factory(env, job, task, options)
+        if task is not None:
+            committer.needs_task_commit = lambda: True
+        return committer
+
+
+WRAPPERS: dict[str, Callable[[Any], Any]] = {"always-ask": AlwaysAsk}
+
+
+def wrapped(scenario: Scenario, factory: Any) -> Any:
+    """``factory`` inside the wrapper the scenario's options name, if any."""
+    wrap = dict(scenario.options).get(WRAP_OPTION)
+    return WRAPPERS[wrap](factory) if wrap else factory
+
+
+def replay(trace: list[dict[str, Any]], factory: Any = None) -> RunResult:
+    """Run a cell's trace again from its header and recorded choices (same wrapper)."""
+    scenario = Scenario.from_json(trace[0]["scenario"])
+    choices = [e["i"] for e in trace if e.get("t") == "choice"]
+    factory = wrapped(scenario, factory or get(scenario.committer))
+    return Run(scenario, factory).run(ScriptedChooser(choices))
 
 
 # -- the search ----------------------------------------------------------------------------------
@@ -164,10 +200,8 @@ class _Chooser:
 def search(probe: Probe, committer: str, factory: Any = None, *,
            max_runs: int = 4000) -> Search:
     """Enumerate the schedules of ``probe`` for ``committer``; stop at the first finding."""
-    factory = factory or get(committer)
-    if probe.wrap is not None:
-        factory = probe.wrap(factory)
     scenario = probe.scenario(committer)
+    factory = wrapped(scenario, factory or get(committer))
     report = Search(found=None, result=None, scenario=scenario.to_json())
     visited: set[str] = set()
     frontier: list[list[int]] = [[]]
@@ -295,10 +329,12 @@ def _rerun(result: RunResult) -> str | None:
 # -- the probes ----------------------------------------------------------------------------------
 
 def _scenario(tasks: int = 1, files: tuple[str, ...] = ("part-{task:05d}",),
-              **faults: Any) -> Callable[[str], Scenario]:
+              wrap: str | None = None, **faults: Any) -> Callable[[str], Scenario]:
+    options = ((WRAP_OPTION, wrap),) if wrap else ()
+
     def make(committer: str) -> Scenario:
         return Scenario(committer, store="s3", tasks=tasks, files=files, max_attempts=2,
-                        driver="spark", faults=Faults(settle=False, **faults))
+                        driver="spark", faults=Faults(settle=False, **faults), options=options)
     return make
 
 
@@ -390,21 +426,6 @@ def _changed_after_commit(run: Run, _move: Move | None) -> str | None:
     return None
 
 
-class AlwaysAsk:
-    """Wraps a factory so every attempt asks to commit, and a loser is told to abort: the
-    harness can only abort attempts that ask (Direct never does)."""
-
-    def __init__(self, factory: Any) -> None:
-        self.factory = factory
-        self.supports_recovery = getattr(factory, "supports_recovery", False)
-
-    def __call__(self, env: Any, job: Any, task: Any, options: dict[str, str]) -> Any:
-        committer = self.factory(env, job, task, options)
-        if task is not None:
-            committer.needs_task_commit = lambda: True
-        return committer
-
-
 PROBES: dict[str, Probe] = {
     "speculative_tasks": Probe(
         _scenario(speculate=1), "forall",
@@ -415,9 +436,8 @@ PROBES: dict[str, Probe] = {
         "after a driver restart, committed tasks rerun or the output is wrong",
         check=_recovery_check),
     "abortable_task": Probe(
-        _scenario(speculate=1), "forall",
-        "an attempt told to abort leaves output visible", watch=_aborted_attempt_visible,
-        wrap=AlwaysAsk),
+        _scenario(speculate=1, wrap="always-ask"), "forall",
+        "an attempt told to abort leaves output visible", watch=_aborted_attempt_visible),
     "abortable_job": Probe(
         _scenario(fail_job=1), "forall",
         "output of an aborted job is visible after abort_job and cleanup_job",
@@ -451,10 +471,8 @@ def probe(attribute: str, committer: str, factory: Any = None, *,
     spec = PROBES[attribute]
     factory = factory or get(committer)
     found = search(spec, committer, factory, max_runs=max_runs)
-    if spec.quantifier == "exists":
-        value = found.found is not None
-    else:
-        value = found.found is None
+    # exists: true when a schedule showed it; forall: true when no schedule broke it
+    value = (found.found is not None) == (spec.quantifier == "exists")
     detail = found.found or f"no schedule found where {spec.looks_for}"
     if attribute == "recoverable_job" and not getattr(factory, "supports_recovery", False):
         value = False

@@ -84,9 +84,18 @@ QUICK = Budget(max_runs=300, seconds=1.5, hypothesis_examples=0)
 FULL = Budget(max_runs=60_000, seconds=90.0, hypothesis_examples=200)
 
 
-def runnable_on(committer: str, store: str) -> str | None:
+Resolver = Callable[[str, str], tuple[Any, Any]]
+
+
+def model_resolver(committer: str, store: str) -> tuple[Any, Any]:
+    """The model's committer on the model's store (no backend override)."""
+    return get(committer), None
+
+
+def runnable_on(committer: str, store: str, resolve: Resolver = model_resolver) -> str | None:
     """None if the committer completes a fault-free job on the store, else the reason not."""
-    result = run_once(Scenario(committer, store=store, tasks=1), get(committer), [])
+    factory, backend = resolve(committer, store)
+    result = run_once(Scenario(committer, store=store, tasks=1), factory, [], backend)
     job = result.jobs[0]
     if job.outcome == "committed":
         return None
@@ -94,11 +103,12 @@ def runnable_on(committer: str, store: str) -> str | None:
 
 
 def decide_pair(committer: str, store: str, props: Sequence[str], budget: Budget,
-                traces: str | None) -> list[dict[str, Any]]:
+                traces: str | None, resolve: Resolver = model_resolver,
+                ) -> list[dict[str, Any]]:
     """Every requested property's cell for one (committer, store)."""
-    factory = get(committer)
+    factory, backend = resolve(committer, store)
     cells: dict[str, dict[str, Any]] = {}
-    reason = runnable_on(committer, store)
+    reason = runnable_on(committer, store, resolve)
     for scope in SCOPES:
         wanted = [p for p in scope.props if p in props
                   and cells.get(p, {}).get("verdict") in (None, "holds")]
@@ -110,17 +120,18 @@ def decide_pair(committer: str, store: str, props: Sequence[str], budget: Budget
             continue
         scenario = scope.make(committer, store)
         report = explore(scenario, factory, wanted, max_runs=budget.max_runs,
-                         seconds=budget.seconds, stop_when_all_violated=True)
+                         seconds=budget.seconds, stop_when_all_violated=True, backend=backend)
         explored = {"scope": scope.name, **report.summary()}
         missing = [p for p in wanted if p not in report.violations]
         if missing and not report.complete and budget.hypothesis_examples:
-            sampled = search(scenario, factory, missing, max_examples=budget.hypothesis_examples)
+            sampled = search(scenario, factory, missing, max_examples=budget.hypothesis_examples,
+                             backend=backend)
             report.violations.update(sampled.violations)
             explored["hypothesis_runs"] = sampled.runs
         for prop in wanted:
             if prop in report.violations:
-                violations, _result, choices = report.violations[prop]
-                short, result = shrink(scenario, factory, prop, choices)
+                _violations, _result, choices = report.violations[prop]
+                _short, result = shrink(scenario, factory, prop, choices, backend=backend)
                 path = None
                 if traces:
                     trace = list(result.trace)
@@ -156,24 +167,36 @@ def _cell(committer: str, store: str, prop: str, verdict: str, trace: str | None
             "trace": trace, "explored": explored}
 
 
-def _decide(args: tuple[str, str, tuple[str, ...], Budget, str | None]) -> list[dict[str, Any]]:
+def _decide(args: tuple[str, str, tuple[str, ...], Budget, str | None, Resolver],
+            ) -> list[dict[str, Any]]:
     return decide_pair(*args)
 
 
 def matrix(committers: Sequence[str] | None = None, stores: Sequence[str] | None = None,
            props: Sequence[str] | None = None, *, quick: bool = True,
            traces: str | None = None, workers: int | None = None,
-           progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
-    """Decide every requested cell, in parallel over (committer, store) pairs."""
-    known = load_all()
-    committers = [c for c in (committers or MATRIX_COMMITTERS) if c in known]
-    stores = list(stores or MATRIX_STORES)
+           progress: Callable[[str], None] | None = None,
+           resolve: Resolver = model_resolver, known: Sequence[str] | None = None,
+           known_stores: Sequence[str] | None = None,
+           budget: Budget | None = None) -> list[dict[str, Any]]:
+    """Decide every requested cell, in parallel over (committer, store) pairs.  ``resolve``
+    (a module-level function, so worker processes can import it) maps a (committer, store)
+    pair to its factory and backend; the reference target passes its own."""
+    known = list(known) if known is not None else list(load_all())
+    committers = list(committers or [c for c in MATRIX_COMMITTERS if c in known])
+    stores = list(stores or known_stores or MATRIX_STORES)
     props = tuple(props or PROPERTIES)
+    for c in committers:
+        if c not in known:
+            raise ValueError(f"unknown committer {c!r}; known: {sorted(known)}")
     for s in stores:
-        if s not in PROFILES:
-            raise ValueError(f"unknown store profile {s!r}; known: {sorted(PROFILES)}")
-    budget = QUICK if quick else FULL
-    jobs = [(c, s, props, budget, traces) for c in committers for s in stores]
+        if s not in (known_stores or PROFILES):
+            raise ValueError(f"unknown store {s!r}; known: {sorted(known_stores or PROFILES)}")
+    for p in props:
+        if p not in PROPERTIES:
+            raise ValueError(f"unknown property {p!r}; known: {sorted(PROPERTIES)}")
+    budget = budget or (QUICK if quick else FULL)
+    jobs = [(c, s, props, budget, traces, resolve) for c in committers for s in stores]
     cells: list[dict[str, Any]] = []
     workers = workers or min(2, os.cpu_count() or 1)
     with ProcessPoolExecutor(max_workers=workers) as pool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from zerorename_model.errors import ModelStoreError
 from zerorename_model.stores import PROFILES, ModelStore
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from zerorename_model.explore import explore
-from zerorename_model.scenario import Faults, Scenario
 
 from tests.model.toy_committers import (
     DropsLastTask,
@@ -14,12 +12,14 @@ from tests.model.toy_committers import (
     NoAbort,
     PrefixCleanup,
 )
+from zerorename_model.explore import explore
+from zerorename_model.scenario import Faults, Scenario
 
 TWO_DESTS = ("s3://bucket/out/dataset1", "s3://bucket/out/dataset10")
 
 CASES = [
     ("completeness", DropsLastTask, Scenario("drops", tasks=2)),
-    ("exclusivity", EagerTaskCommit, Scenario("eager", tasks=1, faults=Faults(speculate=1))),
+    ("exclusivity", EagerTaskCommit, Scenario("eager", tasks=1, faults=Faults(partition=1))),
     ("consistency", ListsTemporary, Scenario("lists", store="s3-2018", tasks=2)),
     ("concurrency", PrefixCleanup, Scenario("prefix", tasks=1, dests=TWO_DESTS)),
     ("abortability", NoAbort, Scenario("noabort", tasks=1, faults=Faults(fail_job=1))),

@@ -14,8 +14,10 @@ import re
 from collections.abc import Sequence
 
 import pytest
-from zerorename_model.choices import FirstChooser
+from zerorename_model.choices import Chooser, FirstChooser
+from zerorename_model.explore import explore
 from zerorename_model.harness import Run, RunResult
+from zerorename_model.properties import check_all
 from zerorename_model.protocols import get
 from zerorename_model.protocols.common import (
     dir_prefix,
@@ -71,16 +73,16 @@ def settle_all_but(fragment: str) -> str:
     return rf"^settle (?!.*{re.escape(fragment)})"
 
 
-def run(scenario: Scenario, chooser: object | None = None) -> tuple[Run, RunResult]:
+def run(scenario: Scenario, chooser: Chooser | None = None) -> tuple[Run, RunResult]:
     harness = Run(scenario, get(scenario.committer))
-    result = harness.run(chooser or FirstChooser())  # type: ignore[arg-type]
+    result = harness.run(chooser or FirstChooser())
     if isinstance(chooser, Steer):
         assert not chooser.once, f"scripted moves never became possible: {chooser.once}"
     return harness, result
 
 
 def expected(result: RunResult, index: int = 0) -> dict[str, bytes]:
-    """What the accepted attempts of job ``index`` wrote (plus data the job keeps)."""
+    """What the accepted attempts of job ``index`` wrote."""
     job = result.jobs[index]
     out: dict[str, bytes] = {}
     for task, _message in job.accepted.values():
@@ -93,6 +95,11 @@ def visible(result: RunResult, index: int = 0) -> dict[str, bytes]:
     prefix = dir_prefix(result.jobs[index].spec.dest)
     return {k[len(prefix):]: v for k, v in result.final.items()
             if k.startswith(prefix) and not re.search(r"(^|/)[_.]", k[len(prefix):])}
+
+
+def violated(result: RunResult) -> set[str]:
+    """The properties (properties.py, paper Section VIII) this run violated."""
+    return {name for name, found in check_all(result).items() if found}
 
 
 def notes(result: RunResult) -> str:
@@ -115,6 +122,7 @@ def test_fault_free_run_publishes_exactly_what_was_written(
     assert job.uploads_after_cleanup == [] and result.final_uploads == []
     assert job.temp_after_cleanup == []
     assert harness.cluster.objects == {}, "staging data left on the cluster filesystem"
+    assert violated(result) == set()
     success = result.final["s3://bucket/out/_SUCCESS"]
     if committer in ("v1", "v2"):
         assert success == b""  # the classic committer's marker
@@ -171,8 +179,10 @@ def test_job_aborted_after_a_task_committed_shows_output_only_for_v2(
     leaked = visible(result)
     if committer == "v2":
         assert leaked == result.written["j0.t0.a0"]
+        assert violated(result) == {"abortability"}
     else:
         assert leaked == {}
+        assert violated(result) == set()
 
 
 def test_v2_partitioned_attempt_mixes_its_files_with_the_retry() -> None:
@@ -190,6 +200,7 @@ def test_v2_partitioned_attempt_mixes_its_files_with_the_retry() -> None:
     assert job.dest_at_commit["a"] == result.written["j0.t0.a1"]["a"]
     assert job.dest_at_commit["b"] == result.written["j0.t0.a0"]["b"]
     assert job.dest_at_commit != expected(result)
+    assert {"exclusivity", "completeness"} <= violated(result)
 
 
 def test_v1_same_schedule_keeps_attempts_apart() -> None:
@@ -201,6 +212,7 @@ def test_v1_same_schedule_keeps_attempts_apart() -> None:
     job = result.jobs[0]
     assert job.accepted[0][0].name == "j0.t0.a1"
     assert job.dest_at_commit == expected(result)
+    assert violated(result) == set()
 
 
 # -- inconsistent listings (s3-2018) ---------------------------------------------------------------
@@ -212,6 +224,7 @@ def test_v1_on_s3_2018_loses_everything_when_listings_lag() -> None:
     job = result.jobs[0]
     assert job.outcome == "committed"
     assert len(expected(result)) == 4 and job.dest_at_commit == {}
+    assert violated(result) == {"completeness", "consistency"}
 
 
 def test_v1_on_s3_2018_rename_by_listing_skips_an_unlisted_file() -> None:
@@ -223,6 +236,7 @@ def test_v1_on_s3_2018_rename_by_listing_skips_an_unlisted_file() -> None:
     assert job.outcome == "committed"
     assert job.dest_at_commit is not None
     assert set(expected(result)) - set(job.dest_at_commit) == {"b-1"}
+    assert {"completeness", "consistency"} <= violated(result)
 
 
 @pytest.mark.parametrize(("driver", "complete"), [("hadoop", False), ("spark", True)])
@@ -236,6 +250,7 @@ def test_magic_on_s3_2018_misses_a_pendingset_the_listing_omits(
     assert job.outcome == "committed"
     assert job.dest_at_commit is not None
     assert (job.dest_at_commit == expected(result)) is complete
+    assert violated(result) == (set() if complete else {"completeness", "consistency"})
     if not complete:
         assert set(expected(result)) - set(job.dest_at_commit) == {
             "part-00001", "year=2024/part-00001.csv"}
@@ -250,6 +265,7 @@ def test_on_s3_2018_staging_holds_where_magic_fails(driver: str) -> None:
         job = result.jobs[0]
         assert job.outcome == "committed"
         assert (job.dest_at_commit == expected(result)) is holds, committer
+        assert ("completeness" not in violated(result)) is holds
         assert result.final_uploads == []
 
 
@@ -272,6 +288,7 @@ def test_restarted_job_recovers_committed_tasks_only_where_supported(
     assert job.dest_at_commit == expected(result)
     rerun = {name for name in result.written if name.endswith(".a1")}
     assert rerun == (set() if recovers else {"j0.t0.a1", "j0.t1.a1"})
+    assert violated(result) == set()
 
 
 # -- production bugs (Section XIV) -----------------------------------------------------------------
@@ -287,6 +304,7 @@ def test_second_attempt_after_a_committed_pendingset(committer: str, commits: bo
     _h, result = run(Scenario(committer, tasks=1, driver="hadoop", files=FILES,
                               faults=Faults(crash=1)), steer)
     job = result.jobs[0]
+    assert violated(result) == set(), "the bug costs the job, not its correctness"
     if commits:
         assert job.outcome == "committed"
         assert job.dest_at_commit == expected(result) == result.written["j0.t0.a1"]
@@ -310,6 +328,8 @@ def test_magic_late_pendingset_of_a_partitioned_attempt(driver: str, winner: str
     assert job.accepted[0][0].name == "j0.t0.a1"
     assert job.dest_at_commit == result.written[winner]
     assert result.final_uploads == []
+    listed = driver == "hadoop"
+    assert violated(result) == ({"completeness", "exclusivity"} if listed else set())
 
 
 @pytest.mark.parametrize(("committer", "survives"),
@@ -360,8 +380,10 @@ def test_two_staging_jobs_with_one_job_id(committer: str, isolated: bool) -> Non
     assert result.jobs[0].dest_at_commit == expected(result, 0)
     if isolated:
         assert result.jobs[1].dest_at_commit == expected(result, 1)
+        assert violated(result) == set()
     else:
         assert len(expected(result, 1)) == 2 and result.jobs[1].dest_at_commit == {}
+        assert {"completeness", "concurrency"} <= violated(result)
 
 
 def test_magic_with_one_job_id_on_two_destinations_is_fine() -> None:
@@ -387,6 +409,7 @@ def test_directory_conflict_modes(mode: str, outcome: str, kept: bool) -> None:
     assert job.outcome == outcome
     output = {} if outcome != "committed" else expected(result)
     assert visible(result) == {**output, **({"old/x": b"old"} if kept else {})}
+    assert violated(result) == set()
 
 
 @pytest.mark.parametrize(("mode", "committed", "left"),
@@ -403,3 +426,37 @@ def test_partitioned_conflict_modes_apply_to_written_partitions_only(
     written = set(expected(result)) if committed else set()
     assert set(visible(result)) == written | left
     assert result.final_uploads == []
+    assert violated(result) == set()
+
+
+# -- bounded exhaustive exploration (explore.py) -------------------------------------------------
+
+PROPS = ["completeness", "exclusivity", "consistency", "abortability", "continuity"]
+
+
+@pytest.mark.parametrize(("committer", "store", "driver", "faults", "tasks", "found"), [
+    # staging needs nothing of the destination's listings: proved for every lag and crash point
+    pytest.param("directory", "s3-2018", "hadoop", Faults(crash=1), 2, set(),
+                 marks=pytest.mark.slow),
+    # magic discovers work by LIST: some lag loses a task's output
+    ("magic", "s3-2018", "hadoop", Faults(), 1, {"completeness", "consistency"}),
+    ("v1", "s3-2018", "spark", Faults(), 1, {"completeness", "consistency"}),
+    # a partitioned attempt that still reaches the store: harmless when the job commits the
+    # accepted attempts' messages, the last-writer-wins race when it lists (VIII.C)
+    ("magic", "s3", "spark", Faults(partition=1), 1, set()),
+    ("magic", "s3", "hadoop", Faults(partition=1), 1, {"completeness", "exclusivity"}),
+    ("directory", "s3", "spark", Faults(partition=1), 1, set()),
+    # v2 task commit is not atomic (MAPREDUCE-7282)
+    ("v2", "hdfs", "spark", Faults(partition=1), 1,
+     {"completeness", "exclusivity", "abortability", "continuity"}),
+])
+def test_exhaustive_exploration_within_small_scopes(
+        committer: str, store: str, driver: str, faults: Faults, tasks: int,
+        found: set[str]) -> None:
+    files = ("a", "b") if committer == "v2" else ("part-{task:05d}",)
+    scenario = Scenario(committer, store=store, driver=driver, faults=faults, tasks=tasks,
+                        files=files)
+    report = explore(scenario, get(committer), PROPS, max_runs=5000,
+                     stop_when_all_violated=False)
+    assert report.complete, report.summary()
+    assert set(report.violations) == found

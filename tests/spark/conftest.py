@@ -13,22 +13,13 @@ module; the ``local-cluster`` test is moved to the end of the run so the switch 
 
 from __future__ import annotations
 
-import os
 import sys
 import uuid
 from collections.abc import Iterator
 
 import pytest
 
-os.environ["PYSPARK_PYTHON"] = sys.executable
-os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-for _name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
-    os.environ[_name] = "testing"  # never a real account: every request goes to moto
-os.environ["AWS_DEFAULT_REGION"] = "us-east-1"
-os.environ.pop("AWS_PROFILE", None)
-
-from zerorename.spark.embedded import EmbeddedS3  # noqa: E402
+from zerorename.spark.embedded import EmbeddedS3
 
 #: moto's minimum size for non-final multipart parts during this package (default 5 MiB), so
 #: that small test files still span several parts.  Applied by EmbeddedS3 to the in-process
@@ -48,8 +39,26 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "local_cluster: runs on local-cluster (separate JVMs)")
 
 
+@pytest.fixture(scope="package", autouse=True)
+def _spark_environment() -> Iterator[None]:
+    """Environment the JVM and its Python workers inherit; restored after this package.
+
+    Fake credentials, so no test can reach a real account (every request goes to moto).
+    """
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PYSPARK_PYTHON", sys.executable)
+        patch.setenv("PYSPARK_DRIVER_PYTHON", sys.executable)
+        patch.setenv("SPARK_LOCAL_IP", "127.0.0.1")
+        for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+            patch.setenv(name, "testing")
+        patch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+        patch.delenv("AWS_PROFILE", raising=False)
+        patch.delenv("AWS_SESSION_TOKEN", raising=False)
+        yield
+
+
 @pytest.fixture(scope="package")
-def s3() -> Iterator[EmbeddedS3]:
+def s3(_spark_environment: None) -> Iterator[EmbeddedS3]:
     """The package's embedded S3 server (counts requests by operation)."""
     server = EmbeddedS3(part_min_size=PART_MIN_SIZE).start()
     yield server
@@ -83,7 +92,7 @@ class _Sessions:
 
 
 @pytest.fixture(scope="package")
-def _sessions() -> Iterator[_Sessions]:
+def _sessions(_spark_environment: None) -> Iterator[_Sessions]:
     sessions = _Sessions()
     yield sessions
     sessions.stop()

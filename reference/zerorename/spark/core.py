@@ -234,8 +234,13 @@ def run_task(spec: WriteSpec, partition_id: int, attempt: int,
     committer = zr.create_committer(spec.committer, store, job, task=task)
     committer.setup_task()
 
+    exit_after_batches = _fault_applies(spec.faults.get("exit_mid_write"), partition_id, attempt)
+    batches_written = 0
+
     def hook() -> None:
-        if _fault_applies(spec.faults.get("exit_mid_write"), partition_id, attempt) is not None:
+        nonlocal batches_written
+        batches_written += 1
+        if exit_after_batches is not None and batches_written >= int(exit_after_batches or 1):
             log.warning("zerorename fault: exit mid-write, task %s attempt %s",
                         partition_id, attempt)
             os._exit(17)

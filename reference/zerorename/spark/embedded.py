@@ -85,8 +85,6 @@ class EmbeddedS3:
         for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
             os.environ.setdefault(name, "testing")  # moto accepts any; boto3 needs some
         os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
-        if self.part_min_size is not None:
-            os.environ["S3_UPLOAD_PART_MIN_SIZE"] = str(self.part_min_size)
         from moto.s3 import models as s3_models
         from moto.server import ThreadedMotoServer
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
+from zerorename.errors import StoreError
 from zerorename.store import StoreCapabilities
 
 if TYPE_CHECKING:
@@ -135,13 +136,22 @@ def probe_capabilities(
 
     Cached per endpoint URL (``refresh=True`` measures again).  Creates at most two objects and
     three multipart uploads and removes all of them, even when a step fails.  A step that errors
-    in an unexpected way counts as "not supported" and is explained in ``notes``.
+    in an unexpected way counts as "not supported" and is explained in ``notes``; if the probe
+    cannot even write or create an upload (no permission, missing bucket), it raises
+    :class:`StoreError` and caches nothing.
     """
     endpoint = endpoint_of(client)
     with _CACHE_LOCK:
         if not refresh and endpoint in _CACHE:
             return _CACHE[endpoint]
-        result = _Probe(client, bucket, prefix, endpoint).run()
+        probe = _Probe(client, bucket, prefix, endpoint)
+        try:
+            result = probe.run()
+        except ClientError as exc:
+            raise StoreError(
+                f"s3://{bucket}/{probe.base}", f"capability probe failed: {_describe(exc)}",
+                code=str(exc.response.get("Error", {}).get("Code", "")), status=_status(exc),
+            ) from exc
         _CACHE[endpoint] = result
         return result
 
@@ -160,6 +170,7 @@ class _Probe:
         self.requests = 0
         self.notes: list[str] = []
         self.uploads: list[tuple[str, str]] = []
+        self.created = False
 
     # -- plumbing -------------------------------------------------------------------------
 
@@ -208,6 +219,7 @@ class _Probe:
         obj = f"{self.base}obj"
         new = f"{self.base}new"
         etag = str(self._req(c.put_object, Key=obj, Body=_PROBE_BODY)["ETag"])
+        self.created = True  # from here on, cleanup has something to look for
         bare = etag.strip('"')
 
         conditional_put, _ = self._expect_412(
@@ -295,6 +307,8 @@ class _Probe:
     def _cleanup(self) -> None:
         """Abort our uploads and delete our objects; never raises (a probe must not fail a job)."""
         c = self.client
+        if not self.created:
+            return
         for key, upload_id in self.uploads:
             with contextlib.suppress(ClientError):
                 self._req(c.abort_multipart_upload, Key=key, UploadId=upload_id)

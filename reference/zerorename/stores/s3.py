@@ -74,6 +74,9 @@ _THROTTLE_CODES = frozenset({"SlowDown", "Throttling", "ThrottlingException", "5
 _KNOWN_STATUS = {"AccessDenied": 403, "InternalError": 500, "SlowDown": 503,
                  "ServiceUnavailable": 503, "NoSuchKey": 404, "NoSuchBucket": 404}
 
+#: What S3Store reports when it could not measure: S3 facts only, no conditional writes.
+_UNKNOWN_CAPABILITIES = StoreCapabilities(conditional_put=False, conditional_complete=False)
+
 # Per endpoint: how If-Match must be spelled ("quoted" like S3 returns it, or "bare"), learnt
 # from a probe or from one fallback.  Shared by all stores in the process, like the probe cache.
 _IF_MATCH_STYLE: dict[str, str] = {}
@@ -205,6 +208,7 @@ class S3Store:
         self._probe_bucket = probe_bucket
         self._uploads_page_size = list_uploads_page_size
         self._last_bucket: str | None = None
+        self._probe_error: StoreError | None = None
         self._counter = RequestCounter()
 
     def __repr__(self) -> str:
@@ -257,8 +261,9 @@ class S3Store:
         """Measured capabilities of this endpoint (probed once per endpoint and process).
 
         The probe needs a bucket: ``url``'s, else ``probe_bucket``, else the last one this
-        store touched.  With none known, returns a conservative answer (no conditional writes)
-        without caching it.  S3 never has rename.
+        store touched.  With none known, or when the probe itself fails (no permission under
+        the probe prefix), returns a conservative answer (no conditional writes) without
+        caching it.  S3 never has rename.
         """
         if self._fixed_capabilities is not None:
             return self._fixed_capabilities
@@ -266,9 +271,15 @@ class S3Store:
         if cached is not None:
             return cached.capabilities()
         bucket = self._split(url)[1] if url else (self._probe_bucket or self._last_bucket)
-        if bucket is None:
-            return StoreCapabilities(conditional_put=False, conditional_complete=False)
-        result = probe_capabilities(self.client, bucket, self._probe_prefix)
+        if bucket is None or self._probe_error is not None:
+            return _UNKNOWN_CAPABILITIES
+        try:
+            result = probe_capabilities(self.client, bucket, self._probe_prefix)
+        except StoreError as exc:
+            # e.g. no permission under the probe prefix: answer conservatively, and do not
+            # try again from this store (each attempt would cost requests and fail the same)
+            self._probe_error = exc
+            return _UNKNOWN_CAPABILITIES
         if cached_probe(self.endpoint) is result:
             self._counter.add("capability_probe", result.requests)
         return result.capabilities()

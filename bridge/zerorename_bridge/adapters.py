@@ -1,0 +1,135 @@
+"""Reference committers, seen by the harness as model committers.
+
+:func:`reference_factory` returns a factory the harness can call like a model protocol's class:
+it builds ``zr.create_committer(name, store, JobContext(...), task)`` on the harness's stepped
+store, with a single thread (the harness runs actors on greenlets, so work must stay inline) and
+no retry sleeps.  :class:`TranslatingStore` turns model-store errors into ``zerorename`` errors,
+so reference code sees exactly the exceptions a real store would raise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import zerorename as zr
+from zerorename.errors import (
+    NotFoundError,
+    PreconditionFailedError,
+    StoreError,
+    ThrottledError,
+    UnsupportedOperationError,
+)
+from zerorename_model.errors import ModelStoreError
+from zerorename_model.scenario import JobSpec, TaskSpec
+
+#: options every harness run gives the reference committers (one thread, no sleeping)
+HARNESS_OPTIONS = {
+    "fs.s3a.committer.threads": "1",
+    "mapreduce.manifest.committer.io.threads": "1",
+    "zerorename.committer.threads": "1",
+    "fs.s3a.retry.interval": "0",
+}
+
+
+def translate(error: ModelStoreError) -> StoreError:
+    """A model error as the reference's error class with the same code."""
+    if error.status == 404:
+        return NotFoundError(error.url, error.reason, code=error.code)
+    if error.status == 412:
+        return PreconditionFailedError(error.url, error.reason)
+    if error.status == 503:
+        return ThrottledError(error.url)
+    if error.status == 501:
+        return UnsupportedOperationError(error.url, error.reason)
+    return StoreError(error.url, error.reason, code=error.code, status=error.status)
+
+
+class TranslatingStore:
+    """Wraps a (stepped) model store; every ``ModelStoreError`` becomes a ``zr`` error."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.name = getattr(inner, "name", "model")
+
+    def capabilities(self) -> Any:
+        caps = self._inner.capabilities()
+        return zr.StoreCapabilities(**vars(caps)) if not isinstance(
+            caps, zr.StoreCapabilities) else caps
+
+    def request_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = self._inner.request_counts()
+        return counts
+
+    def __getattr__(self, op: str) -> Any:
+        method = getattr(self._inner, op)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return method(*args, **kwargs)
+            except ModelStoreError as error:
+                raise translate(error) from None
+
+        return call
+
+
+class ReferenceCommitter:
+    """The harness's Committer interface over one reference committer instance."""
+
+    supports_recovery = False
+
+    def __init__(self, name: str, store: Any, job: JobSpec, task: TaskSpec | None,
+                 options: dict[str, str]) -> None:
+        merged = {**HARNESS_OPTIONS, **options}
+        self.context = zr.JobContext(dest=job.dest, job_id=job.job_id, attempt=job.attempt,
+                                     options=merged)
+        self.task = self.context.task(task.task_id, task.attempt) if task else None
+        self.committer = zr.create_committer(name, store, self.context, task=self.task)
+
+    def setup_job(self) -> None:
+        self.committer.setup_job()
+
+    def setup_task(self) -> None:
+        self.committer.setup_task()
+
+    def write(self, relpath: str, data: bytes) -> None:
+        with self.committer.open(relpath) as f:
+            f.write(data)
+
+    def needs_task_commit(self) -> bool:
+        return bool(self.committer.needs_task_commit())
+
+    def commit_task(self) -> Any:
+        message = self.committer.commit_task()
+        return None if message is None else message.to_json()
+
+    def abort_task(self) -> None:
+        self.committer.abort_task()
+
+    def commit_job(self, messages: Sequence[Any] | None) -> None:
+        parsed = None if messages is None else [
+            zr.TaskCommitMessage.from_json(m) for m in messages if m is not None]
+        self.committer.commit_job(parsed)
+
+    def abort_job(self) -> None:
+        self.committer.abort_job()
+
+    def cleanup_job(self) -> None:
+        self.committer.cleanup_job()
+
+
+class ReferenceFactory:
+    """A picklable factory: ``ReferenceFactory("magic")(env, job, task, options)``."""
+
+    supports_recovery = False
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __call__(self, env: Any, job: JobSpec, task: TaskSpec | None,
+                 options: dict[str, str]) -> ReferenceCommitter:
+        return ReferenceCommitter(self.name, TranslatingStore(env.store), job, task, options)
+
+
+def reference_factory(name: str) -> ReferenceFactory:
+    return ReferenceFactory(name)

@@ -1,0 +1,102 @@
+"""Real stores (moto, RGW, anything speaking the store protocol) as harness backends.
+
+The harness needs more of a store than committers do: a snapshot of every object, the list of
+pending uploads, a digest, and (for model stores) the visibility events it may settle.  A real
+store is strongly consistent, so it has no events to settle, and the rest is computed by
+listing.  Each backend owns one bucket and empties it before a run, so runs are independent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from zerorename.store import Store, list_all
+from zerorename_model.stores import PROFILES, Profile
+
+
+class RealBackend:
+    """A real store under the harness.  ``bucket_url`` is the scenario's bucket, e.g.
+    ``s3://bucket``; the scenario's destinations must lie in it."""
+
+    def __init__(self, store: Store, bucket_url: str, profile: Profile | None = None) -> None:
+        self._store = store
+        self.bucket_url = bucket_url.rstrip("/")
+        self.profile = profile or PROFILES["s3"]
+        self.name = getattr(store, "name", "real")
+        self.pending: list[Any] = []
+        self.inconsistent_answers = 0
+        self._base_counts: dict[str, int] = {}
+        self.between_steps = lambda _what: None
+        self.empty()
+
+    # -- the store protocol, passed through ------------------------------------------------
+
+    def __getattr__(self, op: str) -> Any:
+        return getattr(self._store, op)
+
+    def capabilities(self) -> Any:
+        return self._store.capabilities()
+
+    def request_counts(self) -> dict[str, int]:
+        now = self._store.request_counts()
+        return {k: v - self._base_counts.get(k, 0) for k, v in now.items()
+                if v - self._base_counts.get(k, 0)}
+
+    # -- what the harness needs ------------------------------------------------------------
+
+    def empty(self) -> None:
+        prefix = self.bucket_url + "/"
+        for upload in self._store.list_multipart_uploads(prefix):
+            self._store.abort_multipart(upload.url, upload.upload_id)
+        urls = [o.url for o in list_all(self._store, prefix)]
+        if urls:
+            self._store.delete_many(urls)
+        self.reset_counts()
+
+    def reset_counts(self) -> None:
+        self._base_counts = dict(self._store.request_counts())
+
+    def settle(self, index: int) -> Any:
+        raise IndexError("a real store has no pending visibility events")
+
+    def settle_all(self) -> None:
+        pass
+
+    def snapshot(self) -> dict[str, bytes]:
+        return {o.url: self._store.get(o.url)
+                for o in sorted(list_all(self._store, self.bucket_url + "/"),
+                                key=lambda o: o.url)}
+
+    def upload_urls(self) -> list[str]:
+        return [u.url for u in self._store.list_multipart_uploads(self.bucket_url + "/")]
+
+    def digest(self) -> str:
+        h = hashlib.sha256()
+        for url, data in self.snapshot().items():
+            h.update(f"o\0{url}\0{hashlib.md5(data).hexdigest()}\0".encode())
+        for url in sorted(self.upload_urls()):
+            h.update(f"u\0{url}\0".encode())
+        return h.hexdigest()
+
+
+_MOTO: dict[str, Any] = {}
+
+
+def moto_backend(bucket: str = "bucket") -> RealBackend:
+    """A backend on an in-process moto S3 (one per process, emptied for every run)."""
+    if "store" not in _MOTO:
+        import os
+
+        os.environ.setdefault("S3_UPLOAD_PART_MIN_SIZE", "1")
+        import boto3
+        from moto import mock_aws
+
+        from zerorename.stores import S3Store
+
+        mock = mock_aws()
+        mock.start()
+        client = boto3.client("s3", region_name="us-east-1")
+        client.create_bucket(Bucket=bucket)
+        _MOTO["mock"], _MOTO["store"] = mock, S3Store(client)
+    return RealBackend(_MOTO["store"], f"s3://{bucket}")

@@ -1,0 +1,37 @@
+"""The verdict matrix for the reference committers: same scopes, properties and JSON as the
+model's (``zerorename_model.verdicts``), with reference committers driven on model stores
+(``s3``, ``s3-2018``, ``hdfs``…) and on moto."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from zerorename_bridge.adapters import ReferenceFactory
+from zerorename_bridge.backends import moto_backend
+from zerorename_model.stores import PROFILES
+from zerorename_model.verdicts import Budget, format_matrix, matrix, save
+
+REFERENCE_COMMITTERS = ("v1", "v2", "directory", "partitioned", "magic", "manifest")
+REFERENCE_STORES = ("s3", "s3-2018", "abfs", "moto")
+#: moto costs milliseconds per request: its budgets are smaller than the model stores'
+QUICK = Budget(max_runs=60, seconds=3.0, hypothesis_examples=0)
+FULL = Budget(max_runs=3_000, seconds=60.0, hypothesis_examples=40)
+
+__all__ = ["format_matrix", "reference_matrix", "resolve", "save"]
+
+
+def resolve(committer: str, store: str) -> tuple[Any, Any]:
+    """Factory and backend for a reference committer on a model store or on moto."""
+    backend = moto_backend if store == "moto" else None
+    return ReferenceFactory(committer), backend
+
+
+def reference_matrix(committers: Sequence[str] | None = None,
+                     stores: Sequence[str] | None = None, props: Sequence[str] | None = None,
+                     *, quick: bool = True, traces: str | None = None,
+                     progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+    return matrix(committers or REFERENCE_COMMITTERS, stores or REFERENCE_STORES, props,
+                  quick=quick, traces=traces, progress=progress, resolve=resolve,
+                  known=REFERENCE_COMMITTERS, known_stores=(*PROFILES, "moto"),
+                  budget=QUICK if quick else FULL)

@@ -1,0 +1,990 @@
+"""What every zerorename committer shares: the reliable store, paths, files, and the
+lifecycle (setup → write → task commit → job commit, or abort) with its state checks.
+
+The public methods here are Hadoop's ``OutputCommitter`` (plus ``open``/``write``).  They
+check the call is legal (task methods need a task, a task commits once, a job commits once),
+run the subclass's step with a per-call :class:`~zerorename.executor.BoundedExecutor`, keep
+statistics, and turn a failed job commit into an aborted job with a failure report.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, TypeVar
+
+from zerorename.context import JobContext, Options, TaskContext, hostname
+from zerorename.errors import (
+    CommitError,
+    DestinationEscapeError,
+    DuplicateDestinationError,
+    FormatError,
+    JobFailedError,
+    NotFoundError,
+    PreconditionFailedError,
+    StoreError,
+)
+from zerorename.committers.cleanup import (
+    INTENT,
+    PENDING,
+    abort_all_under,
+    abort_owned,
+    abort_quietly,
+    delete_tree,
+    scan_job,
+)
+from zerorename.executor import BoundedExecutor, thread_count
+from zerorename.formats import (
+    TASK_ATTEMPT_ID,
+    PendingSet,
+    SinglePendingCommit,
+    SuccessData,
+    now_millis,
+    parse_json,
+)
+from zerorename.messages import TaskCommitMessage
+from zerorename.retry import RetryPolicy
+from zerorename.stages import (
+    SAVED_KEY,
+    TASK_ATTEMPT_NUMBER_KEY,
+    TASK_NAME_KEY,
+    FilenameSample,
+    StageContext,
+    StageRunner,
+    TaskSource,
+    complete_uploads,
+    load_pendingsets,
+)
+from zerorename.stats import IOStatistics
+from zerorename.store import (
+    ListPage,
+    ObjectInfo,
+    Store,
+    StoreCapabilities,
+    UploadInfo,
+    list_dir,
+)
+from zerorename.urls import join, parse_url
+
+__all__ = [
+    "BaseCommitter",
+    "JobLayout",
+    "ObjectWriter",
+    "OutputFile",
+    "ReliableStore",
+    "check_destination",
+    "check_relpath",
+]
+
+T = TypeVar("T")
+
+DEFAULT_PART_SIZE = 64 << 20
+SUCCESS_MARKER = "_SUCCESS"
+#: Path elements that hold committer data; a task may not write output there.
+RESERVED_FIRST_ELEMENTS = ("_temporary",)
+RESERVED_PREFIXES = ("__magic", "__staging_job-")
+
+RETRY_LIMIT_OPTION = "fs.s3a.retry.limit"
+RETRY_INTERVAL_OPTION = "fs.s3a.retry.interval"
+MARK_SUCCESS_OPTION = "mapreduce.fileoutputcommitter.marksuccessfuljobs"
+SUMMARY_DIR_OPTIONS = (
+    "fs.s3a.committer.summary.report.directory",
+    "mapreduce.manifest.committer.summary.report.directory",
+)
+THREADS_OPTION = "zerorename.committer.threads"
+
+
+# -- the store, made reliable ---------------------------------------------------------------
+
+
+def retry_policy(options: Options) -> RetryPolicy:
+    """Committer-level retries: ``fs.s3a.retry.limit`` retries (default 3) after the first
+    attempt, ``fs.s3a.retry.interval`` base delay (default 50ms, full jitter)."""
+    retries = options.get_int(RETRY_LIMIT_OPTION, default=3)
+    interval = options.get_seconds(RETRY_INTERVAL_OPTION, default=0.05)
+    return RetryPolicy(max_attempts=max(1, retries + 1), base_delay=max(0.0, interval),
+                       max_delay=max(interval * 16, 1.0))
+
+
+class ReliableStore:
+    """A :class:`~zerorename.store.Store` that retries transient failures and counts calls.
+
+    Retrying is only safe when a repeated request means the same thing, so three operations
+    resolve "my earlier attempt may have landed": a conditional PUT that meets 412 after a
+    retry checks whether the object now holds exactly its bytes; a complete that meets
+    NoSuchUpload after a retry checks the destination has the expected length
+    (:meth:`complete_checked`); callers of ``rename`` handle a vanished source themselves.
+    """
+
+    def __init__(self, inner: Store, policy: RetryPolicy, stats: IOStatistics) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.policy = policy
+        self.stats = stats
+
+    def _call(self, op: str, fn: Callable[[], T], tries: list[int] | None = None) -> T:
+        def once() -> T:
+            if tries is not None:
+                tries[0] += 1
+            with self.stats.duration(f"store_{op}"):
+                return fn()
+
+        def on_retry(attempt: int, exc: BaseException, delay: float) -> None:
+            self.stats.incr("store_retries")
+
+        return self.policy.call(once, on_retry=on_retry)
+
+    def capabilities(self) -> StoreCapabilities:
+        return self.inner.capabilities()
+
+    def request_counts(self) -> dict[str, int]:
+        return self.inner.request_counts()
+
+    def put(self, url: str, data: bytes, *, if_none_match: bool = False,
+            if_match: str | None = None) -> str:
+        tries = [0]
+        try:
+            return self._call("put", lambda: self.inner.put(
+                url, data, if_none_match=if_none_match, if_match=if_match), tries)
+        except PreconditionFailedError:
+            if tries[0] > 1 and if_none_match:
+                info = self.inner.head(url)
+                mine = hashlib.md5(data, usedforsecurity=False).hexdigest()
+                if info is not None and info.etag.strip('"') == mine:
+                    return mine
+            raise
+
+    def get(self, url: str) -> bytes:
+        return self._call("get", lambda: self.inner.get(url))
+
+    def head(self, url: str) -> ObjectInfo | None:
+        return self._call("head", lambda: self.inner.head(url))
+
+    def list_page(self, prefix: str, *, delimiter: str | None = None, token: str | None = None,
+                  max_keys: int = 1000) -> ListPage:
+        return self._call("list_page", lambda: self.inner.list_page(
+            prefix, delimiter=delimiter, token=token, max_keys=max_keys))
+
+    def delete(self, url: str) -> None:
+        self._call("delete", lambda: self.inner.delete(url))
+
+    def delete_many(self, urls: Sequence[str]) -> None:
+        if urls:
+            self._call("delete_many", lambda: self.inner.delete_many(list(urls)))
+
+    def copy(self, src: str, dst: str) -> str:
+        return self._call("copy", lambda: self.inner.copy(src, dst))
+
+    def rename(self, src: str, dst: str) -> None:
+        self._call("rename", lambda: self.inner.rename(src, dst))
+
+    def create_multipart(self, url: str) -> str:
+        return self._call("create_multipart", lambda: self.inner.create_multipart(url))
+
+    def upload_part(self, url: str, upload_id: str, part_number: int, data: bytes) -> str:
+        return self._call("upload_part",
+                          lambda: self.inner.upload_part(url, upload_id, part_number, data))
+
+    def complete_multipart(self, url: str, upload_id: str, parts: Sequence[tuple[int, str]], *,
+                           if_none_match: bool = False) -> str:
+        return self._call("complete_multipart", lambda: self.inner.complete_multipart(
+            url, upload_id, parts, if_none_match=if_none_match))
+
+    def complete_checked(self, url: str, upload_id: str, parts: Sequence[tuple[int, str]],
+                         length: int) -> str:
+        """Complete; if a retried complete finds the upload gone, accept the object only when
+        it is there with the expected ``length`` (our first attempt did land)."""
+        tries = [0]
+        try:
+            return self._call("complete_multipart", lambda: self.inner.complete_multipart(
+                url, upload_id, parts), tries)
+        except NotFoundError:
+            if tries[0] > 1:
+                info = self.inner.head(url)
+                if info is not None and info.size == length:
+                    self.stats.incr("store_complete_recovered")
+                    return info.etag
+            raise
+
+    def abort_multipart(self, url: str, upload_id: str) -> None:
+        self._call("abort_multipart", lambda: self.inner.abort_multipart(url, upload_id))
+
+    def list_multipart_uploads(self, prefix: str) -> list[UploadInfo]:
+        return self._call("list_multipart_uploads",
+                          lambda: self.inner.list_multipart_uploads(prefix))
+
+
+# -- paths -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JobLayout:
+    """Where a job keeps its records: ``root`` holds every job attempt; ``attempt_dir`` this
+    one.  Task data and records are per task *attempt*, so attempts never share a path."""
+
+    root: str
+    attempt: int
+
+    @property
+    def attempt_dir(self) -> str:
+        return join(self.root, f"{self.attempt:02d}")
+
+    def attempt_dir_of(self, attempt: int) -> str:
+        return join(self.root, f"{attempt:02d}")
+
+    @property
+    def marker(self) -> str:
+        """Written by setup_job; Hadoop-protocol job commit requires it (a second commit of
+        the same job finds it gone and fails, as Hadoop's does)."""
+        return join(self.attempt_dir, "_job.json")
+
+    @property
+    def tasks_dir(self) -> str:
+        return join(self.attempt_dir, "tasks")
+
+    def task_dir(self, attempt_id: str) -> str:
+        return join(self.tasks_dir, attempt_id)
+
+    def task_intent(self, attempt_id: str) -> str:
+        return join(self.tasks_dir, f"{attempt_id}.intent")
+
+    @property
+    def pendingsets_dir(self) -> str:
+        return join(self.attempt_dir, "pendingsets")
+
+    def pendingset(self, attempt_id: str) -> str:
+        return join(self.pendingsets_dir, f"{attempt_id}.pendingset")
+
+    @property
+    def manifests_dir(self) -> str:
+        return join(self.attempt_dir, "manifests")
+
+    def manifest(self, attempt_id: str) -> str:
+        return join(self.manifests_dir, f"{attempt_id}-manifest.json")
+
+    @property
+    def committed_dir(self) -> str:
+        return join(self.attempt_dir, "committed")
+
+    def committed_task_dir(self, task_name: str, attempt: int | None = None) -> str:
+        base = self.committed_dir if attempt is None else join(self.attempt_dir_of(attempt),
+                                                              "committed")
+        return join(base, task_name)
+
+
+def check_relpath(rel: str, *, where: str | None = None) -> str:
+    """Validate a path relative to the destination: no escape, no reserved committer area.
+
+    Rejected: empty; absolute or with a scheme; empty, ``.`` or ``..`` elements; a first
+    element reserved for committer data (``_temporary``, ``__magic…``, ``__staging_job-…``);
+    ``_SUCCESS`` at the root (job commit writes it).
+    """
+    name = where or rel
+    if not isinstance(rel, str) or not rel:
+        raise DestinationEscapeError(str(name), "empty path")
+    if "\x00" in rel:
+        raise DestinationEscapeError(name, "NUL byte in path")
+    if rel.startswith("/") or "://" in rel:
+        raise DestinationEscapeError(name, "absolute path; expected a path relative to the "
+                                           "job destination")
+    parts = rel.split("/")
+    if any(p in ("", ".", "..") for p in parts):
+        raise DestinationEscapeError(name, f"path {rel!r} has an empty, '.' or '..' element")
+    first = parts[0]
+    if first in RESERVED_FIRST_ELEMENTS or first.startswith(RESERVED_PREFIXES):
+        raise DestinationEscapeError(name, f"{first!r} is reserved for committer data")
+    if rel == SUCCESS_MARKER:
+        raise DestinationEscapeError(name, "_SUCCESS is written by job commit")
+    return rel
+
+
+_SCHEME_ALIASES = {"s3a": "s3", "s3n": "s3"}
+
+
+def check_destination(url: str, dest: str, path: str) -> str:
+    """The path of ``url`` below the job destination ``dest``; a
+    :class:`DestinationEscapeError` naming ``path`` (the record) if it lies anywhere else
+    (another bucket or scheme, a sibling like ``dest10``, ``..``, a reserved area)."""
+    try:
+        u = parse_url(url)
+    except CommitError as exc:
+        raise DestinationEscapeError(path, f"destination {url!r} is not a URL: {exc.reason}") \
+            from None
+    d = parse_url(dest)
+    same_store = (_SCHEME_ALIASES.get(u.scheme, u.scheme) == _SCHEME_ALIASES.get(d.scheme, d.scheme)
+                  and u.bucket == d.bucket)
+    prefix = d.key.rstrip("/") + "/" if d.key.strip("/") else ""
+    if not same_store or not u.key.startswith(prefix):
+        raise DestinationEscapeError(path, f"destination {url} is outside the job "
+                                           f"destination {dest}")
+    rel = u.key[len(prefix):]
+    try:
+        return check_relpath(rel)
+    except DestinationEscapeError as exc:
+        raise DestinationEscapeError(path, f"destination {url}: {exc.reason}") from None
+
+
+def dest_url(dest: str, rel: str) -> str:
+    """``dest/rel`` for a validated ``rel`` (no normalisation: keys are kept exactly)."""
+    return f"{dest.rstrip('/')}/{rel}"
+
+
+# -- files being written -------------------------------------------------------------------
+
+
+class OutputFile:
+    """A binary file being written by a task: ``write``, then ``close`` (or ``abort``).
+
+    Used as a context manager, an exception inside the block aborts the file (its upload or
+    local data is discarded) instead of committing a partial file.
+    """
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._pos = 0
+        self._closed = False
+        self._lock = threading.Lock()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def writable(self) -> bool:
+        return True
+
+    def readable(self) -> bool:
+        return False
+
+    def seekable(self) -> bool:
+        return False
+
+    def tell(self) -> int:
+        return self._pos
+
+    def flush(self) -> None:
+        return None
+
+    def write(self, data: bytes | bytearray | memoryview) -> int:
+        if self._closed:
+            raise CommitError(self.url, "write to a closed file")
+        chunk = bytes(data)
+        with self._lock:
+            self._write(chunk)
+            self._pos += len(chunk)
+        return len(chunk)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._finish()
+
+    def abort(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._abort()
+
+    def __enter__(self) -> OutputFile:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: object) -> None:
+        if exc_type is None:
+            self.close()
+            return
+        try:
+            self.abort()
+        except Exception as secondary:  # keep the original error; note the abort failure
+            if exc is not None:
+                exc.add_note(f"aborting {self.url} also failed: {secondary}")
+
+    # subclass hooks
+    def _write(self, data: bytes) -> None:
+        raise NotImplementedError
+
+    def _finish(self) -> None:
+        raise NotImplementedError
+
+    def _abort(self) -> None:
+        raise NotImplementedError
+
+
+class ObjectWriter(OutputFile):
+    """Writes one object: buffered and PUT on close, or — once it outgrows one part and the
+    store has multipart uploads — streamed as a multipart upload completed on close.  Memory
+    stays bounded by the part size whatever the file size."""
+
+    def __init__(self, store: ReliableStore, url: str, part_size: int, multipart: bool,
+                 on_close: Callable[[str, int, str], None]) -> None:
+        super().__init__(url)
+        self.store = store
+        self.part_size = part_size
+        self.multipart = multipart
+        self.on_close = on_close
+        self._buf = bytearray()
+        self._upload: str | None = None
+        self._parts: list[tuple[int, str]] = []
+
+    def _write(self, data: bytes) -> None:
+        self._buf += data
+        if not self.multipart:
+            return
+        while len(self._buf) >= self.part_size:
+            if self._upload is None:
+                self._upload = self.store.create_multipart(self.url)
+            self._send(bytes(self._buf[: self.part_size]))
+            del self._buf[: self.part_size]
+
+    def _send(self, chunk: bytes) -> None:
+        assert self._upload is not None
+        number = len(self._parts) + 1
+        self._parts.append((number, self.store.upload_part(self.url, self._upload, number,
+                                                           chunk)))
+
+    def _finish(self) -> None:
+        if self._upload is None:
+            etag = self.store.put(self.url, bytes(self._buf))
+        else:
+            if self._buf or not self._parts:
+                self._send(bytes(self._buf))
+            etag = self.store.complete_checked(self.url, self._upload, self._parts, self._pos)
+        self._buf = bytearray()
+        self.on_close(self.url, self._pos, etag)
+
+    def _abort(self) -> None:
+        self._buf = bytearray()
+        if self._upload is not None:
+            try:
+                self.store.abort_multipart(self.url, self._upload)
+            except NotFoundError:
+                pass
+
+
+# -- the committer ---------------------------------------------------------------------------
+
+
+class BaseCommitter:
+    """Lifecycle, checks and shared machinery; subclasses implement the ``_steps``."""
+
+    name: ClassVar[str] = ""
+    #: Hadoop's name for the committer class, recorded in _SUCCESS diagnostics.
+    hadoop_class: ClassVar[str] = ""
+    thread_options: ClassVar[tuple[str, ...]] = ("fs.s3a.committer.threads",)
+    default_threads: ClassVar[int] = 8
+    #: task-completion counter name in this committer family's statistics
+    tasks_counter: ClassVar[str] = "committer_tasks_completed"
+
+    def __init__(self, store: Store, job: JobContext, task: TaskContext | None = None) -> None:
+        if not isinstance(job, JobContext):
+            raise CommitError(str(job), "job must be a zerorename.JobContext")
+        if task is not None:
+            if not isinstance(task, TaskContext):
+                raise CommitError(str(task), "task must be a zerorename.TaskContext")
+            if task.job.id != job.id or task.job.attempt != job.attempt \
+                    or task.job.dest != job.dest:
+                raise CommitError(task.attempt_id, f"task belongs to job {task.job.id} attempt "
+                                  f"{task.job.attempt}, not {job.id} attempt {job.attempt}")
+        self.job = job
+        self.task = task
+        self.dest = job.dest
+        self.opts = job.opts
+        self.stats = IOStatistics()
+        self.raw_store = store
+        self.store = ReliableStore(store, retry_policy(self.opts), self.stats)
+        self.caps = store.capabilities()
+        self.threads = thread_count(self.opts, THREADS_OPTION, *self.thread_options,
+                                    default=self.default_threads)
+        self.part_size = self.opts.get_size("fs.s3a.multipart.size", default=DEFAULT_PART_SIZE)
+        if self.part_size < 1:
+            raise CommitError("fs.s3a.multipart.size", f"part size {self.part_size} < 1")
+        self.mark_success = self.opts.get_bool(MARK_SUCCESS_OPTION, default=True)
+        self._opened: set[str] = set()
+        self._open_files: dict[str, OutputFile] = {}
+        self._state_lock = threading.Lock()
+        self._task_committed = False
+        self._job_committed = False
+        self.last_success: SuccessData | None = None
+
+    # -- identity and paths ----------------------------------------------------------------
+
+    @property
+    def job_id(self) -> str:
+        return self.job.id
+
+    @property
+    def work_path(self) -> str:
+        """Where this task attempt's output is written before commit (a URL)."""
+        return self._work_path(self._require_task())
+
+    def _work_path(self, task: TaskContext) -> str:
+        raise NotImplementedError
+
+    def _require_task(self) -> TaskContext:
+        if self.task is None:
+            raise CommitError(self.dest, f"{self.name}: this is a job committer; task "
+                              "operations need create_committer(..., task=job.task(...))")
+        return self.task
+
+    def executor(self, name: str, capacity: int | None = None) -> BoundedExecutor:
+        return BoundedExecutor(self.threads, f"{self.name}-{name}", capacity)
+
+    def iostatistics(self) -> dict[str, Any]:
+        return self.stats.snapshot()
+
+    def __repr__(self) -> str:
+        who = self.task.attempt_id if self.task else f"job {self.job.id}"
+        return f"{type(self).__name__}({self.dest!r}, {who})"
+
+    # -- job side --------------------------------------------------------------------------
+
+    def setup_job(self) -> None:
+        """Check the destination is usable and record that the job attempt exists."""
+        with self.stats.duration("job_stage_setup"):
+            if self.store.head(self.dest) is not None:
+                raise CommitError(self.dest, "destination is a file, not a directory")
+            self._setup_job()
+
+    def _setup_job(self) -> None:
+        raise NotImplementedError
+
+    def commit_job(self, messages: Sequence[TaskCommitMessage | Mapping[str, Any] | str]
+                   | None = None) -> SuccessData:
+        """Publish the committed tasks' output.
+
+        ``messages=None``: Hadoop's protocol — find the committed tasks from the store.
+        A list: Spark's protocol — commit exactly these tasks (no listing of task data).
+        Either way, this job's uploads/data not in the committed set are discarded.  On any
+        failure the job is aborted (what it owns is discarded) and the error re-raised.
+        """
+        if self._job_committed:
+            raise CommitError(self.dest, f"job {self.job.id} was already committed")
+        parsed: list[TaskCommitMessage] | None = None
+        try:
+            if messages is not None:
+                parsed = self._parse_messages(messages)
+            with self.stats.duration("committer_commit_job"):
+                success = self._commit_job(parsed)
+        except BaseException as exc:
+            self.stats.incr("committer_jobs_failed")
+            self._after_job_failure(exc)
+            if isinstance(exc, CommitError) or not isinstance(exc, Exception):
+                raise
+            raise JobFailedError(self.dest, f"job commit failed: {type(exc).__name__}: {exc}") \
+                from exc
+        self._job_committed = True
+        self.last_success = success
+        return success
+
+    def _commit_job(self, messages: list[TaskCommitMessage] | None) -> SuccessData:
+        raise NotImplementedError
+
+    def _after_job_failure(self, exc: BaseException) -> None:
+        """Abort what the job owns and save a failure report; never raises."""
+        try:
+            self._abort_job(failed=True)
+        except Exception as secondary:
+            exc.add_note(f"aborting the job after the failure also failed: {secondary}")
+        try:
+            report = self.success_data([], stage="committer_commit_job", success=False)
+            report.diagnostics["exception"] = f"{type(exc).__name__}: {exc}"
+            self._save_report(report)
+        except Exception as secondary:
+            exc.add_note(f"saving the failure report also failed: {secondary}")
+
+    def abort_job(self) -> None:
+        """Discard everything this job owns (uploads, records, temporary data).  Idempotent;
+        output already published by a completed job commit is not touched."""
+        with self.stats.duration("job_stage_abort"):
+            self._abort_job(failed=False)
+
+    def _abort_job(self, *, failed: bool) -> None:
+        raise NotImplementedError
+
+    def cleanup_job(self) -> None:
+        """Remove the job's temporary data (and any uploads it left).  Idempotent."""
+        with self.stats.duration("job_stage_cleanup"):
+            self._abort_job(failed=False)
+
+    def is_recovery_supported(self) -> bool:
+        return False
+
+    def recover_task(self, task: TaskContext | None = None) -> None:
+        who = task.attempt_id if task is not None else self.job.id
+        raise CommitError(who, f"cannot recover task output: the {self.name} committer does "
+                               "not support task recovery (rerun the task)")
+
+    # -- task side -------------------------------------------------------------------------
+
+    def setup_task(self) -> None:
+        self._require_task()
+        with self.stats.duration("task_stage_setup"):
+            self._setup_task()
+
+    def _setup_task(self) -> None:
+        return None
+
+    def open(self, relpath: str) -> OutputFile:
+        """Open ``relpath`` (relative to the destination) for writing by this task attempt."""
+        task = self._require_task()
+        rel = check_relpath(relpath)
+        with self._state_lock:
+            if self._task_committed:
+                raise CommitError(rel, f"task attempt {task.attempt_id} already committed")
+            if rel in self._opened:
+                raise DuplicateDestinationError(
+                    dest_url(self.dest, rel), f"task attempt {task.attempt_id} already "
+                    "opened this path: one task may write each destination once")
+            self._opened.add(rel)
+        try:
+            handle = self._open(task, rel)
+        except BaseException:
+            with self._state_lock:
+                self._opened.discard(rel)
+            raise
+        with self._state_lock:
+            self._open_files[rel] = handle
+        return handle
+
+    def _open(self, task: TaskContext, rel: str) -> OutputFile:
+        raise NotImplementedError
+
+    def _file_closed(self, rel: str) -> None:
+        with self._state_lock:
+            self._open_files.pop(rel, None)
+
+    def write(self, relpath: str, data: bytes) -> None:
+        """Write a whole file in one call (``open`` + ``write`` + ``close``)."""
+        with self.open(relpath) as f:
+            f.write(data)
+
+    def needs_task_commit(self) -> bool:
+        return self._needs_task_commit(self._require_task())
+
+    def _needs_task_commit(self, task: TaskContext) -> bool:
+        raise NotImplementedError
+
+    def commit_task(self) -> TaskCommitMessage:
+        """Make this attempt's output part of the job (invisible until job commit, except
+        for v2) and return the message for the driver."""
+        task = self._require_task()
+        with self._state_lock:
+            if self._task_committed:
+                raise CommitError(task.attempt_id, "task attempt already committed")
+            still_open = sorted(self._open_files)
+        if still_open:
+            raise CommitError(dest_url(self.dest, still_open[0]),
+                              f"{len(still_open)} file(s) still open at task commit: close "
+                              "them first")
+        try:
+            with self.stats.duration("task_stage_commit"):
+                message = self._commit_task(task)
+        except BaseException:
+            self.stats.incr("committer_tasks_failed")
+            raise
+        self._task_committed = True
+        return message
+
+    def _commit_task(self, task: TaskContext) -> TaskCommitMessage:
+        raise NotImplementedError
+
+    def count_task_success(self) -> dict[str, Any]:
+        """Count this task's success and snapshot the statistics that travel to _SUCCESS."""
+        self.stats.incr(self.tasks_counter)
+        return self.stats.snapshot()
+
+    def abort_task(self) -> None:
+        """Discard this attempt's output.  Safe to call from another process (it finds the
+        attempt's records in the store) and more than once."""
+        task = self._require_task()
+        with self._state_lock:
+            handles = list(self._open_files.values())
+            self._open_files.clear()
+        for handle in handles:
+            try:
+                handle.abort()
+            except NotFoundError:
+                pass
+        with self.stats.duration("task_stage_abort_task"):
+            self._abort_task(task)
+
+    def _abort_task(self, task: TaskContext) -> None:
+        raise NotImplementedError
+
+    # -- messages --------------------------------------------------------------------------
+
+    def make_message(self, task: TaskContext, kind: str, payload: dict[str, Any], record: str,
+                     stats: dict[str, Any]) -> TaskCommitMessage:
+        return TaskCommitMessage(
+            committer=self.name, job_id=self.job.id, job_attempt=self.job.attempt,
+            task_id=task.task_id, task_attempt=task.attempt, attempt_id=task.attempt_id,
+            kind=kind, payload=payload, record=record, iostatistics=stats,
+        )
+
+    def _parse_messages(self, messages: Sequence[TaskCommitMessage | Mapping[str, Any] | str]
+                        ) -> list[TaskCommitMessage]:
+        if isinstance(messages, (str, bytes, Mapping)):
+            raise FormatError("task commit messages", "expected a list of messages")
+        parsed: list[TaskCommitMessage] = []
+        seen: dict[int, str] = {}
+        for raw in messages:
+            msg = TaskCommitMessage.from_json(raw)
+            if msg.job_id != self.job.id:
+                raise FormatError(msg.path, f"written by job {msg.job_id}, not this job "
+                                            f"{self.job.id}")
+            if msg.job_attempt != self.job.attempt:
+                raise FormatError(msg.path, f"from job attempt {msg.job_attempt}, this is job "
+                                            f"attempt {self.job.attempt}")
+            if msg.committer != self.name:
+                raise FormatError(msg.path, f"written by the {msg.committer} committer, not "
+                                            f"{self.name}")
+            if msg.task_id in seen:
+                raise CommitError(msg.path, f"task {msg.task_id} is committed twice (also by "
+                                            f"{seen[msg.task_id]}): which output wins is "
+                                            "undefined")
+            seen[msg.task_id] = msg.attempt_id
+            parsed.append(msg)
+        return parsed
+
+    # -- _SUCCESS --------------------------------------------------------------------------
+
+    def success_data(self, filenames: list[str], *, stage: str, success: bool = True,
+                     task_stats: IOStatistics | None = None) -> SuccessData:
+        stats = IOStatistics()
+        stats.aggregate(self.stats)
+        stats.aggregate(task_stats)
+        return SuccessData(
+            committer=self.name, job_id=self.job.id, job_id_source=self.job.job_id_source,
+            hostname=hostname(),
+            description=f"zerorename {self.name} committer, job attempt {self.job.attempt}",
+            success=success, filenames=filenames, stage=stage,
+            state="SUCCEEDED" if success else "FAILED",
+            diagnostics={
+                "committer.class": f"{type(self).__module__}.{type(self).__name__}",
+                "hadoop.committer": self.hadoop_class,
+                "stage": stage,
+                "threads": str(self.threads),
+                "fs.s3a.multipart.size": str(self.part_size),
+                "destination": self.dest,
+            },
+            iostatistics=stats.snapshot(),
+        )
+
+    def save_success(self, data: SuccessData) -> None:
+        if self.mark_success:
+            with self.stats.duration("job_stage_save_success_marker"):
+                self.store.put(join(self.dest, SUCCESS_MARKER), data.to_bytes())
+        self._save_report(data)
+
+    def _save_report(self, data: SuccessData) -> None:
+        directory = self.opts.get_str(*SUMMARY_DIR_OPTIONS)
+        if directory:
+            self.store.put(join(directory, f"summary-{self.job.id}.json"), data.to_bytes())
+
+    # -- small helpers ---------------------------------------------------------------------
+
+    def put_json(self, url: str, data: Mapping[str, Any]) -> None:
+        self.store.put(url, json.dumps(dict(data), ensure_ascii=False).encode("utf-8"))
+
+    def write_marker(self) -> None:
+        self.put_json(self.job_layout().marker, {
+            "jobId": self.job.id, "jobAttempt": self.job.attempt, "committer": self.name,
+            "destination": self.dest,
+        })
+
+    def job_layout(self) -> JobLayout:
+        raise NotImplementedError
+
+    def require_marker(self) -> None:
+        """Hadoop protocol: commit_job of a job attempt that was never set up (or has already
+        been committed and cleaned up) must fail, not publish an empty job."""
+        marker = self.job_layout().marker
+        if self.store.head(marker) is None:
+            raise NotFoundError(marker, f"job attempt directory does not exist: job {self.job.id}"
+                                        " was never set up, or was already committed/aborted")
+
+
+# -- the S3A family: uncompleted multipart uploads --------------------------------------------
+
+
+ABORT_ALL_OPTIONS = ("fs.s3a.committer.abort.pending.uploads",
+                     "fs.s3a.committer.staging.abort.pending.uploads")
+
+
+class S3ACommitter(BaseCommitter):
+    """Shared by the staging and magic committers: tasks leave uncompleted multipart uploads
+    to the final keys and a ``.pendingset`` listing them; job commit completes them.
+
+    Records live under a per-job root (``root_pattern``), one subdirectory per job attempt;
+    ``pendingsets/<attempt id>.pendingset`` is named per task *attempt*, so a duplicate
+    attempt can never overwrite a committed one (HADOOP-17258), and Hadoop-protocol job commit
+    picks the last committed attempt of each task.
+    """
+
+    tasks_counter: ClassVar[str] = "committer_tasks_succeeded"
+    root_pattern: ClassVar[str] = ""
+
+    def __init__(self, store: Store, job: JobContext, task: TaskContext | None = None, *,
+                 staging_store: Store | None = None) -> None:
+        super().__init__(store, job, task)
+        if not self.caps.multipart:
+            raise CommitError(self.dest, f"the {self.name} committer needs multipart uploads, "
+                                         f"which store {store.name} does not offer")
+        self.abort_all_uploads = self.opts.get_bool(*ABORT_ALL_OPTIONS, default=False)
+        self.layout = JobLayout(self._job_root(), job.attempt)
+
+    def _job_root(self) -> str:
+        return join(self.dest, self.root_pattern.format(id=self.job.id))
+
+    def job_layout(self) -> JobLayout:
+        return self.layout
+
+    # -- job -------------------------------------------------------------------------------
+
+    def _setup_job(self) -> None:
+        self.check_conflicts_at_setup()
+        self.write_marker()
+
+    def check_conflicts_at_setup(self) -> None:
+        return None
+
+    def prepare_destination(self, ctx: Any, loaded: Any) -> None:
+        """Conflict resolution before any upload completes (staging committers)."""
+        return None
+
+    def _commit_job(self, messages: list[TaskCommitMessage] | None) -> SuccessData:
+        runner = StageRunner(self.stats, self.job)
+        with self.executor("commit") as pool:
+            ctx = StageContext(self.store, self.job, self.stats, pool, runner, self.name)
+            records = runner.run("job_stage_scan_records",
+                                 lambda: scan_job(self.store, self.layout.root))
+            if messages is None:
+                if self.layout.marker not in records.urls:
+                    raise NotFoundError(self.layout.marker, "job attempt directory does not "
+                                        f"exist: job {self.job.id} was never set up, or was "
+                                        "already committed or aborted")
+                sources = [TaskSource(url=u)
+                           for u in records.pendingsets_of_job_attempt(self.job.attempt)]
+            else:
+                sources = [TaskSource(message=m) for m in messages]
+
+            def check(url: str, path: str) -> str:
+                return check_destination(url, self.dest, path)
+
+            loaded = runner.run("job_stage_load_pendingsets",
+                                lambda: load_pendingsets(ctx, sources, check))
+            with loaded.spool:
+                outcome = runner.run("job_stage_abort_uncommitted", lambda: abort_owned(
+                    self.store, records, pool, committed_ids=loaded.committed_ids,
+                    committed_attempts=loaded.winners, dest=self.dest))
+                runner.run("job_stage_prepare_destination",
+                           lambda: self.prepare_destination(ctx, loaded))
+                filenames = FilenameSample()
+                runner.run("job_stage_complete_uploads",
+                           lambda: complete_uploads(ctx, loaded, filenames))
+            self.stats.incr("committer_jobs_completed")
+            success = self.success_data(filenames.names, stage="committer_commit_job",
+                                        task_stats=loaded.task_stats)
+            success.metrics.update({"files": loaded.files, "bytes": loaded.bytes,
+                                    "tasks": len(loaded.winners)})
+            if loaded.duplicates_resolved:
+                success.diagnostics["duplicate.task.commits"] = "; ".join(
+                    loaded.duplicates_resolved)
+            if outcome.unreadable:
+                success.diagnostics["unreadable.records"] = "; ".join(
+                    str(e) for e in outcome.unreadable[:10])
+            if outcome.failures:
+                success.diagnostics["abort.failures"] = "; ".join(
+                    f"{what}: {exc}" for what, exc in outcome.failures[:10])
+            self.save_success(success)
+            runner.run("job_stage_cleanup", lambda: self._cleanup(not outcome.failures,
+                                                                   loaded.committed_ids))
+        return success
+
+    def _cleanup(self, delete_records: bool, keep_ids: set[str]) -> None:
+        if self.abort_all_uploads:
+            self.stats.incr("committer_commits_aborted",
+                            abort_all_under(self.store, self.dest, keep_ids))
+        if delete_records:
+            delete_tree(self.store, self.layout.root)
+
+    def _abort_job(self, *, failed: bool) -> None:
+        records = scan_job(self.store, self.layout.root)
+        with self.executor("abort") as pool:
+            outcome = abort_owned(self.store, records, pool, dest=self.dest)
+        self.stats.incr("committer_commits_aborted", outcome.aborted)
+        if self.abort_all_uploads:
+            self.stats.incr("committer_commits_aborted", abort_all_under(self.store, self.dest))
+        self._abort_local()
+        if outcome.failures:
+            what, first = outcome.failures[0]
+            raise JobFailedError(what, f"could not abort {len(outcome.failures)} upload(s) of "
+                                       f"job {self.job.id} ({first}); its records are kept "
+                                       f"under {self.layout.root} for a retry of abort_job")
+        delete_tree(self.store, self.layout.root, objects=records.objects)
+
+    def _abort_local(self) -> None:
+        """Remove local data of this job in this process (staging committers)."""
+        return None
+
+    # -- task ------------------------------------------------------------------------------
+
+    def save_pendingset(self, task: TaskContext, commits: list[Any]) -> TaskCommitMessage:
+        """Save this attempt's pendingset (attempt-unique name) and build its message."""
+        stats = self.count_task_success()
+        pset = PendingSet(
+            job_id=self.job.id, commits=commits,
+            extra_data={
+                TASK_ATTEMPT_ID: task.attempt_id, TASK_NAME_KEY: task.task_name,
+                TASK_ATTEMPT_NUMBER_KEY: str(task.attempt), SAVED_KEY: str(now_millis()),
+                "zerorename.committer": self.name,
+            },
+            iostatistics=stats,
+        )
+        url = self.layout.pendingset(task.attempt_id)
+        with self.stats.duration("task_stage_save_pendingset"):
+            self.store.put(url, pset.to_bytes())
+        return self.make_message(task, "pendingset", {"pendingset": pset.to_json()}, url, stats)
+
+    def abort_recorded(self, task: TaskContext, known: dict[str, str]) -> None:
+        """Abort the uploads this attempt recorded (its pendingset, its ``.pending`` files and
+        ``known`` id → url), then delete those records.  Intents with no ``.pending`` beside
+        them are kept: the job's abort sweeps their keys (a sibling attempt of the same task
+        may be writing the same key right now, so a task must not sweep)."""
+        ids = dict(known)
+        to_delete: list[str] = []
+        pset_url = self.layout.pendingset(task.attempt_id)
+        try:
+            pset = PendingSet.from_json(parse_json(self.store.get(pset_url), pset_url), pset_url)
+            ids.update({c.upload_id: c.url for c in pset.commits})
+            to_delete.append(pset_url)
+        except NotFoundError:
+            pass
+        listed = [o.url for o in list_dir(self.store, self.layout.task_dir(task.attempt_id))]
+        pendings = [u for u in listed if u.endswith(PENDING)]
+        with self.executor("abort-task") as pool:
+            def read(url: str) -> tuple[str, SinglePendingCommit | None]:
+                try:
+                    return url, SinglePendingCommit.from_bytes(self.store.get(url), url)
+                except (NotFoundError, FormatError):
+                    return url, None
+
+            for url, commit in pool.imap(read, pendings):
+                if commit is not None:
+                    ids[commit.upload_id] = commit.url
+                    to_delete.append(url)
+                    to_delete.append(url[: -len(PENDING)] + INTENT)
+
+            def abort(item: tuple[str, str]) -> bool:
+                return abort_quietly(self.store, item[1], item[0])
+
+            _results, errors = pool.run_all(abort, sorted(ids.items()))
+        if errors:
+            (uid, url), exc = errors[0]
+            raise CommitError(url, f"could not abort upload {uid} of task attempt "
+                                   f"{task.attempt_id}: {exc}")
+        existing = set(listed) | {pset_url}
+        self.store.delete_many(sorted(u for u in set(to_delete) if u in existing))

@@ -1,0 +1,383 @@
+"""Finding and aborting what a job owns — and nothing else.
+
+The classic S3A cleanup listed every incomplete upload under the destination and aborted them
+all.  That killed any other job writing to the same destination (HADOOP-17318), and a bare
+string prefix (``out`` matching ``out10``) killed jobs writing to *adjacent* destinations
+(the "dataset1 vs dataset10" bug).  zerorename scopes every abort to the job:
+
+* uploads are found from the job's own records under its job root (``.pendingset`` files,
+  ``.pending`` files, and *upload intents* written before each upload is created);
+* an upload whose ID was never recorded (the writer died between creating it and writing its
+  ``.pending``) is found by listing uploads for the **exact key** its intent names, never by a
+  prefix;
+* the committed set is never aborted, and job roots are treated as directories
+  (``dir_prefix``) everywhere.
+
+Aborting by exact key can still meet another job's upload to the very same key; two jobs
+writing one key at once conflict anyway (the later complete wins), so this is documented
+rather than solved.  The option ``fs.s3a.committer.abort.pending.uploads`` restores Hadoop's
+destination-wide abort for users who want it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from zerorename.errors import CommitError, NotFoundError
+from zerorename.executor import BoundedExecutor
+from zerorename.formats import PendingSet, SinglePendingCommit, UploadIntent, parse_json
+from zerorename.store import ObjectInfo, Store, UploadInfo, list_dir
+from zerorename.urls import dir_prefix, is_under, join
+
+__all__ = [
+    "AbortOutcome",
+    "JobRecords",
+    "PendingUpload",
+    "abort_owned",
+    "abort_quietly",
+    "abort_uploads",
+    "delete_tree",
+    "list_uploads",
+    "scan_job",
+    "sweep_keys",
+]
+
+PENDING = ".pending"
+PENDINGSET = ".pendingset"
+INTENT = ".intent"
+#: Above this many keys, one listing of the destination beats one listing per key.
+_PER_KEY_SWEEP_LIMIT = 8
+_DELETE_BATCH = 1000
+
+
+@dataclass
+class JobRecords:
+    """Everything under one job root, classified by task attempt."""
+
+    root: str
+    objects: list[ObjectInfo] = field(default_factory=list)
+    pendingsets: dict[str, list[str]] = field(default_factory=dict)
+    pendings: dict[str, list[str]] = field(default_factory=dict)
+    intents: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def attempts(self) -> set[str]:
+        return set(self.pendingsets) | set(self.pendings) | set(self.intents)
+
+    @property
+    def urls(self) -> list[str]:
+        return [o.url for o in self.objects]
+
+    def pendingsets_of_job_attempt(self, job_attempt: int) -> list[str]:
+        """The ``.pendingset`` files saved under job attempt ``job_attempt``."""
+        prefix = dir_prefix(join(self.root, f"{job_attempt:02d}"))
+        return sorted(u for urls in self.pendingsets.values() for u in urls
+                      if u.startswith(prefix))
+
+
+def _attempt_of(root: str, url: str) -> str | None:
+    """The task attempt a record belongs to, from its path:
+    ``<root>/<NN>/tasks/<attempt>[.intent|/...]`` or ``<root>/<NN>/pendingsets/<attempt>.pendingset``."""
+    rel = url[len(dir_prefix(root)):]
+    parts = rel.split("/")
+    if len(parts) < 3:
+        return None
+    if parts[1] == "tasks":
+        name = parts[2]
+        return name[: -len(INTENT)] if len(parts) == 3 and name.endswith(INTENT) else name
+    if parts[1] == "pendingsets" and len(parts) == 3 and parts[2].endswith(PENDINGSET):
+        return parts[2][: -len(PENDINGSET)]
+    return None
+
+
+def scan_job(store: Store, root: str) -> JobRecords:
+    """List ``root`` (as a directory) and classify the upload records found there."""
+    records = JobRecords(root=root)
+    for info in list_dir(store, root):
+        records.objects.append(info)
+        attempt = _attempt_of(root, info.url)
+        if attempt is None:
+            continue
+        if info.url.endswith(PENDINGSET):
+            records.pendingsets.setdefault(attempt, []).append(info.url)
+        elif info.url.endswith(PENDING):
+            records.pendings.setdefault(attempt, []).append(info.url)
+        elif info.url.endswith(INTENT):
+            records.intents.setdefault(attempt, []).append(info.url)
+    return records
+
+
+@dataclass
+class AbortOutcome:
+    """What an abort did: uploads aborted, records unreadable, aborts that failed."""
+
+    aborted: int = 0
+    already_gone: int = 0
+    unreadable: list[CommitError] = field(default_factory=list)
+    failures: list[tuple[str, BaseException]] = field(default_factory=list)
+
+    @property
+    def clean(self) -> bool:
+        """True when every upload the job owned is known to be gone."""
+        return not self.failures and not self.unreadable
+
+
+def abort_quietly(store: Store, url: str, upload_id: str) -> bool:
+    """Abort one upload; an upload that is already gone (completed or aborted) is fine."""
+    try:
+        store.abort_multipart(url, upload_id)
+    except NotFoundError:
+        return False
+    return True
+
+
+def _read_ids(store: Store, url: str) -> list[tuple[str, str]]:
+    """(destination, upload id) pairs recorded in a ``.pending`` or ``.pendingset`` file."""
+    data = store.get(url)
+    if url.endswith(PENDINGSET):
+        pset = PendingSet.from_json(parse_json(data, url), url)
+        return [(c.url, c.upload_id) for c in pset.commits]
+    commit = SinglePendingCommit.from_json(parse_json(data, url), url)
+    return [(commit.url, commit.upload_id)]
+
+
+def _read_intent(store: Store, url: str) -> list[str]:
+    return UploadIntent.from_bytes(store.get(url), url).urls
+
+
+def abort_owned(
+    store: Store,
+    records: JobRecords,
+    pool: BoundedExecutor,
+    *,
+    committed_ids: set[str] | frozenset[str] = frozenset(),
+    committed_attempts: set[str] | frozenset[str] = frozenset(),
+    dest: str,
+) -> AbortOutcome:
+    """Abort every upload ``records`` show this job owns, except the committed ones.
+
+    Attempts in ``committed_attempts`` are trusted to have all their uploads in the committed
+    set, so their records are not read — except magic intents with no ``.pending`` beside them
+    (a file opened but never closed), whose uploads are swept by exact key.  Everything that
+    cannot be read is reported in ``unreadable`` (and its intents swept), so a corrupt record
+    never hides an upload.
+    """
+    outcome = AbortOutcome()
+    pending_names = {u for urls in records.pendings.values() for u in urls}
+    to_read: list[str] = []
+    intents_to_read: list[str] = []
+    for attempt in sorted(records.attempts):
+        committed = attempt in committed_attempts
+        if not committed:
+            to_read.extend(records.pendingsets.get(attempt, []))
+            to_read.extend(records.pendings.get(attempt, []))
+        for intent in records.intents.get(attempt, []):
+            if _intent_covered(intent, attempt, records, pending_names, committed):
+                continue
+            intents_to_read.append(intent)
+
+    ids: dict[str, str] = {}
+    unreadable_pendings: set[str] = set()
+
+    def read(url: str) -> tuple[str, list[tuple[str, str]] | None, CommitError | None]:
+        try:
+            return url, _read_ids(store, url), None
+        except NotFoundError:
+            return url, [], None  # deleted meanwhile: nothing to abort through it
+        except CommitError as exc:
+            return url, None, exc
+
+    for url, pairs, error in pool.imap(read, to_read):
+        if error is not None or pairs is None:
+            outcome.unreadable.append(error or CommitError(url, "unreadable"))
+            unreadable_pendings.add(url)
+            continue
+        for dest_url, upload_id in pairs:
+            if upload_id not in committed_ids:
+                ids[upload_id] = dest_url
+    # A corrupt record hides its upload IDs: sweep their keys through the intents instead
+    # (beside a magic .pending; the task's intent for a staging .pendingset).
+    all_intents = {u for urls in records.intents.values() for u in urls}
+    for url in unreadable_pendings:
+        if url.endswith(PENDING):
+            candidates = [url[: -len(PENDING)] + INTENT]
+        else:
+            attempt = _attempt_of(records.root, url) or ""
+            candidates = [u for u in records.intents.get(attempt, [])
+                          if u.endswith(f"/tasks/{attempt}{INTENT}")]
+        for intent in candidates:
+            if intent in all_intents and intent not in intents_to_read:
+                intents_to_read.append(intent)
+
+    sweep: set[str] = set()
+
+    def read_intent(url: str) -> tuple[str, list[str] | None, CommitError | None]:
+        try:
+            return url, _read_intent(store, url), None
+        except NotFoundError:
+            return url, [], None
+        except CommitError as exc:
+            return url, None, exc
+
+    for url, urls, error in pool.imap(read_intent, intents_to_read):
+        if error is not None or urls is None:
+            outcome.unreadable.append(error or CommitError(url, "unreadable"))
+            continue
+        sweep.update(u for u in urls if is_under(u, dest))
+
+    swept = sweep_keys(store, sweep, dest=dest, exclude=set(committed_ids) | set(ids))
+    for upload in swept:
+        ids[upload.upload_id] = upload.url
+    _abort_ids(store, ids, pool, outcome)
+    return outcome
+
+
+def _intent_covered(intent: str, attempt: str, records: JobRecords, pending_names: set[str],
+                    committed: bool) -> bool:
+    """Is the upload(s) an intent names also recorded with an ID we will see?"""
+    if intent.endswith(f"/tasks/{attempt}{INTENT}"):  # staging: one intent per task commit
+        return committed or bool(records.pendingsets.get(attempt))
+    return intent[: -len(INTENT)] + PENDING in pending_names  # magic: one per file
+
+
+def _abort_ids(store: Store, ids: dict[str, str], pool: BoundedExecutor,
+               outcome: AbortOutcome) -> None:
+    def abort(item: tuple[str, str]) -> bool:
+        upload_id, url = item
+        return abort_quietly(store, url, upload_id)
+
+    results, errors = pool.run_all(abort, sorted(ids.items()))
+    outcome.aborted += sum(1 for r in results if r)
+    outcome.already_gone += sum(1 for r in results if not r)
+    outcome.failures.extend((f"{url} upload {uid}", exc) for (uid, url), exc in errors)
+
+
+def sweep_keys(store: Store, urls: Iterable[str], *, dest: str,
+               exclude: set[str] | frozenset[str] = frozenset()) -> list[UploadInfo]:
+    """Incomplete uploads whose key is *exactly* one of ``urls``, minus ``exclude`` IDs."""
+    wanted = set(urls)
+    if not wanted:
+        return []
+    if len(wanted) <= _PER_KEY_SWEEP_LIMIT:
+        listed: list[UploadInfo] = []
+        for url in sorted(wanted):
+            listed.extend(store.list_multipart_uploads(url))
+    else:
+        listed = store.list_multipart_uploads(dir_prefix(dest))
+    seen: set[str] = set()
+    found: list[UploadInfo] = []
+    for upload in listed:
+        if upload.url in wanted and upload.upload_id not in exclude \
+                and upload.upload_id not in seen:
+            seen.add(upload.upload_id)
+            found.append(upload)
+    return found
+
+
+def delete_tree(store: Store, directory: str, *, objects: Sequence[ObjectInfo] | None = None
+                ) -> int:
+    """Delete every object under ``directory`` (a directory: ``out/`` never ``out10/``).
+
+    ``objects`` reuses a listing already made.  Returns the number of objects deleted.
+    """
+    urls = [o.url for o in (objects if objects is not None else list_dir(store, directory))
+            if is_under(o.url, directory)]
+    for start in range(0, len(urls), _DELETE_BATCH):
+        store.delete_many(urls[start : start + _DELETE_BATCH])
+    return len(urls)
+
+
+def abort_all_under(store: Store, directory: str,
+                    exclude: set[str] | frozenset[str] = frozenset()) -> int:
+    """Hadoop's ``fs.s3a.committer.abort.pending.uploads``: abort every upload under the
+    *directory* ``directory`` (any job's!) except ``exclude``.  Returns how many."""
+    count = 0
+    for upload in store.list_multipart_uploads(dir_prefix(directory)):
+        if upload.upload_id not in exclude and abort_quietly(store, upload.url,
+                                                              upload.upload_id):
+            count += 1
+    return count
+
+
+# -- the ``zerorename uploads`` command ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PendingUpload:
+    """An incomplete upload under a destination, with its age and where the age came from
+    (``store``: the upload's Initiated time; ``record``: the job's own record; ``unknown``)."""
+
+    url: str
+    upload_id: str
+    age: float | None
+    age_source: str
+    job_id: str | None = None
+
+
+JOB_ROOT_NAMES = ("__magic_job-{id}", "__staging_job-{id}", "_temporary/{id}")
+
+
+def list_uploads(store: Store, dest: str, *, job_id: str | None = None,
+                 older_than: float | None = None, now: float | None = None
+                 ) -> list[PendingUpload]:
+    """Incomplete uploads under the directory ``dest``; with ``job_id``, only those the
+    job's records show it owns; with ``older_than`` (seconds), only older ones."""
+    clock = time.time() if now is None else now
+    uploads = store.list_multipart_uploads(dir_prefix(dest))
+    owned: dict[str, float | None] | None = None
+    if job_id is not None:
+        owned = _owned_by_job(store, dest, job_id)
+    found: list[PendingUpload] = []
+    for upload in uploads:
+        created: float | None = None
+        if owned is not None:
+            if upload.upload_id not in owned and upload.url not in owned:
+                continue
+            created = owned.get(upload.upload_id) or owned.get(upload.url)
+        if created is not None:
+            age: float | None = clock - created
+            source = "record"
+        elif upload.initiated is not None:
+            age, source = clock - upload.initiated, "store"
+        else:
+            age, source = None, "unknown"
+        if older_than is not None and (age is None or age < older_than):
+            continue
+        found.append(PendingUpload(upload.url, upload.upload_id, age, source, job_id))
+    return found
+
+
+def _owned_by_job(store: Store, dest: str, job_id: str) -> dict[str, float | None]:
+    """Upload IDs (and intent keys) recorded by ``job_id`` → creation time (s) if known."""
+    owned: dict[str, float | None] = {}
+    for pattern in JOB_ROOT_NAMES:
+        root = join(dest, pattern.format(id=job_id))
+        records = scan_job(store, root)
+        for urls in list(records.pendings.values()) + list(records.pendingsets.values()):
+            for url in urls:
+                try:
+                    data = parse_json(store.get(url), url)
+                    if url.endswith(PENDINGSET):
+                        commits = PendingSet.from_json(data, url).commits
+                    else:
+                        commits = [SinglePendingCommit.from_json(data, url)]
+                except CommitError:
+                    continue
+                for c in commits:
+                    owned[c.upload_id] = c.created / 1000 if c.created else None
+        for urls in records.intents.values():
+            for url in urls:
+                try:
+                    intent = UploadIntent.from_bytes(store.get(url), url)
+                except CommitError:
+                    continue
+                for u in intent.urls:
+                    owned.setdefault(u, intent.created / 1000 if intent.created else None)
+    return owned
+
+
+def abort_uploads(store: Store, uploads: Iterable[PendingUpload | UploadInfo]) -> int:
+    """Abort each upload (already-gone ones are skipped); returns how many were aborted."""
+    return sum(1 for u in uploads if abort_quietly(store, u.url, u.upload_id))

@@ -1,0 +1,1 @@
+"""Spark tier: PySpark writes through zerorename committers on an embedded S3 (moto)."""

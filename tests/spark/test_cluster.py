@@ -1,0 +1,40 @@
+"""One run on ``local-cluster[2,1,1024]``: two executor JVMs, a Python worker killed mid-write.
+
+``local-cluster`` starts a standalone master and two workers inside the driver JVM, each
+worker launching a separate executor JVM through ``bin/spark-class`` of the pip-installed
+PySpark (which ships the scripts and jars; measured to start here).  The write task of
+partition 1 calls ``os._exit`` on attempt 0 after its first batch, in the middle of a
+multipart upload: Spark sees the worker crash and retries the task (``spark.task.maxFailures``
+is 4 outside local mode).  The output must still hold every row exactly once, with nothing
+pending.  If the cluster cannot start, the test fails with the launcher's own error: a
+skip would hide that the multi-JVM path is untested.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from zerorename.spark import write
+
+from .helpers import events, expected_files, leftovers, read_back, rows_of, visible_files
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.local_cluster]
+
+
+def test_python_worker_killed_mid_write_on_separate_executor_jvms(
+        spark_cluster: Any, s3: Any, bucket: str) -> None:
+    spark = spark_cluster
+    assert spark.sparkContext.master.startswith("local-cluster")
+    # small Arrow batches: the crash comes after 5 of partition 1's 5 batches... of 5000 rows
+    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "1000")
+    df = events(spark, rows=20_000)
+    dest = f"s3://{bucket}/events"
+    summary = write(df, dest, committer="magic", partition_by=("year",),
+                    endpoint_url=s3.endpoint, part_size="64K",
+                    **{"zerorename.fault.exit_mid_write": "1@0:3"})
+    assert visible_files(s3, bucket, "events") == expected_files(df, ("year",),
+                                                                 summary.job_id)
+    assert rows_of(read_back(spark, dest, s3.endpoint)) == rows_of(df)
+    assert leftovers(s3, bucket, "events") == ([], [])

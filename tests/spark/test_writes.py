@@ -1,0 +1,124 @@
+"""DataFrame and RDD writes through the Data Source: layout, save modes, read-back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import zerorename as zr
+from zerorename.spark import write
+from zerorename.spark.rdd import write_rdd
+
+from .helpers import events, expected_files, leftovers, read_back, rows_of, visible_files
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+PARTITION_BY = ("year", "month")
+
+
+def test_partitioned_write_via_format_reads_back_equal(spark: Any, s3: Any,
+                                                       bucket: str) -> None:
+    """The plain ``df.write.format("zerorename")`` route, with the job UUID in file names."""
+    df = events(spark)
+    dest = f"s3://{bucket}/events"
+    (df.write.format("zerorename").mode("append")
+     .option("committer", "magic").option("partition_by", "year,month")
+     .option("endpoint_url", s3.endpoint).save(dest))
+    summary = zr.read_success(make_store(s3), dest)
+    files = visible_files(s3, bucket, "events")
+    assert files == expected_files(df, PARTITION_BY, summary.job_id)
+    assert all(summary.job_id in f for f in files)
+    assert rows_of(read_back(spark, dest, s3.endpoint)) == rows_of(df)
+    assert leftovers(s3, bucket, "events") == ([], [])
+
+
+def make_store(s3: Any) -> Any:
+    return zr.S3Store(s3.client())
+
+
+def test_magic_writes_with_no_copy_requests(spark: Any, s3: Any, bucket: str) -> None:
+    """Zero-rename, measured at the server: no CopyObject, no bytes copied."""
+    before, copied_before = s3.snapshot()
+    write(events(spark), f"s3://{bucket}/events", committer="magic",
+          partition_by=PARTITION_BY, endpoint_url=s3.endpoint)
+    after, copied_after = s3.snapshot()
+    assert after.get("CopyObject", 0) == before.get("CopyObject", 0)
+    assert copied_after == copied_before
+    assert after.get("CompleteMultipartUpload", 0) > before.get("CompleteMultipartUpload", 0)
+
+
+def test_overwrite_in_partitioned_mode_replaces_only_written_partitions(
+        spark: Any, s3: Any, bucket: str) -> None:
+    dest = f"s3://{bucket}/events"
+    first = events(spark, years=3)  # years 2020, 2021, 2022
+    write(first, dest, committer="partitioned", partition_by=PARTITION_BY,
+          endpoint_url=s3.endpoint)
+    second = events(spark, rows=400, offset=10_000, years=1, tag="new")  # year 2020 only
+    write(second, dest, committer="partitioned", partition_by=PARTITION_BY, mode="overwrite",
+          endpoint_url=s3.endpoint)
+    kept = first.where("year <> 2020")
+    assert rows_of(read_back(spark, dest, s3.endpoint)) == sorted(rows_of(kept)
+                                                                   + rows_of(second))
+    assert leftovers(s3, bucket, "events") == ([], [])
+
+
+def test_overwrite_with_directory_committer_replaces_everything(spark: Any, s3: Any,
+                                                                bucket: str) -> None:
+    dest = f"s3://{bucket}/events"
+    write(events(spark), dest, committer="directory", partition_by=PARTITION_BY,
+          endpoint_url=s3.endpoint)
+    second = events(spark, rows=300, offset=50_000, years=1, tag="new")
+    write(second, dest, committer="directory", partition_by=PARTITION_BY, mode="overwrite",
+          endpoint_url=s3.endpoint)
+    assert rows_of(read_back(spark, dest, s3.endpoint)) == rows_of(second)
+
+
+def test_error_mode_fails_when_output_exists_and_changes_nothing(spark: Any, s3: Any,
+                                                                 bucket: str) -> None:
+    dest = f"s3://{bucket}/events"
+    df = events(spark)
+    write(df, dest, committer="magic", partition_by=PARTITION_BY, mode="error",
+          endpoint_url=s3.endpoint)  # empty destination: error mode writes
+    before = visible_files(s3, bucket, "events")
+    with pytest.raises(Exception, match="already exists"):
+        write(events(spark, tag="again"), dest, committer="magic", partition_by=PARTITION_BY,
+              mode="error", endpoint_url=s3.endpoint)
+    assert visible_files(s3, bucket, "events") == before
+    assert rows_of(read_back(spark, dest, s3.endpoint)) == rows_of(df)
+    assert leftovers(s3, bucket, "events") == ([], [])
+
+
+def test_ignore_mode_writes_nothing_when_output_exists(spark: Any, s3: Any,
+                                                       bucket: str) -> None:
+    dest = f"s3://{bucket}/events"
+    write(events(spark), dest, committer="magic", endpoint_url=s3.endpoint)
+    before = visible_files(s3, bucket, "events")
+    assert write(events(spark, tag="again"), dest, committer="magic", mode="ignore",
+                 endpoint_url=s3.endpoint) is None
+    assert visible_files(s3, bucket, "events") == before
+
+
+def test_rdd_path_commits_on_the_driver(spark: Any, s3: Any, bucket: str) -> None:
+    df = events(spark, rows=1_000)
+    dest = f"s3://{bucket}/rdd"
+    result = write_rdd(df.rdd, dest, schema=df.schema, committer="magic",
+                       partition_by=PARTITION_BY, endpoint_url=s3.endpoint,
+                       **{"zerorename.fault.exit_after_write": "1@0"})
+    assert [o.attempt for o in sorted(result.outcomes, key=lambda o: o.partition_id)] == \
+        [0, 1, 0, 0]
+    assert result.files == len(visible_files(s3, bucket, "rdd"))
+    assert result.driver_requests  # the job commit ran here, in this process
+    assert rows_of(read_back(spark, dest, s3.endpoint)) == rows_of(df)
+    assert leftovers(s3, bucket, "rdd") == ([], [])
+
+
+def test_local_destination_reads_back_with_spark_read_parquet(spark: Any,
+                                                              tmp_path: Path) -> None:
+    """On a file:// destination Spark's own Parquet reader sees exactly the input."""
+    df = events(spark, rows=500)
+    dest = f"file://{tmp_path}/out"
+    write(df, dest, committer="magic", partition_by=PARTITION_BY)
+    assert rows_of(spark.read.parquet(dest)) == rows_of(df)
+    assert (tmp_path / "out" / "_SUCCESS").exists()
