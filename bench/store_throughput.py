@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -164,6 +165,7 @@ def stop_rgw(base: str) -> None:
     subprocess.run(["bash", str(REPO / "scripts" / "rgw-stop.sh")],
                    env=dict(os.environ, CEPH_BASE=base, CEPH_STOP_SIGNAL="KILL"),
                    capture_output=True, timeout=60, check=False)
+    shutil.rmtree(base, ignore_errors=True)
 
 
 def s3_run(endpoint: str, key: str, secret: str, n: int, cap_s: float) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -126,6 +127,7 @@ def _start() -> RGWServer | str:
 def _stop_base(base: str) -> None:
     env = dict(os.environ, CEPH_BASE=base, CEPH_STOP_SIGNAL="KILL")
     subprocess.run(["bash", str(STOP)], env=env, capture_output=True, timeout=60, check=False)
+    shutil.rmtree(base, ignore_errors=True)  # rgw-stop.sh leaves it when nothing had started
 
 
 def ensure_rgw() -> RGWServer | str:

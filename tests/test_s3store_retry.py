@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError
 from botocore.stub import Stubber
+
 from zerorename.errors import (
     NotFoundError,
     PreconditionFailedError,

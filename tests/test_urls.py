@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from zerorename.errors import BadURLError, DestinationEscapeError
 from zerorename.urls import (
     StoreURL,

@@ -110,6 +110,14 @@ class Env:
         key = actor.task.name if actor and actor.task else "driver"
         return self._run.locals.setdefault(key, ModelStore("hdfs"))
 
+    def step(self, what: str, action: Callable[[], Any]) -> Any:
+        """One harness step that is not a store operation (a service call such as a lakeFS
+        merge): the actor pauses, then ``action`` runs atomically.  Outside an actor it just
+        runs."""
+        if self._run.current is None:
+            return action()
+        return self._run.sync(what, action)
+
     @property
     def actor_name(self) -> str:
         return self._run.current.name if self._run.current else "harness"
@@ -128,6 +136,11 @@ class SteppedStore:
 
     def request_counts(self) -> dict[str, int]:
         return self._inner.request_counts()
+
+    @property
+    def unstepped(self) -> Any:
+        """The store underneath, for services whose own calls are steps (see Env.step)."""
+        return self._inner
 
     def __getattr__(self, op: str) -> Any:
         if op not in STORE_OPS:
@@ -210,6 +223,7 @@ class Run:
 
     def options(self) -> list[tuple[str, Any]]:
         """Every move possible now.  Option 0 is always the plainest (step an actor)."""
+        self._wake_waiters()
         runnable = [a for a in self.actors if a.runnable()]
         opts: list[tuple[str, Any]] = [("step", a) for a in runnable]
         b = self.budget
@@ -231,7 +245,8 @@ class Run:
                             and any(job.live.get(t.name) for t in launched)):
                         opts.append(("speculate", (job, task_id)))
         if b["fail_job"]:
-            opts += [("fail_job", a) for a in runnable if a.task is None and a.waiting is not None]
+            opts += [("fail_job", a) for a in self.actors  # while it awaits its tasks
+                     if a.task is None and a.waiting is not None and not a.done]
         if self.scenario.faults.settle and any(
                 a.pending.split(" ")[0] in READ_OPS for a in at_op):
             # Visibility only matters to a read, and settling commutes with every write, so
@@ -291,8 +306,7 @@ class Run:
             self._launch_attempt(job, task_id, speculative=True)
         elif kind == "fail_job":
             self.note(f"driver of job {arg.job_index} gives up: abort the job")
-            self.jobs[arg.job_index].failed = True
-            self._resume(arg, "go")
+            self.jobs[arg.job_index].failed = True  # its wait ends: it wakes and aborts
         elif kind == "settle":
             event = self.store.settle(arg)
             self.note(f"visible: {event}")
@@ -302,7 +316,7 @@ class Run:
         try:
             while not self.finished():
                 opts = self.options()
-                index = chooser.choose("move", [self.describe(o) for o in opts])
+                index = chooser.choose("move", _Descriptions(self, opts))
                 self.trace.append({"t": "choice", "n": len(opts), "i": index,
                                    "move": self.describe(opts[index])})
                 self.apply(opts[index])
@@ -403,8 +417,23 @@ class Run:
     def _record(self, actor: Actor, op: str, args: Sequence[Any], result: Any) -> None:
         shown = _summary(result)
         actor.history.append(f"{op}{_brief(args)}={shown}")
-        self.trace.append({"t": "op", "actor": actor.name, "op": op,
-                           "args": [_jsonable(a) for a in args], "result": shown})
+        self.trace.append({"t": "op", "actor": actor.name, "op": op, "args": args,
+                           "result": shown})  # args made JSON-able in result()
+
+    def _wake_waiters(self) -> None:
+        """A waiting actor whose condition now holds resumes at once, up to its next pause.
+        Not a choice: resuming performs no operation, so it cannot change what others see,
+        and leaving it to the scheduler would only multiply equivalent schedules."""
+        woke = True
+        while woke:
+            woke = False
+            for actor in list(self.actors):
+                if actor.waiting is not None and not actor.done and actor.waiting():
+                    self.trace.append({"t": "op", "actor": actor.name, "op": actor.pending,
+                                       "result": "ready"})
+                    actor.history.append(f"{actor.pending}=ready")
+                    self._resume(actor, "go")
+                    woke = True
 
     def _kill_all(self) -> None:
         for actor in self.actors:
@@ -579,6 +608,9 @@ class Run:
                 job.outcome = "lost"
         self.store.settle_all()
         digest = self.fingerprint()
+        for event in self.trace:
+            if "args" in event:
+                event["args"] = [_jsonable(a) for a in event["args"]]
         self.trace.append({"t": "end", "outcomes": [j.outcome for j in self.jobs],
                            "digest": digest, "requests": self.store.request_counts()})
         return RunResult(
@@ -589,6 +621,22 @@ class Run:
             inconsistent_answers=self.store.inconsistent_answers, steps=self.steps,
             trace=self.trace, digest=digest,
         )
+
+
+class _Descriptions(Sequence[str]):
+    """Option descriptions, computed only when a chooser looks (most never do)."""
+
+    def __init__(self, run: Run, options: list[tuple[str, Any]]) -> None:
+        self._run = run
+        self._options = options
+
+    def __len__(self) -> int:
+        return len(self._options)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self._run.describe(o) for o in self._options[index]]
+        return self._run.describe(self._options[index])
 
 
 def _hidden(relpath: str) -> bool:

@@ -29,6 +29,9 @@ Design (the simplest one that keeps the merge atomic in the model):
 * **Claims** (lakeFS commit metadata plus the proposal's "merge-if"): a merge may claim a
   name, and fails if another branch already merged a claim of that name into the target.  The
   committer claims ``task <id>`` so that at most one attempt of a task reaches the job branch.
+* **Epochs** fence off stale writers: a restarted job attempt raises the job branch's epoch,
+  releasing (and removing the output of) every claim it did not recover; a merge carrying an
+  older epoch, from an attempt of the previous job attempt, is then refused.
 """
 
 from __future__ import annotations
@@ -58,7 +61,9 @@ class BranchMeta:
     source: str
     base: dict[str, str] = field(default_factory=dict)  # path -> ETag of the source at creation
     deleted: list[str] = field(default_factory=list)  # paths of base this branch deleted
-    claims: dict[str, str] = field(default_factory=dict)  # claim -> branch that merged it
+    #: claim -> {"by": the branch that merged it, "paths": what that merge wrote}
+    claims: dict[str, dict[str, Any]] = field(default_factory=dict)
+    epoch: int = 0  # merges carrying an older epoch are refused (fencing)
 
     def encode(self) -> bytes:
         return json.dumps(self.__dict__, sort_keys=True).encode()
@@ -151,7 +156,20 @@ class LakeFSServer:
         self._save(meta)
         return f"deleted {len(gone)} paths on {branch}"
 
-    def merge(self, source: str, target: str, claim: str | None = None) -> str:
+    def fence(self, branch: str, epoch: int, keep: list[str]) -> str:
+        """Start a new epoch on ``branch``: merges from older epochs are refused from now on,
+        and every claim not in ``keep`` is released, its paths removed from the branch."""
+        meta = self._require(branch)
+        released = sorted(set(meta.claims) - set(keep))
+        for claim in released:
+            for path in meta.claims.pop(claim)["paths"]:
+                self.raw.delete(self.url(branch, path))
+        meta.epoch = max(meta.epoch, epoch)
+        self._save(meta)
+        return f"epoch {meta.epoch} on {branch}; released {released}"
+
+    def merge(self, source: str, target: str, claim: str | None = None,
+              epoch: int | None = None) -> str:
         """Apply ``source``'s changes to ``target`` in one step, or nothing on a conflict."""
         src = self.meta(source)
         if src is None:
@@ -159,17 +177,20 @@ class LakeFSServer:
         tgt = None if target == MAIN else self.meta(target)
         if target != MAIN and tgt is None:
             return f"error: no branch {target!r}"
+        if tgt is not None and epoch is not None and epoch < tgt.epoch:
+            return f"conflict: {target} is at epoch {tgt.epoch}, this merge is from {epoch}"
         changes = self._own(source)
         now = self.view(target)
         conflicts = []
         for path in sorted(set(changes) | set(src.deleted)):
             wanted = changes[path].etag if path in changes else None
             if now.get(path) not in (src.base.get(path), wanted):
-                conflicts.append(path)
-        if claim and tgt is not None and tgt.claims.get(claim, source) != source:
-            conflicts.append(f"claim {claim!r} merged by {tgt.claims[claim]}")
+                conflicts.append(f"{path} changed on {target}")
+        holder = tgt.claims.get(claim, {}).get("by", source) if claim and tgt else source
+        if holder != source:
+            conflicts.append(f"{target} already has {claim!r} from {holder}")
         if conflicts:
-            return f"conflict: {', '.join(conflicts)} changed on {target}"
+            return f"conflict: {'; '.join(conflicts)}"
         for path, obj in sorted(changes.items()):
             self.raw.put(self.url(target, path), obj.data)
         for path in src.deleted:
@@ -177,18 +198,18 @@ class LakeFSServer:
         if tgt is not None:
             tgt.deleted = sorted(({*tgt.deleted, *src.deleted} & set(tgt.base)) - set(changes))
             if claim:
-                tgt.claims[claim] = source
+                tgt.claims[claim] = {"by": source, "paths": sorted(changes)}
             self._save(tgt)
         return f"merged {len(changes)} writes, {len(src.deleted)} deletes into {target}"
 
 
 def _stepper(env: Any) -> Callable[[str, Callable[[], str]], str]:
-    """One harness step that is not a store operation (``Run.sync``); outside the harness the
+    """One harness step that is not a store operation (``Env.step``); outside the harness the
     action just runs."""
-    sync = getattr(getattr(env, "_run", None), "sync", None)
-    if sync is None or getattr(env._run, "current", None) is None:
+    step = getattr(env, "step", None)
+    if step is None:
         return lambda _what, action: action()
-    return sync  # type: ignore[no-any-return]
+    return step  # type: ignore[no-any-return]
 
 
 class LakeFS:
@@ -198,7 +219,7 @@ class LakeFS:
     def __init__(self, env: Any, root: str) -> None:
         self.env = env
         self.store = env.store
-        self.server = LakeFSServer(getattr(env.store, "_inner", env.store), root)
+        self.server = LakeFSServer(getattr(env.store, "unstepped", env.store), root)
 
     def _call(self, what: str, action: Callable[[], str]) -> str:
         status = _stepper(self.env)(f"lakefs {what}", action)
@@ -220,9 +241,14 @@ class LakeFS:
         return self._call(f"delete {prefix}* on {branch}",
                           lambda: self._guard(lambda: self.server.delete_prefix(branch, prefix)))
 
-    def merge(self, source: str, target: str = MAIN, *, claim: str | None = None) -> str:
+    def merge(self, source: str, target: str = MAIN, *, claim: str | None = None,
+              epoch: int | None = None) -> str:
         return self._call(f"merge {source} into {target}",
-                          lambda: self.server.merge(source, target, claim))
+                          lambda: self.server.merge(source, target, claim, epoch))
+
+    def fence(self, branch: str, epoch: int, keep: list[str]) -> str:
+        return self._call(f"fence {branch} at epoch {epoch}",
+                          lambda: self._guard(lambda: self.server.fence(branch, epoch, keep)))
 
     def put(self, branch: str, path: str, data: bytes) -> None:
         self.store.put(self.server.url(branch, path), data)

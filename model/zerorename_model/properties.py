@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from zerorename_model.harness import JobState, RunResult
 
@@ -24,10 +25,20 @@ class Violation:
         return f"{self.property} (job {self.job}): {self.detail}"
 
 
+def _published(result: RunResult, task: Any, rel: str) -> str:
+    """Where a committer publishes a file written as ``rel`` (Stocator inserts the attempt ID
+    into the name: the committer class declares it with ``published_name``)."""
+    from zerorename_model.protocols import COMMITTERS
+
+    rename = getattr(COMMITTERS.get(result.scenario.committer), "published_name", None)
+    return str(rename(rel, task)) if rename else rel
+
+
 def _accepted_output(result: RunResult, job: JobState) -> dict[str, bytes]:
     expected: dict[str, bytes] = {}
     for task, _message in job.accepted.values():
-        expected.update(result.written.get(task.name, {}))
+        for rel, data in result.written.get(task.name, {}).items():
+            expected[_published(result, task, rel)] = data
     return expected
 
 
@@ -143,7 +154,9 @@ def _visible_final(result: RunResult, dest: str) -> dict[str, bytes]:
 
 
 def _dests_of(result: RunResult, job: JobState) -> set[str]:
-    return {rel for name, files in result.written.items()
+    tasks = {t.name: t for launched in job.attempts.values() for t in launched}
+    return {_published(result, tasks[name], rel) if name in tasks else rel
+            for name, files in result.written.items()
             if result.attempt_dest.get(name) == job.spec.dest for rel in files}
 
 

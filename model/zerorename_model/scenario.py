@@ -48,7 +48,11 @@ class Scenario:
     same_job_id: bool = False  # SPARK-33402: two jobs started in the same second shared an ID
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        cached: dict[str, Any] | None = self.__dict__.get("_json")
+        if cached is None:
+            cached = asdict(self)
+            object.__setattr__(self, "_json", cached)
+        return cached  # shared: callers must not mutate it
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Scenario:

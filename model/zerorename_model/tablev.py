@@ -375,7 +375,9 @@ def _uncommitted_visible(run: Run, _move: Move | None) -> str | None:
 
 def _committed_visible(run: Run, _move: Move | None) -> str | None:
     for driver in run.actors:
-        if driver.task is not None or driver.pending != "await tasks":
+        awaiting = driver.pending == "await tasks" or (
+            driver.history[-1:] == ["await tasks=ready"])  # woke, no commit op done yet
+        if driver.task is not None or not awaiting:
             continue
         job = run.jobs[driver.job_index]
         seen, _total, rels = _visible_share(run, _accepted(job))

@@ -163,7 +163,8 @@ class TaskContext:
 
     @property
     def attempt_id(self) -> str:
-        return f"attempt_{self.job.job_id}_{self.job.attempt:02d}_m_{self.task_id:06d}_{self.attempt}"
+        job = self.job
+        return f"attempt_{job.job_id}_{job.attempt:02d}_m_{self.task_id:06d}_{self.attempt}"
 
 
 @dataclass(frozen=True)

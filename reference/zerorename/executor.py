@@ -89,12 +89,17 @@ class BoundedExecutor:
             return
         pool = self._pool
         pending: set[Future[R]] = set()
+        source = iter(items)
         try:
-            for item in items:
-                while len(pending) >= self.capacity:
+            while True:
+                while len(pending) >= self.capacity:  # wait *before* pulling the next item
                     done, pending = wait(pending, return_when=FIRST_COMPLETED)
                     for future in done:
                         yield future.result()
+                try:
+                    item = next(source)
+                except StopIteration:
+                    break
                 pending.add(pool.submit(fn, item))
             while pending:
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)

@@ -135,7 +135,7 @@ class EntrySpool:
     """Append-then-replay JSON lines in an anonymous local temp file (deleted on close)."""
 
     def __init__(self) -> None:
-        self._file: IO[str] = tempfile.TemporaryFile("w+", encoding="utf-8")
+        self._file: IO[str] = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115
         self.count = 0
 
     def add(self, record: dict[str, Any]) -> None:

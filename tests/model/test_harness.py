@@ -26,7 +26,9 @@ def test_every_store_operation_is_a_step() -> None:
     result = Run(Scenario("ideal", tasks=1), Ideal).run(FirstChooser())
     ops = [e["op"] for e in result.trace if e["t"] == "op"]
     assert ops == ["create_multipart", "upload_part", "can_commit?", "report success",
-                   "complete_multipart", "list_multipart_uploads"]
+                   "await tasks", "complete_multipart", "list_multipart_uploads"]
+    steps = [e["move"] for e in result.trace if e["t"] == "choice"]
+    assert not any("await" in s for s in steps), "waking a waiter is not a choice"
 
 
 def test_crashed_attempt_is_retried_and_its_upload_left_for_cleanup() -> None:

@@ -7,6 +7,7 @@ import json
 from types import SimpleNamespace
 
 import pytest
+
 from zerorename_model.choices import FirstChooser
 from zerorename_model.explore import explore
 from zerorename_model.harness import Run
@@ -209,10 +210,32 @@ def test_lakefs_claim_lets_only_one_branch_merge_a_task() -> None:
     lake.put("job--a0", "out/x-a0", b"0")
     lake.put("job--a1", "out/x-a1", b"1")  # different names: only the claim can conflict
     lake.merge("job--a0", "job", claim="task 0")
-    with pytest.raises(MergeConflict, match="claim"):
+    with pytest.raises(MergeConflict, match="already has 'task 0'"):
         lake.merge("job--a1", "job", claim="task 0")
     lake.delete_branches("job")
     assert store.objects == {}
+
+
+def test_lakefs_fence_releases_unrecovered_claims_and_refuses_stale_merges() -> None:
+    store = ModelStore("s3")
+    lake = _lake(store)
+    lake.create_branch("job")
+    for attempt, task in (("a0", "task 0"), ("b0", "task 1")):
+        lake.create_branch(f"job--{attempt}", "job")
+        lake.put(f"job--{attempt}", f"out/{attempt}", attempt.encode())
+        lake.merge(f"job--{attempt}", "job", claim=task, epoch=0)
+    lake.create_branch("job--late", "job")  # an attempt of job attempt 0 still running
+    lake.put("job--late", "out/late", b"late")
+    lake.fence("job", 1, keep=["task 0"])  # the restarted job attempt recovered task 0 only
+    assert lake.server.view("job").keys() == {"out/a0"}
+    with pytest.raises(MergeConflict, match="epoch"):
+        lake.merge("job--late", "job", claim="task 2", epoch=0)
+    lake.create_branch("job--b1", "job")
+    lake.put("job--b1", "out/b1", b"b1")
+    lake.merge("job--b1", "job", claim="task 1", epoch=1)  # released: the rerun may claim it
+    lake.merge("job")
+    shown = {k for k in store.objects if not k.startswith("s3://bucket/.lakefs/")}
+    assert shown == {"s3://bucket/out/a0", "s3://bucket/out/b1"}
 
 
 def test_lakefs_merge_of_a_dropped_branch_fails() -> None:

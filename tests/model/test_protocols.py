@@ -280,7 +280,7 @@ def test_restarted_job_recovers_committed_tasks_only_where_supported(
         committer: str, store: str, recovers: bool) -> None:
     """The driver dies after every task committed.  v1 moves the committed task directories
     into the new job attempt (recoverTask); committers without recovery rerun every task."""
-    steer = Steer(once=[r"^restart driver0: await tasks$"])
+    steer = Steer(once=[r"^step j0\.t1\.a0: report success", r"^restart driver0"])
     _h, result = run(Scenario(committer, store=store, driver="hadoop", files=FILES,
                               faults=Faults(restart=1)), steer)
     job = result.jobs[0]

@@ -13,11 +13,11 @@ import pytest
 
 from zerorename.spark.core import (
     CONFLICT_MODE,
-    _fault_applies,
     output_exists,
     spec_from_options,
 )
 from zerorename.spark.embedded import classify
+from zerorename.spark.faults import matches
 from zerorename.spark.parquet import (
     NULL_PARTITION,
     PartitionedParquetWriter,
@@ -54,16 +54,18 @@ def test_options_are_parsed_and_forwarded_but_secrets_refused() -> None:
         spec_from_options({"path": "s3://b/o", "endpoint_url": "http://u:p@host:9000"})
     with pytest.raises(ValueError, match="unknown fault"):
         spec_from_options({"path": "s3://b/o", "zerorename.fault.typo": "1@0"})
+    with pytest.raises(ValueError, match="partition@attempt"):
+        spec_from_options({"path": "s3://b/o", "zerorename.fault.exit_after_write": "one"})
     with pytest.raises(ValueError, match="no destination"):
         spec_from_options({})
 
 
 def test_fault_rules_match_partition_and_attempt() -> None:
-    assert _fault_applies("1@0", 1, 0) == ""
-    assert _fault_applies("1@0", 1, 1) is None
-    assert _fault_applies("2@*:0.5", 2, 5) == "0.5"
-    assert _fault_applies("0@0,3@1", 3, 1) == ""
-    assert _fault_applies(None, 0, 0) is None
+    assert matches("1@0", 1, 0) == ""
+    assert matches("1@0", 1, 1) is None
+    assert matches("2@*:0.5", 2, 5) == "0.5"
+    assert matches("0@0,3@1", 3, 1) == ""
+    assert matches(None, 0, 0) is None
 
 
 def test_partition_values_are_escaped_like_spark() -> None:

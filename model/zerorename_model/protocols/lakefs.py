@@ -7,14 +7,21 @@ and merge back in as part of the HOC commit"), over :mod:`zerorename_model.lakef
   ID, SPARK-33402, still get different branches).  A restarted job attempt reuses the branch.
 * task setup: create a task-attempt branch from the job branch; writes go there.
 * task commit: merge the attempt branch into the job branch, claiming the task, in one atomic
-  lakeFS merge; then drop the attempt branch.  Exactly one attempt per task can merge.
+  lakeFS merge; then drop the attempt branch.  The first attempt to merge a task wins: a later
+  one (a partitioned attempt the driver gave up on) fails instead of replacing its output.  The
+  price: an attempt that crashes after its merge but before reporting success leaves the task
+  claimed, so the retry fails and the job fails, safely (v1 instead lets the last rename win,
+  which is how a partitioned attempt contaminates its output).
 * task abort: drop the attempt branch.
 * job commit: write ``_SUCCESS`` on the job branch (the proposal keeps it "as a courtesy", and it
   makes every two writers of one destination conflict), then merge the job branch into ``main``:
   the whole output appears at once, or, if ``main`` changed under the same paths since the
   branch was created, the merge fails with a conflict and nothing appears.
 * job abort and cleanup: drop the job branch and its attempt branches.
-* recovery: committed tasks live on the job branch, which outlives the job attempt.
+* recovery: committed tasks live on the job branch, which outlives the job attempt.  The
+  restarted attempt fences the branch with its attempt number: claims of tasks it did not
+  recover are released (their output removed from the branch), and merges from attempts of the
+  previous job attempt are refused from then on.
 """
 
 from __future__ import annotations
@@ -35,6 +42,10 @@ def job_branch(job: JobSpec) -> str:
     return f"spark-{job.job_id}-{job.index}-{digest}"
 
 
+def _claim(task: TaskSpec) -> str:
+    return f"task {task.task_id}"
+
+
 @register("lakefs", supports_recovery=True)
 class LakeFSCommitter:
     def __init__(self, env: Any, job: JobSpec, task: TaskSpec | None,
@@ -50,6 +61,7 @@ class LakeFSCommitter:
             raise CommitFailed(job.dest, f"{MODE}={self.mode!r}: expected append or overwrite")
         self.attempt_branch = f"{self.branch}--{task.attempt_id}" if task else ""
         self.files: list[str] = []
+        self.recovered: list[str] = []  # claims of the tasks this job attempt recovered
 
     def _path(self, relpath: str) -> str:
         return f"{self.prefix}/{relpath}" if self.prefix else relpath
@@ -68,7 +80,8 @@ class LakeFSCommitter:
 
     def commit_task(self) -> dict[str, Any]:
         assert self.task is not None
-        self.lake.merge(self.attempt_branch, self.branch, claim=f"task {self.task.task_id}")
+        self.lake.merge(self.attempt_branch, self.branch, claim=_claim(self.task),
+                        epoch=self.job.attempt)
         self.lake.delete_branches(self.attempt_branch)
         return {"attempt": self.task.attempt_id, "files": sorted(self.files)}
 
@@ -79,11 +92,14 @@ class LakeFSCommitter:
 
     def setup_job(self) -> None:
         self.lake.create_branch(self.branch, MAIN, reset=self.job.attempt == 0)
+        if self.job.attempt > 0:
+            self.lake.fence(self.branch, self.job.attempt, self.recovered)
         if self.mode == "overwrite":
             self.lake.delete_prefix(self.branch, self._path(""))
 
     def recover_task(self, task: TaskSpec) -> None:
-        """Nothing to do: the task's output was merged into the job branch, which survives."""
+        """Keep the task: its output was merged into the job branch, which survives."""
+        self.recovered.append(_claim(task))
 
     def commit_job(self, messages: list[Any] | None) -> None:
         files = sorted(f for m in messages or [] if m for f in m["files"])

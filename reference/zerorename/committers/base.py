@@ -9,13 +9,26 @@ statistics, and turn a failed job commit into an aborted job with a failure repo
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 import json
 import threading
-from collections.abc import Callable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, TypeVar
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, BinaryIO, ClassVar, TypeVar
 
+from zerorename.committers.cleanup import (
+    INTENT,
+    PENDING,
+    abort_all_under,
+    abort_owned,
+    abort_quietly,
+    delete_tree,
+    scan_job,
+)
 from zerorename.context import JobContext, Options, TaskContext, hostname
 from zerorename.errors import (
     CommitError,
@@ -25,16 +38,6 @@ from zerorename.errors import (
     JobFailedError,
     NotFoundError,
     PreconditionFailedError,
-    StoreError,
-)
-from zerorename.committers.cleanup import (
-    INTENT,
-    PENDING,
-    abort_all_under,
-    abort_owned,
-    abort_quietly,
-    delete_tree,
-    scan_job,
 )
 from zerorename.executor import BoundedExecutor, thread_count
 from zerorename.formats import (
@@ -68,6 +71,9 @@ from zerorename.store import (
     list_dir,
 )
 from zerorename.urls import join, parse_url
+
+if TYPE_CHECKING:
+    from _typeshed import ReadableBuffer
 
 __all__ = [
     "BaseCommitter",
@@ -335,11 +341,12 @@ def dest_url(dest: str, rel: str) -> str:
 # -- files being written -------------------------------------------------------------------
 
 
-class OutputFile:
+class OutputFile(BinaryIO):
     """A binary file being written by a task: ``write``, then ``close`` (or ``abort``).
 
-    Used as a context manager, an exception inside the block aborts the file (its upload or
-    local data is discarded) instead of committing a partial file.
+    A write-only :class:`typing.BinaryIO`, so writers such as pyarrow accept it.  Used as a
+    context manager, an exception inside the block aborts the file (its upload or local data
+    is discarded) instead of committing a partial file.
     """
 
     def __init__(self, url: str) -> None:
@@ -352,6 +359,14 @@ class OutputFile:
     def closed(self) -> bool:
         return self._closed
 
+    @property
+    def mode(self) -> str:
+        return "wb"
+
+    @property
+    def name(self) -> str:
+        return self.url
+
     def writable(self) -> bool:
         return True
 
@@ -361,20 +376,51 @@ class OutputFile:
     def seekable(self) -> bool:
         return False
 
+    def isatty(self) -> bool:
+        return False
+
     def tell(self) -> int:
         return self._pos
 
     def flush(self) -> None:
         return None
 
-    def write(self, data: bytes | bytearray | memoryview) -> int:
+    def fileno(self) -> int:
+        raise io.UnsupportedOperation(f"{self.url}: no file descriptor")
+
+    def read(self, n: int = -1) -> bytes:
+        raise io.UnsupportedOperation(f"{self.url}: write-only")
+
+    def readline(self, limit: int = -1) -> bytes:
+        raise io.UnsupportedOperation(f"{self.url}: write-only")
+
+    def readlines(self, hint: int = -1) -> list[bytes]:
+        raise io.UnsupportedOperation(f"{self.url}: write-only")
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        raise io.UnsupportedOperation(f"{self.url}: not seekable")
+
+    def truncate(self, size: int | None = None) -> int:
+        raise io.UnsupportedOperation(f"{self.url}: not truncatable")
+
+    def __iter__(self) -> Iterator[bytes]:
+        raise io.UnsupportedOperation(f"{self.url}: write-only")
+
+    def __next__(self) -> bytes:
+        raise io.UnsupportedOperation(f"{self.url}: write-only")
+
+    def write(self, s: ReadableBuffer) -> int:
         if self._closed:
             raise CommitError(self.url, "write to a closed file")
-        chunk = bytes(data)
+        chunk = bytes(s)
         with self._lock:
             self._write(chunk)
             self._pos += len(chunk)
         return len(chunk)
+
+    def writelines(self, lines: Iterable[ReadableBuffer]) -> None:
+        for line in lines:
+            self.write(line)
 
     def close(self) -> None:
         if self._closed:
@@ -392,7 +438,7 @@ class OutputFile:
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: object) -> None:
+                 tb: TracebackType | None) -> None:
         if exc_type is None:
             self.close()
             return
@@ -419,12 +465,14 @@ class ObjectWriter(OutputFile):
     stays bounded by the part size whatever the file size."""
 
     def __init__(self, store: ReliableStore, url: str, part_size: int, multipart: bool,
-                 on_close: Callable[[str, int, str], None]) -> None:
+                 on_close: Callable[[str, int, str], None],
+                 on_abort: Callable[[str], None] | None = None) -> None:
         super().__init__(url)
         self.store = store
         self.part_size = part_size
         self.multipart = multipart
         self.on_close = on_close
+        self.on_abort = on_abort
         self._buf = bytearray()
         self._upload: str | None = None
         self._parts: list[tuple[int, str]] = []
@@ -446,22 +494,28 @@ class ObjectWriter(OutputFile):
                                                            chunk)))
 
     def _finish(self) -> None:
-        if self._upload is None:
-            etag = self.store.put(self.url, bytes(self._buf))
-        else:
-            if self._buf or not self._parts:
-                self._send(bytes(self._buf))
-            etag = self.store.complete_checked(self.url, self._upload, self._parts, self._pos)
+        try:
+            if self._upload is None:
+                etag = self.store.put(self.url, bytes(self._buf))
+            else:
+                if self._buf or not self._parts:
+                    self._send(bytes(self._buf))
+                etag = self.store.complete_checked(self.url, self._upload, self._parts,
+                                                   self._pos)
+        except BaseException:
+            self._abort()
+            raise
         self._buf = bytearray()
         self.on_close(self.url, self._pos, etag)
 
     def _abort(self) -> None:
         self._buf = bytearray()
-        if self._upload is not None:
-            try:
-                self.store.abort_multipart(self.url, self._upload)
-            except NotFoundError:
-                pass
+        try:
+            if self._upload is not None:
+                abort_quietly(self.store, self.url, self._upload)
+        finally:
+            if self.on_abort is not None:
+                self.on_abort(self.url)
 
 
 # -- the committer ---------------------------------------------------------------------------
@@ -508,6 +562,7 @@ class BaseCommitter:
         self._task_committed = False
         self._job_committed = False
         self.last_success: SuccessData | None = None
+        self._commit_started: float | None = None
 
     # -- identity and paths ----------------------------------------------------------------
 
@@ -566,6 +621,7 @@ class BaseCommitter:
         try:
             if messages is not None:
                 parsed = self._parse_messages(messages)
+            self._commit_started = time.monotonic()
             with self.stats.duration("committer_commit_job"):
                 success = self._commit_job(parsed)
         except BaseException as exc:
@@ -652,9 +708,12 @@ class BaseCommitter:
     def _open(self, task: TaskContext, rel: str) -> OutputFile:
         raise NotImplementedError
 
-    def _file_closed(self, rel: str) -> None:
+    def _file_closed(self, rel: str, *, reopenable: bool = False) -> None:
+        """A file is closed; ``reopenable`` (it was aborted) lets the task write it again."""
         with self._state_lock:
             self._open_files.pop(rel, None)
+            if reopenable:
+                self._opened.discard(rel)
 
     def write(self, relpath: str, data: bytes) -> None:
         """Write a whole file in one call (``open`` + ``write`` + ``close``)."""
@@ -704,10 +763,8 @@ class BaseCommitter:
             handles = list(self._open_files.values())
             self._open_files.clear()
         for handle in handles:
-            try:
+            with contextlib.suppress(NotFoundError):
                 handle.abort()
-            except NotFoundError:
-                pass
         with self.stats.duration("task_stage_abort_task"):
             self._abort_task(task)
 
@@ -756,6 +813,10 @@ class BaseCommitter:
         stats = IOStatistics()
         stats.aggregate(self.stats)
         stats.aggregate(task_stats)
+        if stage == "committer_commit_job" and self._commit_started is not None:
+            # this commit, timed up to now: _SUCCESS is written before the commit returns
+            stats.record_duration(stage, time.monotonic() - self._commit_started,
+                                  failed=not success)
         return SuccessData(
             committer=self.name, job_id=self.job.id, job_id_source=self.job.job_id_source,
             hostname=hostname(),
@@ -827,8 +888,7 @@ class S3ACommitter(BaseCommitter):
     tasks_counter: ClassVar[str] = "committer_tasks_succeeded"
     root_pattern: ClassVar[str] = ""
 
-    def __init__(self, store: Store, job: JobContext, task: TaskContext | None = None, *,
-                 staging_store: Store | None = None) -> None:
+    def __init__(self, store: Store, job: JobContext, task: TaskContext | None = None) -> None:
         super().__init__(store, job, task)
         if not self.caps.multipart:
             raise CommitError(self.dest, f"the {self.name} committer needs multipart uploads, "

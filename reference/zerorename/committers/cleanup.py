@@ -78,8 +78,9 @@ class JobRecords:
 
 
 def _attempt_of(root: str, url: str) -> str | None:
-    """The task attempt a record belongs to, from its path:
-    ``<root>/<NN>/tasks/<attempt>[.intent|/...]`` or ``<root>/<NN>/pendingsets/<attempt>.pendingset``."""
+    """The task attempt a record belongs to, from its path: ``<root>/<NN>/tasks/<attempt>``
+    (a directory, or ``<attempt>.intent``) or ``<root>/<NN>/pendingsets/<attempt>.pendingset``.
+    """
     rel = url[len(dir_prefix(root)):]
     parts = rel.split("/")
     if len(parts) < 3:

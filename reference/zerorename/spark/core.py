@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import time
 import uuid
 from collections.abc import Iterable, Mapping
@@ -35,6 +34,7 @@ from zerorename.errors import ConflictError
 from zerorename.store import Store, list_dir
 from zerorename.urls import is_hidden, parse_url, relative_to
 
+from . import faults
 from .parquet import PartitionedParquetWriter, WrittenFile
 
 log = logging.getLogger("zerorename.spark")
@@ -57,22 +57,6 @@ _SECRET_OPTIONS = frozenset({
     "access_key", "secret_key", "session_token", "aws_access_key_id", "aws_secret_access_key",
     "aws_session_token", "fs.s3a.access.key", "fs.s3a.secret.key", "fs.s3a.session.token",
 })
-
-#: Options the writer itself understands (everything else with a Hadoop-style dotted name
-#: goes to the committer as a job option).
-_OWN_OPTIONS = frozenset({
-    "path", "dest", "committer", "partition_by", "partitionby", "mode", "job_id",
-    "endpoint_url", "region", "checksums", "part_size", "threads", "compression",
-    "max_open_files", "format",
-})
-FAULT_PREFIX = "zerorename.fault."
-FAULT_KINDS = frozenset({"raise_after_write", "exit_after_write", "exit_mid_write",
-                         "sleep_before_commit"})
-
-
-class InjectedFault(RuntimeError):
-    """Raised by the ``raise_after_write`` test hook (never in normal operation)."""
-
 
 @dataclass(frozen=True)
 class WriteSpec:
@@ -139,16 +123,11 @@ def spec_from_options(options: Mapping[str, Any], *, overwrite: bool = False) ->
     if isinstance(partition_by, str):
         partition_by = [c.strip() for c in partition_by.split(",") if c.strip()]
     committer_options = {k: str(v) for k, v in opts.items()
-                         if "." in k and not k.startswith(FAULT_PREFIX)}
+                         if "." in k and not k.startswith(faults.PREFIX)}
     if "threads" in opts:
         committer_options[COMMITTER_THREADS] = str(opts["threads"])
     if "part_size" in opts:
         committer_options[PART_SIZE] = str(opts["part_size"])
-    faults = {k[len(FAULT_PREFIX):]: str(v) for k, v in opts.items()
-              if k.startswith(FAULT_PREFIX)}
-    unknown = sorted(set(faults) - FAULT_KINDS)
-    if unknown:
-        raise ValueError(f"unknown fault hooks {unknown}; known: {sorted(FAULT_KINDS)}")
     spec = WriteSpec(
         dest=str(dest).rstrip("/"),
         committer=str(opts.get("committer", "magic")),
@@ -160,7 +139,7 @@ def spec_from_options(options: Mapping[str, Any], *, overwrite: bool = False) ->
         compression=str(opts.get("compression", "snappy")),
         max_open_files=int(opts.get("max_open_files", 32)),
         committer_options=committer_options,
-        faults=faults,
+        faults=faults.parse(opts),
     )
     if opts.get("job_id"):
         spec = replace(spec, job_id=str(opts["job_id"]))
@@ -181,7 +160,8 @@ def make_store(spec: WriteSpec) -> Store:
     return S3Store(client)
 
 
-def _job_context(spec: WriteSpec) -> Any:
+def job_context(spec: WriteSpec) -> Any:
+    """The committer's JobContext for ``spec`` (job attempt 0: Spark does not recover jobs)."""
     return zr.JobContext(dest=spec.dest, job_id=spec.job_id, attempt=0,
                          options=spec.job_options())
 
@@ -204,18 +184,6 @@ class TaskOutcome:
     seconds: float
 
 
-def _fault_applies(rule: str | None, partition_id: int, attempt: int) -> str | None:
-    """Match ``"P@A[:arg],…"`` (A may be ``*``) and return the rule's argument ('' if none)."""
-    if not rule:
-        return None
-    for item in rule.split(","):
-        target, _, arg = item.strip().partition(":")
-        part, _, att = target.partition("@")
-        if int(part) == partition_id and att in ("*", str(attempt)):
-            return arg
-    return None
-
-
 def run_task(spec: WriteSpec, partition_id: int, attempt: int,
              batches: Iterable[Any]) -> TaskOutcome:
     """One task attempt: write ``batches`` (pyarrow RecordBatches) and commit the task.
@@ -229,29 +197,19 @@ def run_task(spec: WriteSpec, partition_id: int, attempt: int,
             pass
         return TaskOutcome(partition_id, attempt, None, 0, 0, 0, {}, 0.0)
     store = make_store(spec)
-    job = _job_context(spec)
+    job = job_context(spec)
     task = job.task(task_id=partition_id, attempt=attempt)
     committer = zr.create_committer(spec.committer, store, job, task=task)
     committer.setup_task()
 
-    exit_after_batches = _fault_applies(spec.faults.get("exit_mid_write"), partition_id, attempt)
-    batches_written = 0
-
-    def hook() -> None:
-        nonlocal batches_written
-        batches_written += 1
-        if exit_after_batches is not None and batches_written >= int(exit_after_batches or 1):
-            log.warning("zerorename fault: exit mid-write, task %s attempt %s",
-                        partition_id, attempt)
-            os._exit(17)
-
+    task_faults = faults.TaskFaults(spec.faults, partition_id, attempt)
     writer = PartitionedParquetWriter(
         open_file=committer.open, file_stem=spec.file_stem(partition_id),
         partition_by=spec.partition_by, compression=spec.compression,
-        max_open_files=spec.max_open_files, on_batch=hook)
+        max_open_files=spec.max_open_files, on_batch=task_faults.batch_hook())
     try:
         written = writer.write_all(batches)
-        _after_write_faults(spec, partition_id, attempt)
+        task_faults.after_write(spec.job_id)
         message = committer.commit_task() if committer.needs_task_commit() else None
     except BaseException:
         try:
@@ -261,20 +219,6 @@ def run_task(spec: WriteSpec, partition_id: int, attempt: int,
                         partition_id, attempt, cleanup_error)
         raise
     return _outcome(partition_id, attempt, message, written, store, started)
-
-
-def _after_write_faults(spec: WriteSpec, partition_id: int, attempt: int) -> None:
-    """Test hooks between "all data written" and "task committed"."""
-    delay = _fault_applies(spec.faults.get("sleep_before_commit"), partition_id, attempt)
-    if delay:
-        time.sleep(float(delay))
-    if _fault_applies(spec.faults.get("exit_after_write"), partition_id, attempt) is not None:
-        log.warning("zerorename fault: exit after write, task %s attempt %s",
-                    partition_id, attempt)
-        os._exit(17)
-    if _fault_applies(spec.faults.get("raise_after_write"), partition_id, attempt) is not None:
-        raise InjectedFault(f"injected failure after write: task {partition_id} "
-                            f"attempt {attempt} of job {spec.job_id}")
 
 
 def _outcome(partition_id: int, attempt: int, message: Any, written: list[WrittenFile],
@@ -315,7 +259,7 @@ class JobDriver:
     def __init__(self, spec: WriteSpec, store: Store | None = None) -> None:
         self.spec = spec
         self.store = store if store is not None else make_store(spec)
-        self.job = _job_context(spec)
+        self.job = job_context(spec)
         self.committer = zr.create_committer(spec.committer, self.store, self.job)
 
     def setup(self) -> WriteSpec:
@@ -333,17 +277,44 @@ class JobDriver:
         self.committer.setup_job()
         return self.spec
 
-    def commit(self, outcomes: Iterable[TaskOutcome | None]) -> None:
-        """Commit exactly the winning attempts' tasks; abort everything on failure."""
+    def commit(self, outcomes: Iterable[TaskOutcome | None]) -> Any:
+        """Commit exactly the winning attempts' tasks; return the committer's ``_SUCCESS``.
+
+        On failure the committer has already aborted the job (it discards what it owns).
+        """
         if self.spec.skip:
-            return
+            return None
         messages = [zr.TaskCommitMessage.from_json(o.message_json)
                     for o in outcomes if o is not None and o.message_json is not None]
-        try:
-            self.committer.commit_job(messages)
-        except BaseException:
-            self.abort()
-            raise
+        success = self.committer.commit_job(messages)
+        if self.spec.mode == "overwrite" and not self._committer_replaces():
+            self._replace_older_output()
+        return success
+
+    def _committer_replaces(self) -> bool:
+        """The staging committers resolve ``replace`` themselves (before completing uploads:
+        whole destination for ``directory``, written partitions for ``partitioned``)."""
+        return getattr(self.committer, "conflict_mode", None) == "replace"
+
+    def _replace_older_output(self) -> None:
+        """Overwrite for committers without a conflict mode (magic, manifest, v1, v2): delete
+        every visible file not written by this job — identified by the job UUID in its name.
+
+        Done *after* the new output is published, so a failed job never costs the old data;
+        the price is a window in which a reader sees both (S3 has no atomic multi-object
+        replace; Spark's own overwrite has the opposite window, seeing neither).
+        """
+        marker = f"-{self.spec.job_id}"
+        doomed = []
+        for obj in list_dir(self.store, self.spec.dest):
+            rel = relative_to(obj.url, self.spec.dest)
+            if not is_hidden(rel) and marker not in rel.rsplit("/", 1)[-1]:
+                doomed.append(obj.url)
+        for start in range(0, len(doomed), 1000):
+            self.store.delete_many(doomed[start:start + 1000])
+        if doomed:
+            log.info("zerorename: overwrite removed %d older file(s) under %s",
+                     len(doomed), self.spec.dest)
 
     def abort(self) -> None:
         """``abort_job`` then ``cleanup_job``; found by job-scoped listing, not messages."""

@@ -25,6 +25,9 @@ from urllib.parse import parse_qs, unquote
 
 __all__ = ["EmbeddedS3", "classify"]
 
+#: moto's module-level minimum for non-final parts (read from the environment at import).
+_MIN_PART = "S3_UPLOAD_PART_MIN_SIZE"
+
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
 
@@ -88,9 +91,9 @@ class EmbeddedS3:
         from moto.s3 import models as s3_models
         from moto.server import ThreadedMotoServer
 
-        if self.part_min_size is not None:
-            self._saved_min = s3_models.S3_UPLOAD_PART_MIN_SIZE
-            s3_models.S3_UPLOAD_PART_MIN_SIZE = self.part_min_size
+        if self.part_min_size is not None:  # moto binds it at import: patch the module
+            self._saved_min = int(getattr(s3_models, _MIN_PART))
+            setattr(s3_models, _MIN_PART, self.part_min_size)
         logging.getLogger("werkzeug").setLevel(logging.ERROR)
         self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.port, verbose=False)
         self._server.start()
@@ -107,7 +110,7 @@ class EmbeddedS3:
         if self._saved_min is not None:
             from moto.s3 import models as s3_models
 
-            s3_models.S3_UPLOAD_PART_MIN_SIZE = self._saved_min
+            setattr(s3_models, _MIN_PART, self._saved_min)
             self._saved_min = None
 
     def __enter__(self) -> EmbeddedS3:
@@ -171,10 +174,11 @@ class EmbeddedS3:
         source = unquote(copy_source.split("?", 1)[0]).lstrip("/")
         bucket, _, key = source.partition("/")
         try:
-            from moto.core import DEFAULT_ACCOUNT_ID
+            from moto.core import models as core_models
             from moto.s3.models import s3_backends
 
-            obj = s3_backends[DEFAULT_ACCOUNT_ID]["aws"].get_object(bucket, key)
+            account = str(core_models.DEFAULT_ACCOUNT_ID)
+            obj = s3_backends[account]["aws"].get_object(bucket, key)
             return int(obj.size) if obj is not None else 0
         except Exception:  # a missing source fails the copy itself; count nothing
             return 0

@@ -17,8 +17,9 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import IO, Any, ContextManager
+from typing import IO, Any
 
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.compute as pc  # type: ignore[import-untyped]
@@ -33,7 +34,7 @@ _ESCAPE = frozenset(
     + ['"', "#", "%", "'", "*", "/", ":", "=", "?", "\\", "\x7f", "{", "[", "]", "^"]
 )
 
-Opener = Callable[[str], ContextManager[IO[bytes]]]
+Opener = Callable[[str], AbstractContextManager[IO[bytes]]]
 
 
 def escape_partition_value(value: Any) -> str:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
+
 from zerorename.errors import StoreError
 from zerorename.store import StoreCapabilities
 

@@ -39,6 +39,7 @@ from botocore.config import Config
 from botocore.exceptions import ClientError, HTTPClientError
 from botocore.exceptions import ConnectionError as BotoConnectionError
 from botocore.loaders import Loader, create_loader
+
 from zerorename.errors import (
     BadURLError,
     NotFoundError,

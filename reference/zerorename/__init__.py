@@ -1,0 +1,100 @@
+"""zerorename: correct, rename-free output committers for object stores.
+
+The public API (see ``docs/committers.md``)::
+
+    import zerorename as zr
+    store = zr.S3Store(zr.make_s3_client())          # or zr.LocalStore() for file://
+    job = zr.JobContext(dest="s3://bucket/out")
+    jc = zr.create_committer("magic", store, job)
+    tc = zr.create_committer("magic", store, job, task=job.task(3))
+    jc.setup_job(); tc.setup_task()
+    with tc.open("year=2024/part-00003.parquet") as f:
+        f.write(data)
+    msg = tc.commit_task()
+    jc.commit_job([msg])                              # or commit_job() to discover tasks
+    zr.read_success(store, "s3://bucket/out")
+"""
+
+from __future__ import annotations
+
+from zerorename.committers import COMMITTERS, BaseCommitter, OutputFile, create_committer
+from zerorename.context import JobContext, Options, ProgressEvent, TaskContext
+from zerorename.errors import (
+    BadURLError,
+    CommitError,
+    ConflictError,
+    DestinationEscapeError,
+    DuplicateDestinationError,
+    FormatError,
+    JobFailedError,
+    NotFoundError,
+    PreconditionFailedError,
+    StoreError,
+    ThrottledError,
+    UnsupportedOperationError,
+)
+from zerorename.formats import (
+    PendingSet,
+    SinglePendingCommit,
+    SuccessData,
+    TaskManifest,
+    read_success,
+)
+from zerorename.messages import TaskCommitMessage
+from zerorename.retry import RetryPolicy
+from zerorename.stats import IOStatistics
+from zerorename.store import (
+    ListPage,
+    ObjectInfo,
+    Store,
+    StoreCapabilities,
+    UploadInfo,
+    list_all,
+    list_dir,
+)
+from zerorename.stores import LocalStore, S3Store, make_s3_client, rename_by_copy
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "COMMITTERS",
+    "BadURLError",
+    "BaseCommitter",
+    "CommitError",
+    "ConflictError",
+    "DestinationEscapeError",
+    "DuplicateDestinationError",
+    "FormatError",
+    "IOStatistics",
+    "JobContext",
+    "JobFailedError",
+    "ListPage",
+    "LocalStore",
+    "NotFoundError",
+    "ObjectInfo",
+    "Options",
+    "OutputFile",
+    "PendingSet",
+    "PreconditionFailedError",
+    "ProgressEvent",
+    "RetryPolicy",
+    "S3Store",
+    "SinglePendingCommit",
+    "Store",
+    "StoreCapabilities",
+    "StoreError",
+    "SuccessData",
+    "TaskCommitMessage",
+    "TaskContext",
+    "TaskManifest",
+    "ThrottledError",
+    "UnsupportedOperationError",
+    "UploadInfo",
+    "__version__",
+    "create_committer",
+    "list_all",
+    "list_dir",
+    "make_s3_client",
+    "read_success",
+    "rename_by_copy",
+]

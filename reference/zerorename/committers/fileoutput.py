@@ -1,0 +1,269 @@
+"""Hadoop's classic ``FileOutputCommitter``, algorithms 1 and 2, for stores with rename.
+
+Both write task output under ``<dest>/_temporary/<job id>/<NN>/tasks/<attempt id>/`` and
+publish it by renaming:
+
+* **v1**: task commit renames the attempt directory to ``committed/<task>`` (one atomic
+  directory rename on HDFS/POSIX); job commit renames every committed file into the
+  destination.  Nothing is visible before job commit.  Supports task recovery after a driver
+  restart (``recover_task`` moves the previous attempt's committed directory).
+* **v2**: task commit renames each file straight into the destination; job commit only writes
+  ``_SUCCESS``.  Faster, but **unsafe** (MAPREDUCE-7282): output of a task is visible before
+  the job commits, a task that fails mid-commit leaves part of its output, and an aborted job
+  cannot take back what its tasks published.  Kept for comparison and for users who accept it.
+
+On stores without rename (S3) both would rename by copying — O(data) and not atomic — so they
+refuse to run unless ``zerorename.fileoutput.rename-by-copy=true``; use ``magic``,
+``directory`` or ``partitioned`` on S3 instead.  Differences from Hadoop, on purpose: the
+temporary tree is per job ID (``_temporary/<job id>``, so concurrent jobs to one destination
+do not delete each other's work), ``_SUCCESS`` is the JSON SuccessData rather than 0 bytes,
+and file renames in job commit run in parallel.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from zerorename.committers.base import (
+    BaseCommitter,
+    JobLayout,
+    ObjectWriter,
+    OutputFile,
+    check_relpath,
+    dest_url,
+)
+from zerorename.committers.cleanup import abort_quietly, delete_tree
+from zerorename.context import JobContext, TaskContext
+from zerorename.errors import CommitError, FormatError, StoreError
+from zerorename.formats import SuccessData
+from zerorename.messages import TaskCommitMessage
+from zerorename.stages import FilenameSample, Progress, StageRunner
+from zerorename.stats import IOStatistics
+from zerorename.store import ObjectInfo, Store, list_dir
+from zerorename.stores import rename_by_copy
+from zerorename.urls import dir_prefix, join
+
+__all__ = ["FileOutputCommitterV1", "FileOutputCommitterV2", "RenameCommitter"]
+
+RENAME_BY_COPY_OPTION = "zerorename.fileoutput.rename-by-copy"
+#: Store error codes meaning "the rename target exists" (HDFS-like stores refuse).
+_TARGET_EXISTS = frozenset({"DestinationExists", "DirectoryNotEmpty", "TypeMismatch",
+                            "FileAlreadyExists", "PreconditionFailed"})
+
+
+class RenameCommitter(BaseCommitter):
+    """Shared by v1, v2 and the manifest committer: task files are objects under the job's
+    ``_temporary/<job id>`` tree, published by rename (or copy + delete where allowed)."""
+
+    allow_copy_rename: ClassVar[bool] = False
+    thread_options: ClassVar[tuple[str, ...]] = ("mapreduce.manifest.committer.io.threads",)
+
+    def __init__(self, store: Store, job: JobContext, task: TaskContext | None = None) -> None:
+        super().__init__(store, job, task)
+        self.native_rename = self.caps.rename
+        if not self.native_rename and not (
+                self.allow_copy_rename or self.opts.get_bool(RENAME_BY_COPY_OPTION)):
+            raise CommitError(self.dest, f"the {self.name} committer publishes by rename, and "
+                              f"store {store.name} has none: it would copy every byte "
+                              "(O(data), not atomic).  Use the magic, directory or partitioned "
+                              f"committer, or set {RENAME_BY_COPY_OPTION}=true to accept it")
+        self.layout = JobLayout(join(self.dest, f"_temporary/{self.job.id}"), job.attempt)
+
+    def job_layout(self) -> JobLayout:
+        return self.layout
+
+    def _work_path(self, task: TaskContext) -> str:
+        return self.layout.task_dir(task.attempt_id)
+
+    def _setup_job(self) -> None:
+        self.write_marker()
+
+    def _open(self, task: TaskContext, rel: str) -> OutputFile:
+        return ObjectWriter(
+            self.store, f"{self._work_path(task)}/{rel}", self.part_size, self.caps.multipart,
+            on_close=lambda _url, _size, _etag: self._file_closed(rel),
+            on_abort=lambda _url: self._file_closed(rel, reopenable=True),
+        )
+
+    def task_files(self, task: TaskContext) -> list[tuple[str, ObjectInfo]]:
+        """(relative path, object) for every file the attempt wrote (any writer)."""
+        base = dir_prefix(self._work_path(task))
+        return sorted(((o.url[len(base):], o) for o in list_dir(self.store, base)),
+                      key=lambda item: item[0])
+
+    def _needs_task_commit(self, task: TaskContext) -> bool:
+        page = self.store.list_page(dir_prefix(self._work_path(task)), max_keys=1)
+        return bool(page.objects)
+
+    def move(self, src: str, dst: str, *, replace: bool = True) -> None:
+        """Rename one file; on a store that refuses to overwrite, delete the target first
+        (Hadoop's merge: "file over existing file → delete then rename")."""
+        try:
+            self._move_once(src, dst)
+        except StoreError as exc:
+            if not replace or exc.code not in _TARGET_EXISTS:
+                raise
+            self.store.delete(dst)
+            self._move_once(src, dst)
+
+    def _move_once(self, src: str, dst: str) -> None:
+        if self.native_rename:
+            self.store.rename(src, dst)
+        else:
+            self.store.copy(src, dst)
+            self.store.delete(src)
+            self.stats.incr("op_rename_by_copy")
+
+    def move_dir(self, src: str, dst: str) -> None:
+        if self.native_rename:
+            self.store.rename(src, dst)
+        else:
+            self.stats.incr("op_rename_by_copy", rename_by_copy(self.store, src, dst))
+
+    def _abort_task(self, task: TaskContext) -> None:
+        delete_tree(self.store, self._work_path(task))
+
+    def _abort_job(self, *, failed: bool) -> None:
+        for upload in self.store.list_multipart_uploads(dir_prefix(self.layout.root)):
+            abort_quietly(self.store, upload.url, upload.upload_id)
+        delete_tree(self.store, self.layout.root)
+
+    def publish_files(self, moves: list[tuple[str, str, int]], stage: str,
+                      filenames: FilenameSample) -> None:
+        """Rename (src, dst, size) in parallel, stopping at the first failure."""
+        progress = Progress(self.job, stage, len(moves))
+
+        def one(item: tuple[str, str, int]) -> None:
+            src, dst, size = item
+            with self.stats.duration("commit_file_rename"):
+                self.move(src, dst)
+            self.stats.incr("committer_files_committed")
+            self.stats.incr("committer_bytes_committed", size)
+            filenames.add(dst)
+            progress.tick(dst)
+
+        with self.executor(stage) as pool:
+            pool.run(one, moves)
+
+    def files_payload(self, files: list[tuple[str, ObjectInfo]]) -> list[dict[str, Any]]:
+        return [{"rel": rel, "z": info.size} for rel, info in files]
+
+    def finish_job(self, filenames: FilenameSample, stage_runner: StageRunner,
+                   messages: list[TaskCommitMessage] | None) -> SuccessData:
+        """Write _SUCCESS (with the tasks' statistics when their messages carry them) and
+        delete the job's temporary tree."""
+        self.stats.incr("committer_jobs_completed")
+        task_stats = IOStatistics()
+        for msg in messages or []:
+            task_stats.aggregate(msg.iostatistics)
+        success = self.success_data(filenames.names, stage="committer_commit_job",
+                                    task_stats=task_stats)
+        self.save_success(success)
+        stage_runner.run("job_stage_cleanup", lambda: delete_tree(self.store, self.layout.root))
+        return success
+
+
+def _message_files(msg: TaskCommitMessage) -> list[tuple[str, int]]:
+    files = msg.payload.get("files")
+    if not isinstance(files, list):
+        raise FormatError(msg.path, "payload has no 'files' list")
+    out: list[tuple[str, int]] = []
+    for item in files:
+        if not isinstance(item, dict) or not isinstance(item.get("rel"), str) \
+                or not isinstance(item.get("z"), int) or isinstance(item.get("z"), bool):
+            raise FormatError(msg.path, f"bad file entry {item!r}")
+        out.append((check_relpath(item["rel"], where=msg.path), int(item["z"])))
+    return out
+
+
+class FileOutputCommitterV1(RenameCommitter):
+    """Algorithm 1: task commit = directory rename; job commit = rename into place."""
+
+    name: ClassVar[str] = "v1"
+    hadoop_class: ClassVar[str] = "org.apache.hadoop.mapreduce.lib.output.FileOutputCommitter"
+
+    def _commit_task(self, task: TaskContext) -> TaskCommitMessage:
+        files = self.task_files(task)
+        committed = self.layout.committed_task_dir(task.task_name)
+        for rel, _info in files:
+            check_relpath(rel, where=f"{self._work_path(task)}/{rel}")
+        if files:
+            if self.store.list_page(dir_prefix(committed), max_keys=1).objects:
+                delete_tree(self.store, committed)  # a previous attempt's: the last one wins
+            self.move_dir(self._work_path(task), committed)
+        stats = self.count_task_success()
+        return self.make_message(task, "files", {"committedDir": committed,
+                                                 "files": self.files_payload(files)},
+                                 committed, stats)
+
+    def _commit_job(self, messages: list[TaskCommitMessage] | None) -> SuccessData:
+        runner = StageRunner(self.stats, self.job)
+        moves: list[tuple[str, str, int]] = []
+        if messages is None:
+            self.require_marker()
+            base = dir_prefix(self.layout.committed_dir)
+            for info in list_dir(self.store, self.layout.committed_dir):
+                _task, _, rel = info.url[len(base):].partition("/")
+                check_relpath(rel, where=info.url)
+                moves.append((info.url, dest_url(self.dest, rel), info.size))
+        else:
+            for msg in messages:
+                committed = self.layout.committed_task_dir(f"task_{self.job_id}_m_"
+                                                           f"{msg.task_id:06d}")
+                if msg.payload.get("committedDir") != committed:
+                    raise FormatError(msg.path, f"committed directory "
+                                      f"{msg.payload.get('committedDir')!r} is not {committed}")
+                moves.extend((f"{committed}/{rel}", dest_url(self.dest, rel), size)
+                             for rel, size in _message_files(msg))
+        filenames = FilenameSample()
+        runner.run("job_stage_rename_files",
+                   lambda: self.publish_files(moves, "job_stage_rename_files", filenames))
+        return self.finish_job(filenames, runner, messages)
+
+    def is_recovery_supported(self) -> bool:
+        return True
+
+    def recover_task(self, task: TaskContext | None = None) -> None:
+        """Move the previous job attempt's committed output of ``task`` into this attempt."""
+        task = task or self._require_task()
+        if self.job.attempt == 0:
+            raise CommitError(task.attempt_id, "cannot recover task output for first attempt")
+        previous = self.layout.committed_task_dir(task.task_name, self.job.attempt - 1)
+        current = self.layout.committed_task_dir(task.task_name)
+        if not self.store.list_page(dir_prefix(previous), max_keys=1).objects:
+            self.stats.incr("committer_task_recovery_missing")
+            return
+        if self.store.list_page(dir_prefix(current), max_keys=1).objects:
+            delete_tree(self.store, current)
+        self.move_dir(previous, current)
+        self.stats.incr("committer_tasks_recovered")
+
+
+class FileOutputCommitterV2(RenameCommitter):
+    """Algorithm 2: task commit renames files into the destination (visible at once)."""
+
+    name: ClassVar[str] = "v2"
+    hadoop_class: ClassVar[str] = "org.apache.hadoop.mapreduce.lib.output.FileOutputCommitter"
+
+    def _commit_task(self, task: TaskContext) -> TaskCommitMessage:
+        files = self.task_files(task)
+        moves = []
+        for rel, info in files:
+            check_relpath(rel, where=info.url)
+            moves.append((info.url, dest_url(self.dest, rel), info.size))
+        self.publish_files(moves, "task_stage_commit", FilenameSample())
+        stats = self.count_task_success()
+        return self.make_message(task, "files", {"files": self.files_payload(files)}, "",
+                                 stats)
+
+    def _commit_job(self, messages: list[TaskCommitMessage] | None) -> SuccessData:
+        runner = StageRunner(self.stats, self.job)
+        filenames = FilenameSample()
+        if messages is None:
+            self.require_marker()
+        else:
+            for msg in messages:
+                for rel, _size in _message_files(msg):
+                    filenames.add(dest_url(self.dest, rel))
+        return self.finish_job(filenames, runner, messages)
+

@@ -1,0 +1,146 @@
+"""The manifest committer (Hadoop's ``ManifestCommitter``, for ABFS/GCS-like stores).
+
+Task attempts write files under ``<dest>/_temporary/<job id>/<NN>/tasks/<attempt id>/``.
+Task commit lists that directory and saves a *manifest* — the files to rename, with sizes and
+etags, and the directories they need — as ``manifests/<attempt id>-manifest.json``; no data
+moves.  Job commit runs as stages (see :mod:`zerorename.stages`): load the manifests in
+parallel, make room for the destination directories, rename every file in parallel,
+optionally validate the result, save ``_SUCCESS``, clean up.
+
+Store requirements (Hadoop's manifest protocol): consistent listing and atomic file rename.
+On a store without rename (S3) every "rename" is a server-side copy plus a delete: job commit
+becomes O(data) and a crash mid-commit leaves both copies, though never neither.  It works,
+and ``_SUCCESS`` counts the copies (``op_rename_by_copy``), but the magic or staging
+committers are the right choice there.
+
+Options (Hadoop names): ``mapreduce.manifest.committer.io.threads`` (default 16),
+``…validate.output`` (false), ``…delete.target.files`` (false),
+``mapreduce.fileoutputcommitter.cleanup.skipped`` (false),
+``mapreduce.fileoutputcommitter.marksuccessfuljobs`` (true),
+``…summary.report.directory`` (unset: report saved there even when the job fails).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from zerorename.committers.base import check_destination, dest_url
+from zerorename.committers.fileoutput import RenameCommitter
+from zerorename.context import TaskContext
+from zerorename.errors import CommitError
+from zerorename.formats import DirEntry, FileEntry, SuccessData, TaskManifest, now_millis
+from zerorename.messages import TaskCommitMessage
+from zerorename.stages import (
+    SAVED_KEY,
+    TASK_ATTEMPT_NUMBER_KEY,
+    FilenameSample,
+    StageContext,
+    StageRunner,
+    TaskSource,
+    create_directories,
+    load_manifests,
+    rename_files,
+    validate_output,
+)
+from zerorename.store import list_dir
+
+__all__ = ["ManifestCommitter"]
+
+PREFIX = "mapreduce.manifest.committer."
+MANIFEST_SUFFIX = "-manifest.json"
+
+
+class ManifestCommitter(RenameCommitter):
+    """See the module docstring."""
+
+    name: ClassVar[str] = "manifest"
+    hadoop_class: ClassVar[str] = \
+        "org.apache.hadoop.mapreduce.lib.output.committer.manifest.ManifestCommitter"
+    allow_copy_rename: ClassVar[bool] = True
+    default_threads: ClassVar[int] = 16
+    tasks_counter: ClassVar[str] = "committer_tasks_completed"
+
+    def _needs_task_commit(self, task: TaskContext) -> bool:
+        return True  # Hadoop: an empty task still commits an (empty) manifest
+
+    def _commit_task(self, task: TaskContext) -> TaskCommitMessage:
+        task_dir = self._work_path(task)
+        files: list[FileEntry] = []
+        dirs: dict[str, DirEntry] = {}
+        for rel, info in self.task_files(task):
+            final = dest_url(self.dest, rel)
+            check_destination(final, self.dest, info.url)
+            files.append(FileEntry(info.url, final, info.size, info.etag or None))
+            parts = rel.split("/")[:-1]
+            for level in range(1, len(parts) + 1):
+                path = dest_url(self.dest, "/".join(parts[:level]))
+                dirs.setdefault(path, DirEntry(path, 0, level))
+        self.stats.sample("committer_task_file_count", len(files))
+        self.stats.sample("committer_task_directory_count", len(dirs))
+        self.stats.incr("committer_task_file_size", sum(f.size for f in files))
+        stats = self.count_task_success()
+        manifest = TaskManifest(
+            job_id=self.job_id, job_attempt=self.job.attempt, task_id=task.task_name,
+            task_attempt_id=task.attempt_id, task_attempt_dir=task_dir, files=files,
+            directories=sorted(dirs.values(), key=lambda d: (d.level, d.dest)),
+            extra_data={TASK_ATTEMPT_NUMBER_KEY: str(task.attempt),
+                        SAVED_KEY: str(now_millis()), "zerorename.committer": self.name},
+            iostatistics=stats,
+        )
+        url = self.layout.manifest(task.attempt_id)
+        with self.stats.duration("task_stage_save_manifest"):
+            self.store.put(url, manifest.to_bytes())
+        return self.make_message(task, "manifest", {"manifest": manifest.to_json()}, url, stats)
+
+    def _commit_job(self, messages: list[TaskCommitMessage] | None) -> SuccessData:
+        runner = StageRunner(self.stats, self.job)
+        if messages is None:
+            self.require_marker()
+            sources = [TaskSource(url=o.url)
+                       for o in list_dir(self.store, self.layout.manifests_dir)
+                       if o.url.endswith(MANIFEST_SUFFIX)]
+        else:
+            sources = [TaskSource(message=m) for m in messages]
+
+        def check(url: str, path: str) -> str:
+            return check_destination(url, self.dest, path)
+
+        filenames = FilenameSample()
+        with self.executor("commit") as pool:
+            ctx = StageContext(self.store, self.job, self.stats, pool, runner, self.name)
+            loaded = runner.run("job_stage_load_manifests", lambda: load_manifests(
+                ctx, sources, check, self.layout.task_dir))
+            with loaded.spool:
+                if self.native_rename:
+                    runner.run("job_stage_create_target_dirs",
+                               lambda: create_directories(ctx, loaded))
+                runner.run("job_stage_rename_files", lambda: rename_files(
+                    ctx, loaded, filenames,
+                    delete_target=self.opts.get_bool(PREFIX + "delete.target.files"),
+                    rename=self._move_once))
+                if self.opts.get_bool(PREFIX + "validate.output"):
+                    runner.run("job_stage_optional_validate_output",
+                               lambda: validate_output(ctx, loaded))
+        self.stats.incr("committer_jobs_completed")
+        success = self.success_data(filenames.names, stage="committer_commit_job",
+                                    task_stats=loaded.task_stats)
+        success.metrics.update({"files": loaded.files, "bytes": loaded.bytes,
+                                "tasks": len(loaded.winners)})
+        if loaded.duplicates_resolved:
+            success.diagnostics["duplicate.task.commits"] = "; ".join(loaded.duplicates_resolved)
+        self.save_success(success)
+        if not self.opts.get_bool("mapreduce.fileoutputcommitter.cleanup.skipped"):
+            runner.run("job_stage_cleanup", lambda: self._cleanup())
+        return success
+
+    def _cleanup(self) -> None:
+        try:
+            self._abort_job(failed=False)
+        except CommitError:
+            if not self.opts.get_bool("mapreduce.fileoutputcommitter.cleanup-failures.ignored"):
+                raise
+            self.stats.incr("job_stage_cleanup_failures_ignored")
+
+    def _abort_task(self, task: TaskContext) -> None:
+        super()._abort_task(task)
+        self.store.delete(self.layout.manifest(task.attempt_id))

@@ -1,0 +1,423 @@
+"""The staging committers, ``directory`` and ``partitioned`` (Netflix's design, Hadoop's
+``DirectoryStagingCommitter`` / ``PartitionedStagingCommitter``).
+
+Tasks write to a private local directory (``work_path``).  Task commit uploads every file
+there as an uncompleted multipart upload to its final key and saves a ``.pendingset``; job
+commit completes the uploads.  Nothing is visible before job commit, task commit is
+all-or-nothing (a failure aborts every upload it started), and job commit is O(files) small
+requests, independent of the data size.
+
+Conflict mode (``fs.s3a.committer.staging.conflict-mode``, default ``append`` as in Hadoop
+since HADOOP-16357):
+
+========  ==========================================  ==========================================
+mode      directory                                   partitioned
+========  ==========================================  ==========================================
+fail      setup_job fails if the destination has any  commit_task fails if any partition it
+          object (HADOOP-15469: not rechecked later)  writes to already has objects
+append    no checks; same names are overwritten       same
+replace   job commit deletes the destination's        job commit deletes exactly the partitions
+          content first (not other jobs' areas)       the job writes to (not the root)
+========  ==========================================  ==========================================
+
+``fs.s3a.committer.staging.unique-filenames`` (default **false** here, true in Hadoop) inserts
+the job ID into each file name (``part-0000-<job>.parquet``); off by default because this API
+promises the destination path the task asked for.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any, ClassVar, Protocol
+
+from zerorename.committers.base import (
+    OutputFile,
+    S3ACommitter,
+    check_relpath,
+    dest_url,
+)
+from zerorename.committers.cleanup import abort_quietly
+from zerorename.context import JobContext, TaskContext
+from zerorename.errors import CommitError, ConflictError, NotFoundError
+from zerorename.formats import SinglePendingCommit, UploadIntent, encode_url, now_millis
+from zerorename.messages import TaskCommitMessage
+from zerorename.stages import Loaded, StageContext
+from zerorename.store import Store, list_dir
+from zerorename.urls import dir_prefix, join
+
+__all__ = [
+    "CONFLICT_MODE_OPTION",
+    "DirectoryStagingCommitter",
+    "DiskArea",
+    "PartitionedStagingCommitter",
+    "StagingCommitter",
+    "StoreArea",
+    "add_uuid",
+]
+
+CONFLICT_MODE_OPTION = "fs.s3a.committer.staging.conflict-mode"
+UNIQUE_FILENAMES_OPTION = "fs.s3a.committer.staging.unique-filenames"
+BUFFER_DIR_OPTION = "fs.s3a.buffer.dir"
+TMP_PATH_OPTION = "fs.s3a.committer.staging.tmp.path"
+CONFLICT_MODES = ("fail", "append", "replace")
+E_DEST_EXISTS = 'Destination path exists and committer conflict resolution mode is "fail"'
+
+
+def add_uuid(rel: str, uuid: str) -> str:
+    """Hadoop's ``Paths.addUUID``: insert ``-<uuid>`` before the first dot of the file name;
+    unchanged if the path already contains the uuid."""
+    if not uuid:
+        raise CommitError(rel, "empty job UUID")
+    if uuid in rel:
+        return rel
+    parent, _, name = rel.rpartition("/")
+    if not name:
+        raise CommitError(rel, "no file name to add the job UUID to")
+    dot = name.find(".")
+    name = f"{name}-{uuid}" if dot <= 0 else f"{name[:dot]}-{uuid}{name[dot:]}"
+    return f"{parent}/{name}" if parent else name
+
+
+# -- the task's local staging area ----------------------------------------------------------
+
+
+class Area(Protocol):
+    """Where a staging task's files wait for task commit."""
+
+    url: str
+
+    def open(self, rel: str, on_done: Any) -> OutputFile: ...
+    def files(self) -> list[tuple[str, int]]: ...
+    def read_parts(self, rel: str, part_size: int) -> Iterator[bytes]: ...
+    def delete(self) -> None: ...
+
+
+class DiskFile(OutputFile):
+    def __init__(self, path: Path, url: str, on_done: Any) -> None:
+        super().__init__(url)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._f: IO[bytes] = open(path, "wb")  # noqa: SIM115 - closed in _finish/_abort
+        self._on_done = on_done
+
+    def _write(self, data: bytes) -> None:
+        self._f.write(data)
+
+    def _finish(self) -> None:
+        self._f.close()
+        self._on_done(False)
+
+    def _abort(self) -> None:
+        self._f.close()
+        self.path.unlink(missing_ok=True)
+        self._on_done(True)
+
+
+class DiskArea:
+    """A directory on the local file system (the default; ``fs.s3a.buffer.dir``)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.url = "file://" + str(path)
+
+    def open(self, rel: str, on_done: Any) -> OutputFile:
+        return DiskFile(self.path / rel, f"{self.url}/{rel}", on_done)
+
+    def files(self) -> list[tuple[str, int]]:
+        found: list[tuple[str, int]] = []
+        if not self.path.is_dir():
+            return found
+        for top, _dirs, names in os.walk(self.path):
+            for name in names:
+                full = Path(top) / name
+                found.append((full.relative_to(self.path).as_posix(), full.stat().st_size))
+        return sorted(found)
+
+    def read_parts(self, rel: str, part_size: int) -> Iterator[bytes]:
+        with open(self.path / rel, "rb") as f:
+            first = True
+            while True:
+                chunk = f.read(part_size)
+                if not chunk and not first:
+                    return
+                yield chunk
+                first = False
+                if len(chunk) < part_size:
+                    return
+
+    def delete(self) -> None:
+        shutil.rmtree(self.path, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            self.path.parent.rmdir()  # the job's directory, once its last attempt is gone
+
+
+class StoreFile(OutputFile):
+    """A local file held in memory and PUT to the local store on close (harness use)."""
+
+    def __init__(self, store: Store, url: str, on_done: Any) -> None:
+        super().__init__(url)
+        self.store = store
+        self._buf = bytearray()
+        self._on_done = on_done
+
+    def _write(self, data: bytes) -> None:
+        self._buf += data
+
+    def _finish(self) -> None:
+        self.store.put(self.url, bytes(self._buf))
+        self._on_done(False)
+
+    def _abort(self) -> None:
+        self._buf = bytearray()
+        self._on_done(True)
+
+
+class StoreArea:
+    """A staging area on an injected store, e.g. the simulation harness's per-actor disk."""
+
+    def __init__(self, store: Store, url: str) -> None:
+        self.store = store
+        self.url = url
+
+    def open(self, rel: str, on_done: Any) -> OutputFile:
+        return StoreFile(self.store, f"{self.url}/{rel}", on_done)
+
+    def files(self) -> list[tuple[str, int]]:
+        base = dir_prefix(self.url)
+        return sorted((o.url[len(base):], o.size) for o in list_dir(self.store, self.url))
+
+    def read_parts(self, rel: str, part_size: int) -> Iterator[bytes]:
+        data = self.store.get(f"{self.url}/{rel}")
+        yield data[:part_size]
+        for start in range(part_size, len(data), part_size):
+            yield data[start : start + part_size]
+
+    def delete(self) -> None:
+        urls = [o.url for o in list_dir(self.store, self.url)]
+        if urls:
+            self.store.delete_many(urls)
+
+
+def local_base(options_value: str) -> Path:
+    """The first directory of ``fs.s3a.buffer.dir`` (comma-separated, trimmed); only local
+    paths are allowed (Hadoop: "Wrong FS")."""
+    for item in options_value.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        if item.startswith("file://"):
+            item = item[len("file://"):]
+        elif item.startswith("file:"):
+            item = item[len("file:"):]
+        if "://" in item:
+            raise CommitError(item, f"Wrong FS: {BUFFER_DIR_OPTION} must be on the local file "
+                                    "system")
+        return Path(item)
+    return Path(tempfile.gettempdir()) / "zerorename-staging"
+
+
+# -- the committers --------------------------------------------------------------------------
+
+
+class StagingCommitter(S3ACommitter):
+    """Shared by ``directory`` and ``partitioned``; see the module docstring."""
+
+    root_pattern: ClassVar[str] = "__staging_job-{id}"
+
+    def __init__(self, store: Store, job: JobContext, task: TaskContext | None = None, *,
+                 local_store: Store | None = None) -> None:
+        super().__init__(store, job, task)
+        mode = self.opts.get_str(CONFLICT_MODE_OPTION, default="append").lower()
+        if mode not in CONFLICT_MODES:
+            raise CommitError(CONFLICT_MODE_OPTION, f"unknown conflict mode {mode.upper()!r}: "
+                                                    "expected FAIL, APPEND or REPLACE")
+        self.conflict_mode = mode
+        self.unique_filenames = self.opts.get_bool(UNIQUE_FILENAMES_OPTION, default=False)
+        self.local_store = local_store
+        self._area: Area | None = None
+        self._area_lock = threading.Lock()
+
+    def _job_root(self) -> str:
+        tmp = self.opts.get_str(TMP_PATH_OPTION)
+        if tmp:
+            return join(tmp, f"{self.job_id}/staging-uploads")
+        return super()._job_root()
+
+    # -- the local area --------------------------------------------------------------------
+
+    def _local_dir(self, task: TaskContext) -> str:
+        return f"{self.job_id}/{task.attempt_id}"
+
+    def area(self, task: TaskContext) -> Area:
+        with self._area_lock:
+            if self._area is None:
+                if self.local_store is not None:
+                    base = self.opts.get_str(BUFFER_DIR_OPTION) or (
+                        "file://" + tempfile.gettempdir() + "/zerorename-staging")
+                    self._area = StoreArea(self.local_store,
+                                           join(base.split(",")[0].strip(),
+                                                self._local_dir(task)))
+                else:
+                    path = local_base(self.opts.get_str(BUFFER_DIR_OPTION)) / self.job_id
+                    self._area = DiskArea(path / task.attempt_id)
+            return self._area
+
+    def _work_path(self, task: TaskContext) -> str:
+        return self.area(task).url
+
+    @property
+    def local_work_dir(self) -> Path | None:
+        """The task's local directory as a :class:`~pathlib.Path` (None on an injected store);
+        files written there directly (e.g. by pyarrow) are committed too."""
+        area = self.area(self._require_task())
+        return area.path if isinstance(area, DiskArea) else None
+
+    def _setup_task(self) -> None:
+        area = self.area(self._require_task())
+        if isinstance(area, DiskArea):
+            area.path.mkdir(parents=True, exist_ok=True)
+
+    def _open(self, task: TaskContext, rel: str) -> OutputFile:
+        def on_done(aborted: bool) -> None:
+            self._file_closed(rel, reopenable=aborted)
+
+        return self.area(task).open(rel, on_done)
+
+    def _needs_task_commit(self, task: TaskContext) -> bool:
+        return bool(self.area(task).files())
+
+    def destination_rel(self, rel: str) -> str:
+        return add_uuid(rel, self.job_id) if self.unique_filenames else rel
+
+    # -- task commit -----------------------------------------------------------------------
+
+    def check_task_conflicts(self, rels: list[str]) -> None:
+        return None
+
+    def _commit_task(self, task: TaskContext) -> TaskCommitMessage:
+        area = self.area(task)
+        files = area.files()
+        entries: list[tuple[str, int, str]] = []
+        for rel, size in files:
+            check_relpath(rel, where=f"{area.url}/{rel}")
+            entries.append((rel, size, dest_url(self.dest, self.destination_rel(rel))))
+        self.check_task_conflicts([self.destination_rel(rel) for rel, _s, _u in entries])
+        intent_url = self.layout.task_intent(task.attempt_id)
+        if entries:
+            intent = UploadIntent(job_id=self.job_id, task_attempt_id=task.attempt_id,
+                                  uris=[encode_url(u) for _r, _s, u in entries])
+            self.store.put(intent_url, intent.to_bytes())
+        started: dict[str, str] = {}
+        lock = threading.Lock()
+
+        def upload(entry: tuple[str, int, str]) -> SinglePendingCommit:
+            rel, size, final = entry
+            created = now_millis()
+            upload_id = self.store.create_multipart(final)
+            with lock:
+                started[upload_id] = final
+            etags = [self.store.upload_part(final, upload_id, number, chunk)
+                     for number, chunk in enumerate(area.read_parts(rel, self.part_size), 1)]
+            self.stats.incr("committer_bytes_uploaded", size)
+            return SinglePendingCommit.create(final, upload_id, etags, size, job_id=self.job_id,
+                                              task_id=task.attempt_id, created=created)
+
+        try:
+            with self.executor("upload") as pool:
+                commits = sorted(pool.run(upload, entries), key=lambda c: c.url)
+            self.stats.sample("committer_task_file_count", len(commits))
+            message = self.save_pendingset(task, commits)
+        except BaseException:
+            self._abort_started(started, intent_url if entries else None)
+            area.delete()
+            raise
+        area.delete()
+        return message
+
+    def _abort_started(self, started: dict[str, str], intent_url: str | None) -> None:
+        """Abort every upload a failed task commit started; drop the intent if all went."""
+        clean = True
+        for upload_id, url in started.items():
+            try:
+                abort_quietly(self.store, url, upload_id)
+            except CommitError:
+                clean = False
+        if clean and intent_url is not None:
+            with contextlib.suppress(CommitError):
+                self.store.delete(intent_url)
+
+    def _abort_task(self, task: TaskContext) -> None:
+        self.area(task).delete()
+        with contextlib.suppress(NotFoundError):
+            self.abort_recorded(task, {})
+
+    def _abort_local(self) -> None:
+        if self.local_store is None and self.task is None:
+            shutil.rmtree(local_base(self.opts.get_str(BUFFER_DIR_OPTION)) / self.job_id,
+                          ignore_errors=True)
+
+
+class DirectoryStagingCommitter(StagingCommitter):
+    """Conflicts are resolved for the whole destination directory."""
+
+    name: ClassVar[str] = "directory"
+    hadoop_class: ClassVar[str] = \
+        "org.apache.hadoop.fs.s3a.commit.staging.DirectoryStagingCommitter"
+
+    def check_conflicts_at_setup(self) -> None:
+        if self.conflict_mode != "fail":
+            return
+        own = dir_prefix(self.layout.root)
+        page = self.store.list_page(dir_prefix(self.dest), delimiter="/", max_keys=2)
+        others = [o.url for o in page.objects] + [p for p in page.prefixes if p != own]
+        if others:
+            raise ConflictError(self.dest, f"{E_DEST_EXISTS} (found {others[0]})")
+
+    def prepare_destination(self, ctx: StageContext, loaded: Loaded) -> None:
+        if self.conflict_mode != "replace":
+            return
+        doomed = [o.url for o in list_dir(self.store, self.dest)
+                  if not _is_committer_area(o.url[len(self.dest) + 1:])]
+        _delete_all(ctx, doomed)
+
+
+class PartitionedStagingCommitter(StagingCommitter):
+    """Conflicts are resolved per partition (the parent directories of the files written);
+    files at the root of the destination are always appended."""
+
+    name: ClassVar[str] = "partitioned"
+    hadoop_class: ClassVar[str] = \
+        "org.apache.hadoop.fs.s3a.commit.staging.PartitionedStagingCommitter"
+
+    def check_task_conflicts(self, rels: list[str]) -> None:
+        if self.conflict_mode != "fail":
+            return
+        for partition in sorted({r.rsplit("/", 1)[0] for r in rels if "/" in r}):
+            directory = join(self.dest, partition)
+            if self.store.list_page(dir_prefix(directory), max_keys=1).objects:
+                raise ConflictError(directory, E_DEST_EXISTS)
+
+    def prepare_destination(self, ctx: StageContext, loaded: Loaded) -> None:
+        if self.conflict_mode != "replace":
+            return
+        doomed: list[str] = []
+        for partition in sorted(loaded.directories):
+            doomed.extend(o.url for o in list_dir(self.store, join(self.dest, partition)))
+        _delete_all(ctx, doomed)
+
+
+def _is_committer_area(rel: str) -> bool:
+    first = rel.split("/", 1)[0]
+    return first == "_temporary" or first.startswith(("__magic", "__staging_job-"))
+
+
+def _delete_all(ctx: StageContext, urls: list[str]) -> None:
+    for start in range(0, len(urls), 1000):
+        ctx.store.delete_many(urls[start : start + 1000])
+    ctx.stats.incr("committer_files_replaced", len(urls))

@@ -1,0 +1,1 @@
+"""Example-based tests of the reference committers (zerorename), on moto and LocalStore."""
