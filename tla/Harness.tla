@@ -55,7 +55,7 @@ TA == Tasks \X Attempts
 (* (Spark's part-<task>-<job uuid>); its bytes name the attempt.  Every    *)
 (* object's content is a set of triples (TLC compares values of one kind   *)
 (* only): a data file holds {<<t, a, f>>}; a manifest holds upload ids,    *)
-(* which are triples too.  Names beginning with _ or . (_temporary,       *)
+(* which are triples too.  Names beginning with _ or . (_temporary,        *)
 (* __magic, _SUCCESS) are not output, so OutKeys are the only keys a       *)
 (* reader of the destination sees.                                         *)
 (***************************************************************************)

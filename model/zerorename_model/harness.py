@@ -36,6 +36,11 @@ STORE_OPS = (
 READ_OPS = ("get", "head", "list_page", "copy", "rename")
 
 
+class TaskKilled(BaseException):  # noqa: N818 - control flow
+    """Raised in a task attempt the driver cancels (another attempt won, or the job failed);
+    like Spark's TaskKilledException, the attempt then runs abort_task."""
+
+
 class Prune(Exception):
     """Raised by an exploring chooser to abandon a run whose state was already explored."""
 
@@ -52,6 +57,7 @@ class Actor:
     done: bool = False
     crashed: bool = False
     partitioned: bool = False
+    killed: bool = False  # cancelled by the driver: it aborts itself, then ends
     throttle_next: bool = False
     history: list[str] = field(default_factory=list)
 
@@ -74,7 +80,8 @@ class JobState:
     dest_at_commit: dict[str, bytes] | None = None
     uploads_after_cleanup: list[str] | None = None
     temp_after_cleanup: list[str] | None = None
-    reader_saw: list[str] | None = None  # what a reader listed after the commit
+    reader_saw: list[str] | None = None
+    abort_started: bool = False  # what a reader listed after the commit
 
 
 @dataclass
@@ -182,6 +189,7 @@ class Run:
         self.attempt_dest: dict[str, str] = {}
         self.preexisting: dict[str, dict[str, bytes]] = {}
         self.jobs: list[JobState] = []
+        self.zombie_urls: set[str] = set()
         self.store.between_steps = self._sub_step
         self._setup()
 
@@ -265,6 +273,7 @@ class Run:
         return kind
 
     def finished(self) -> bool:
+        self._wake_waiters()
         return not any(a.runnable() for a in self.actors) or self.steps >= self.max_steps
 
     def apply(self, option: tuple[str, Any]) -> None:
@@ -331,7 +340,7 @@ class Run:
         h.update(self.store.digest().encode())
         h.update(self.cluster.digest().encode())
         for a in self.actors:
-            h.update(f"{a.name}|{a.pending}|{a.done}|{a.crashed}|{a.partitioned}|"
+            h.update(f"{a.name}|{a.pending}|{a.done}|{a.crashed}|{a.partitioned}|{a.killed}|"
                      f"{a.waiting is not None and a.waiting()}|{a.history}".encode())
         for job in self.jobs:
             h.update(f"{job.spec}|{sorted(job.live.items())}|{sorted(job.holder.items())}|"
@@ -359,6 +368,10 @@ class Run:
             self._record(actor, op, args, error)
             raise
         self._record(actor, op, args, result)
+        if actor.partitioned and self.jobs[actor.job_index].abort_started and args:
+            # A zombie writing after its job began to abort: nothing can fence it on an
+            # object store, so what it leaves is reported apart from the committer's leftovers.
+            self.zombie_urls.update(str(a) for a in args[:2] if isinstance(a, str))
         return result
 
     def sync(self, what: str, action: Callable[[], Any]) -> Any:
@@ -396,6 +409,8 @@ class Run:
         actor.pending = ""
         if command == "crash":
             raise ActorCrashed(actor.name)
+        if command == "kill":
+            raise TaskKilled(actor.name)
         if command == "abort":
             raise RunAborted(actor.name)
         return command
@@ -498,6 +513,9 @@ class Run:
         job.reader_saw = sorted(s for s in seen if not _hidden(s))
 
     def _abort(self, job: JobState, committer: Any) -> None:
+        # A failing job's running attempts are cancelled first; partitioned ones cannot be.
+        job.abort_started = True
+        self._kill(lambda a: a.task is not None and a.job_index == job.spec.index)
         try:
             committer.abort_job()
             committer.cleanup_job()
@@ -514,10 +532,12 @@ class Run:
     def _record_leftovers(self, job: JobState) -> None:
         dest = job.spec.dest
         job.uploads_after_cleanup = sorted(
-            u for u in self.store.upload_urls() if u.startswith(dest + "/"))
+            u for u in self.store.upload_urls()
+            if u.startswith(dest + "/") and u not in self.zombie_urls)
         job.temp_after_cleanup = sorted(
             k for k in self.store.snapshot()
             if k.startswith(dest + "/") and _hidden(k[len(dest) + 1:])
+            and k not in self.zombie_urls
             and not k.endswith("/_SUCCESS"))
 
     def _launch_attempt(self, job: JobState, task_id: int, speculative: bool = False) -> None:
@@ -532,6 +552,14 @@ class Run:
 
     def _task_body(self, job: JobState, task: TaskSpec) -> None:
         committer = self.factory(self.env, task.job, task, self.options_map)
+        try:
+            self._task_work(job, task, committer)
+        except TaskKilled:
+            # Spark's writer aborts the task attempt when the task is killed
+            self.note(f"{task.name} was killed: abort_task")
+            committer.abort_task()
+
+    def _task_work(self, job: JobState, task: TaskSpec, committer: Any) -> None:
         committer.setup_task()
         written = self.written.setdefault(task.name, {})
         for pattern in self.scenario.files:
@@ -564,7 +592,20 @@ class Run:
             return False
         job.accepted[task.task_id] = (task, message)
         job.live[task.name] = False  # finished
+        # Spark kills the other attempts of a task once one succeeds (not a partitioned one:
+        # the driver cannot reach it).
+        self._kill(lambda a: a.task is not None and a.task.job == task.job
+                   and a.task.task_id == task.task_id and a.task != task)
         return True
+
+    def _kill(self, which: Callable[[Actor], bool]) -> None:
+        for actor in list(self.actors):
+            if (which(actor) and not actor.done and not actor.crashed and not actor.killed
+                    and not actor.partitioned and actor is not self.current):
+                self.note(f"kill {actor.name}")
+                actor.killed = True
+                if actor.waiting is None:
+                    self._resume(actor, "kill")
 
     def _attempt_failed(self, actor: Actor) -> None:
         task = actor.task

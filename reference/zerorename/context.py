@@ -167,7 +167,7 @@ class TaskContext:
         return f"attempt_{job.job_id}_{job.attempt:02d}_m_{self.task_id:06d}_{self.attempt}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class JobContext:
     """A job attempt writing to ``dest`` (a directory URL: ``s3://bucket/out``, ``file:///x``).
 

@@ -370,7 +370,7 @@ def complete_uploads(ctx: StageContext, loaded: Loaded, filenames: FilenameSampl
     try:
         for _ in ctx.pool.imap(complete, loaded.winning_records()):
             pass
-    except BaseException as exc:
+    except Exception as exc:  # (a crash — BaseException — must not touch the store)
         reverted, aborted = _revert(ctx, loaded, completed)
         path = exc.path if isinstance(exc, CommitError) else ctx.dest
         reason = exc.reason if isinstance(exc, CommitError) else f"{type(exc).__name__}: {exc}"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from zerorename_model.errors import ModelStoreError
 from zerorename_model.scenario import JobSpec, TaskSpec
 
 
@@ -32,7 +33,11 @@ class _Base:
 
     def abort_task(self) -> None:
         for rel, (upload_id, _etag) in self.pending.items():
-            self.fs.abort_multipart(f"{self.dest}/{rel}", upload_id)
+            try:
+                self.fs.abort_multipart(f"{self.dest}/{rel}", upload_id)
+            except ModelStoreError as error:  # the driver's cleanup may abort it first
+                if error.code != "NoSuchUpload":
+                    raise
 
     def cleanup_job(self) -> None:
         pass
@@ -53,7 +58,11 @@ class _Base:
 
     def _abort_uploads(self, prefix: str) -> None:
         for upload in self.fs.list_multipart_uploads(prefix):
-            self.fs.abort_multipart(upload.url, upload.upload_id)
+            try:
+                self.fs.abort_multipart(upload.url, upload.upload_id)
+            except ModelStoreError as error:  # a killed attempt may abort it first
+                if error.code != "NoSuchUpload":
+                    raise
 
 
 class Ideal(_Base):

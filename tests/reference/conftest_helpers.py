@@ -28,14 +28,14 @@ os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
 os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
 os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
 
-import moto.s3.models  # noqa: E402
-from moto import mock_aws  # noqa: E402
+import moto.s3.models
+from moto import mock_aws
 
-import zerorename as zr  # noqa: E402
-from zerorename.errors import StoreError, ThrottledError  # noqa: E402
-from zerorename.executor import THREAD_PREFIX  # noqa: E402
-from zerorename.store import ListPage, ObjectInfo, Store, StoreCapabilities, UploadInfo  # noqa: E402
-from zerorename.urls import dir_prefix, is_hidden, join  # noqa: E402
+import zerorename as zr
+from zerorename.errors import StoreError, ThrottledError
+from zerorename.executor import THREAD_PREFIX
+from zerorename.store import ListPage, ObjectInfo, Store, StoreCapabilities, UploadInfo
+from zerorename.urls import dir_prefix, is_hidden, join
 
 __all__ = [
     "PART",
@@ -170,7 +170,7 @@ class Fault:
     fired: int = 0
 
 
-class SimulatedCrash(BaseException):  # noqa: N818 - control flow, like a killed process
+class SimulatedCrash(BaseException):
     """The process died: raised by a crashed :class:`FaultyStore` on every later call, so no
     cleanup handler of the dead process can reach the store either."""
 

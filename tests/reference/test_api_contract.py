@@ -1,5 +1,7 @@
 """The reference API contract (DESIGN.md) end to end, for every committer and backend."""
 
+# ruff: noqa: F811 - pytest fixtures come from conftest_helpers and are parameters here
+
 from __future__ import annotations
 
 import json
@@ -137,7 +139,7 @@ def test_second_task_commit_and_second_job_commit_fail(committer: str, backend: 
     with pytest.raises(zr.CommitError):
         run.driver.commit_job(None)
     again = zr.create_committer(committer, env.store, run.job)
-    with pytest.raises(zr.CommitError, match="never set up|already"):
+    with pytest.raises(zr.CommitError, match=r"never set up|already"):
         again.commit_job(None)
     assert env.output(dest) == {"part-0": b"data"}
 

@@ -1,5 +1,7 @@
 """Staging committers' conflict modes (fs.s3a.committer.staging.conflict-mode)."""
 
+# ruff: noqa: F811 - pytest fixtures come from conftest_helpers and are parameters here
+
 from __future__ import annotations
 
 import pytest

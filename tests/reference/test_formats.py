@@ -1,5 +1,7 @@
 """Persistent formats: Hadoop field names, round trips, and validation on load."""
 
+# ruff: noqa: F811 - pytest fixtures come from conftest_helpers and are parameters here
+
 from __future__ import annotations
 
 import json

@@ -1,20 +1,21 @@
-"""Data, read-back and leftover checks shared by the Spark tests.
+"""Data and checks shared by the Spark tests (thin wrappers over zerorename.spark.verify).
 
-Every check is computed from the store and the input, never typed in: "expected files" come
-from which (task, partition directory) pairs the input really has, and "clean" means the
-bucket holds nothing but visible output and ``_SUCCESS`` and no multipart upload is pending.
+Every check is computed from the store and the input, never typed in: expected files come
+from which (task, partition directory) pairs the input really has, and "no leftovers" means
+the whole bucket holds nothing but visible output and ``_SUCCESS``, and no multipart upload
+is pending.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+import zerorename as zr
 from zerorename.spark.embedded import EmbeddedS3
-from zerorename.spark.parquet import partition_dir
-from zerorename.urls import is_hidden
-
-#: Where S3Store's once-per-endpoint capability probe writes (and deletes) its objects.
-PROBE_PREFIX = ".zerorename-probe/"
+from zerorename.spark.verify import InputSnapshot
+from zerorename.spark.verify import leftovers as find_leftovers
+from zerorename.spark.verify import visible_files as find_visible
 
 COLUMNS = ("id", "year", "month", "payload", "value")
 
@@ -33,8 +34,13 @@ def events(spark: Any, rows: int = 2_000, partitions: int = 4, *, years: int = 3
     )
 
 
+def snapshot(df: Any, partition_by: Sequence[str] = ()) -> InputSnapshot:
+    """The input collected once: ``.rows`` and ``.files(job_id)``."""
+    return InputSnapshot(df, COLUMNS, partition_by)
+
+
 def rows_of(df: Any) -> list[tuple[Any, ...]]:
-    """Rows as sorted tuples in a fixed column order (partition columns come back last)."""
+    """Rows as sorted tuples in the fixed column order (partition columns come back last)."""
     return sorted(tuple(r[c] for c in COLUMNS) for r in df.select(*COLUMNS).collect())
 
 
@@ -43,43 +49,18 @@ def read_back(spark: Any, dest: str, endpoint: str) -> Any:
     return spark.read.format("zerorename").option("endpoint_url", endpoint).load(dest)
 
 
-def expected_files(df: Any, partition_by: tuple[str, ...], job_id: str) -> set[str]:
-    """The relative paths a committed write of ``df`` must produce: one file per
-    (Spark partition, partition directory) pair present in the data."""
-    from pyspark.sql.functions import spark_partition_id
-
-    keyed = df.withColumn("_pid", spark_partition_id()).select("_pid", *partition_by).distinct()
-    out = set()
-    for row in keyed.collect():
-        name = f"part-{row['_pid']:05d}-{job_id}.parquet"
-        values = [row[c] for c in partition_by]
-        out.add(f"{partition_dir(partition_by, values)}/{name}" if partition_by else name)
-    return out
-
-
-def bucket_state(s3: EmbeddedS3, bucket: str) -> tuple[list[str], list[str]]:
-    """(every object key except the capability probe's, every pending upload's key)."""
-    client = s3.client()
-    keys: list[str] = []
-    for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket):
-        keys += [o["Key"] for o in page.get("Contents", [])
-                 if not o["Key"].startswith(PROBE_PREFIX)]
-    uploads = client.list_multipart_uploads(Bucket=bucket).get("Uploads", [])
-    return sorted(keys), sorted(u["Key"] for u in uploads)
+def _store(s3: EmbeddedS3) -> zr.S3Store:
+    return zr.S3Store(s3.client())
 
 
 def visible_files(s3: EmbeddedS3, bucket: str, prefix: str) -> set[str]:
     """Visible output under ``prefix`` (relative paths), as Hadoop's hidden-name rule sees it."""
-    keys, _ = bucket_state(s3, bucket)
-    rel = [k[len(prefix) + 1:] for k in keys if k.startswith(prefix + "/")]
-    return {r for r in rel if not is_hidden(r)}
+    return set(find_visible(_store(s3), f"s3://{bucket}/{prefix}"))
 
 
 def leftovers(s3: EmbeddedS3, bucket: str, prefix: str) -> tuple[list[str], list[str]]:
-    """Objects that are neither visible output under ``prefix`` nor its ``_SUCCESS``, and
-    pending uploads: both must be empty after a commit or an abort."""
-    keys, uploads = bucket_state(s3, bucket)
-    extra = [k for k in keys
-             if not (k.startswith(prefix + "/")
-                     and (k == f"{prefix}/_SUCCESS" or not is_hidden(k[len(prefix) + 1:])))]
-    return extra, uploads
+    """(objects anywhere in the bucket that are neither visible output under ``prefix`` nor
+    its ``_SUCCESS``, pending uploads anywhere in the bucket): both must be empty after a
+    commit or an abort."""
+    found = find_leftovers(_store(s3), f"s3://{bucket}/{prefix}", scope=f"s3://{bucket}/")
+    return found.objects, found.uploads

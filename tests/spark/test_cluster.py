@@ -18,7 +18,7 @@ import pytest
 
 from zerorename.spark import write
 
-from .helpers import events, expected_files, leftovers, read_back, rows_of, visible_files
+from .helpers import events, leftovers, read_back, rows_of, snapshot, visible_files
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.local_cluster]
 
@@ -30,11 +30,11 @@ def test_python_worker_killed_mid_write_on_separate_executor_jvms(
     # small Arrow batches: the crash comes after 5 of partition 1's 5 batches... of 5000 rows
     spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "1000")
     df = events(spark, rows=20_000)
+    expected = snapshot(df, ("year",))
     dest = f"s3://{bucket}/events"
     summary = write(df, dest, committer="magic", partition_by=("year",),
                     endpoint_url=s3.endpoint, part_size="64K",
                     **{"zerorename.fault.exit_mid_write": "1@0:3"})
-    assert visible_files(s3, bucket, "events") == expected_files(df, ("year",),
-                                                                 summary.job_id)
-    assert rows_of(read_back(spark, dest, s3.endpoint)) == rows_of(df)
+    assert visible_files(s3, bucket, "events") == expected.files(summary.job_id)
+    assert rows_of(read_back(spark, dest, s3.endpoint)) == expected.rows
     assert leftovers(s3, bucket, "events") == ([], [])

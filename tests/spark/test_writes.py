@@ -11,42 +11,34 @@ import zerorename as zr
 from zerorename.spark import write
 from zerorename.spark.rdd import write_rdd
 
-from .helpers import events, expected_files, leftovers, read_back, rows_of, visible_files
+from .helpers import events, leftovers, read_back, rows_of, snapshot, visible_files
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 PARTITION_BY = ("year", "month")
 
 
-def test_partitioned_write_via_format_reads_back_equal(spark: Any, s3: Any,
-                                                       bucket: str) -> None:
-    """The plain ``df.write.format("zerorename")`` route, with the job UUID in file names."""
+def test_partitioned_write_via_format_reads_back_equal_with_no_copies(
+        spark: Any, s3: Any, bucket: str) -> None:
+    """The plain ``df.write.format("zerorename")`` route: job UUID in every file name, the
+    input read back exactly, and — measured at the server — not one CopyObject."""
     df = events(spark)
+    expected = snapshot(df, PARTITION_BY)
     dest = f"s3://{bucket}/events"
+    before, copied_before = s3.snapshot()
     (df.write.format("zerorename").mode("append")
      .option("committer", "magic").option("partition_by", "year,month")
      .option("endpoint_url", s3.endpoint).save(dest))
-    summary = zr.read_success(make_store(s3), dest)
-    files = visible_files(s3, bucket, "events")
-    assert files == expected_files(df, PARTITION_BY, summary.job_id)
-    assert all(summary.job_id in f for f in files)
-    assert rows_of(read_back(spark, dest, s3.endpoint)) == rows_of(df)
-    assert leftovers(s3, bucket, "events") == ([], [])
-
-
-def make_store(s3: Any) -> Any:
-    return zr.S3Store(s3.client())
-
-
-def test_magic_writes_with_no_copy_requests(spark: Any, s3: Any, bucket: str) -> None:
-    """Zero-rename, measured at the server: no CopyObject, no bytes copied."""
-    before, copied_before = s3.snapshot()
-    write(events(spark), f"s3://{bucket}/events", committer="magic",
-          partition_by=PARTITION_BY, endpoint_url=s3.endpoint)
     after, copied_after = s3.snapshot()
     assert after.get("CopyObject", 0) == before.get("CopyObject", 0)
     assert copied_after == copied_before
     assert after.get("CompleteMultipartUpload", 0) > before.get("CompleteMultipartUpload", 0)
+    summary = zr.read_success(zr.S3Store(s3.client()), dest)
+    files = visible_files(s3, bucket, "events")
+    assert files == expected.files(summary.job_id)
+    assert all(summary.job_id in f for f in files)
+    assert rows_of(read_back(spark, dest, s3.endpoint)) == expected.rows
+    assert leftovers(s3, bucket, "events") == ([], [])
 
 
 def test_overwrite_in_partitioned_mode_replaces_only_written_partitions(
@@ -64,21 +56,28 @@ def test_overwrite_in_partitioned_mode_replaces_only_written_partitions(
     assert leftovers(s3, bucket, "events") == ([], [])
 
 
-def test_overwrite_with_directory_committer_replaces_everything(spark: Any, s3: Any,
-                                                                bucket: str) -> None:
+@pytest.mark.parametrize("committer", ["directory", "magic"])
+def test_overwrite_replaces_everything_outside_partitioned_mode(spark: Any, s3: Any,
+                                                                bucket: str,
+                                                                committer: str) -> None:
+    """``directory`` replaces in its job commit; ``magic`` has no conflict mode, so the
+    writer deletes the older files (those without this job's UUID) once the new are live."""
     dest = f"s3://{bucket}/events"
-    write(events(spark), dest, committer="directory", partition_by=PARTITION_BY,
+    write(events(spark), dest, committer=committer, partition_by=PARTITION_BY,
           endpoint_url=s3.endpoint)
     second = events(spark, rows=300, offset=50_000, years=1, tag="new")
-    write(second, dest, committer="directory", partition_by=PARTITION_BY, mode="overwrite",
-          endpoint_url=s3.endpoint)
+    summary = write(second, dest, committer=committer, partition_by=PARTITION_BY,
+                    mode="overwrite", endpoint_url=s3.endpoint)
     assert rows_of(read_back(spark, dest, s3.endpoint)) == rows_of(second)
+    assert all(summary.job_id in f for f in visible_files(s3, bucket, "events"))
+    assert leftovers(s3, bucket, "events") == ([], [])
 
 
 def test_error_mode_fails_when_output_exists_and_changes_nothing(spark: Any, s3: Any,
                                                                  bucket: str) -> None:
     dest = f"s3://{bucket}/events"
     df = events(spark)
+    expected = snapshot(df, PARTITION_BY)
     write(df, dest, committer="magic", partition_by=PARTITION_BY, mode="error",
           endpoint_url=s3.endpoint)  # empty destination: error mode writes
     before = visible_files(s3, bucket, "events")
@@ -86,7 +85,7 @@ def test_error_mode_fails_when_output_exists_and_changes_nothing(spark: Any, s3:
         write(events(spark, tag="again"), dest, committer="magic", partition_by=PARTITION_BY,
               mode="error", endpoint_url=s3.endpoint)
     assert visible_files(s3, bucket, "events") == before
-    assert rows_of(read_back(spark, dest, s3.endpoint)) == rows_of(df)
+    assert rows_of(read_back(spark, dest, s3.endpoint)) == expected.rows
     assert leftovers(s3, bucket, "events") == ([], [])
 
 
@@ -102,15 +101,17 @@ def test_ignore_mode_writes_nothing_when_output_exists(spark: Any, s3: Any,
 
 def test_rdd_path_commits_on_the_driver(spark: Any, s3: Any, bucket: str) -> None:
     df = events(spark, rows=1_000)
+    expected = snapshot(df, PARTITION_BY)
     dest = f"s3://{bucket}/rdd"
     result = write_rdd(df.rdd, dest, schema=df.schema, committer="magic",
                        partition_by=PARTITION_BY, endpoint_url=s3.endpoint,
                        **{"zerorename.fault.exit_after_write": "1@0"})
     assert [o.attempt for o in sorted(result.outcomes, key=lambda o: o.partition_id)] == \
         [0, 1, 0, 0]
-    assert result.files == len(visible_files(s3, bucket, "rdd"))
+    assert visible_files(s3, bucket, "rdd") == expected.files(result.spec.job_id)
+    assert result.files == len(expected.files(result.spec.job_id))
     assert result.driver_requests  # the job commit ran here, in this process
-    assert rows_of(read_back(spark, dest, s3.endpoint)) == rows_of(df)
+    assert rows_of(read_back(spark, dest, s3.endpoint)) == expected.rows
     assert leftovers(s3, bucket, "rdd") == ([], [])
 
 
@@ -120,5 +121,5 @@ def test_local_destination_reads_back_with_spark_read_parquet(spark: Any,
     df = events(spark, rows=500)
     dest = f"file://{tmp_path}/out"
     write(df, dest, committer="magic", partition_by=PARTITION_BY)
-    assert rows_of(spark.read.parquet(dest)) == rows_of(df)
+    assert rows_of(spark.read.parquet(dest)) == snapshot(df).rows
     assert (tmp_path / "out" / "_SUCCESS").exists()

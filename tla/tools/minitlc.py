@@ -61,7 +61,7 @@ class MV:
 class Fn:
     """A function (also a record when its domain is a set of strings)."""
 
-    __slots__ = ("d", "_h")
+    __slots__ = ("_h", "d")
 
     def __init__(self, d: dict) -> None:
         self.d = d
@@ -127,7 +127,7 @@ def as_fn(v: Any) -> Fn:
 
 def teq(a: Any, b: Any) -> bool:
     check_comparable(a, b)
-    if isinstance(a, tuple) and isinstance(b, Fn) or isinstance(a, Fn) and isinstance(b, tuple):
+    if (isinstance(a, tuple) and isinstance(b, Fn)) or (isinstance(a, Fn) and isinstance(b, tuple)):
         return as_fn(a) == as_fn(b)
     if isinstance(a, LazySet) or isinstance(b, LazySet):
         return enum(a) == enum(b)
@@ -173,7 +173,7 @@ class FnSet(LazySet):
     def elems(self) -> Iterable[Any]:
         dom = list(self.dom)
         for vals in itertools.product(*[list(enum(self.cod)) for _ in dom]):
-            yield Fn(dict(zip(dom, vals)))
+            yield Fn(dict(zip(dom, vals, strict=True)))
 
 
 class RecSet(LazySet):
@@ -190,7 +190,7 @@ class RecSet(LazySet):
     def elems(self) -> Iterable[Any]:
         names = list(self.fields)
         for vals in itertools.product(*[list(enum(self.fields[n])) for n in names]):
-            yield Fn(dict(zip(names, vals)))
+            yield Fn(dict(zip(names, vals, strict=True)))
 
 
 class Union2(LazySet):
@@ -390,7 +390,7 @@ class Loader:
 class Lazy:
     """A LET definition without parameters: evaluated once, on first use."""
 
-    __slots__ = ("fn", "done", "value")
+    __slots__ = ("done", "fn", "value")
 
     def __init__(self, fn: Any) -> None:
         self.fn, self.done, self.value = fn, False, None
@@ -409,7 +409,7 @@ class Closure:
 class Ctx:
     """Evaluation context: scope, bound names, current and next state."""
 
-    __slots__ = ("scope", "env", "st", "nxt", "init", "consts")
+    __slots__ = ("consts", "env", "init", "nxt", "scope", "st")
 
     def __init__(self, scope: Scope, env: dict, st: dict, nxt: dict | None, init: bool,
                  consts: dict) -> None:
@@ -426,6 +426,13 @@ class Ctx:
 
     def in_scope(self, scope: Scope) -> Ctx:
         return Ctx(scope, {}, self.st, self.nxt, self.init, self.consts)
+
+
+def params(names: list[str], values: list) -> dict:
+    """Bind an operator's parameters to its arguments."""
+    if len(names) != len(values):
+        raise EvalError(f"{len(names)} parameters, {len(values)} arguments")
+    return dict(zip(names, values, strict=True))
 
 
 def opname(node: Any) -> str | None:
@@ -460,7 +467,7 @@ class Evaluator:
                 vals = [self.ev(a, ctx) for a in args or []]
                 if len(vals) != len(b.params):
                     raise EvalError(f"{name} takes {len(b.params)} arguments")
-                return self.ev(b.body, b.ctx.bind(dict(zip(b.params, vals))))
+                return self.ev(b.body, b.ctx.bind(dict(zip(b.params, vals, strict=True))))
             if args:
                 raise EvalError(f"{name} is not an operator")
             return b
@@ -510,10 +517,10 @@ class Evaluator:
                 if name in self.variables:
                     return False
                 d = scope.defs.get(name)
-                if isinstance(d, Def) and not (d.params or self.is_static(d)):
-                    if not d.params:
-                        return False
-                if isinstance(d, Def) and d.params and not self._static_node(d.body, d.scope, set(d.params)):
+                if isinstance(d, Def) and not d.params and not self.is_static(d):
+                    return False
+                if (isinstance(d, Def) and d.params
+                        and not self._static_node(d.body, d.scope, set(d.params))):
                     return False
         if t == "SubexpressionReference":
             return False
@@ -542,10 +549,11 @@ class Evaluator:
             raise EvalError(f"{d.name} takes {len(d.params)} arguments, got {len(args)}")
         if not d.params and self.is_static(d):
             if d.name not in d.scope.cache:
-                d.scope.cache[d.name] = self.ev(d.body, Ctx(d.scope, {}, None, None, False, ctx.consts))
+                static_ctx = Ctx(d.scope, {}, None, None, False, ctx.consts)
+                d.scope.cache[d.name] = self.ev(d.body, static_ctx)
             return d.scope.cache[d.name]
         vals = [self.ev(a, ctx) for a in args]
-        return self.ev(d.body, Ctx(d.scope, dict(zip(d.params, vals)), ctx.st, ctx.nxt,
+        return self.ev(d.body, Ctx(d.scope, params(d.params, vals), ctx.st, ctx.nxt,
                                    ctx.init, ctx.consts))
 
     def instance_scope(self, name: str, ctx: Ctx) -> Scope:
@@ -578,7 +586,7 @@ class Evaluator:
         if name == "Len":
             return len(ev(args[0], ctx))
         if name == "Append":
-            return tuple(ev(args[0], ctx)) + (ev(args[1], ctx),)
+            return (*tuple(ev(args[0], ctx)), ev(args[1], ctx))
         raise EvalError(f"unknown name {name}")
 
     def binop(self, op: str, a: Any, b: Any) -> Any:
@@ -643,8 +651,7 @@ class Evaluator:
         if t == "Tuple":
             return tuple(self.ev(x, ctx) for x in node.items)
         if t == "Record":
-            return Fn({kv.name if hasattr(kv, "name") else kv[0]: self.ev(kv.expression if hasattr(kv, "expression") else kv[1], ctx)
-                       for kv in node.key_values})
+            return Fn({kv[0]: self.ev(kv[1], ctx) for kv in node.key_values})
         if t == "SetOfRecords":
             return RecSet({kb.name: self.ev(kb.bound, ctx) for kb in node.key_bounds})
         if t == "SetOfFunctions":
@@ -699,7 +706,7 @@ class Evaluator:
             scope, d, args = self.reference(node, ctx)
             sub = Ctx(scope, {}, ctx.st, ctx.nxt, ctx.init, ctx.consts)
             if d.params:
-                return self.ev(d.body, sub.bind(dict(zip(d.params, args))))
+                return self.ev(d.body, sub.bind(dict(zip(d.params, args, strict=True))))
             return self.call(d, [], sub)
         if t == "OperatorApplication":
             return self.opapp(node, ctx)
@@ -747,12 +754,12 @@ class Evaluator:
             if type(target).__name__ == "Tuple":
                 if not isinstance(v, tuple) or len(v) != len(target.items):
                     raise EvalError("tuple pattern does not match")
-                return {i.operator: x for i, x in zip(target.items, v)}
+                return {i.operator: x for i, x in zip(target.items, v, strict=True)}
             return {target.operator: v}
 
         for combo in itertools.product(*[g[1] for g in groups]):
             b: dict = {}
-            for (target, _), v in zip(groups, combo):
+            for (target, _), v in zip(groups, combo, strict=True):
                 b.update(names_of(target, v))
             yield b
 
@@ -859,7 +866,7 @@ class Evaluator:
             return out
         if t == "SubexpressionReference":
             scope, d, args = self.reference(node, ctx)
-            sub = Ctx(scope, dict(zip(d.params, args)), ctx.st, ctx.nxt, ctx.init, ctx.consts)
+            sub = Ctx(scope, params(d.params, args), ctx.st, ctx.nxt, ctx.init, ctx.consts)
             return self.act(d.body, sub)
         if t == "OperatorApplication":
             op = node.operator
@@ -922,12 +929,12 @@ class Evaluator:
                 vals = [self.ev(a, ctx) for a in args]
                 if len(vals) != len(d.params):
                     raise EvalError(f"{op} takes {len(d.params)} arguments")
-                return self.act(d.body, Ctx(d.scope, dict(zip(d.params, vals)), ctx.st,
+                return self.act(d.body, Ctx(d.scope, params(d.params, vals), ctx.st,
                                             ctx.nxt, ctx.init, ctx.consts))
             if op in ctx.env and isinstance(ctx.env[op], Closure):
                 c = ctx.env[op]
                 vals = [self.ev(a, ctx) for a in args]
-                return self.act(c.body, c.ctx.bind(dict(zip(c.params, vals))).with_nxt(ctx.nxt))
+                return self.act(c.body, c.ctx.bind(params(c.params, vals)).with_nxt(ctx.nxt))
         return [ctx.nxt] if self.truth(node, ctx) else []
 
     def _var_names(self, node: Any) -> list[str]:
@@ -944,6 +951,211 @@ class Evaluator:
         if isinstance(d, Def) and not d.params:
             return self._var_names(d.body)
         raise EvalError(f"UNCHANGED of {name}: not a variable or a tuple of variables")
+
+
+# --------------------------------------------------------------------------
+# name resolution: the part of SANY's semantic check that catches the usual
+# slips (a name used before its definition, an undefined name, a wrong
+# number of arguments, a standard operator whose module is not extended,
+# an INSTANCE whose implicit substitutions have nothing to bind to)
+# --------------------------------------------------------------------------
+
+STANDARD_OPS = {
+    "Naturals": {"Nat", "+", "-", "*", "^", "<", ">", "<=", "=<", "\\leq", ">=", "\\geq",
+                 "\\div", "%", ".."},
+    "Integers": {"Int"},
+    "FiniteSets": {"IsFiniteSet", "Cardinality"},
+    "Sequences": {"Seq", "Len", "\\o", "Append", "Head", "Tail", "SubSeq", "SelectSeq"},
+    "TLC": {"Print", "PrintT", "Assert", "JavaTime", ":>", "@@", "Permutations", "SortSeq",
+            "ToString", "RandomElement", "Any", "TLCGet", "TLCSet", "TLCEval"},
+}
+STANDARD_ARITY = {"Nat": 0, "Int": 0, "IsFiniteSet": 1, "Cardinality": 1, "Seq": 1, "Len": 1,
+                  "Append": 2, "Head": 1, "Tail": 1, "SubSeq": 3, "SelectSeq": 2,
+                  "Print": 2, "PrintT": 1, "Assert": 2, "JavaTime": 0, "Permutations": 1,
+                  "SortSeq": 2, "ToString": 1, "RandomElement": 1, "Any": 0, "TLCGet": 1,
+                  "TLCSet": 2, "TLCEval": 1}
+BUILTIN = {"TRUE", "FALSE", "BOOLEAN", "STRING", "SUBSET", "UNION", "DOMAIN", "UNCHANGED",
+           "ENABLED", "'", "[]", "<>", "~>", "-+->", "\\cdot", "/\\", "\\/", "~", "\\lnot",
+           "\\neg", "=>", "<=>", "\\equiv", "=", "#", "/=", "\\in", "\\notin", "\\subseteq",
+           "\\subset", "\\supseteq", "\\supset", "\\cup", "\\union", "\\cap", "\\intersect",
+           "\\", "\\X", "\\times"}
+IDENT = re.compile(r"^[A-Za-z0-9_]*[A-Za-z][A-Za-z0-9_]*$")
+
+
+class NameChecker:
+    """Check that every name a module uses is defined, in order, with its arity."""
+
+    def __init__(self, directory: str) -> None:
+        self.directory = directory
+        self.trees: dict[str, Any] = {}
+        self.errors: list[str] = []
+        self.exports: dict[str, tuple[dict, set, set, set]] = {}
+
+    def tree(self, name: str) -> Any:
+        if name not in self.trees:
+            self.trees[name] = parse_file(os.path.join(self.directory, name + ".tla"))
+        return self.trees[name]
+
+    def check(self, name: str) -> tuple[dict, set, set, set]:
+        """Return (names -> arity or ("instance", module), standard modules,
+        constants, variables) visible at the end of module `name`."""
+        if name in self.exports:
+            return self.exports[name]
+        tree = self.tree(name)
+        if tree.name != name:
+            self.errors.append(f"{name}.tla declares MODULE {tree.name}")
+        visible: dict[str, Any] = {}
+        std: set = set()
+        consts: set = set()
+        variables: set = set()
+        for ext in tree.extendees or []:
+            e = ext.operator
+            if e in STANDARD_OPS:
+                std.add(e)
+                if e == "Integers":
+                    std.add("Naturals")
+                continue
+            v2, s2, c2, var2 = self.check(e)
+            visible.update(v2)
+            std |= s2
+            consts |= c2
+            variables |= var2
+        self.module = name
+        for unit in tree.units:
+            t = type(unit).__name__
+            if t in ("Constants", "Variables"):
+                for n in unit.names:
+                    nm = n.operator if hasattr(n, "operator") else n.name
+                    arity = len(n.arguments) if getattr(n, "arguments", None) else 0
+                    self._declare(nm, arity, visible)
+                    (consts if t == "Constants" else variables).add(nm)
+            elif t == "OperatorDefinition":
+                self._definition(unit, visible, std, consts, variables)
+            elif t == "Axiom":
+                self.expr(unit.expression, visible, std, set())
+            else:
+                self.errors.append(f"{name}: unchecked unit {t}")
+        self.exports[name] = (visible, std, consts, variables)
+        return self.exports[name]
+
+    def _declare(self, nm: str, arity: Any, visible: dict) -> None:
+        if nm in visible:
+            self.errors.append(f"{self.module}: {nm} is defined more than once")
+        visible[nm] = arity
+
+    def _definition(self, unit: Any, visible: dict, std: set, consts: set, variables: set) -> None:
+        body = unit.definiens
+        if type(body).__name__ == "Instance":
+            sub = body.name
+            current = self.module
+            v2, _, c2, var2 = self.check(sub)
+            self.module = current
+            withs = {w.name for w in body.with_substitution or []}
+            for w in body.with_substitution or []:
+                if w.name not in c2 and w.name not in var2:
+                    self.errors.append(f"{self.module}: {sub} declares no {w.name}")
+                self.expr(w.expression, visible, std, set())
+            for implicit in sorted((c2 | var2) - withs):
+                if implicit not in visible:
+                    self.errors.append(f"{self.module}: INSTANCE {sub} needs {implicit}, "
+                                       f"which is not defined here")
+            self._declare(unit.name, ("instance", v2), visible)
+            return
+        params = [p.operator if hasattr(p, "operator") else p.name for p in unit.arity or []]
+        self.expr(body, visible, std, set(params))
+        self._declare(unit.name, len(params), visible)
+
+    def expr(self, node: Any, visible: dict, std: set, bound: set) -> None:
+        if isinstance(node, list):
+            for x in node:
+                self.expr(x, visible, std, bound)
+            return
+        if not (isinstance(node, tuple) and hasattr(node, "_fields")):
+            return
+        t = type(node).__name__
+        if t == "OperatorApplication":
+            self.use(node.operator, len(node.arguments or []), visible, std, bound, node)
+            self.expr(node.arguments or [], visible, std, bound)
+            return
+        if t in ("Quantification", "Function", "SetComprehension", "SetSlice", "Choose"):
+            decls = getattr(node, "declarations", None) or getattr(node, "declaration", None)
+            decls = decls if isinstance(decls, list) else [decls]
+            inner = set(bound)
+            for decl in decls:
+                if opname(decl) == "\\in":
+                    self.expr(decl.arguments[1], visible, std, bound)
+                    target = decl.arguments[0]
+                else:
+                    target = decl
+                items = target.items if type(target).__name__ == "Tuple" else [target]
+                inner |= {i.operator for i in items}
+            for f in ("predicate", "value", "item"):
+                if getattr(node, f, None) is not None:
+                    self.expr(getattr(node, f), visible, std, inner)
+            return
+        if t == "Let":
+            inner = set(bound)
+            local = dict(visible)
+            for d in node.definitions:
+                params = {p.operator if hasattr(p, "operator") else p.name for p in d.arity or []}
+                self.expr(d.definiens, local, std, inner | params)
+                local[d.name] = len(params)
+            self.expr(node.expression, local, std, inner)
+            return
+        if t == "SubexpressionReference":
+            inst = node.items[0].operator
+            target = node.items[1]
+            name = target if isinstance(target, str) else target.operator
+            args = [] if isinstance(target, str) else target.arguments or []
+            info = visible.get(inst)
+            if not (isinstance(info, tuple) and info[0] == "instance"):
+                self.errors.append(f"{self.module}: {inst} is not an instance")
+            elif name not in info[1]:
+                self.errors.append(f"{self.module}: {inst}!{name} is not defined")
+            elif info[1][name] != len(args):
+                self.errors.append(f"{self.module}: {inst}!{name} takes {info[1][name]} "
+                                   f"arguments, given {len(args)}")
+            self.expr(args, visible, std, bound)
+            return
+        for f in node._fields:
+            if f not in ("symbol", "start", "end"):
+                self.expr(getattr(node, f), visible, std, bound)
+
+    def use(self, name: str, nargs: int, visible: dict, std: set, bound: set, node: Any) -> None:
+        where = f"{self.module}:{node.start.line + 1 if node.start else '?'}"
+        if name in bound:
+            if nargs:
+                self.errors.append(f"{where}: {name} is not an operator")
+            return
+        if name in visible:
+            arity = visible[name]
+            if isinstance(arity, tuple):
+                self.errors.append(f"{where}: instance {name} used as a value")
+            elif arity != nargs:
+                self.errors.append(f"{where}: {name} takes {arity} arguments, given {nargs}")
+            return
+        if name in BUILTIN:
+            return
+        for mod, ops in STANDARD_OPS.items():
+            if name in ops:
+                if mod not in std:
+                    self.errors.append(f"{where}: {name} needs EXTENDS {mod}")
+                elif name in STANDARD_ARITY and STANDARD_ARITY[name] != nargs:
+                    self.errors.append(f"{where}: {name} takes {STANDARD_ARITY[name]} arguments")
+                return
+        if IDENT.match(name):
+            self.errors.append(f"{where}: {name} is not defined (or is used before its "
+                               f"definition)")
+        else:
+            self.errors.append(f"{where}: unknown operator {name}")
+
+
+def check_names(path: str) -> list[str]:
+    """Errors in the module at `path` and the modules it uses."""
+    directory = os.path.dirname(os.path.abspath(path))
+    checker = NameChecker(directory)
+    checker.check(os.path.splitext(os.path.basename(path))[0])
+    return checker.errors
 
 
 # --------------------------------------------------------------------------
@@ -1009,7 +1221,7 @@ def parse_cfg(text: str) -> dict:
 
 def cfg_value(text: str, name: str) -> Any:
     text = text.strip()
-    if text == name or re.fullmatch(r"[A-Za-z_]\w*", text) and text not in ("TRUE", "FALSE"):
+    if text == name or (re.fullmatch(r"[A-Za-z_]\w*", text) and text not in ("TRUE", "FALSE")):
         return MV(text)
     if text in ("TRUE", "FALSE"):
         return text == "TRUE"
@@ -1158,7 +1370,7 @@ class Checker:
         prev = None
         for i, st in enumerate(reversed(chain), 1):
             print(f"State {i}:", file=out)
-            for v, val in zip(self.vars, st):
+            for v, val in zip(self.vars, st, strict=True):
                 if prev is None or prev[self.vars.index(v)] != val:
                     print(f"/\\ {v} = {fmt(val)}", file=out)
             prev = st

@@ -87,7 +87,9 @@ __all__ = [
 
 T = TypeVar("T")
 
-DEFAULT_PART_SIZE = 64 << 20
+#: Default ``fs.s3a.multipart.size``.  Hadoop's is 64M, but the magic committer buffers one
+#: part in memory per open file; 16 MiB × 10,000 parts still allows 160 GB files.
+DEFAULT_PART_SIZE = 16 << 20
 SUCCESS_MARKER = "_SUCCESS"
 #: Path elements that hold committer data; a task may not write output there.
 RESERVED_FIRST_ELEMENTS = ("_temporary",)
@@ -442,6 +444,9 @@ class OutputFile(BinaryIO):
         if exc_type is None:
             self.close()
             return
+        if not issubclass(exc_type, Exception):  # interrupted or crashed: no more requests
+            self._closed = True
+            return
         try:
             self.abort()
         except Exception as secondary:  # keep the original error; note the abort failure
@@ -502,7 +507,7 @@ class ObjectWriter(OutputFile):
                     self._send(bytes(self._buf))
                 etag = self.store.complete_checked(self.url, self._upload, self._parts,
                                                    self._pos)
-        except BaseException:
+        except Exception:
             self._abort()
             raise
         self._buf = bytearray()
@@ -599,7 +604,7 @@ class BaseCommitter:
     def setup_job(self) -> None:
         """Check the destination is usable and record that the job attempt exists."""
         with self.stats.duration("job_stage_setup"):
-            if self.store.head(self.dest) is not None:
+            if parse_url(self.dest).key.strip("/") and self.store.head(self.dest) is not None:
                 raise CommitError(self.dest, "destination is a file, not a directory")
             self._setup_job()
 
@@ -624,10 +629,12 @@ class BaseCommitter:
             self._commit_started = time.monotonic()
             with self.stats.duration("committer_commit_job"):
                 success = self._commit_job(parsed)
-        except BaseException as exc:
+        except Exception as exc:
+            # Only errors: a BaseException (interrupt, the simulation's crash of an actor)
+            # stops here without another store request, as a killed process would.
             self.stats.incr("committer_jobs_failed")
             self._after_job_failure(exc)
-            if isinstance(exc, CommitError) or not isinstance(exc, Exception):
+            if isinstance(exc, CommitError):
                 raise
             raise JobFailedError(self.dest, f"job commit failed: {type(exc).__name__}: {exc}") \
                 from exc
@@ -834,11 +841,15 @@ class BaseCommitter:
             iostatistics=stats.snapshot(),
         )
 
-    def save_success(self, data: SuccessData) -> None:
-        if self.mark_success:
-            with self.stats.duration("job_stage_save_success_marker"):
+    def save_success(self, data: SuccessData, runner: StageRunner) -> None:
+        """The SaveSuccess stage: ``_SUCCESS`` (unless marksuccessfuljobs=false) and the
+        optional summary report."""
+        def save() -> None:
+            if self.mark_success:
                 self.store.put(join(self.dest, SUCCESS_MARKER), data.to_bytes())
-        self._save_report(data)
+            self._save_report(data)
+
+        runner.run("job_stage_save_success_marker", save)
 
     def _save_report(self, data: SuccessData) -> None:
         directory = self.opts.get_str(*SUMMARY_DIR_OPTIONS)
@@ -959,17 +970,22 @@ class S3ACommitter(BaseCommitter):
             if outcome.failures:
                 success.diagnostics["abort.failures"] = "; ".join(
                     f"{what}: {exc}" for what, exc in outcome.failures[:10])
-            self.save_success(success)
+            self.save_success(success, runner)
+            known = [self.layout.marker, *(m.record for m in messages or [] if m.record)]
             runner.run("job_stage_cleanup", lambda: self._cleanup(not outcome.failures,
-                                                                   loaded.committed_ids))
+                                                                   loaded.committed_ids, known))
         return success
 
-    def _cleanup(self, delete_records: bool, keep_ids: set[str]) -> None:
+    def _cleanup(self, delete_records: bool, keep_ids: set[str], known: list[str]) -> None:
+        self._abort_local()
         if self.abort_all_uploads:
             self.stats.incr("committer_commits_aborted",
                             abort_all_under(self.store, self.dest, keep_ids))
         if delete_records:
-            delete_tree(self.store, self.layout.root)
+            delete_tree(self.store, self.layout.root, known=known)
+            # Attempts still finishing (speculative, or ones the driver gave up on) may have
+            # written records while we cleaned: sweep them too, never touching the committed.
+            self._sweep_root(keep_ids, passes=2)
 
     def _abort_job(self, *, failed: bool) -> None:
         records = scan_job(self.store, self.layout.root)
@@ -984,7 +1000,25 @@ class S3ACommitter(BaseCommitter):
             raise JobFailedError(what, f"could not abort {len(outcome.failures)} upload(s) of "
                                        f"job {self.job.id} ({first}); its records are kept "
                                        f"under {self.layout.root} for a retry of abort_job")
-        delete_tree(self.store, self.layout.root, objects=records.objects)
+        delete_tree(self.store, self.layout.root, objects=records.objects,
+                    known=[self.layout.marker])
+        self._sweep_root(set(), passes=2)
+
+    def _sweep_root(self, keep_ids: set[str], *, passes: int) -> None:
+        """Re-list the job root up to ``passes`` times; abort and delete whatever appeared
+        since the last listing (records of attempts that were still running).  This narrows,
+        but cannot close, the window of a process that keeps writing after its job ended."""
+        for _ in range(passes):
+            records = scan_job(self.store, self.layout.root)
+            if not records.objects:
+                return
+            with self.executor("sweep") as pool:
+                outcome = abort_owned(self.store, records, pool, dest=self.dest,
+                                      committed_ids=keep_ids)
+            self.stats.incr("committer_commits_aborted", outcome.aborted)
+            if outcome.failures:
+                return  # keep the records for a later abort_job
+            delete_tree(self.store, self.layout.root, objects=records.objects)
 
     def _abort_local(self) -> None:
         """Remove local data of this job in this process (staging committers)."""

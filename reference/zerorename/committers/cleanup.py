@@ -277,17 +277,20 @@ def sweep_keys(store: Store, urls: Iterable[str], *, dest: str,
     return found
 
 
-def delete_tree(store: Store, directory: str, *, objects: Sequence[ObjectInfo] | None = None
-                ) -> int:
+def delete_tree(store: Store, directory: str, *, objects: Sequence[ObjectInfo] | None = None,
+                known: Iterable[str] = ()) -> int:
     """Delete every object under ``directory`` (a directory: ``out/`` never ``out10/``).
 
-    ``objects`` reuses a listing already made.  Returns the number of objects deleted.
+    ``objects`` reuses a listing already made; ``known`` adds URLs the caller knows exist
+    (deleted in the same batches, so a listing that lags — eventually consistent stores —
+    cannot hide them).  Returns the number of *listed* objects deleted.
     """
-    urls = [o.url for o in (objects if objects is not None else list_dir(store, directory))
-            if is_under(o.url, directory)]
+    listed = [o.url for o in (objects if objects is not None else list_dir(store, directory))
+              if is_under(o.url, directory)]
+    urls = sorted({*listed, *(u for u in known if is_under(u, directory))})
     for start in range(0, len(urls), _DELETE_BATCH):
         store.delete_many(urls[start : start + _DELETE_BATCH])
-    return len(urls)
+    return len(listed)
 
 
 def abort_all_under(store: Store, directory: str,

@@ -124,9 +124,16 @@ class RenameCommitter(BaseCommitter):
         delete_tree(self.store, self._work_path(task))
 
     def _abort_job(self, *, failed: bool) -> None:
-        for upload in self.store.list_multipart_uploads(dir_prefix(self.layout.root)):
-            abort_quietly(self.store, upload.url, upload.upload_id)
-        delete_tree(self.store, self.layout.root)
+        """Delete the job's temporary tree (and abort uploads of large temp files in it).
+        Repeated while it keeps finding something — attempts still finishing may write
+        while we delete — up to three passes."""
+        for _ in range(3):
+            uploads = self.store.list_multipart_uploads(dir_prefix(self.layout.root))
+            for upload in uploads:
+                abort_quietly(self.store, upload.url, upload.upload_id)
+            if not delete_tree(self.store, self.layout.root, known=[self.layout.marker]) \
+                    and not uploads:
+                return
 
     def publish_files(self, moves: list[tuple[str, str, int]], stage: str,
                       filenames: FilenameSample) -> None:
@@ -158,8 +165,8 @@ class RenameCommitter(BaseCommitter):
             task_stats.aggregate(msg.iostatistics)
         success = self.success_data(filenames.names, stage="committer_commit_job",
                                     task_stats=task_stats)
-        self.save_success(success)
-        stage_runner.run("job_stage_cleanup", lambda: delete_tree(self.store, self.layout.root))
+        self.save_success(success, stage_runner)
+        stage_runner.run("job_stage_cleanup", lambda: self._abort_job(failed=False))
         return success
 
 

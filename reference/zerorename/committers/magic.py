@@ -88,11 +88,14 @@ class MagicFile(OutputFile):
                 self.url, self.upload_id, self._etags, self._pos, job_id=self.committer.job_id,
                 task_id=self.task.attempt_id)
             self.store.put(self.record + PENDING, commit.to_bytes())
-        except BaseException:
+        except Exception:
             try:
                 abort_quietly(self.store, self.url, self.upload_id)
             finally:
                 self.committer.file_done(self.rel, None)
+            raise
+        except BaseException:  # a crash: forget the file locally, touch nothing remote
+            self.committer.file_done(self.rel, None)
             raise
         self.committer.file_done(self.rel, commit)
 
@@ -176,7 +179,7 @@ class MagicCommitter(S3ACommitter):
                                       self.layout.task_dir(task.attempt_id))
             self.stats.sample("committer_task_file_count", len(commits))
             return self.save_pendingset(task, commits)
-        except BaseException:
+        except Exception:
             self._abort_commits(commits)
             raise
 

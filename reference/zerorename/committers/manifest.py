@@ -16,7 +16,8 @@ committers are the right choice there.
 Options (Hadoop names): ``mapreduce.manifest.committer.io.threads`` (default 16),
 ``…validate.output`` (false), ``…delete.target.files`` (false),
 ``mapreduce.fileoutputcommitter.cleanup.skipped`` (false),
-``mapreduce.fileoutputcommitter.marksuccessfuljobs`` (true),
+``mapreduce.fileoutputcommitter.marksuccessfuljobs`` (true), ``…writer.queue.capacity``
+(manifests loaded ahead of processing; default twice the threads),
 ``…summary.report.directory`` (unset: report saved there even when the job fails).
 """
 
@@ -106,7 +107,8 @@ class ManifestCommitter(RenameCommitter):
             return check_destination(url, self.dest, path)
 
         filenames = FilenameSample()
-        with self.executor("commit") as pool:
+        capacity = self.opts.get_int(PREFIX + "writer.queue.capacity", default=2 * self.threads)
+        with self.executor("commit", capacity=max(1, capacity)) as pool:
             ctx = StageContext(self.store, self.job, self.stats, pool, runner, self.name)
             loaded = runner.run("job_stage_load_manifests", lambda: load_manifests(
                 ctx, sources, check, self.layout.task_dir))
@@ -128,7 +130,7 @@ class ManifestCommitter(RenameCommitter):
                                 "tasks": len(loaded.winners)})
         if loaded.duplicates_resolved:
             success.diagnostics["duplicate.task.commits"] = "; ".join(loaded.duplicates_resolved)
-        self.save_success(success)
+        self.save_success(success, runner)
         if not self.opts.get_bool("mapreduce.fileoutputcommitter.cleanup.skipped"):
             runner.run("job_stage_cleanup", lambda: self._cleanup())
         return success

@@ -279,7 +279,10 @@ class StagingCommitter(S3ACommitter):
         return area.path if isinstance(area, DiskArea) else None
 
     def _setup_task(self) -> None:
+        """A new attempt starts with an empty local directory: anything there was left by a
+        crashed process that used the same attempt ID and must not be committed by this one."""
         area = self.area(self._require_task())
+        area.delete()
         if isinstance(area, DiskArea):
             area.path.mkdir(parents=True, exist_ok=True)
 
@@ -333,7 +336,7 @@ class StagingCommitter(S3ACommitter):
                 commits = sorted(pool.run(upload, entries), key=lambda c: c.url)
             self.stats.sample("committer_task_file_count", len(commits))
             message = self.save_pendingset(task, commits)
-        except BaseException:
+        except Exception:  # (a crash — BaseException — must not touch the store)
             self._abort_started(started, intent_url if entries else None)
             area.delete()
             raise

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 import uuid
 from collections.abc import Iterable, Mapping
@@ -146,17 +147,29 @@ def spec_from_options(options: Mapping[str, Any], *, overwrite: bool = False) ->
     return spec
 
 
+#: boto3 clients by (endpoint, region, checksums), per process.  Spark reuses Python workers
+#: across tasks, and building a client (loading botocore's service model) costs far more than
+#: a small task's requests; clients are thread-safe, so sharing them is safe.
+_CLIENTS: dict[tuple[str | None, str | None, str | None], Any] = {}
+_CLIENTS_LOCK = threading.Lock()
+
+
 def make_store(spec: WriteSpec) -> Store:
-    """The store for ``spec.dest``: S3Store over a boto3 client, or LocalStore for file://."""
+    """A fresh store for ``spec.dest`` (its own request counters) over a cached client:
+    S3Store for s3://, LocalStore for file://."""
     from zerorename.stores import LocalStore, S3Store, make_s3_client
 
     scheme = parse_url(spec.dest).scheme
     if scheme == "file":
         return LocalStore()
-    kwargs: dict[str, Any] = {}
-    if spec.checksums:
-        kwargs["checksums"] = spec.checksums
-    client = make_s3_client(endpoint_url=spec.endpoint_url, region=spec.region, **kwargs)
+    key = (spec.endpoint_url, spec.region, spec.checksums)
+    with _CLIENTS_LOCK:
+        client = _CLIENTS.get(key)
+        if client is None:
+            kwargs: dict[str, Any] = {"checksums": spec.checksums} if spec.checksums else {}
+            client = make_s3_client(endpoint_url=spec.endpoint_url, region=spec.region,
+                                    **kwargs)
+            _CLIENTS[key] = client
     return S3Store(client)
 
 

@@ -86,15 +86,21 @@ class ZeroRenameDataSource(DataSource):
 
 @dataclass
 class FilePartition(InputPartition):
-    """One input partition per visible data file."""
+    """One Spark input partition: a few visible data files read by one task."""
 
-    url: str
-    size: int
-    partition: tuple[tuple[str, str | None], ...]
+    files: tuple[tuple[str, int, tuple[tuple[str, str | None], ...]], ...]
 
 
 class ZeroRenameReader(DataSourceReader):
-    """Lists the destination once (driver side); each task reads one file with pyarrow."""
+    """Lists the destination once (driver side); each task reads its files with pyarrow.
+
+    Files are packed into partitions the way Spark packs splits
+    (``spark.sql.files.maxPartitionBytes`` 128 MB, ``openCostInBytes`` 4 MB), so a dataset of
+    many small files is not one task per file.
+    """
+
+    MAX_PARTITION_BYTES = 128 << 20
+    OPEN_COST = 4 << 20
 
     def __init__(self, spec: WriteSpec, schema: StructType) -> None:
         self.spec = spec
@@ -103,8 +109,16 @@ class ZeroRenameReader(DataSourceReader):
     def partitions(self) -> list[FilePartition]:
         from .reader import list_data_files
 
-        return [FilePartition(f.url, f.size, f.partition)
-                for f in list_data_files(make_store(self.spec), self.spec.dest)]
+        groups: list[list[tuple[str, int, tuple[tuple[str, str | None], ...]]]] = [[]]
+        filled = 0
+        for f in list_data_files(make_store(self.spec), self.spec.dest):
+            cost = f.size + self.OPEN_COST
+            if groups[-1] and filled + cost > self.MAX_PARTITION_BYTES:
+                groups.append([])
+                filled = 0
+            groups[-1].append((f.url, f.size, f.partition))
+            filled += cost
+        return [FilePartition(tuple(g)) for g in groups if g]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
         from pyspark.sql.pandas.types import to_arrow_schema
@@ -112,8 +126,10 @@ class ZeroRenameReader(DataSourceReader):
         from .reader import DataFile, read_file
 
         assert isinstance(partition, FilePartition)
-        file = DataFile(partition.url, partition.size, partition.partition)
-        yield from read_file(make_store(self.spec), file, to_arrow_schema(self.schema))
+        store = make_store(self.spec)
+        schema = to_arrow_schema(self.schema, timezone="UTC")  # instants; Spark re-zones
+        for url, size, values in partition.files:
+            yield from read_file(store, DataFile(url, size, values), schema)
 
 
 class ZeroRenameWriter(DataSourceArrowWriter):

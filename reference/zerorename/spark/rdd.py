@@ -110,7 +110,7 @@ def write_rdd(
     if isinstance(schema, StructType):
         from pyspark.sql.pandas.types import to_arrow_schema
 
-        schema = to_arrow_schema(schema)
+        schema = to_arrow_schema(schema, timezone="UTC")  # naive datetimes are taken as UTC
     spec = spec_from_options({**options, "path": dest, "committer": committer, "mode": mode,
                               "partition_by": partition_by or ()})
     driver = JobDriver(spec)

@@ -1,0 +1,227 @@
+"""Abort and cleanup: nothing of an aborted job remains, and nothing of *another* job is
+touched — adjacent destinations (dataset1/dataset10), or the same destination."""
+
+# ruff: noqa: F811 - pytest fixtures come from conftest_helpers and are parameters here
+
+from __future__ import annotations
+
+import pytest
+
+import zerorename as zr
+
+from .conftest_helpers import (  # noqa: F401 - fixtures
+    ALL,
+    S3A,
+    Env,
+    FaultyStore,
+    SimulatedCrash,
+    backend_env,
+    committer_backends,
+    env,
+    local_env,
+    moto_env,
+    no_leaked_threads,
+    options,
+    run_job,
+)
+
+pytestmark = pytest.mark.usefixtures("no_leaked_threads")
+
+NOT_V2 = tuple(c for c in ALL if c != "v2")
+
+
+def _started(committer: str, store: zr.Store, dest: str, *, job_id: str | None = None,
+             task_id: int = 0, write: bool = True,
+             opts: dict[str, str] | None = None) -> tuple[zr.BaseCommitter, zr.BaseCommitter]:
+    job = zr.JobContext(dest, job_id=job_id, options=opts or options())
+    jc = zr.create_committer(committer, store, job)
+    jc.setup_job()
+    tc = zr.create_committer(committer, store, job, task=job.task(task_id))
+    tc.setup_task()
+    if write:
+        with tc.open("part-m-00000") as f:
+            f.write(b"data" * 200)
+    return jc, tc
+
+
+@pytest.mark.parametrize(("committer", "backend"), committer_backends(moto=("magic",)))
+def test_abort_task_then_job_leaves_nothing(committer: str, backend: str,
+                                            backend_env: Env) -> None:
+    """Hadoop: AbstractITCommitProtocol.testAbortTaskThenJob and testFailAbort: after
+    abort_task and abort_job the destination is empty (no job directories either), no uploads
+    are pending, and abort_job again is harmless."""
+    env = backend_env
+    dest = env.dest()
+    jc, tc = _started(committer, env.store, dest)
+    if committer == "v2":
+        tc.abort_task()
+    else:
+        tc.commit_task() if committer in S3A else None
+        tc.abort_task()
+    jc.abort_job()
+    assert env.objects(dest) == {}
+    assert env.uploads(dest) == []
+    jc.abort_job()
+    jc.cleanup_job()
+    assert env.objects(dest) == {}
+
+
+@pytest.mark.parametrize("committer", ALL)
+def test_abort_job_without_abort_task(committer: str, local_env: Env) -> None:
+    """Hadoop: AbstractITCommitProtocol.testAbortJobNotTask: job abort cleans up tasks that
+    were never committed or aborted."""
+    dest = local_env.dest()
+    jc, _task = _started(committer, local_env.store, dest)
+    jc.abort_job()
+    assert local_env.uploads(dest) == []
+    assert local_env.objects(dest) == {}
+
+
+@pytest.mark.parametrize("committer", ALL)
+def test_abort_with_no_work_done(committer: str, local_env: Env) -> None:
+    """Hadoop: testAbortTaskNoWorkDone / testAbortJobNoWorkDone."""
+    dest = local_env.dest()
+    jc, tc = _started(committer, local_env.store, dest, write=False)
+    tc.abort_task()
+    jc.abort_job()
+    assert local_env.objects(dest) == {}
+
+
+@pytest.mark.parametrize(("committer", "backend"),
+                         committer_backends(NOT_V2, moto=("magic",)))
+def test_abort_task_from_another_process(committer: str, backend: str,
+                                         backend_env: Env) -> None:
+    """Hadoop: AbstractITCommitProtocol.testAMWorkflow: a new committer instance for the same
+    attempt (the AM after a container failure) aborts it, finding its records in the store;
+    the job then commits without it."""
+    env = backend_env
+    dest = env.dest()
+    jc, tc = _started(committer, env.store, dest)
+    if committer in ("magic", "manifest"):
+        # committed, but the driver never accepted it (v1's committed directory is per task,
+        # not per attempt, so v1 — like Hadoop — leaves it to the job)
+        tc.commit_task()
+    am = zr.create_committer(committer, env.store, jc.job, task=jc.job.task(0))
+    am.abort_task()
+    assert env.uploads(dest) == []
+    jc.commit_job(None)
+    assert env.output(dest) == {}
+
+
+@pytest.mark.parametrize(("committer", "backend"), committer_backends(S3A, moto=("magic",)))
+def test_adjacent_destinations_are_not_disturbed(committer: str, backend: str,
+                                                 backend_env: Env) -> None:
+    """Hadoop: AbstractITCommitProtocol.testParallelJobsToAdjacentPaths (the "dataset1 vs
+    dataset10" prefix bug): committing or aborting dataset1 never aborts dataset10's uploads,
+    even with fs.s3a.committer.abort.pending.uploads=true."""
+    env = backend_env
+    d1, d10 = env.dest("dataset1"), env.dest("dataset10")
+    opts = options(**{"fs.s3a.committer.abort.pending.uploads": "true"})
+    j1 = run_job(committer, env.store, d1, {0: {"p": b"one" * 100}}, opts=opts, commit=False)
+    j10 = run_job(committer, env.store, d10, {0: {"p": b"ten" * 100}}, opts=opts,
+                  commit=False)
+    pending10 = {u.upload_id for u in env.uploads(d10)}
+    assert pending10
+    j1.driver.commit_job(j1.messages)
+    assert env.uploads(d1) == []
+    assert {u.upload_id for u in env.uploads(d10)} == pending10, "dataset10 was disturbed"
+    j1b = run_job(committer, env.store, env.dest("dataset"), {0: {"q": b"x"}}, opts=opts,
+                  commit=False)
+    j1b.driver.abort_job()
+    assert {u.upload_id for u in env.uploads(d10)} == pending10
+    j10.driver.commit_job(j10.messages)
+    assert env.output(d1) == {"p": b"one" * 100}
+    assert env.output(d10) == {"p": b"ten" * 100}
+    assert env.uploads(d10) == []
+
+
+@pytest.mark.parametrize(("committer", "backend"), committer_backends(NOT_V2, moto=("magic",)))
+def test_two_jobs_to_the_same_destination(committer: str, backend: str,
+                                          backend_env: Env) -> None:
+    """Hadoop: AbstractITCommitProtocol.testParallelJobsToSameDestination (HADOOP-17318,
+    SPARK-33402): job 2 has an open writer while job 1 commits, and job 1 is committed while
+    job 2's task uploads are pending; both outputs land and no uploads remain.  A third job
+    aborted meanwhile does not disturb job 2 either."""
+    env = backend_env
+    dest = env.dest()
+    job1 = zr.JobContext(dest, options=options(**{"spark.sql.sources.writeJobUUID": "s1"}))
+    job2 = zr.JobContext(dest, options=options(**{"spark.sql.sources.writeJobUUID": "s2"}))
+    d1 = zr.create_committer(committer, env.store, job1)
+    d2 = zr.create_committer(committer, env.store, job2)
+    d1.setup_job()
+    d2.setup_job()
+    t2 = zr.create_committer(committer, env.store, job2, task=job2.task(0))
+    t2.setup_task()
+    writer2 = t2.open("task2-part")
+    writer2.write(b"2" * 300)
+    t1 = zr.create_committer(committer, env.store, job1, task=job1.task(0))
+    t1.setup_task()
+    t1.write("task1-part", b"1" * 300)
+    m1 = t1.commit_task()
+    d1.commit_job([m1])
+    writer2.write(b"2")
+    writer2.close()
+    m2 = t2.commit_task()
+    job3 = run_job(committer, env.store, dest, {0: {"task3-part": b"3"}}, commit=False)
+    job3.driver.abort_job()
+    d2.commit_job(None)
+    assert env.output(dest) == {"task1-part": b"1" * 300, "task2-part": b"2" * 301}
+    assert env.uploads(dest) == []
+    assert m1.job_id != m2.job_id
+
+
+@pytest.mark.parametrize("protocol", ["spark", "hadoop", "abort"])
+@pytest.mark.parametrize(("committer", "crash_op", "nth"), [
+    ("magic", "create_multipart", 1),   # intent written, upload never created
+    ("magic", "upload_part", 2),        # upload created, writer dies mid-file
+    ("magic", "put", 2),                # data uploaded, .pending never written
+    ("directory", "upload_part", 2),    # task commit dies while uploading
+    ("directory", "put", 2),            # uploads done, pendingset never written
+    ("manifest", "upload_part", 2),     # a large task file dies mid-upload (temp upload)
+    ("manifest", "put", 1),             # files written, manifest never saved
+])
+def test_crashed_task_attempt_leaves_no_orphan_upload(committer: str, crash_op: str, nth: int,
+                                                      protocol: str, local_env: Env) -> None:
+    """A task attempt dies between store requests (no cleanup runs in a dead process).  The
+    job still commits the other tasks — or aborts — and no upload of the dead attempt
+    survives: upload intents written before each upload let the job find them by exact key.
+    (The paper's abortability property; Hadoop relied on aborting *every* upload under the
+    destination, which kills concurrent jobs.)"""
+    dest = local_env.dest()
+    job = zr.JobContext(dest, options=options())
+    driver = zr.create_committer(committer, local_env.store, job)
+    driver.setup_job()
+    good = zr.create_committer(committer, local_env.store, job, task=job.task(0))
+    good.write("good", b"g" * 600)
+    message = good.commit_task()
+    dying_store = FaultyStore(local_env.store).crash(crash_op, nth=nth)
+    dying = zr.create_committer(committer, dying_store, job, task=job.task(1))
+    with pytest.raises(SimulatedCrash):
+        dying.write("doomed", b"d" * 900)
+        dying.commit_task()
+    if protocol == "abort":
+        driver.abort_job()
+        assert local_env.objects(dest) == {}
+    else:
+        driver.commit_job([message] if protocol == "spark" else None)
+        assert local_env.output(dest) == {"good": b"g" * 600}
+        assert set(local_env.objects(dest)) == {"good", "_SUCCESS"}
+    assert local_env.uploads(dest) == []
+
+
+def test_open_speculative_writer_of_the_same_key_is_swept_not_the_winner(env: Env) -> None:
+    """Two attempts of one task write the same key; the loser is still writing (an upload
+    with no .pending) when the winner's job commits: the loser's upload is aborted by exact
+    key, the winner's (same key) is completed."""
+    dest = env.dest()
+    job = zr.JobContext(dest, options=options())
+    driver = zr.create_committer("magic", env.store, job)
+    driver.setup_job()
+    loser = zr.create_committer("magic", env.store, job, task=job.task(0, 0))
+    stream = loser.open("part-00000")
+    stream.write(b"L" * 600)
+    winner = zr.create_committer("magic", env.store, job, task=job.task(0, 1))
+    winner.write("part-00000", b"W" * 300)
+    driver.commit_job([winner.commit_task()])
+    assert env.output(dest) == {"part-00000": b"W" * 300}
+    assert env.uploads(dest) == []
