@@ -64,7 +64,10 @@ def run(spark: Any, server: EmbeddedS3, df: Any, label: str, committer: str,
     wall = time.monotonic() - started
     after, copied_after = server.snapshot()
     files = visible_files(S3Store(server.client()), dest)
-    mean = success.iostatistics.get("meanstatistics", {}).get("committer_commit_job.mean", {})
+    means = success.iostatistics.get("meanstatistics", {})
+    mean = means.get("committer_commit_job.mean", {})
+    stages = {k[len("job_stage_"):-len(".mean")]: v.get("sum") for k, v in sorted(means.items())
+              if k.startswith("job_stage_") and isinstance(v, dict)}
     requests = {op: n - counts.get(op, 0) for op, n in sorted(after.items())
                 if n - counts.get(op, 0)}
     return {
@@ -72,6 +75,7 @@ def run(spark: Any, server: EmbeddedS3, df: Any, label: str, committer: str,
         "committer": committer,
         "wall_s": round(wall, 2),
         "commit_job_ms": mean.get("sum"),
+        "commit_stages_ms": stages,
         "files": len(files),
         "bytes": sum(files.values()),
         "requests_total": sum(requests.values()),
@@ -84,6 +88,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", type=int, default=8)
     parser.add_argument("--mb-per-task", type=float, default=25.0)
+    parser.add_argument("--repeat", type=int, default=2,
+                        help="rounds; the committer order rotates each round (load varies)")
     parser.add_argument("--out", type=Path, default=None,
                         help=f"JSON output (default {OUT.relative_to(REPO)} for the full run)")
     args = parser.parse_args()
@@ -100,10 +106,15 @@ def main() -> int:
         write(dataset(spark, 2, 0.05), "s3://bench/warmup", committer="magic",
               endpoint_url=server.endpoint)
         results = []
-        for label, committer in RUNS:
-            print(f"[bench] {label}: writing {args.tasks} x {args.mb_per_task} MB", flush=True)
-            results.append(run(spark, server, df, label, committer, f"s3://bench/{committer}"))
-            print(json.dumps(results[-1]), flush=True)
+        for round_ in range(args.repeat):
+            shift = round_ % len(RUNS)
+            for label, committer in RUNS[shift:] + RUNS[:shift]:
+                print(f"[bench] round {round_ + 1}: {label}: writing {args.tasks} x "
+                      f"{args.mb_per_task} MB", flush=True)
+                dest = f"s3://bench/{committer}-{round_}"
+                results.append({"round": round_ + 1,
+                                **run(spark, server, df, label, committer, dest)})
+                print(json.dumps(results[-1]), flush=True)
         spark.stop()
     finally:
         server.stop()

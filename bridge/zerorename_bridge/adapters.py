@@ -32,6 +32,10 @@ HARNESS_OPTIONS = {
 }
 
 
+#: committers that stage task output on the local disk (the harness gives each actor its own)
+STAGING = ("directory", "partitioned")
+
+
 def translate(error: ModelStoreError) -> StoreError:
     """A model error as the reference's error class with the same code."""
     if error.status == 404:
@@ -79,12 +83,13 @@ class ReferenceCommitter:
     supports_recovery = False
 
     def __init__(self, name: str, store: Any, job: JobSpec, task: TaskSpec | None,
-                 options: dict[str, str]) -> None:
+                 options: dict[str, str], local_store: Any = None) -> None:
         merged = {**HARNESS_OPTIONS, **options}
         self.context = zr.JobContext(dest=job.dest, job_id=job.job_id, attempt=job.attempt,
                                      options=merged)
         self.task = self.context.task(task.task_id, task.attempt) if task else None
-        self.committer = zr.create_committer(name, store, self.context, task=self.task)
+        self.committer = zr.create_committer(name, store, self.context, task=self.task,
+                                             local_store=local_store)
 
     def setup_job(self) -> None:
         self.committer.setup_job()
@@ -128,7 +133,9 @@ class ReferenceFactory:
 
     def __call__(self, env: Any, job: JobSpec, task: TaskSpec | None,
                  options: dict[str, str]) -> ReferenceCommitter:
-        return ReferenceCommitter(self.name, TranslatingStore(env.store), job, task, options)
+        local = TranslatingStore(env.local()) if self.name in STAGING else None
+        return ReferenceCommitter(self.name, TranslatingStore(env.store), job, task, options,
+                                  local)
 
 
 def reference_factory(name: str) -> ReferenceFactory:

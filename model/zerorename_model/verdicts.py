@@ -80,7 +80,7 @@ class Budget:
     hypothesis_examples: int
 
 
-QUICK = Budget(max_runs=300, seconds=1.5, hypothesis_examples=0)
+QUICK = Budget(max_runs=300, seconds=0.8, hypothesis_examples=0)
 FULL = Budget(max_runs=60_000, seconds=90.0, hypothesis_examples=200)
 
 

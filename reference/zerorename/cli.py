@@ -86,7 +86,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             return int(mainjob.main(args.rest))
     from zerorename_model import demo
 
-    return demo.main()
+    return int(demo.main())
 
 
 def cmd_trace(args: argparse.Namespace) -> int:
@@ -191,7 +191,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except KeyboardInterrupt:
         return 130
-    except Exception as error:  # a clear one-line error, not a traceback, for users
+    except (ValueError, OSError) as error:  # bad input: one clear line, not a traceback
+        print(f"zerorename: {error}", file=sys.stderr)
+        return 2
+    except Exception as error:
         from zerorename.errors import CommitError
 
         if isinstance(error, CommitError):

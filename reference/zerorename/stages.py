@@ -179,6 +179,12 @@ class StageContext:
     pool: BoundedExecutor
     runner: StageRunner
     committer: str
+    #: where task records are read (default: ``store``); uploads are always on ``store``
+    records_store: Store | None = None
+
+    @property
+    def records(self) -> Store:
+        return self.records_store if self.records_store is not None else self.store
 
     @property
     def dest(self) -> str:
@@ -282,7 +288,7 @@ def _load_one_pendingset(ctx: StageContext, source: TaskSource,
             raise FormatError(msg.path, f"pendingset of {pset.task_attempt_id} in the message "
                                         f"of {msg.attempt_id}")
     else:
-        pset = PendingSet.from_json(parse_json(ctx.store.get(source.url), source.url),
+        pset = PendingSet.from_json(parse_json(ctx.records.get(source.url), source.url),
                                     source.url)
     _check_job(pset.job_id, ctx, source.path)
     for commit in pset.commits:

@@ -51,15 +51,24 @@ COMMITTERS: dict[str, type[BaseCommitter]] = {
 
 
 def create_committer(name: str, store: Store, job: JobContext, task: TaskContext | None = None,
-                     *, local_store: Store | None = None) -> BaseCommitter:
+                     *, local_store: Store | None = None,
+                     cluster_store: Store | None = None) -> BaseCommitter:
     """The committer ``name`` for ``job`` (job side) or for ``task`` (task side).
 
     ``local_store``: for the staging committers, a store to use as the task's local staging
     area instead of the local file system (the simulation harness passes each actor's disk).
+    ``cluster_store``: for the staging committers, a consistent store shared by the driver and
+    the tasks (Hadoop's cluster filesystem) that keeps the job's records — upload intents,
+    pendingsets, the job marker — under ``fs.s3a.committer.staging.tmp.path`` (a URL on it,
+    required), so nothing the committer reads back depends on the destination store's
+    consistency.  Other committers refuse it.
     """
     cls = COMMITTERS.get(str(name).strip().lower())
     if cls is None:
         raise CommitError(str(name), f"unknown committer; expected one of {sorted(COMMITTERS)}")
     if issubclass(cls, StagingCommitter):
-        return cls(store, job, task, local_store=local_store)
+        return cls(store, job, task, local_store=local_store, cluster_store=cluster_store)
+    if cluster_store is not None:
+        raise CommitError(str(name), "only the staging committers (directory, partitioned) "
+                                     "keep their records on a cluster store")
     return cls(store, job, task)

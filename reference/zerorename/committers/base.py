@@ -859,7 +859,14 @@ class BaseCommitter:
     # -- small helpers ---------------------------------------------------------------------
 
     def put_json(self, url: str, data: Mapping[str, Any]) -> None:
-        self.store.put(url, json.dumps(dict(data), ensure_ascii=False).encode("utf-8"))
+        self.records_store().put(url, json.dumps(dict(data), ensure_ascii=False)
+                                 .encode("utf-8"))
+
+    def records_store(self) -> ReliableStore:
+        """Where the job keeps its records (markers, intents, pendingsets): the destination
+        store unless a committer keeps them elsewhere (the staging committers' cluster
+        filesystem)."""
+        return self.store
 
     def write_marker(self) -> None:
         self.put_json(self.job_layout().marker, {
@@ -874,7 +881,7 @@ class BaseCommitter:
         """Hadoop protocol: commit_job of a job attempt that was never set up (or has already
         been committed and cleaned up) must fail, not publish an empty job."""
         marker = self.job_layout().marker
-        if self.store.head(marker) is None:
+        if self.records_store().head(marker) is None:
             raise NotFoundError(marker, f"job attempt directory does not exist: job {self.job.id}"
                                         " was never set up, or was already committed/aborted")
 
@@ -899,8 +906,12 @@ class S3ACommitter(BaseCommitter):
     tasks_counter: ClassVar[str] = "committer_tasks_succeeded"
     root_pattern: ClassVar[str] = ""
 
-    def __init__(self, store: Store, job: JobContext, task: TaskContext | None = None) -> None:
+    def __init__(self, store: Store, job: JobContext, task: TaskContext | None = None, *,
+                 records: Store | None = None) -> None:
         super().__init__(store, job, task)
+        #: where records live; uploads always go to ``store``
+        self.records = (ReliableStore(records, self.store.policy, self.stats)
+                        if records is not None else self.store)
         if not self.caps.multipart:
             raise CommitError(self.dest, f"the {self.name} committer needs multipart uploads, "
                                          f"which store {store.name} does not offer")
@@ -912,6 +923,9 @@ class S3ACommitter(BaseCommitter):
 
     def job_layout(self) -> JobLayout:
         return self.layout
+
+    def records_store(self) -> ReliableStore:
+        return self.records
 
     # -- job -------------------------------------------------------------------------------
 
@@ -929,9 +943,10 @@ class S3ACommitter(BaseCommitter):
     def _commit_job(self, messages: list[TaskCommitMessage] | None) -> SuccessData:
         runner = StageRunner(self.stats, self.job)
         with self.executor("commit") as pool:
-            ctx = StageContext(self.store, self.job, self.stats, pool, runner, self.name)
+            ctx = StageContext(self.store, self.job, self.stats, pool, runner, self.name,
+                               records_store=self.records)
             records = runner.run("job_stage_scan_records",
-                                 lambda: scan_job(self.store, self.layout.root))
+                                 lambda: scan_job(self.records, self.layout.root))
             if messages is None:
                 if self.layout.marker not in records.urls:
                     raise NotFoundError(self.layout.marker, "job attempt directory does not "
@@ -950,7 +965,8 @@ class S3ACommitter(BaseCommitter):
             with loaded.spool:
                 outcome = runner.run("job_stage_abort_uncommitted", lambda: abort_owned(
                     self.store, records, pool, committed_ids=loaded.committed_ids,
-                    committed_attempts=loaded.winners, dest=self.dest))
+                    committed_attempts=loaded.winners, dest=self.dest,
+                    records_store=self.records))
                 runner.run("job_stage_prepare_destination",
                            lambda: self.prepare_destination(ctx, loaded))
                 filenames = FilenameSample()
@@ -982,15 +998,16 @@ class S3ACommitter(BaseCommitter):
             self.stats.incr("committer_commits_aborted",
                             abort_all_under(self.store, self.dest, keep_ids))
         if delete_records:
-            delete_tree(self.store, self.layout.root, known=known)
+            delete_tree(self.records, self.layout.root, known=known)
             # Attempts still finishing (speculative, or ones the driver gave up on) may have
             # written records while we cleaned: sweep them too, never touching the committed.
             self._sweep_root(keep_ids, passes=2)
 
     def _abort_job(self, *, failed: bool) -> None:
-        records = scan_job(self.store, self.layout.root)
+        records = scan_job(self.records, self.layout.root)
         with self.executor("abort") as pool:
-            outcome = abort_owned(self.store, records, pool, dest=self.dest)
+            outcome = abort_owned(self.store, records, pool, dest=self.dest,
+                                  records_store=self.records)
         self.stats.incr("committer_commits_aborted", outcome.aborted)
         if self.abort_all_uploads:
             self.stats.incr("committer_commits_aborted", abort_all_under(self.store, self.dest))
@@ -1000,7 +1017,7 @@ class S3ACommitter(BaseCommitter):
             raise JobFailedError(what, f"could not abort {len(outcome.failures)} upload(s) of "
                                        f"job {self.job.id} ({first}); its records are kept "
                                        f"under {self.layout.root} for a retry of abort_job")
-        delete_tree(self.store, self.layout.root, objects=records.objects,
+        delete_tree(self.records, self.layout.root, objects=records.objects,
                     known=[self.layout.marker])
         self._sweep_root(set(), passes=2)
 
@@ -1009,16 +1026,16 @@ class S3ACommitter(BaseCommitter):
         since the last listing (records of attempts that were still running).  This narrows,
         but cannot close, the window of a process that keeps writing after its job ended."""
         for _ in range(passes):
-            records = scan_job(self.store, self.layout.root)
+            records = scan_job(self.records, self.layout.root)
             if not records.objects:
                 return
             with self.executor("sweep") as pool:
                 outcome = abort_owned(self.store, records, pool, dest=self.dest,
-                                      committed_ids=keep_ids)
+                                      committed_ids=keep_ids, records_store=self.records)
             self.stats.incr("committer_commits_aborted", outcome.aborted)
             if outcome.failures:
                 return  # keep the records for a later abort_job
-            delete_tree(self.store, self.layout.root, objects=records.objects)
+            delete_tree(self.records, self.layout.root, objects=records.objects)
 
     def _abort_local(self) -> None:
         """Remove local data of this job in this process (staging committers)."""
@@ -1040,7 +1057,7 @@ class S3ACommitter(BaseCommitter):
         )
         url = self.layout.pendingset(task.attempt_id)
         with self.stats.duration("task_stage_save_pendingset"):
-            self.store.put(url, pset.to_bytes())
+            self.records.put(url, pset.to_bytes())
         return self.make_message(task, "pendingset", {"pendingset": pset.to_json()}, url, stats)
 
     def abort_recorded(self, task: TaskContext, known: dict[str, str]) -> None:
@@ -1052,17 +1069,18 @@ class S3ACommitter(BaseCommitter):
         to_delete: list[str] = []
         pset_url = self.layout.pendingset(task.attempt_id)
         try:
-            pset = PendingSet.from_json(parse_json(self.store.get(pset_url), pset_url), pset_url)
+            pset = PendingSet.from_json(parse_json(self.records.get(pset_url), pset_url),
+                                        pset_url)
             ids.update({c.upload_id: c.url for c in pset.commits})
             to_delete.append(pset_url)
         except NotFoundError:
             pass
-        listed = [o.url for o in list_dir(self.store, self.layout.task_dir(task.attempt_id))]
+        listed = [o.url for o in list_dir(self.records, self.layout.task_dir(task.attempt_id))]
         pendings = [u for u in listed if u.endswith(PENDING)]
         with self.executor("abort-task") as pool:
             def read(url: str) -> tuple[str, SinglePendingCommit | None]:
                 try:
-                    return url, SinglePendingCommit.from_bytes(self.store.get(url), url)
+                    return url, SinglePendingCommit.from_bytes(self.records.get(url), url)
                 except (NotFoundError, FormatError):
                     return url, None
 
@@ -1081,4 +1099,4 @@ class S3ACommitter(BaseCommitter):
             raise CommitError(url, f"could not abort upload {uid} of task attempt "
                                    f"{task.attempt_id}: {exc}")
         existing = set(listed) | {pset_url}
-        self.store.delete_many(sorted(u for u in set(to_delete) if u in existing))
+        self.records.delete_many(sorted(u for u in set(to_delete) if u in existing))

@@ -156,6 +156,7 @@ def abort_owned(
     committed_ids: set[str] | frozenset[str] = frozenset(),
     committed_attempts: set[str] | frozenset[str] = frozenset(),
     dest: str,
+    records_store: Store | None = None,
 ) -> AbortOutcome:
     """Abort every upload ``records`` show this job owns, except the committed ones.
 
@@ -163,9 +164,11 @@ def abort_owned(
     set, so their records are not read — except magic intents with no ``.pending`` beside them
     (a file opened but never closed), whose uploads are swept by exact key.  Everything that
     cannot be read is reported in ``unreadable`` (and its intents swept), so a corrupt record
-    never hides an upload.
+    never hides an upload.  ``records_store`` is where the records are read (default:
+    ``store``, where the uploads are).
     """
     outcome = AbortOutcome()
+    rstore = records_store if records_store is not None else store
     pending_names = {u for urls in records.pendings.values() for u in urls}
     to_read: list[str] = []
     intents_to_read: list[str] = []
@@ -184,7 +187,7 @@ def abort_owned(
 
     def read(url: str) -> tuple[str, list[tuple[str, str]] | None, CommitError | None]:
         try:
-            return url, _read_ids(store, url), None
+            return url, _read_ids(rstore, url), None
         except NotFoundError:
             return url, [], None  # deleted meanwhile: nothing to abort through it
         except CommitError as exc:
@@ -216,7 +219,7 @@ def abort_owned(
 
     def read_intent(url: str) -> tuple[str, list[str] | None, CommitError | None]:
         try:
-            return url, _read_intent(store, url), None
+            return url, _read_intent(rstore, url), None
         except NotFoundError:
             return url, [], None
         except CommitError as exc:

@@ -231,8 +231,11 @@ class StagingCommitter(S3ACommitter):
     root_pattern: ClassVar[str] = "__staging_job-{id}"
 
     def __init__(self, store: Store, job: JobContext, task: TaskContext | None = None, *,
-                 local_store: Store | None = None) -> None:
-        super().__init__(store, job, task)
+                 local_store: Store | None = None, cluster_store: Store | None = None) -> None:
+        if cluster_store is not None and not job.opts.get_str(TMP_PATH_OPTION):
+            raise CommitError(TMP_PATH_OPTION, "a cluster store for the staging records needs "
+                                               f"{TMP_PATH_OPTION}: a URL on that store")
+        super().__init__(store, job, task, records=cluster_store)
         mode = self.opts.get_str(CONFLICT_MODE_OPTION, default="append").lower()
         if mode not in CONFLICT_MODES:
             raise CommitError(CONFLICT_MODE_OPTION, f"unknown conflict mode {mode.upper()!r}: "
@@ -315,7 +318,7 @@ class StagingCommitter(S3ACommitter):
         if entries:
             intent = UploadIntent(job_id=self.job_id, task_attempt_id=task.attempt_id,
                                   uris=[encode_url(u) for _r, _s, u in entries])
-            self.store.put(intent_url, intent.to_bytes())
+            self.records.put(intent_url, intent.to_bytes())
         started: dict[str, str] = {}
         lock = threading.Lock()
 
@@ -353,7 +356,7 @@ class StagingCommitter(S3ACommitter):
                 clean = False
         if clean and intent_url is not None:
             with contextlib.suppress(CommitError):
-                self.store.delete(intent_url)
+                self.records.delete(intent_url)
 
     def _abort_task(self, task: TaskContext) -> None:
         self.area(task).delete()
