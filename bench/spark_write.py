@@ -59,6 +59,7 @@ def dataset(spark: Any, tasks: int, mb_per_task: float) -> Any:
 def run(spark: Any, server: EmbeddedS3, df: Any, label: str, committer: str,
         dest: str) -> dict[str, Any]:
     counts, copied = server.snapshot()
+    load = os.getloadavg()[0]  # the machine is shared: say how busy it was
     started = time.monotonic()
     success = write(df, dest, committer=committer, endpoint_url=server.endpoint)
     wall = time.monotonic() - started
@@ -74,6 +75,7 @@ def run(spark: Any, server: EmbeddedS3, df: Any, label: str, committer: str,
         "label": label,
         "committer": committer,
         "wall_s": round(wall, 2),
+        "load_average_1m_at_start": round(load, 2),
         "commit_job_ms": mean.get("sum"),
         "commit_stages_ms": stages,
         "files": len(files),

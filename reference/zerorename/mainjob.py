@@ -234,7 +234,11 @@ def run_committer(spark: Any, target: Target, committer: str, df: Any, snap: Inp
     result.after_commit = leftovers(store, dest)
 
     late.release()  # a partitioned executor wakes up and commits after the job
-    result.late_zombie = "committed (ignored)" if late.committed else "refused"
+    after_late = leftovers(store, dest)
+    result.late_zombie = (("its task commit was accepted but never published" if late.committed
+                           else "its task commit was refused")
+                          + f"; it left {len(after_late.objects)} hidden objects, "
+                          f"{len(after_late.uploads)} pending uploads")
 
     progress(f"{committer}: reading back with Spark and comparing with the input")
     files = visible_files(store, dest)
@@ -280,7 +284,8 @@ def describe(result: Result, embedded: bool) -> str:
         + ("n/a" if result.commit_ms is None else f"{result.commit_ms} ms"),
         f"  after commit        {len(result.after_commit.objects) if result.after_commit else '?'}"
         f" hidden objects, {len(result.after_commit.uploads) if result.after_commit else '?'}"
-        f" pending uploads; late zombie {result.late_zombie}",
+        " pending uploads",
+        f"  late zombie         {result.late_zombie}",
         f"  completeness        {_yes(result.complete)}"
         + (f" (missing rows {c.missing_rows}, missing files {len(c.missing_files)})" if c else ""),
         f"  exclusivity         {_yes(result.exclusive)}"
@@ -348,9 +353,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     results: list[Result] = []
     try:
         progress(f"starting Spark ({args.master}; the first session takes a few seconds)")
+        from pyspark.sql import SparkSession
+
         from zerorename.spark.session import local_session
 
-        spark = local_session(args.master, app_name="zerorename-demo")
+        owned = SparkSession.getActiveSession() is None  # a caller's session stays running
+        # FATAL: the injected crashes make Spark log ERROR stack traces that are expected here;
+        # the workers' own "zerorename fault: …" lines still show where each fault struck
+        spark = local_session(args.master, app_name="zerorename-demo", log_level="FATAL")
         progress(f"generating {args.rows} events over 12 months, {TASKS} tasks, "
                  f"partitioned by {'/'.join(PARTITION_BY)}")
         df = events(spark, args.rows).cache()
@@ -359,7 +369,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         for committer in committers:
             results.append(run_committer(spark, target, committer, df, snap, zombie_df,
                                          run_prefix, progress))
-        spark.stop()
+        df.unpersist()
+        if owned:
+            spark.stop()
     finally:
         if target.server is not None:
             target.server.stop()

@@ -81,8 +81,7 @@ class _Sessions:
         from zerorename.spark.session import local_session
 
         if self.current is None or self.current.sparkContext.master != master:
-            self.current = local_session(master, app_name="zerorename-tests",
-                                         conf={"spark.python.worker.reuse": "true"})
+            self.current = local_session(master, app_name="zerorename-tests")
         return self.current
 
     def stop(self) -> None:

@@ -73,30 +73,28 @@ def test_overwrite_replaces_everything_outside_partitioned_mode(spark: Any, s3: 
     assert leftovers(s3, bucket, "events") == ([], [])
 
 
-def test_error_mode_fails_when_output_exists_and_changes_nothing(spark: Any, s3: Any,
-                                                                 bucket: str) -> None:
+def test_error_and_ignore_modes_leave_existing_output_alone(spark: Any, s3: Any,
+                                                            bucket: str) -> None:
+    """``error`` fails before any task writes; ``ignore`` writes nothing — both through the
+    helper and through ``df.write.format(...).option("mode", ...)`` (Spark itself refuses
+    these save modes for Python data sources)."""
     dest = f"s3://{bucket}/events"
     df = events(spark)
     expected = snapshot(df, PARTITION_BY)
     write(df, dest, committer="magic", partition_by=PARTITION_BY, mode="error",
           endpoint_url=s3.endpoint)  # empty destination: error mode writes
     before = visible_files(s3, bucket, "events")
+    again = events(spark, tag="again")
     with pytest.raises(Exception, match="already exists"):
-        write(events(spark, tag="again"), dest, committer="magic", partition_by=PARTITION_BY,
-              mode="error", endpoint_url=s3.endpoint)
+        write(again, dest, committer="magic", partition_by=PARTITION_BY, mode="error",
+              endpoint_url=s3.endpoint)
+    assert write(again, dest, committer="magic", mode="ignore",
+                 endpoint_url=s3.endpoint) is None
+    (again.write.format("zerorename").mode("append").option("mode", "ignore")
+     .option("committer", "magic").option("endpoint_url", s3.endpoint).save(dest))
     assert visible_files(s3, bucket, "events") == before
     assert rows_of(read_back(spark, dest, s3.endpoint)) == expected.rows
     assert leftovers(s3, bucket, "events") == ([], [])
-
-
-def test_ignore_mode_writes_nothing_when_output_exists(spark: Any, s3: Any,
-                                                       bucket: str) -> None:
-    dest = f"s3://{bucket}/events"
-    write(events(spark), dest, committer="magic", endpoint_url=s3.endpoint)
-    before = visible_files(s3, bucket, "events")
-    assert write(events(spark, tag="again"), dest, committer="magic", mode="ignore",
-                 endpoint_url=s3.endpoint) is None
-    assert visible_files(s3, bucket, "events") == before
 
 
 def test_rdd_path_commits_on_the_driver(spark: Any, s3: Any, bucket: str) -> None:

@@ -116,9 +116,9 @@ class PartitionedParquetWriter:
     compression: str = "snappy"
     max_open_files: int = 32
     on_batch: Callable[[], None] | None = None
-    written: list[WrittenFile] = field(default_factory=list)
-    _open: dict[tuple[Any, ...], _OpenFile] = field(default_factory=dict)
-    _rolls: dict[tuple[Any, ...], int] = field(default_factory=dict)
+    written: list[WrittenFile] = field(default_factory=list, init=False)
+    _open: dict[tuple[Any, ...], _OpenFile] = field(default_factory=dict, init=False)
+    _rolls: dict[tuple[Any, ...], int] = field(default_factory=dict, init=False)
 
     def write_all(self, batches: Iterable[Any]) -> list[WrittenFile]:
         """Write every batch, finish every file; on any failure discard what is open."""

@@ -119,8 +119,11 @@ def write_rdd(
         return RDDWriteResult(spec, [], 0.0, {}, skipped=True)
     try:
         outcomes = rdd.mapPartitionsWithIndex(_task_function(spec, schema, batch_rows)).collect()
-    except BaseException:
-        driver.abort()
+    except BaseException as error:
+        try:
+            driver.abort()
+        except Exception as abort_error:  # keep Spark's error; say what may have leaked
+            error.add_note(f"aborting job {spec.job_id} also failed: {abort_error}")
         raise
     started = time.monotonic()
     driver.commit(outcomes)

@@ -34,6 +34,8 @@ DEFAULT_CONF: dict[str, str] = {
     "spark.sql.execution.arrow.pyspark.enabled": "true",
     "spark.driver.host": "127.0.0.1",
     "spark.driver.bindAddress": "127.0.0.1",
+    # workers fork from a daemon that has already imported pyarrow, boto3 and zerorename
+    "spark.python.daemon.module": "zerorename.spark.daemon",
 }
 
 

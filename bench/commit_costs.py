@@ -1,0 +1,664 @@
+"""What committing costs: requests per file, job commit time by threads, job commit memory.
+
+Three measurements of the reference committers (issue 4), through their public API only:
+
+1. **Requests per committed file** for a small job (4 tasks x 5 files), counted by the store
+   (``request_counts()``) and split by operation and phase, for ``directory``, ``partitioned``,
+   ``magic`` and ``manifest`` on LocalStore and on moto-as-S3 (the manifest committer "renames"
+   there by copy + delete), and ``v1``/``v2`` on LocalStore, under Spark's protocol
+   (``commit_job(messages)``) and Hadoop's (``commit_job()``).  Each is set against the
+   **protocol minimum** derived in :func:`protocol_minimum` (and in ``bench/README.md``); a
+   committer below its minimum would be skipping a step the protocol needs, so the benchmark
+   exits 1 if any operation is.
+2. **Job commit time for 1,000 files** on moto's ThreadedMotoServer (127.0.0.1, own process)
+   at 1, 8 and 32 threads (``fs.s3a.committer.threads``; ``mapreduce.manifest.committer.io.threads``
+   for manifest), for ``magic`` and ``directory`` by default (``--time-committers`` for more:
+   each extra committer adds about a minute on 2 cores).
+3. **Peak memory** (tracemalloc) of a job commit over 10,000 one-file tasks on an in-memory
+   fake store (``bench/fakes.py``), under both protocols, for ``magic`` (the S3A job commit that
+   ``directory``/``partitioned`` share) and ``manifest``; plus 500 x 1 and 500 x 5 files, so
+   the growth per extra task and per extra file can be read off.
+
+Wall times depend on the 2-core machine (client and server share it; the load average is
+recorded); request counts and minimums do not.
+
+    .venv/bin/python bench/commit_costs.py            # writes bench/results/commit_costs.*
+    .venv/bin/python bench/commit_costs.py --quick    # small sizes (the CI smoke test), ~15 s
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.metadata
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+import time
+import tracemalloc
+import uuid
+from collections import Counter
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from tempfile import TemporaryDirectory
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "reference"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from fakes import MemoryStore  # noqa: E402
+
+import zerorename as zr  # noqa: E402
+
+RESULTS = REPO / "bench" / "results"
+S3A = ("directory", "partitioned", "magic")
+RENAME_FAMILY = ("manifest", "v1", "v2")
+ON_LOCAL = ("directory", "partitioned", "magic", "manifest", "v1", "v2")
+ON_S3 = ("directory", "partitioned", "magic", "manifest")
+PROTOCOLS = ("spark", "hadoop")
+#: The thread option each committer honours (docs/committers.md, "Threads").
+THREAD_OPTION = {name: "fs.s3a.committer.threads" for name in S3A} | {
+    name: "mapreduce.manifest.committer.io.threads" for name in RENAME_FAMILY}
+#: Operations reported as one: a minimal implementation may batch deletes (DeleteObjects) or
+#: not; what the protocol needs is that the objects go, in at least this many requests.
+DELETES = ("delete", "delete_many")
+PAGE = 1000  # keys per LIST page and per DeleteObjects request (S3's limits)
+
+
+# -- the job ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Layout:
+    """``tasks`` tasks writing ``files_per_task`` files of ``size`` bytes, spread over
+    ``partitions`` directories (``part=K/``), as a partitioned Spark write would."""
+
+    tasks: int
+    files_per_task: int
+    size: int = 100
+    partitions: int = 2
+
+    @property
+    def files(self) -> int:
+        return self.tasks * self.files_per_task
+
+    def paths(self, task: int) -> list[str]:
+        return [f"part={f % self.partitions}/part-{task:05d}-{f:04d}.bin"
+                for f in range(self.files_per_task)]
+
+
+def pages(n: int) -> int:
+    """Requests needed to list or bulk-delete ``n`` keys (1000 per request)."""
+    return math.ceil(n / PAGE)
+
+
+def merge_renames(task_paths: Sequence[Sequence[str]]) -> int:
+    """Renames Hadoop's ``FileOutputCommitter.mergePaths`` needs to merge each task's tree, in
+    order, into a destination directory that exists, on a store with atomic directory rename.
+
+    mergePaths renames a whole source entry when the destination has nothing at that name, and
+    recurses into directories that exist on both sides; so the first task to write a partition
+    moves it in one rename and later tasks move their files one by one.
+    """
+    existing: set[str] = set()  # every file and directory path present in the destination
+    renames = 0
+    for paths in task_paths:
+        tree: dict[str, set[str]] = {}  # directory ("" = root) -> child paths
+        for path in paths:
+            parts = path.split("/")
+            for depth in range(len(parts)):
+                parent = "/".join(parts[:depth])
+                tree.setdefault(parent, set()).add("/".join(parts[:depth + 1]))
+
+        def merge(directory: str, tree: dict[str, set[str]] = tree,
+                  paths: Sequence[str] = paths) -> int:
+            count = 0
+            for child in sorted(tree.get(directory, ())):
+                if child in existing and child in tree:  # directory on both sides: recurse
+                    count += merge(child)
+                    continue
+                count += 1  # absent: one rename moves the whole entry (a file replacing a
+                # file would also need a delete; these layouts never collide)
+                existing.add(child)
+                for path in paths:  # everything below it is now in the destination
+                    if path.startswith(child + "/"):
+                        pieces = path.split("/")
+                        existing.update("/".join(pieces[:d]) for d in range(1, len(pieces) + 1))
+            return count
+
+        renames += merge("")
+    return renames
+
+
+def protocol_minimum(committer: str, store_kind: str, protocol: str,
+                     layout: Layout) -> dict[str, int]:
+    """The fewest requests, by store operation, any implementation of ``committer``'s protocol
+    needs for ``layout`` (every task commits once, every file fits one part/PUT).
+
+    Ground rules (the README has the derivation in prose):
+
+    * every file's bytes reach the store once, invisibly to readers until its publication
+      step: S3A committers create an upload and upload its part; the rename family PUTs it
+      under ``_temporary``;
+    * every file is published once: complete (S3A), rename (rename family; on S3 a server-side
+      copy, the source going with the job's cleanup), or — v1/v2 on a store with atomic
+      directory rename — as few renames as Hadoop's mergePaths needs (:func:`merge_renames`);
+    * a task commit is durable in the store (the task side cannot know which protocol its
+      driver uses; Hadoop's needs the record, and abort after a lost driver needs it): one
+      pendingset or manifest PUT per task; v1 renames the attempt directory instead;
+    * an actor remembers what it did itself, so nothing is listed to rediscover it — except
+      where the contract lets files appear without the committer seeing them (the rename
+      family's attempt directory, ``tc.work_path``), which must be listed;
+    * Spark's protocol hands the records to the driver; Hadoop's finds them: one LIST per
+      1000 records and a GET per record;
+    * ``_SUCCESS`` is one PUT; cleanup deletes what the job still holds in the store, 1000
+      keys per request, and needs no LIST under Spark's protocol (the messages name the
+      records); setup needs no request (directories are implicit).
+    """
+    F, T = layout.files, layout.tasks
+    hadoop = protocol == "hadoop"
+    need: Counter[str] = Counter({"put": 1})  # _SUCCESS
+    task_paths = [layout.paths(t) for t in range(T)]
+    if committer in S3A:
+        need.update({"create_multipart": F, "upload_part": F, "complete_multipart": F,
+                     "put": T, "delete_many": pages(T)})
+        if hadoop:
+            need.update({"list_page": pages(T), "get": T})
+    elif committer == "manifest":
+        need.update({"put": F + T, "list_page": sum(pages(len(p)) for p in task_paths)})
+        if hadoop:
+            need.update({"list_page": pages(T), "get": T})
+        if store_kind == "s3":
+            need.update({"copy": F, "delete_many": pages(F + T)})  # sources + manifests
+        else:
+            need.update({"rename": F, "delete_many": pages(T)})
+    elif committer == "v1":
+        if store_kind != "local":
+            raise ValueError("v1 minimum is derived for a store with atomic directory rename")
+        # task commit: one directory rename; job commit: one listing of the committed
+        # files (by the tasks or the driver) and one of the destination, then mergePaths
+        need.update({"put": F, "rename": T + merge_renames(task_paths),
+                     "list_page": pages(F) + 1})
+    elif committer == "v2":
+        if store_kind != "local":
+            raise ValueError("v2 minimum is derived for a store with atomic directory rename")
+        # each task lists its attempt directory and the destination, then merges itself
+        need.update({"put": F, "rename": merge_renames(task_paths),
+                     "list_page": sum(pages(len(p)) + 1 for p in task_paths)})
+    else:
+        raise ValueError(f"no protocol minimum for committer {committer!r}")
+    return {op: n for op, n in sorted(need.items()) if n}
+
+
+def below_minimum(measured: dict[str, int], minimum: dict[str, int]) -> dict[str, tuple[int, int]]:
+    """Operations where ``measured`` is under ``minimum`` (deletes counted together)."""
+    short: dict[str, tuple[int, int]] = {}
+    for op, need in minimum.items():
+        have = sum(measured.get(o, 0) for o in DELETES) if op in DELETES else measured.get(op, 0)
+        if have < need:
+            short[op] = (have, need)
+    return short
+
+
+# -- running one job through the public API ----------------------------------------------
+
+
+def diff(after: dict[str, int], before: dict[str, int]) -> dict[str, int]:
+    return {k: v - before.get(k, 0) for k, v in sorted(after.items()) if v - before.get(k, 0)}
+
+
+@dataclass
+class JobRun:
+    """A job set up and through task commit, waiting for its job commit."""
+
+    store: Any
+    job: zr.JobContext
+    committer: str
+    layout: Layout
+    messages: list[zr.TaskCommitMessage]
+    counts: dict[str, dict[str, int]]
+    task_seconds: float
+
+
+def prepare_job(store: Any, dest: str, committer: str, layout: Layout,
+                options: dict[str, str], task_threads: int = 1) -> JobRun:
+    """setup_job, then every task: setup_task, write its files, commit_task."""
+    job = zr.JobContext(dest=dest, options=options)
+    c0 = store.request_counts()
+    zr.create_committer(committer, store, job).setup_job()
+    c1 = store.request_counts()
+    body = b"z" * layout.size
+
+    def task(t: int) -> zr.TaskCommitMessage:
+        tc = zr.create_committer(committer, store, job, task=job.task(t))
+        tc.setup_task()
+        for path in layout.paths(t):
+            tc.write(path, body)
+        if not tc.needs_task_commit():
+            raise RuntimeError(f"{committer}: task {t} wrote files but needs no commit")
+        return tc.commit_task()
+
+    start = time.perf_counter()
+    if task_threads > 1:
+        with ThreadPoolExecutor(task_threads) as pool:
+            messages = list(pool.map(task, range(layout.tasks)))
+    else:
+        messages = [task(t) for t in range(layout.tasks)]
+    seconds = time.perf_counter() - start
+    c2 = store.request_counts()
+    return JobRun(store, job, committer, layout, messages,
+                  {"setup_job": diff(c1, c0), "tasks": diff(c2, c1)}, seconds)
+
+
+def commit(run: JobRun, protocol: str) -> tuple[zr.SuccessData, float, dict[str, int]]:
+    """The job commit under ``protocol``: wall seconds and the requests it sent."""
+    jc = zr.create_committer(run.committer, run.store, run.job)
+    before = run.store.request_counts()
+    start = time.perf_counter()
+    success = jc.commit_job(run.messages if protocol == "spark" else None)
+    seconds = time.perf_counter() - start
+    return success, seconds, diff(run.store.request_counts(), before)
+
+
+def check_output(store: Any, dest: str, layout: Layout, success: zr.SuccessData) -> dict[str, int]:
+    """What a reader sees after the commit (not counted: the counts were taken before)."""
+    visible = hidden = 0
+    for obj in zr.list_dir(store, dest):
+        rel = obj.url[len(dest.rstrip("/")) + 1:]
+        if any(p.startswith(("_", ".")) for p in rel.split("/")):
+            hidden += rel != "_SUCCESS"
+        else:
+            visible += 1
+    uploads = len(store.list_multipart_uploads(dest.rstrip("/") + "/"))
+    said = success.metrics.get("files")  # v1/v2 leave metrics empty
+    if visible != layout.files or said not in (None, layout.files):
+        raise RuntimeError(f"{dest}: {visible} files visible, _SUCCESS says {said}, "
+                           f"expected {layout.files}")
+    return {"visible_files": visible, "leftover_hidden_objects": hidden,
+            "leftover_uploads": uploads}
+
+
+def stage_ms(success: zr.SuccessData) -> dict[str, int]:
+    """Job commit stage durations (ms) from the _SUCCESS statistics."""
+    means = success.iostatistics.get("meanstatistics", {})
+    return {k.removesuffix(".mean"): int(v.get("sum", 0)) for k, v in sorted(means.items())
+            if k.startswith("job_stage_")}
+
+
+# -- stores -------------------------------------------------------------------------------
+
+_MOTO_CHILD = """
+import logging, os, sys
+os.environ["S3_UPLOAD_PART_MIN_SIZE"] = "1"   # read by moto at import: allow tiny parts
+logging.getLogger("werkzeug").setLevel(logging.ERROR)
+from moto.server import ThreadedMotoServer
+server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+server.start()
+print("%s:%d" % server.get_host_and_port(), flush=True)
+sys.stdin.read()          # until the parent closes our stdin
+server.stop()
+"""
+
+
+class MotoServer:
+    """ThreadedMotoServer on 127.0.0.1 in a child process (its own GIL, so the server does not
+    slow the committer's threads).  Started early, waited for lazily: moto's import takes a few
+    seconds, which the benchmark spends on the parts that need no server."""
+
+    def __init__(self) -> None:
+        env = dict(os.environ, S3_UPLOAD_PART_MIN_SIZE="1")
+        self._proc = subprocess.Popen([sys.executable, "-c", _MOTO_CHILD],
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                      env=env)
+        self._endpoint: str | None = None
+
+    def endpoint(self) -> str:
+        if self._endpoint is None:
+            assert self._proc.stdout is not None
+            hostport = self._proc.stdout.readline().strip()
+            if not hostport:
+                raise RuntimeError("moto server did not start")
+            self._endpoint = f"http://{hostport}"
+        return self._endpoint
+
+    def __enter__(self) -> MotoServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._proc.stdin is not None:
+            self._proc.stdin.close()
+        try:
+            self._proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+
+
+def s3_store(endpoint: str) -> tuple[zr.S3Store, str]:
+    """A fresh bucket and an S3Store whose capability probe is already done (not counted)."""
+    client = zr.make_s3_client(endpoint, access_key="testing", secret_key="testing")
+    bucket = f"zr-costs-{uuid.uuid4().hex[:10]}"
+    client.create_bucket(Bucket=bucket)
+    store = zr.S3Store(client, name="moto")
+    store.capabilities(f"s3://{bucket}/probe")
+    return store, bucket
+
+
+# -- 1. requests per file -----------------------------------------------------------------
+
+
+def request_costs(layout: Layout, endpoint: Callable[[], str] | None, local_root: str,
+                  s3_protocols: Sequence[str],
+                  s3_committers: Sequence[str] = ON_S3) -> list[dict[str, Any]]:
+    """Part 1: LocalStore runs first, then (when ``endpoint`` is given) moto runs."""
+    rows: list[dict[str, Any]] = []
+    plan = [(name, protocol, "local") for name in ON_LOCAL for protocol in PROTOCOLS]
+    if endpoint is not None:
+        plan += [(name, protocol, "s3") for name in s3_committers for protocol in s3_protocols]
+    s3: tuple[zr.S3Store, str] | None = None
+    for name, protocol, kind in plan:
+        store: Any
+        if kind == "local":
+            store = zr.LocalStore(root=local_root)
+            dest = f"file://{local_root}/{uuid.uuid4().hex[:8]}"
+        else:
+            if s3 is None:
+                assert endpoint is not None
+                s3 = s3_store(endpoint())
+            store, dest = s3[0], f"s3://{s3[1]}/{uuid.uuid4().hex[:8]}"
+        run = prepare_job(store, dest, name, layout, {THREAD_OPTION[name]: "1"})
+        success, _, job_counts = commit(run, protocol)
+        phases = run.counts | {"commit_job": job_counts}
+        total: Counter[str] = Counter()
+        for counts in phases.values():
+            total.update(counts)
+        minimum = protocol_minimum(name, kind, protocol, layout)
+        short = below_minimum(dict(total), minimum)
+        rows.append({
+            "committer": name, "store": kind, "protocol": protocol,
+            "tasks": layout.tasks, "files": layout.files, "file_bytes": layout.size,
+            "requests": dict(sorted(total.items())), "requests_by_phase": phases,
+            "total": sum(total.values()), "per_file": round(sum(total.values()) / layout.files, 2),
+            "minimum": minimum, "minimum_total": sum(minimum.values()),
+            "minimum_per_file": round(sum(minimum.values()) / layout.files, 2),
+            "below_minimum": {op: list(v) for op, v in short.items()},
+            "output": check_output(store, dest, layout, success),
+        })
+    return rows
+
+
+# -- 2. job commit time by threads --------------------------------------------------------
+
+
+def commit_times(endpoint: str, committers: Sequence[str], threads: Sequence[int],
+                 layout: Layout, task_threads: int) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for name in committers:
+        for n in threads:
+            store, bucket = s3_store(endpoint)  # a fresh bucket: runs do not slow each other
+            dest = f"s3://{bucket}/out"
+            run = prepare_job(store, dest, name, layout, {THREAD_OPTION[name]: str(n)},
+                              task_threads=task_threads)
+            success, seconds, counts = commit(run, "spark")
+            if success.diagnostics.get("threads") != str(n):
+                raise RuntimeError(f"{name} ran with {success.diagnostics.get('threads')} "
+                                   f"threads, asked for {n}")
+            requests = sum(counts.values())
+            rows.append({
+                "committer": name, "threads": n, "option": THREAD_OPTION[name],
+                "files": layout.files, "tasks": layout.tasks, "protocol": "spark",
+                "commit_seconds": round(seconds, 3), "commit_requests": requests,
+                "commit_requests_by_op": counts,
+                "requests_per_second": round(requests / seconds, 1),
+                "files_per_second": round(layout.files / seconds, 1),
+                "task_phase_seconds": round(run.task_seconds, 2),
+                "stages_ms": stage_ms(success),
+                "output": check_output(store, dest, layout, success),
+            })
+            print(f"  {name:10s} {n:2d} threads: job commit {seconds:6.2f} s "
+                  f"({requests} requests)", flush=True)
+    for row in rows:
+        base = next(r for r in rows if r["committer"] == row["committer"])
+        row["speedup_vs_first"] = round(base["commit_seconds"] / row["commit_seconds"], 2)
+    return rows
+
+
+# -- 3. memory of a job commit ------------------------------------------------------------
+
+
+def commit_memory(committers: Sequence[str],
+                  shapes: Sequence[tuple[int, int]]) -> list[dict[str, Any]]:
+    """Peak traced memory of ``commit_job`` for each (tasks, files per task) in ``shapes``,
+    under both protocols, with the committer's default threads.
+
+    Each shape's tasks run once; the store is snapshot before the first commit and restored
+    for the second, so both protocols commit the same state.  tracemalloc starts just before
+    ``commit_job``, so the messages the driver already holds are not in the peak (their JSON
+    size is reported apart: Spark's driver holds them anyway).  Two marginal figures say
+    what grows: bytes per extra task (one-file tasks, smallest vs largest task count) and
+    bytes per extra file (same task count, 1 vs more files per task).
+    """
+    rows: list[dict[str, Any]] = []
+    for name in committers:
+        for tasks, files_per_task in shapes:
+            rows += _memory_rows(name, Layout(tasks, files_per_task, size=16, partitions=10))
+    for row in rows:
+        def same(r: dict[str, Any], row: dict[str, Any] = row) -> bool:
+            return (r["committer"], r["protocol"]) == (row["committer"], row["protocol"])
+
+        ones = [r for r in rows if same(r) and r["files_per_task"] == 1]
+        if row["files_per_task"] == 1 and row["tasks"] > min(r["tasks"] for r in ones):
+            ref = min(ones, key=lambda r: r["tasks"])
+            row["marginal_bytes_per_task"] = round(
+                (row["peak_bytes"] - ref["peak_bytes"]) / (row["tasks"] - ref["tasks"]))
+        ref1 = [r for r in ones if r["tasks"] == row["tasks"]]
+        if row["files_per_task"] > 1 and ref1:
+            row["marginal_bytes_per_file"] = round(
+                (row["peak_bytes"] - ref1[0]["peak_bytes"]) / (row["files"] - ref1[0]["files"]))
+    return rows
+
+
+def _memory_rows(name: str, layout: Layout) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    dest = "mem://bench/out"
+    store = MemoryStore(rename=name in RENAME_FAMILY)
+    run = prepare_job(store, dest, name, layout, {})
+    snapshot = store.snapshot()
+    message_bytes = sum(len(m.dumps()) for m in run.messages)
+    for protocol in PROTOCOLS:
+        store.restore(snapshot)
+        tracemalloc.start()
+        try:
+            success, seconds, counts = commit(run, protocol)
+            current, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        rows.append({
+            "committer": name, "protocol": protocol, "tasks": layout.tasks,
+            "files_per_task": layout.files_per_task, "files": layout.files,
+            "threads": success.diagnostics.get("threads"),
+            "peak_bytes": peak, "bytes_per_task": round(peak / layout.tasks),
+            "retained_bytes": current,
+            "messages_bytes_json": message_bytes if protocol == "spark" else 0,
+            "commit_seconds_traced": round(seconds, 2),
+            "commit_requests": sum(counts.values()),
+            "output": check_output(store, dest, layout, success),
+        })
+        print(f"  {name:10s} {protocol:6s} {layout.tasks:6d} x {layout.files_per_task}: peak "
+              f"{peak / 1e6:7.2f} MB ({peak / layout.tasks:,.0f} B/task)", flush=True)
+    return rows
+
+
+# -- report -------------------------------------------------------------------------------
+
+OPS = ("put", "get", "head", "list_page", "create_multipart", "upload_part",
+       "complete_multipart", "copy", "rename", "delete", "delete_many", "abort_multipart",
+       "list_multipart_uploads")
+SHORT = {"list_page": "LIST", "create_multipart": "create", "upload_part": "part",
+         "complete_multipart": "complete", "delete_many": "delete_many",
+         "abort_multipart": "abort", "list_multipart_uploads": "list_uploads"}
+
+
+def markdown(report: dict[str, Any]) -> str:
+    env = report["environment"]
+    out = [f"# Commit costs ({report['mode']} run)", "",
+           f"{report['when']}, {env['machine']}, {env['cpus']} CPUs, Python {env['python']}, "
+           f"boto3 {env['boto3']}, moto {env['moto']}; load average at start "
+           f"{env['load_average_at_start'][0]:.1f}, at end {env['load_average_at_end'][0]:.1f}; "
+           f"total {report['total_seconds']:.0f} s (by part: "
+           + ", ".join(f"{k} {v:.0f} s" for k, v in report["part_seconds"].items()) + ").", ""]
+    rows = report["requests_per_file"]
+    if rows:
+        lay = rows[0]
+        out += [f"## 1. Requests per committed file ({lay['tasks']} tasks x "
+                f"{lay['files'] // lay['tasks']} files of {lay['file_bytes']} B)", "",
+                "| committer | store | protocol | requests | per file | protocol minimum | "
+                "min per file | measured / min | leftovers |",
+                "|---|---|---|---:|---:|---:|---:|---:|---|"]
+        for r in rows:
+            o = r["output"]
+            left = "none" if not (o["leftover_hidden_objects"] or o["leftover_uploads"]) else \
+                f"{o['leftover_hidden_objects']} objects, {o['leftover_uploads']} uploads"
+            out.append(f"| {r['committer']} | {r['store']} | {r['protocol']} | {r['total']} | "
+                       f"{r['per_file']} | {r['minimum_total']} | {r['minimum_per_file']} | "
+                       f"{r['total'] / r['minimum_total']:.2f} | {left} |")
+        used = [op for op in OPS if any(op in r["requests"] or op in r["minimum"] for r in rows)]
+        out += ["", "By operation, whole job: measured (minimum); `delete` and `delete_many` "
+                "share one minimum, shown under `delete_many`.", "",
+                "| committer | store | protocol | " + " | ".join(SHORT.get(o, o) for o in used)
+                + " |", "|---|---|---|" + "---:|" * len(used)]
+        for r in rows:
+            cells = []
+            for op in used:
+                have, need = r["requests"].get(op, 0), r["minimum"].get(op, 0)
+                cells.append("" if not have and not need else
+                             f"{have} ({need})" if need or op != "delete" else str(have))
+            out.append(f"| {r['committer']} | {r['store']} | {r['protocol']} | "
+                       + " | ".join(cells) + " |")
+    times = report["commit_time"]
+    if times:
+        t0 = times[0]
+        out += ["", f"## 2. Job commit time, {t0['files']} files ({t0['tasks']} tasks), "
+                "moto ThreadedMotoServer, Spark protocol", "",
+                "| committer | threads | job commit s | speedup | requests | requests/s | "
+                "files/s | slowest stage (ms) | task phase s |",
+                "|---|---:|---:|---:|---:|---:|---:|---|---:|"]
+        for r in times:
+            stages = r["stages_ms"]
+            top = max(stages, key=lambda k: stages[k]) if stages else ""
+            out.append(f"| {r['committer']} | {r['threads']} | {r['commit_seconds']} | "
+                       f"{r['speedup_vs_first']} | {r['commit_requests']} | "
+                       f"{r['requests_per_second']} | {r['files_per_second']} | "
+                       f"{top.removeprefix('job_stage_')} {stages.get(top, '')} | "
+                       f"{r['task_phase_seconds']} |")
+    mem = report["commit_memory"]
+    if mem:
+        out += ["", "## 3. Peak memory of a job commit, in-memory store (tracemalloc)", "",
+                "| committer | protocol | tasks x files | threads | peak MB | bytes per task | "
+                "marginal B per task | marginal B per file | retained MB | "
+                "messages held (JSON MB) | traced commit s |",
+                "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        for r in mem:
+            per_task, per_file = r.get("marginal_bytes_per_task"), r.get("marginal_bytes_per_file")
+            out.append(f"| {r['committer']} | {r['protocol']} | {r['tasks']:,} x "
+                       f"{r['files_per_task']} | {r['threads']} | {r['peak_bytes'] / 1e6:.2f} | "
+                       f"{r['bytes_per_task']:,} | "
+                       f"{'' if per_task is None else f'{per_task:,}'} | "
+                       f"{'' if per_file is None else f'{per_file:,}'} | "
+                       f"{r['retained_bytes'] / 1e6:.2f} | "
+                       f"{r['messages_bytes_json'] / 1e6:.2f} | {r['commit_seconds_traced']} |")
+    return "\n".join(out) + "\n"
+
+
+def environment() -> dict[str, Any]:
+    env: dict[str, Any] = {"python": platform.python_version(), "machine": platform.machine(),
+                           "platform": platform.platform(), "cpus": os.cpu_count(),
+                           "load_average_at_start": [round(x, 2) for x in os.getloadavg()]}
+    for dist in ("boto3", "botocore", "moto"):  # metadata only: importing moto takes seconds
+        try:
+            env[dist] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:  # pragma: no cover - reported only
+            env[dist] = "?"
+    return env
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="small sizes, for the smoke test")
+    ap.add_argument("--out-dir", type=Path, default=RESULTS)
+    ap.add_argument("--no-moto", action="store_true", help="LocalStore and memory only")
+    ap.add_argument("--time-committers", default=None,
+                    help=f"comma list for the timing part, from {', '.join(ON_S3)} "
+                         "(default magic,directory)")
+    ap.add_argument("--parts", default="1,2,3", help="which measurements to run")
+    args = ap.parse_args(argv)
+    parts = {p.strip() for p in args.parts.split(",")}
+    os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
+    os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
+    s3_protocols: Sequence[str]
+    s3_committers: Sequence[str]
+    threads: Sequence[int]
+    if args.quick:
+        small, s3_protocols, s3_committers = Layout(2, 2), ("spark",), ("magic", "manifest")
+        timing, threads, task_threads = Layout(2, 4), (1, 4), 2
+        mem_shapes = [(50, 1), (50, 3), (100, 1)]
+    else:
+        small, s3_protocols, s3_committers = Layout(4, 5), PROTOCOLS, ON_S3
+        timing, threads, task_threads = Layout(50, 20, size=1024), (1, 8, 32), 8
+        mem_shapes = [(500, 1), (500, 5), (10_000, 1)]
+    timed = (args.time_committers or ("magic" if args.quick else "magic,directory")).split(",")
+    if not set(timed) <= set(ON_S3):
+        ap.error(f"--time-committers: choose from {', '.join(ON_S3)} (v1/v2 need rename)")
+
+    start = time.monotonic()
+    report: dict[str, Any] = {
+        "benchmark": "commit_costs", "mode": "quick" if args.quick else "full",
+        "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "environment": environment(),
+        "requests_per_file": [], "commit_time": [], "commit_memory": [], "part_seconds": {},
+    }
+
+    def timed_part(key: str, label: str, fn: Callable[[], list[dict[str, Any]]]) -> None:
+        print(label, flush=True)
+        t = time.monotonic()
+        report[key] = fn()
+        report["part_seconds"][key] = round(time.monotonic() - t, 1)
+
+    use_moto = not args.no_moto and bool(parts & {"1", "2"})
+    with TemporaryDirectory(prefix="zr-costs-") as tmp, \
+            (MotoServer() if use_moto else contextlib.nullcontext()) as server:
+        endpoint = server.endpoint if server is not None else None
+        if "3" in parts:  # first: needs no server, which starts meanwhile
+            timed_part("commit_memory", f"3. job commit memory (tasks x files: {mem_shapes})",
+                       lambda: commit_memory(("magic", "manifest"), mem_shapes))
+        if "1" in parts:
+            timed_part("requests_per_file",
+                       f"1. requests per file ({small.tasks} tasks x {small.files_per_task}"
+                       " files)", lambda: request_costs(small, endpoint, tmp, s3_protocols,
+                                                        s3_committers))
+        if "2" in parts and endpoint is not None:
+            timed_part("commit_time", f"2. job commit time ({timing.files} files)",
+                       lambda: commit_times(endpoint(), timed, threads, timing, task_threads))
+    report["environment"]["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    report["total_seconds"] = round(time.monotonic() - start, 1)
+
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    (args.out_dir / "commit_costs.json").write_text(json.dumps(report, indent=2) + "\n")
+    text = markdown(report)
+    (args.out_dir / "commit_costs.md").write_text(text)
+    print(text)
+    bad = [r for r in report["requests_per_file"] if r["below_minimum"]]
+    for r in bad:
+        print(f"BELOW PROTOCOL MINIMUM: {r['committer']} on {r['store']} ({r['protocol']}): "
+              f"{r['below_minimum']}", file=sys.stderr)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
