@@ -34,6 +34,8 @@ HARNESS_OPTIONS = {
 
 #: committers that stage task output on the local disk (the harness gives each actor its own)
 STAGING = ("directory", "partitioned")
+#: where staging committers keep their records on the harness's consistent cluster filesystem
+CLUSTER_TMP = "hdfs://cluster/tmp/staging"
 
 
 def translate(error: ModelStoreError) -> StoreError:
@@ -83,13 +85,17 @@ class ReferenceCommitter:
     supports_recovery = False
 
     def __init__(self, name: str, store: Any, job: JobSpec, task: TaskSpec | None,
-                 options: dict[str, str], local_store: Any = None) -> None:
+                 options: dict[str, str], local_store: Any = None,
+                 cluster_store: Any = None) -> None:
         merged = {**HARNESS_OPTIONS, **options}
+        if cluster_store is not None:
+            merged.setdefault("fs.s3a.committer.staging.tmp.path", CLUSTER_TMP)
         self.context = zr.JobContext(dest=job.dest, job_id=job.job_id, attempt=job.attempt,
                                      options=merged)
         self.task = self.context.task(task.task_id, task.attempt) if task else None
         self.committer = zr.create_committer(name, store, self.context, task=self.task,
-                                             local_store=local_store)
+                                             local_store=local_store,
+                                             cluster_store=cluster_store)
 
     def setup_job(self) -> None:
         self.committer.setup_job()
@@ -133,9 +139,11 @@ class ReferenceFactory:
 
     def __call__(self, env: Any, job: JobSpec, task: TaskSpec | None,
                  options: dict[str, str]) -> ReferenceCommitter:
-        local = TranslatingStore(env.local()) if self.name in STAGING else None
+        staging = self.name in STAGING
+        local = TranslatingStore(env.local()) if staging else None
+        cluster = TranslatingStore(env.cluster) if staging else None  # paper Section VI.1
         return ReferenceCommitter(self.name, TranslatingStore(env.store), job, task, options,
-                                  local)
+                                  local, cluster)
 
 
 def reference_factory(name: str) -> ReferenceFactory:
