@@ -14,7 +14,7 @@ import pytest
 
 from property_tests.machine import check_machine, make_machine
 from zerorename_bridge.adapters import ReferenceFactory
-from zerorename_bridge.backends import moto_backend
+from zerorename_bridge.backends import moto_backend, moto_server_backend
 from zerorename_model.explore import explore, search
 from zerorename_model.properties import PROPERTIES
 from zerorename_model.scenario import Faults, Scenario
@@ -83,3 +83,9 @@ def test_reference_on_moto_in_process(committer: str) -> None:
     machine = make_machine(committer, "moto", ReferenceFactory(committer), ALL,
                            partition_drivers=("spark",), backend=moto_backend)
     check_machine(machine, examples=6, steps=40)
+
+
+def test_reference_on_threaded_moto_server() -> None:
+    machine = make_machine("magic", "moto", ReferenceFactory("magic"), ALL,
+                           partition_drivers=("spark",), backend=moto_server_backend)
+    check_machine(machine, examples=3, steps=30)

@@ -100,3 +100,25 @@ def moto_backend(bucket: str = "bucket") -> RealBackend:
         client.create_bucket(Bucket=bucket)
         _MOTO["mock"], _MOTO["store"] = mock, S3Store(client)
     return RealBackend(_MOTO["store"], f"s3://{bucket}")
+
+
+def moto_server_backend(bucket: str = "bucket") -> RealBackend:
+    """A backend on a ``ThreadedMotoServer`` (127.0.0.1, a free port): the same requests as a
+    multi-process deployment would send, over HTTP.  One server per process."""
+    if "server_store" not in _MOTO:
+        import os
+
+        os.environ.setdefault("S3_UPLOAD_PART_MIN_SIZE", "1")
+        os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
+        os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
+        from moto.server import ThreadedMotoServer
+
+        from zerorename.stores import S3Store, make_s3_client
+
+        server = ThreadedMotoServer(ip_address="127.0.0.1", port=0)
+        server.start()
+        host, port = server.get_host_and_port()
+        client = make_s3_client(endpoint_url=f"http://{host}:{port}", region="us-east-1")
+        client.create_bucket(Bucket=bucket)
+        _MOTO["server"], _MOTO["server_store"] = server, S3Store(client)
+    return RealBackend(_MOTO["server_store"], f"s3://{bucket}")
