@@ -5,8 +5,9 @@ S3, and the lakeFS proposal) must keep every property in every scenario hypothes
 are run with the Spark driver (commit_job receives the accepted task messages): with Hadoop's
 discover-by-listing protocol, exploration finds the race of the paper's Section VIII.C (a
 partitioned attempt's late pendingset), shown in ``paper/`` with its trace, so there the suite
-excludes partitions.  The model protocols are the papers' pseudo-code, which has no retries,
-so throttling is left to the reference suite (whose committers retry).  Then the same machine must *fail* on committers broken in known ways,
+excludes partitions.  The model protocols are the papers' pseudo-code, which has no
+retries, so throttling is left to the reference suite (whose committers retry).  Then the same
+machine must *fail* on committers broken in known ways,
 which shows the suite can fail.
 """
 

@@ -36,7 +36,7 @@ STORE_OPS = (
 READ_OPS = ("get", "head", "list_page", "copy", "rename")
 
 
-class TaskKilled(BaseException):  # noqa: N818 - control flow
+class TaskKilled(BaseException):
     """Raised in a task attempt the driver cancels (another attempt won, or the job failed);
     like Spark's TaskKilledException, the attempt then runs abort_task."""
 
@@ -510,7 +510,7 @@ class Run:
             if page.token is None:
                 break
             token = page.token
-        job.reader_saw = sorted(s for s in seen if not _hidden(s))
+        job.reader_saw = sorted(s for s in seen if not hidden(s))
 
     def _abort(self, job: JobState, committer: Any) -> None:
         # A failing job's running attempts are cancelled first; partitioned ones cannot be.
@@ -536,7 +536,7 @@ class Run:
             if u.startswith(dest + "/") and u not in self.zombie_urls)
         job.temp_after_cleanup = sorted(
             k for k in self.store.snapshot()
-            if k.startswith(dest + "/") and _hidden(k[len(dest) + 1:])
+            if k.startswith(dest + "/") and hidden(k[len(dest) + 1:])
             and k not in self.zombie_urls
             and not k.endswith("/_SUCCESS"))
 
@@ -641,7 +641,7 @@ class Run:
         """The destination as a reader sees it: the truth, minus hidden (_ or .) names."""
         prefix = dest + "/"
         return {k[len(prefix):]: v for k, v in self.store.snapshot().items()
-                if k.startswith(prefix) and not _hidden(k[len(prefix):])}
+                if k.startswith(prefix) and not hidden(k[len(prefix):])}
 
     def result(self) -> RunResult:
         for job in self.jobs:
@@ -680,7 +680,8 @@ class _Descriptions(Sequence[str]):
         return self._run.describe(self._options[index])
 
 
-def _hidden(relpath: str) -> bool:
+def hidden(relpath: str) -> bool:
+    """Hadoop's rule: a path with any component starting with ``_`` or ``.`` is not output."""
     return any(part.startswith(("_", ".")) for part in relpath.split("/") if part)
 
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from zerorename_model.harness import JobState, RunResult
+from zerorename_model.harness import JobState, RunResult, hidden
 
 
 @dataclass(frozen=True)
@@ -150,7 +150,7 @@ def continuity(result: RunResult) -> list[Violation]:
 def _visible_final(result: RunResult, dest: str) -> dict[str, bytes]:
     prefix = dest + "/"
     return {k[len(prefix):]: v for k, v in result.final.items()
-            if k.startswith(prefix) and not _hidden(k[len(prefix):])}
+            if k.startswith(prefix) and not hidden(k[len(prefix):])}
 
 
 def _dests_of(result: RunResult, job: JobState) -> set[str]:
@@ -164,10 +164,6 @@ def _written_by_job(result: RunResult, job: JobState, rel: str, data: bytes) -> 
     return any(result.attempt_dest.get(name) == job.spec.dest and files.get(rel) == data
                for name, files in result.written.items()) or data.startswith(
                    f"{job.spec.job_id}|".encode())
-
-
-def _hidden(relpath: str) -> bool:
-    return any(part.startswith(("_", ".")) for part in relpath.split("/") if part)
 
 
 PROPERTIES: dict[str, Callable[[RunResult], list[Violation]]] = {

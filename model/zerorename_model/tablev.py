@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from zerorename_model.choices import ScriptedChooser
-from zerorename_model.harness import Actor, Prune, Run, RunResult
+from zerorename_model.harness import Actor, Prune, Run, RunResult, hidden
 from zerorename_model.protocols import get
 from zerorename_model.scenario import Faults, Scenario
 
@@ -233,15 +233,11 @@ def search(probe: Probe, committer: str, factory: Any = None, *,
 
 # -- observations --------------------------------------------------------------------------------
 
-def _hidden(relpath: str) -> bool:
-    return any(part.startswith(("_", ".")) for part in relpath.split("/") if part)
-
-
 def _visible(objects: dict[str, Any], dest: str) -> dict[str, bytes]:
     """The destination as a reader lists it (``objects``: url -> bytes or stored object)."""
     prefix = dest + "/"
     return {k[len(prefix):]: getattr(v, "data", v) for k, v in objects.items()
-            if k.startswith(prefix) and not _hidden(k[len(prefix):])}
+            if k.startswith(prefix) and not hidden(k[len(prefix):])}
 
 
 def _writers(written: dict[str, dict[str, bytes]]) -> dict[bytes, str]:

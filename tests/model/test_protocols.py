@@ -14,6 +14,7 @@ import re
 from collections.abc import Sequence
 
 import pytest
+
 from zerorename_model.choices import Chooser, FirstChooser
 from zerorename_model.explore import explore
 from zerorename_model.harness import Run, RunResult
