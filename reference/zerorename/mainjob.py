@@ -308,14 +308,25 @@ def model_matrix(progress: Progress) -> str:
     if not hasattr(verdicts, "quick_matrix_text"):
         return "(model verdict matrix unavailable: zerorename_model.verdicts.quick_matrix_text " \
                "is missing)"
+    import contextlib
+    import io
+
+    from zerorename_model import demo
+
+    progress("model: the same schedule on S3 as of 2018 and on S3 today")
+    shown = io.StringIO()
+    with contextlib.redirect_stdout(shown):
+        demo.main()
     progress("model: quick verdict matrix (exploring every committer on every store profile)")
-    return str(verdicts.quick_matrix_text())
+    return shown.getvalue() + "\n" + str(verdicts.quick_matrix_text())
 
 
 # -- main ----------------------------------------------------------------------------------
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    if argv and argv[0] == "--":  # ``zerorename demo -- --rows 2000`` passes the separator on
+        argv = argv[1:]
     parser = argparse.ArgumentParser(
         prog="python -m zerorename.mainjob",
         description="PySpark writes through every zerorename committer on an embedded S3, "

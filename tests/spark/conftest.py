@@ -16,6 +16,7 @@ from __future__ import annotations
 import sys
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -31,8 +32,14 @@ CLUSTER_MASTER = "local-cluster[2,1,1024]"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Run ``local_cluster`` tests last, so the session switches master only once."""
-    items.sort(key=lambda item: item.get_closest_marker("local_cluster") is not None)
+    """Run ``local_cluster`` tests last *within this package* (so the session switches master
+    once and the package's fixtures are set up once); other tests keep their places."""
+    here = Path(__file__).parent
+    slots = [i for i, item in enumerate(items) if here in Path(str(item.path)).parents]
+    ours = sorted((items[i] for i in slots),
+                  key=lambda item: item.get_closest_marker("local_cluster") is not None)
+    for slot, item in zip(slots, ours, strict=True):
+        items[slot] = item
 
 
 def pytest_configure(config: pytest.Config) -> None:
