@@ -143,7 +143,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "committer on an embedded S3, then the quick model matrix")
     demo.add_argument("--model-only", action="store_true",
                       help="only the model's eventual-consistency demonstration")
-    demo.add_argument("rest", nargs=argparse.REMAINDER, help="options for the main job")
+    demo.add_argument("--job-help", action="store_true",
+                      help="list the main job's own options (any other option is passed on)")
     demo.set_defaults(func=cmd_demo)
 
     check = sub.add_parser("check", help="derive the verdict matrix by exploration")
@@ -186,7 +187,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if args.command == "demo":
+        args.rest = [*extra, "--help"] if args.job_help else extra
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         return int(args.func(args))
     except KeyboardInterrupt:

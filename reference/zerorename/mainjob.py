@@ -296,6 +296,14 @@ def describe(result: Result, embedded: bool) -> str:
         f"{len(result.abort_leftovers.uploads) if result.abort_leftovers else '?'} pending, "
         f"{len(result.abort_local)} local staging files)",
     ]
+    for what, found in (("left after commit", result.after_commit),
+                        ("left after the failed job", result.abort_leftovers)):
+        if found is not None and not found.clean:
+            names = [*found.objects, *(f"upload {u}" for u in found.uploads)]
+            lines += [f"  {what}: {n}" for n in names[:8]]
+            if len(names) > 8:
+                lines.append(f"  … and {len(names) - 8} more")
+    lines += [f"  local staging left: {n}" for n in result.abort_local[:8]]
     lines += [f"  error: {e}" for e in result.errors]
     return "\n".join(lines)
 

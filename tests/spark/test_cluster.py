@@ -27,14 +27,21 @@ def test_python_worker_killed_mid_write_on_separate_executor_jvms(
         spark_cluster: Any, s3: Any, bucket: str) -> None:
     spark = spark_cluster
     assert spark.sparkContext.master.startswith("local-cluster")
-    # small Arrow batches: the crash comes after 5 of partition 1's 5 batches... of 5000 rows
+    # 1000-row Arrow batches: task 1 (5000 rows, 3 year files) dies after its 3rd batch,
+    # when each of its files has outgrown a 64 KiB part and is mid-way through an upload
     spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "1000")
     df = events(spark, rows=20_000)
     expected = snapshot(df, ("year",))
     dest = f"s3://{bucket}/events"
+    before = s3.counts()
     summary = write(df, dest, committer="magic", partition_by=("year",),
                     endpoint_url=s3.endpoint, part_size="64K",
                     **{"zerorename.fault.exit_mid_write": "1@0:3"})
+    after = s3.counts()
+    # the killed attempt's open uploads (parts already sent) were found and aborted
+    assert after.get("AbortMultipartUpload", 0) > before.get("AbortMultipartUpload", 0)
+    assert after.get("UploadPart", 0) - before.get("UploadPart", 0) > len(
+        expected.files(summary.job_id))  # more parts than files: the uploads were multipart
     assert visible_files(s3, bucket, "events") == expected.files(summary.job_id)
     assert rows_of(read_back(spark, dest, s3.endpoint)) == expected.rows
     assert leftovers(s3, bucket, "events") == ([], [])

@@ -47,6 +47,9 @@ def test_options_are_parsed_and_forwarded_but_secrets_refused() -> None:
                                       "fs.s3a.multipart.size": "8M",
                                       "fs.s3a.committer.x": "y"}
     assert spec.faults == {"exit_after_write": "1@0"}
+    assert spec.abort_grace_seconds == 3.0
+    assert spec_from_options({"path": "s3://b/o", "abort_grace_seconds": "0.5"}
+                             ).abort_grace_seconds == 0.5
     assert spec.job_id and spec.job_id != spec_from_options({"path": "s3://b/o"}).job_id
     with pytest.raises(ValueError, match="credentials"):
         spec_from_options({"path": "s3://b/o", "secret_key": "hunter2"})

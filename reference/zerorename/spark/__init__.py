@@ -52,8 +52,9 @@ def write(
     committer only the partitions written are replaced), ``error`` (fail if output exists,
     before any task runs) or ``ignore`` (write nothing if output exists; returns ``None``).
     ``options``: ``endpoint_url``, ``region``, ``checksums`` (``when_required`` for non-AWS
-    stores), ``part_size``, ``threads``, ``job_id``, ``compression``, and any Hadoop-named
-    committer option (``fs.s3a.committer.…``).  Credentials come from boto3's chain only.
+    stores), ``part_size``, ``threads``, ``job_id``, ``compression``, ``abort_grace_seconds``,
+    and any Hadoop-named committer option (``fs.s3a.committer.…``).  Credentials come from
+    boto3's chain only.
     """
     if format != "parquet":
         raise ValueError(f"format {format!r}: zerorename.spark writes parquet only")

@@ -79,6 +79,7 @@ class WriteSpec:
     checksums: str | None = None
     compression: str = "snappy"
     max_open_files: int = 32
+    abort_grace_seconds: float = 3.0
     committer_options: Mapping[str, str] = field(default_factory=dict)
     faults: Mapping[str, str] = field(default_factory=dict)
     skip: bool = False
@@ -139,6 +140,7 @@ def spec_from_options(options: Mapping[str, Any], *, overwrite: bool = False) ->
         checksums=str(opts["checksums"]) if opts.get("checksums") else None,
         compression=str(opts.get("compression", "snappy")),
         max_open_files=int(opts.get("max_open_files", 32)),
+        abort_grace_seconds=float(opts.get("abort_grace_seconds", 3.0)),
         committer_options=committer_options,
         faults=faults.parse(opts),
     )
@@ -330,9 +332,25 @@ class JobDriver:
                      len(doomed), self.spec.dest)
 
     def abort(self) -> None:
-        """``abort_job`` then ``cleanup_job``; found by job-scoped listing, not messages."""
+        """``abort_job`` then ``cleanup_job`` — twice, the second time after a grace period.
+
+        Work is found by job-scoped listing, never from the messages (Spark passes ``None``
+        for tasks that succeeded).  Why twice: when a task exhausts its attempts, Spark asks
+        the other running tasks to stop and calls ``abort()`` *without waiting* for them; a
+        Python worker keeps running (writing files, committing its task) for up to
+        ``spark.python.task.killTimeout`` (2 s) before it is killed.  Measured here: a task
+        that finished after the first pass left its manifest and four data files behind.
+        The second pass, ``abort_grace_seconds`` (default 3) later, removes what such
+        stragglers wrote.
+        """
         if self.spec.skip:
             return
+        self._abort_once()
+        if self.spec.abort_grace_seconds > 0:
+            time.sleep(self.spec.abort_grace_seconds)
+            self._abort_once()
+
+    def _abort_once(self) -> None:
         try:
             self.committer.abort_job()
         finally:
