@@ -58,7 +58,7 @@ PLACEHOLDERS = ("{{VERDICT_MATRIX}}", "{{TABLEV}}", "{{DIFFERENCES}}", "{{EXPLOR
 #: results do not depend on the machine's speed.  No hypothesis sampling of the scopes cut short:
 #: when it finds a violation its shrinking has no run bound (minutes per cell), which would make
 #: the total time unpredictable; a cut-off scope is reported ``holds*`` instead.
-PAPER_BUDGET = {"max_runs": 6000, "seconds": 1e9, "hypothesis_examples": 0}
+PAPER_BUDGET = {"max_runs": 4000, "seconds": 1e9, "hypothesis_examples": 0}
 TABLEV_MAX_RUNS = 4000
 WORKERS = 2
 

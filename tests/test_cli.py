@@ -80,3 +80,14 @@ def test_the_quick_matrix_used_by_ci(tmp_path: Path) -> None:
     assert verdicts[("v2", "s3", "abortability")] == "violated"
     assert verdicts[("direct", "s3", "exclusivity")] == "violated"
     assert verdicts[("directory", "s3-2018", "consistency")] == "holds"
+
+
+def test_check_the_reference_committers(tmp_path: Path) -> None:
+    """``--target reference``: the production committers under the same scopes and JSON."""
+    out = zr("check", "--target", "reference", "--quick", "--committer", "magic",
+             "--store", "s3", "--json", str(tmp_path / "r.json"))
+    assert out.returncode == 0, out.stderr[-2000:]
+    cells = json.loads((tmp_path / "r.json").read_text())
+    assert {c["property"] for c in cells} == {"completeness", "exclusivity", "consistency",
+                                              "concurrency", "abortability", "continuity"}
+    assert all(c["verdict"] in ("holds", "n/a") for c in cells), cells
