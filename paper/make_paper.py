@@ -59,6 +59,11 @@ PLACEHOLDERS = ("{{VERDICT_MATRIX}}", "{{TABLEV}}", "{{DIFFERENCES}}", "{{EXPLOR
 #: when it finds a violation its shrinking has no run bound (minutes per cell), which would make
 #: the total time unpredictable; a cut-off scope is reported ``holds*`` instead.
 PAPER_BUDGET = {"max_runs": 4000, "seconds": 1e9, "hypothesis_examples": 0}
+#: a second pass for every (committer, store) pair that no scope violated but some scope was cut
+#: off in: more runs there can only turn a ``holds*`` into a proof or find a violation
+DEEP_BUDGET = {"max_runs": 10000, "seconds": 1e9, "hypothesis_examples": 0}
+#: the VIII.C probe's scopes are few: explore them as far as the second pass does
+RACE_MAX_RUNS = DEEP_BUDGET["max_runs"]
 TABLEV_MAX_RUNS = 4000
 WORKERS = 2
 
@@ -120,6 +125,10 @@ PAPER_CLAIMS: tuple[Claim, ...] = (
           "the committer was still not resilient to failure: a failed task could not be "
           "repeated, as its output was unknown",
           ("direct",), ("s3",), ("exclusivity",), "violated"),
+    Claim("stocator-failures", "XII.B",
+          "every remapped file is given a name which inserted the job and task attempt IDs [...] "
+          "Failed and aborted tasks and jobs can then be cleaned up by their successors",
+          ("stocator",), ("s3",), ("exclusivity",), "holds"),
     Claim("stocator", "XII.B",
           "It does however, fail to meet our requirement \"Continuity of correctness.\"",
           ("stocator",), ("s3",), ("continuity",), "violated"),
@@ -158,13 +167,22 @@ CLAIM_EXPLANATIONS: dict[str, str] = {
         "set, overwriting that of the task attempt which had considered itself successful\". "
         "The paper accepts either attempt's output as valid; our checkers, which know which "
         "attempt the driver accepted, report the substitution. Under Spark's protocol the job "
-        "commit takes the pending sets from the accepted attempts' messages and the race is "
-        "gone (protocol table below)."),
+        "commit takes the pending sets from the accepted attempts' messages, and no schedule "
+        "of the scope explored shows a substitution (protocol table below)."),
     "manifest": (
         "The manifest committer loads the task manifests it finds in the job attempt directory "
         "and ignores what Spark passes to the job commit, so a partitioned attempt that saves "
         "its manifest after the accepted attempt did replaces it under either protocol: the "
         "same race as v1 (protocol table below)."),
+    "stocator-failures": (
+        "Stocator writes every file straight into the destination under an attempt-specific "
+        "name. Under Hadoop's protocol its job commit is told nothing, lists the destination, "
+        "and cannot tell the file of an attempt that crashed before its task commit from the "
+        "file of the attempt that replaced it, so it keeps both: a reader listing the directory "
+        "sees two versions of the same part. Under Spark's protocol the job commit deletes the "
+        "files of attempts that are not in the messages. The paper leaves such files to be "
+        "\"cleaned up by their successors\": until a later job does, the committed "
+        "destination holds the failed attempt's output."),
 }
 
 #: Table V differences the model finds that ``paper/make_tablev.py`` does not explain yet.
@@ -200,15 +218,39 @@ def _rel(path: str | Path | None) -> str | None:
 # -- computing the results ----------------------------------------------------------------------
 
 def compute_matrix(budget: dict[str, Any], workers: int, progress: Callable[[str], None],
-                   committers: Sequence[str] | None = None) -> list[dict[str, Any]]:
+                   committers: Sequence[str] | None = None,
+                   ) -> tuple[list[dict[str, Any]], list[list[str]]]:
+    """The matrix at ``budget``, then the undecided pairs again at :data:`DEEP_BUDGET`;
+    returns the cells and the pairs explored twice."""
     from zerorename_model.verdicts import Budget, matrix
 
-    cells = matrix(committers, quick=False, budget=Budget(**budget), traces=str(TRACES),
-                   workers=workers, progress=progress)
+    def run(names: Sequence[str] | None, stores: Sequence[str] | None,
+            spend: dict[str, Any]) -> list[dict[str, Any]]:
+        return matrix(names, stores, quick=False, budget=Budget(**spend), traces=str(TRACES),
+                      workers=workers, progress=progress)
+
+    cells = run(committers, None, budget)
+    deepened = undecided_pairs(cells) if DEEP_BUDGET["max_runs"] > budget["max_runs"] else []
+    for committer in dict.fromkeys(c for c, _s in deepened):
+        stores = [s for c, s in deepened if c == committer]
+        progress(f"again with {DEEP_BUDGET['max_runs']} runs per scope: {committer} on "
+                 f"{', '.join(stores)}")
+        again = {(c["store"], c["property"]): c for c in run([committer], stores, DEEP_BUDGET)}
+        cells = [again.get((c["store"], c["property"]), c) if c["committer"] == committer
+                 else c for c in cells]
     for cell in cells:
         cell["trace"] = _rel(cell["trace"])
         _drop_seconds(cell["explored"])
-    return cells
+    return cells, [list(pair) for pair in deepened]
+
+
+def undecided_pairs(cells: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
+    """(committer, store) pairs with no violated cell and at least one ``holds*`` cell."""
+    pairs: dict[tuple[str, str], list[str]] = {}
+    for cell in cells:
+        pairs.setdefault((cell["committer"], cell["store"]), []).append(kind(cell))
+    return [pair for pair, kinds in pairs.items()
+            if "violated" not in kinds and "holds*" in kinds]
 
 
 def _drop_seconds(explored: dict[str, Any]) -> None:
@@ -315,12 +357,12 @@ def generate(budget: dict[str, Any], workers: int, progress: Callable[[str], Non
     TRACES.mkdir(parents=True)
     timing: dict[str, float] = {}
     started, cpu = time.monotonic(), _child_cpu()
-    cells = compute_matrix(budget, workers, progress, committers)
+    cells, deepened = compute_matrix(budget, workers, progress, committers)
     timing["matrix_wall_s"] = time.monotonic() - started
     timing["matrix_cpu_s"] = _child_cpu() - cpu
     progress(f"matrix: {timing['matrix_wall_s']:.0f} s wall, {timing['matrix_cpu_s']:.0f} s CPU")
     started, cpu = time.monotonic(), _child_cpu()
-    race = compute_race(budget["max_runs"], workers)
+    race = compute_race(RACE_MAX_RUNS, workers)
     timing["race_wall_s"] = time.monotonic() - started
     timing["race_cpu_s"] = _child_cpu() - cpu
     progress(f"VIII.C probe: {timing['race_wall_s']:.0f} s wall")
@@ -332,6 +374,9 @@ def generate(budget: dict[str, Any], workers: int, progress: Callable[[str], Non
     return {
         "generated_by": "paper/make_paper.py",
         "budget": budget,
+        "deep_budget": DEEP_BUDGET,
+        "deepened": deepened,
+        "race_max_runs": RACE_MAX_RUNS,
         "tablev_max_runs": TABLEV_MAX_RUNS,
         "workers": workers,
         "timing": {k: round(v) for k, v in timing.items()},
@@ -385,7 +430,20 @@ def render_matrix(results: dict[str, Any]) -> str:
         f"{len(results['cells'])} cells: {counts['violated']} violated, {counts['holds']} hold "
         f"(proved within the scopes), {counts['holds*']} hold as far as the budget reached "
         f"(`holds*`), {counts['n/a']} not applicable.",
+        "",
+        "Where each violation was found (the scope of its witness, and the length of the "
+        "shrunk schedule in steps):",
+        "",
+        "| committer | property | scope | stores (steps) |",
+        "|---|---|---|---|",
     ]
+    found: dict[tuple[str, str, str], list[str]] = {}
+    for cell in results["cells"]:
+        if cell["verdict"] == "violated":
+            key = (cell["committer"], cell["property"], cell["explored"]["scope"])
+            found.setdefault(key, []).append(f"{cell['store']} ({cell['explored']['steps']})")
+    for (committer, prop, scope), stores in found.items():
+        lines.append(f"| {committer} | {prop} | {scope} | {', '.join(stores)} |")
     return "\n".join(lines)
 
 
@@ -414,7 +472,9 @@ def render_explored(results: dict[str, Any]) -> str:
            f"{budget['hypothesis_examples']} derandomized examples per open property"
            if budget["hypothesis_examples"] else
            "; a scope cut off by the budget is not sampled further (its cells read `holds*`)")
-        + f". Table V: at most {results['tablev_max_runs']} runs per probe.",
+        + ". " + _deepened(results)
+        + f"VIII.C probe: at most {results['race_max_runs']} runs per scope. "
+        + f"Table V: at most {results['tablev_max_runs']} runs per probe.",
         "",
         f"Explorations behind the verdicts (for a violated cell the scope that violated it, "
         f"for a holding cell every scope that checks it): {len(explorations)} "
@@ -442,6 +502,18 @@ def render_explored(results: dict[str, Any]) -> str:
         lines.append(f"| {committer} | {len(mine)} | {sum(1 for e in mine if e['complete'])} | "
                      f"{sum(e['runs'] for e in mine)} | {sum(e['states'] for e in mine)} |")
     return "\n".join(lines)
+
+
+def _deepened(results: dict[str, Any]) -> str:
+    pairs = results["deepened"]
+    if not pairs:
+        return ""
+    by_committer: dict[str, list[str]] = {}
+    for committer, store in pairs:
+        by_committer.setdefault(committer, []).append(store)
+    listed = "; ".join(f"`{c}` on {', '.join(stores)}" for c, stores in by_committer.items())
+    return (f"Every pair that no scope violated but some scope was cut off in was explored again "
+            f"with at most **{results['deep_budget']['max_runs']} runs per scope**: {listed}. ")
 
 
 def _bool(value: bool | None) -> str:
