@@ -170,8 +170,10 @@ def shrink(scenario: Scenario, factory: CommitterFactory, prop: str,
 
 def search(scenario: Scenario, factory: CommitterFactory, props: Sequence[str], *,
            max_examples: int = 200, backend: Backend = None) -> Exploration:
-    """Let hypothesis choose (derandomized, so verdicts are reproducible); shrink what fails."""
-    from hypothesis import HealthCheck, given, settings
+    """Let hypothesis choose (derandomized, so verdicts are reproducible).  Hypothesis' own
+    shrinking is switched off: its cost has no bound we control, and :func:`shrink`, with its
+    fixed budget, reduces what this finds."""
+    from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import strategies as st
 
     from zerorename_model.choices import HypothesisChooser
@@ -192,19 +194,20 @@ def search(scenario: Scenario, factory: CommitterFactory, props: Sequence[str], 
     for name in props:
         report.violations.update(_search_one(scenario, factory, name, max_examples, report,
                                              _Recording, given, settings, st, HealthCheck,
-                                             backend))
+                                             Phase, backend))
     report.seconds = time.monotonic() - started
     return report
 
 
 def _search_one(scenario: Scenario, factory: CommitterFactory, name: str, max_examples: int,
                 report: Exploration, recording: Any, given: Any, settings: Any, st: Any,
-                health: Any, backend: Backend = None,
+                health: Any, phase: Any, backend: Backend = None,
                 ) -> dict[str, tuple[list[Violation], RunResult, list[int]]]:
     last: list[tuple[list[Violation], RunResult, list[int]]] = []
 
     @settings(max_examples=max_examples, derandomize=True, database=None, deadline=None,
-              suppress_health_check=list(health))
+              suppress_health_check=list(health),
+              phases=[phase.explicit, phase.reuse, phase.generate])
     @given(st.data())
     def probe(data: Any) -> None:
         chooser = recording(data)
