@@ -255,7 +255,7 @@ class Run:
         if b["fail_job"]:
             opts += [("fail_job", a) for a in self.actors  # while it awaits its tasks
                      if a.task is None and a.waiting is not None and not a.done]
-        if self.scenario.faults.settle and any(
+        if self.scenario.faults.settle and not self.scenario.faults.settle_eagerly and any(
                 a.pending.split(" ")[0] in READ_OPS for a in at_op):
             # Visibility only matters to a read, and settling commutes with every write, so
             # offering it only just before reads loses no behaviour and prunes many schedules.
@@ -282,6 +282,10 @@ class Run:
         if kind in self.budget:
             self.budget[kind] -= 1
         if kind == "step":
+            if (self.scenario.faults.settle_eagerly and self.store.pending
+                    and arg.pending.split(" ")[0] in READ_OPS):
+                self.store.settle_all()
+                self.note("visible: every pending event (settled eagerly before a read)")
             self._resume(arg, "go")
         elif kind == "throttle":
             self._resume(arg, "throttle")

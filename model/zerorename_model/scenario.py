@@ -24,6 +24,10 @@ class Faults:
     restart: int = 0  # crash the job driver and start the next job attempt
     fail_job: int = 0  # the driver gives up and aborts the job
     settle: bool = True  # pending visibility events may take effect at any point
+    #: every pending visibility event takes effect just before each read: the lagging store
+    #: then behaves like its consistent counterpart, one of the behaviours it allows (used to
+    #: reach consistent-store violations on it before exploring the anomalies)
+    settle_eagerly: bool = False
 
 
 @dataclass(frozen=True)

@@ -133,19 +133,11 @@ def decide_pair(committer: str, store: str, props: Sequence[str], budget: Budget
         wanted = [p for p in wanted if cells.get(p, {}).get("verdict") != "n/a"]
         if not wanted:
             continue
-        scenario = scope.make(committer, store)
-        report = explore(scenario, factory, wanted, max_runs=budget.max_runs,
-                         seconds=budget.seconds, stop_when_all_violated=True, backend=backend)
-        explored = {"scope": scope.name, **report.summary()}
-        missing = [p for p in wanted if p not in report.violations]
-        if missing and not report.complete and budget.hypothesis_examples:
-            sampled = search(scenario, factory, missing, max_examples=budget.hypothesis_examples,
-                             backend=backend)
-            report.violations.update(sampled.violations)
-            explored["hypothesis_runs"] = sampled.runs
+        found, explored = _explore_scope(scope, scope.make(committer, store), factory, wanted,
+                                         budget, backend)
         for prop in wanted:
-            if prop in report.violations:
-                choices = report.violations[prop][2]
+            if prop in found:
+                scenario, choices = found[prop]
                 witness = _witness(scenario, factory, prop, choices, budget, backend)
                 path = None
                 if traces:
@@ -163,6 +155,48 @@ def decide_pair(committer: str, store: str, props: Sequence[str], budget: Budget
             else:
                 _merge_holds(cells, _cell(committer, store, prop, "holds", None, explored))
     return [cells[p] for p in props if p in cells]
+
+
+def _lags(store: str) -> bool:
+    profile = PROFILES.get(store)
+    return profile is not None and not profile.consistent
+
+
+def _explore_scope(scope: Scope, scenario: Scenario, factory: Any, wanted: Sequence[str],
+                   budget: Budget, backend: Any,
+                   ) -> tuple[dict[str, tuple[Scenario, list[int]]], dict[str, Any]]:
+    """The violating schedule found for each of ``wanted`` in one scope, and what was explored.
+
+    On a lagging store the scope is first explored with every visibility event settled before
+    each read: those runs are behaviours the store allows (its consistent ones), few enough to
+    enumerate, and a violation among them is found there rather than left to the much larger
+    search over anomalies.  Only the second, full exploration can prove a property holds."""
+    found: dict[str, tuple[Scenario, list[int]]] = {}
+    explored: dict[str, Any] = {"scope": scope.name}
+
+    def run(variant: Scenario, props: Sequence[str]) -> Any:
+        report = explore(variant, factory, props, max_runs=budget.max_runs,
+                         seconds=budget.seconds, stop_when_all_violated=True, backend=backend)
+        found.update({p: (variant, v[2]) for p, v in report.violations.items() if p not in found})
+        return report
+
+    if _lags(scenario.store):
+        eager = replace(scenario, faults=replace(scenario.faults, settle_eagerly=True))
+        first = run(eager, wanted)
+        explored["settled_before_reads"] = first.summary()
+    rest = [p for p in wanted if p not in found]
+    if not rest:
+        return found, {**explored, **explored.pop("settled_before_reads"),
+                       "phase": "settled before reads"}
+    report = run(scenario, rest)
+    explored.update(report.summary())
+    missing = [p for p in rest if p not in found]
+    if missing and not report.complete and budget.hypothesis_examples:
+        sampled = search(scenario, factory, missing, max_examples=budget.hypothesis_examples,
+                         backend=backend)
+        found.update({p: (scenario, v[2]) for p, v in sampled.violations.items()})
+        explored["hypothesis_runs"] = sampled.runs
+    return found, explored
 
 
 @dataclass(frozen=True)
