@@ -6,15 +6,21 @@
   by the retry, recovery or abort path.
 * On moto, in process and as a ``ThreadedMotoServer``: fewer examples (each request costs
   milliseconds), same machine.
+* On a real S3 server, the session's Ceph RADOS Gateway (``tests/rgw_plugin.py``; marked
+  ``rgw``, skipped when it cannot start): a few examples for magic and directory.
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Iterator
+
 import pytest
 
 from property_tests.machine import check_machine, make_machine
+from tests.rgw_plugin import RGWServer, empty_and_delete_bucket, rgw_server
 from zerorename_bridge.adapters import ReferenceFactory
-from zerorename_bridge.backends import moto_backend, moto_server_backend
+from zerorename_bridge.backends import moto_backend, moto_server_backend, rgw_backend
 from zerorename_model.explore import explore, search
 from zerorename_model.properties import PROPERTIES
 from zerorename_model.scenario import Faults, Scenario
@@ -89,3 +95,34 @@ def test_reference_on_threaded_moto_server() -> None:
     machine = make_machine("magic", "moto", ReferenceFactory("magic"), ALL,
                            partition_drivers=("spark",), backend=moto_server_backend)
     check_machine(machine, examples=3, steps=30)
+
+
+#: the RGW tier's fixture (tests/conftest.py registers the plugin only for tests/)
+__fixtures__ = (rgw_server,)
+#: the scenarios' URLs name this bucket (property_tests/machine.py, zerorename_model.scenario)
+RGW_BUCKET = "bucket"
+
+
+@pytest.fixture
+def rgw_property_bucket(rgw_server: RGWServer) -> Iterator[str]:
+    """The bucket the RGW runs use, removed afterwards (memstore keeps data in RAM)."""
+    yield RGW_BUCKET
+    from zerorename.stores import make_s3_client
+
+    empty_and_delete_bucket(make_s3_client(rgw_server.endpoint, rgw_server.region,
+                                           access_key=rgw_server.access_key,
+                                           secret_key=rgw_server.secret_key), RGW_BUCKET)
+
+
+@pytest.mark.rgw
+@pytest.mark.parametrize("committer", ["directory", "magic"])
+def test_reference_on_ceph_rgw(committer: str, rgw_server: RGWServer,
+                               rgw_property_bucket: str) -> None:
+    """The same machine on a real S3: RGW's quirks (empty ETag from complete, If-None-Match
+    ignored on complete, inclusive KeyMarker, real Initiated times) meet the committers."""
+    backend = functools.partial(rgw_backend, rgw_server.endpoint, rgw_server.access_key,
+                                rgw_server.secret_key, region=rgw_server.region,
+                                bucket=rgw_property_bucket)
+    machine = make_machine(committer, "rgw", ReferenceFactory(committer), ALL,
+                           partition_drivers=("spark",), backend=backend)
+    check_machine(machine, examples=8, steps=40)

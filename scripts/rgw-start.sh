@@ -17,6 +17,11 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 BASE=${CEPH_BASE:-${TMPDIR:-/tmp}/zerorename-rgw}
 ACCESS_KEY=${S3_ACCESS_KEY:-testaccesskey}
 SECRET_KEY=${S3_SECRET_KEY:-testsecretkey}
+# RGW refuses to complete an upload whose non-final parts are under 5 MiB (as AWS does).  The
+# test suites write files of a few hundred bytes in 256-byte parts (and Spark's in 64 KiB), so
+# the throw-away server allows tiny parts; RGW_MULTIPART_MIN_PART_SIZE=5242880 restores AWS's.
+MIN_PART=${RGW_MULTIPART_MIN_PART_SIZE:-1}
+case "$MIN_PART" in ''|*[!0-9]*) echo "rgw-start.sh: RGW_MULTIPART_MIN_PART_SIZE must be a byte count" >&2; exit 1 ;; esac
 T0=$(date +%s.%N)
 ts() { awk -v a="$T0" -v b="$(date +%s.%N)" -v m="$*" 'BEGIN{printf "[rgw-start %6.2fs] %s\n", b-a, m}' >&2; }
 die() { echo "rgw-start.sh: $*" >&2; exit 1; }
@@ -105,6 +110,8 @@ rgw_data = $BASE/rgw
 # radosgw's built-in default is ms_mon_client_mode=secure, which auth none cannot satisfy
 # (it retries "get_initial_auth_request returned -13" forever)
 ms_mon_client_mode = crc
+# minimum size of every part but the last (default 5 MiB); see MIN_PART above
+rgw_multipart_min_part_size = $MIN_PART
 CONFEOF
 CEPH="ceph -c $CONF"
 fail() { # print the logs that explain a failed start, then stop what was started

@@ -2,6 +2,8 @@
 
 Fixtures: ``rgw_server`` (session; endpoint and keys), ``rgw_client`` (a boto3 client made by
 ``make_s3_client``), ``rgw_bucket`` (a fresh bucket per test, emptied and removed afterwards).
+Helpers: :func:`empty_and_delete_bucket`, :func:`add_s3_key` (a second key pair for clients
+whose credentials are fixed elsewhere, e.g. Spark workers).
 
 The server comes from ``scripts/rgw-start.sh`` (which apt-installs radosgw when missing) with
 its state in a fresh temp dir, and is stopped by PID at the end of the session.  When it cannot
@@ -150,6 +152,34 @@ def stop_rgw() -> None:
         if isinstance(result, RGWServer) and result.base is not None and not _state.get("stopped"):
             _state["stopped"] = True
             _stop_base(result.base)
+
+
+def add_s3_key(server: RGWServer, access_key: str, secret_key: str) -> bool:
+    """Let ``server``'s user also sign in with (``access_key``, ``secret_key``).
+
+    For clients whose credentials are fixed before the test can choose them — Spark's JVM and
+    Python workers inherit the environment of the moment the session started — the server
+    learns their keys instead.  Returns False when it cannot (an external server, which we do
+    not administer); raises when ``radosgw-admin`` fails on a server we started.  Once per
+    key pair and process (~0.1 s)."""
+    if (access_key, secret_key) == (server.access_key, server.secret_key):
+        return True
+    if server.base is None:
+        return False
+    done: set[tuple[str, str]] = _state.setdefault("keys", set())
+    if (access_key, secret_key) in done:
+        return True
+    proc = subprocess.run(
+        ["radosgw-admin", "-c", str(Path(server.base) / "ceph.conf"), "-n", "client.admin",
+         "key", "create", "--uid=test", "--key-type=s3", f"--access-key={access_key}",
+         f"--secret-key={secret_key}"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"radosgw-admin key create failed ({proc.returncode}): "
+                           f"{proc.stderr.strip()[-500:]}")
+    done.add((access_key, secret_key))
+    return True
 
 
 @pytest.fixture(scope="session")

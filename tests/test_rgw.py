@@ -10,6 +10,9 @@ from typing import Any
 
 import pytest
 
+import zerorename as zr
+from zerorename.cli import main as cli_main
+
 try:
     from rgw_plugin import RGWServer, rgw_bucket, rgw_client, rgw_server
 except ModuleNotFoundError:  # pragma: no cover - tests/ imported as a package
@@ -87,3 +90,105 @@ def test_quirks_are_handled_by_s3store(rgw_client: Any, rgw_bucket: str) -> None
     assert store.get(url) == b"v2"
     etag_mp = store.complete_multipart(url, uid, [(1, part)])  # RGW's response ETag is empty
     assert etag_mp.endswith("-1") and store.head(url).etag == etag_mp  # type: ignore[union-attr]
+
+
+# -- age-based janitor (``zerorename uploads``) on real Initiated times -----------------------
+
+
+def _cli(args: list[str], server: RGWServer, monkeypatch: pytest.MonkeyPatch,
+         capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """Run ``zerorename <args>`` in process against RGW (keys through boto3's chain, as a user
+    would give them); (exit status, stdout, stderr)."""
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", server.access_key)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", server.secret_key)
+    monkeypatch.delenv("AWS_SESSION_TOKEN", raising=False)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    capsys.readouterr()
+    status = cli_main([*args, "--endpoint-url", server.endpoint, "--region", server.region,
+                       "--checksums", "when_required"])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_cli_aborts_only_uploads_older_than_the_limit(
+        rgw_server: RGWServer, rgw_client: Any, rgw_bucket: str,
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """``zerorename uploads abort DEST --older-than 1.5s`` with ages the server measured: three
+    uploads made 3 s before two others; ``list`` shows all five with ``source=store``,
+    ``--dry-run`` aborts none, the real run aborts exactly the three old ones — and an old
+    upload of the adjacent ``dest10`` is outside ``dest`` and survives.  (moto's Initiated is
+    a constant from 2010, so there every upload is "old".)  Costs ~3.5 s, mostly the wait."""
+    store = S3Store(rgw_client)
+    dest = f"s3://{rgw_bucket}/dest"
+    old = {f"{dest}/old-{i}": store.create_multipart(f"{dest}/old-{i}") for i in range(3)}
+    neighbour = store.create_multipart(f"s3://{rgw_bucket}/dest10/old")
+    time.sleep(3.0)
+    new = {f"{dest}/new-{i}": store.create_multipart(f"{dest}/new-{i}") for i in range(2)}
+
+    status, out, err = _cli(["uploads", "list", dest], rgw_server, monkeypatch, capsys)
+    assert status == 0, err
+    rows = [line.split("\t") for line in out.splitlines()]
+    assert {(r[0], r[1]) for r in rows} == {*old.items(), *new.items()}
+    assert all(r[3] == "source=store" for r in rows), rows
+    assert "5 upload(s)" in err
+
+    status, out, err = _cli(["uploads", "abort", dest, "--older-than", "1.5s", "--dry-run"],
+                            rgw_server, monkeypatch, capsys)
+    assert status == 0, err
+    assert {line.split("\t")[1] for line in out.splitlines()} == set(old.values())
+    assert "would abort 3 upload(s)" in err
+    assert len(store.list_multipart_uploads(f"s3://{rgw_bucket}/")) == 6  # nothing aborted
+
+    status, _out, err = _cli(["uploads", "abort", dest, "--older-than", "1.5s"], rgw_server,
+                             monkeypatch, capsys)
+    assert status == 0, err
+    assert "aborted 3 upload(s)" in err
+    left = {(u.url, u.upload_id) for u in store.list_multipart_uploads(f"s3://{rgw_bucket}/")}
+    assert left == {*new.items(), (f"s3://{rgw_bucket}/dest10/old", neighbour)}
+
+
+# -- abort_job when the job's uploads span several ListMultipartUploads pages -----------------
+
+
+def test_abort_job_pages_through_uploads_and_spares_the_other_job(rgw_client: Any,
+                                                                  rgw_bucket: str) -> None:
+    """A magic task attempt dies with ten files open (uploads with intents but no
+    ``.pending``), so abort_job must find them by listing the destination's uploads —
+    two per page here (``list_uploads_page_size=2``), with RGW's real KeyMarker/UploadIdMarker
+    paging (inclusive KeyMarker included).  Another job's three open uploads, whose keys sort
+    between ours, are on the same pages and must survive.  Afterwards the job owns zero
+    uploads and zero objects.  Costs ~1 s."""
+    store = S3Store(rgw_client, list_uploads_page_size=2)
+    dest = f"s3://{rgw_bucket}/out"
+    opts = {"fs.s3a.multipart.size": "256", "fs.s3a.retry.interval": "0",
+            "fs.s3a.committer.threads": "2"}
+
+    def open_files(job_id: str, names: list[str]) -> tuple[zr.BaseCommitter, list[Any]]:
+        job = zr.JobContext(dest, job_id=job_id, options=opts)
+        driver = zr.create_committer("magic", store, job)
+        driver.setup_job()
+        task = zr.create_committer("magic", store, job, task=job.task(0))
+        task.setup_task()
+        streams = [task.open(name) for name in names]
+        for stream in streams:
+            stream.write(b"x" * 300)  # one full 256-byte part uploaded, the rest buffered
+        return driver, streams
+
+    ours = [f"part-{i:02d}a" for i in range(10)]
+    theirs = [f"part-{i:02d}b" for i in (2, 5, 8)]  # interleaved with ours in key order
+    driver, _dead = open_files("job-dying", ours)
+    _other_driver, _other_streams = open_files("job-alive", theirs)
+    before = {u.url.rsplit("/", 1)[1]: u.upload_id for u in store.list_multipart_uploads(dest)}
+    assert set(before) == {*ours, *theirs}
+
+    lists_before = store.request_counts().get("list_multipart_uploads", 0)
+    driver.abort_job()
+    lists = store.request_counts().get("list_multipart_uploads", 0) - lists_before
+    assert lists >= 13 // 2, f"abort_job listed uploads in {lists} request(s): did it page?"
+
+    left = {u.url.rsplit("/", 1)[1]: u.upload_id for u in store.list_multipart_uploads(dest)}
+    assert left == {name: before[name] for name in theirs}
+    raw = rgw_client.list_multipart_uploads(Bucket=rgw_bucket, Prefix="out/")
+    assert sorted(u["Key"] for u in raw.get("Uploads", [])) == [f"out/{n}" for n in theirs]
+    job_roots = [o.url for o in zr.list_dir(store, dest) if "job-dying" in o.url]
+    assert job_roots == []

@@ -8,6 +8,7 @@ listing.  Each backend owns one bucket and empties it before a run, so runs are 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from typing import Any
 
@@ -122,3 +123,29 @@ def moto_server_backend(bucket: str = "bucket") -> RealBackend:
         client.create_bucket(Bucket=bucket)
         _MOTO["server"], _MOTO["server_store"] = server, S3Store(client)
     return RealBackend(_MOTO["server_store"], f"s3://{bucket}")
+
+
+_RGW: dict[tuple[str, str, str], Any] = {}
+
+
+def rgw_backend(endpoint: str, access_key: str, secret_key: str, *, region: str = "us-east-1",
+                bucket: str = "bucket") -> RealBackend:
+    """A backend on an S3 server that is *already running* — the test session's Ceph RADOS
+    Gateway (``tests/rgw_plugin.py``'s ``rgw_server`` gives the endpoint and keys).  Starting
+    or stopping the server is the fixture's job, never this function's: a backend is made for
+    every hypothesis example, a server once per session.
+
+    The scenario's URLs name the bucket ``bucket``: it is created on every call when missing
+    (one request; a fixture may have removed it since the last call) and emptied.  One client
+    and store per (endpoint, keys) and process, so the store's capability probe runs once."""
+    key = (endpoint, access_key, secret_key)
+    if key not in _RGW:
+        from zerorename.stores import S3Store, make_s3_client
+
+        client = make_s3_client(endpoint_url=endpoint, region=region, access_key=access_key,
+                                secret_key=secret_key)
+        _RGW[key] = S3Store(client, name="rgw")
+    store = _RGW[key]
+    with contextlib.suppress(store.client.exceptions.BucketAlreadyOwnedByYou):
+        store.client.create_bucket(Bucket=bucket)
+    return RealBackend(store, f"s3://{bucket}")

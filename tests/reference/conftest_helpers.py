@@ -4,6 +4,11 @@
   (LocalStore in ``tmp_path``) — with a fresh base URL.  moto's 5 MiB minimum part size is
   lowered for the test (module attribute patched, so import order does not matter) so that
   multi-part files stay small.
+* ``rgw_env``: a real S3 — the session's throw-away Ceph RADOS Gateway (``tests/rgw_plugin``;
+  started with a 1-byte minimum part size) — with a fresh bucket per test, emptied and removed
+  afterwards.  Tests reach it through ``env_with_rgw`` (``env`` plus the ``rgw`` kind) or the
+  ``rgw=`` argument of :func:`committer_backends`; both mark the case ``rgw``, so
+  ``-m "not rgw"`` deselects it and it skips when RGW cannot start.
 * :class:`FaultyStore`: wraps a store and injects failures (one-shot 503s, permanent 500s)
   on chosen operations, recording every call and the thread that made it.
 * :func:`run_job`: the whole protocol in one call, returning what the tests inspect.
@@ -37,18 +42,26 @@ from zerorename.executor import THREAD_PREFIX
 from zerorename.store import ListPage, ObjectInfo, Store, StoreCapabilities, UploadInfo
 from zerorename.urls import dir_prefix, is_hidden, join
 
+try:  # tests/ on sys.path (rootdir layout) or tests as a package
+    from rgw_plugin import RGWServer, empty_and_delete_bucket
+except ModuleNotFoundError:  # pragma: no cover
+    from tests.rgw_plugin import RGWServer, empty_and_delete_bucket  # type: ignore[no-redef]
+
 __all__ = [
     "PART",
+    "RGW",
     "S3A",
     "Env",
     "FaultyStore",
     "JobRun",
     "SimulatedCrash",
     "env",
+    "env_with_rgw",
     "local_env",
     "moto_env",
     "no_leaked_threads",
     "options",
+    "rgw_env",
     "run_job",
 ]
 
@@ -117,10 +130,35 @@ def local_env(tmp_path: Path) -> Env:
     return Env("local", store, f"file://{tmp_path}/data")
 
 
+@pytest.fixture
+def rgw_env(request: pytest.FixtureRequest) -> Iterator[Env]:
+    """The session's Ceph RGW (skips when it cannot start), one fresh bucket for this test.
+    No retries (``max_attempts=1``), as on moto: a failing request shows, not hides."""
+    server: RGWServer = request.getfixturevalue("rgw_server")
+    client = zr.make_s3_client(server.endpoint, server.region, access_key=server.access_key,
+                               secret_key=server.secret_key)
+    bucket = f"zr-{uuid.uuid4().hex[:12]}"
+    client.create_bucket(Bucket=bucket)
+    store = zr.S3Store(client, name="rgw", retry=zr.RetryPolicy(max_attempts=1))
+    yield Env("rgw", store, f"s3://{bucket}/data", client)
+    empty_and_delete_bucket(client, bucket)  # memstore keeps every byte in RAM
+
+
+_ENV_FIXTURES = {"moto": "moto_env", "local": "local_env", "rgw": "rgw_env"}
+#: the ``rgw`` kind as a parameter: marked, so ``-m rgw`` / ``-m "not rgw"`` select it
+RGW = pytest.param("rgw", marks=pytest.mark.rgw, id="rgw")
+
+
 @pytest.fixture(params=["moto", "local"])
 def env(request: pytest.FixtureRequest) -> Env:
-    name = "moto_env" if request.param == "moto" else "local_env"
-    value: Env = request.getfixturevalue(name)
+    value: Env = request.getfixturevalue(_ENV_FIXTURES[request.param])
+    return value
+
+
+@pytest.fixture(params=["moto", "local", RGW])
+def env_with_rgw(request: pytest.FixtureRequest) -> Env:
+    """``env`` plus a real S3 (Ceph RGW): for tests whose point is how a store answers."""
+    value: Env = request.getfixturevalue(_ENV_FIXTURES[request.param])
     return value
 
 
@@ -137,15 +175,19 @@ def no_leaked_threads() -> Iterator[None]:
 ON_S3 = ("magic", "directory", "partitioned", "manifest")
 
 
-def committer_backends(names: Sequence[str] = ALL, moto: Sequence[str] = ON_S3) -> list[Any]:
-    """(committer, backend) parameters: every committer on LocalStore, and those in ``moto``
-    also on moto.  moto in-process costs ~10-30 ms a request on CI-sized machines, so tests
-    that probe committer logic rather than S3 behaviour use a smaller ``moto`` set."""
+def committer_backends(names: Sequence[str] = ALL, moto: Sequence[str] = ON_S3,
+                       rgw: Sequence[str] = ()) -> list[Any]:
+    """(committer, backend) parameters: every committer on LocalStore, those in ``moto`` also
+    on moto, and those in ``rgw`` also on Ceph RGW (marked ``rgw``).  moto in-process costs
+    ~10-30 ms a request on CI-sized machines and RGW ~3 ms plus a bucket per test, so tests
+    that probe committer logic rather than S3 behaviour use smaller ``moto``/``rgw`` sets."""
     params = []
     for name in names:
         if name in moto and name in ON_S3:
             params.append(pytest.param(name, "moto", id=f"{name}-moto"))
         params.append(pytest.param(name, "local", id=f"{name}-local"))
+        if name in rgw and name in ON_S3:
+            params.append(pytest.param(name, "rgw", id=f"{name}-rgw", marks=pytest.mark.rgw))
     return params
 
 
@@ -153,7 +195,7 @@ def committer_backends(names: Sequence[str] = ALL, moto: Sequence[str] = ON_S3) 
 def backend_env(request: pytest.FixtureRequest) -> Env:
     """``env`` chosen by a ``backend`` parameter of the test."""
     backend = request.node.callspec.params["backend"]
-    value: Env = request.getfixturevalue("moto_env" if backend == "moto" else "local_env")
+    value: Env = request.getfixturevalue(_ENV_FIXTURES[backend])
     return value
 
 

@@ -11,10 +11,12 @@ import zerorename as zr
 from .conftest_helpers import (  # noqa: F401 - fixtures
     Env,
     env,
+    env_with_rgw,
     local_env,
     moto_env,
     no_leaked_threads,
     options,
+    rgw_env,
     run_job,
 )
 
@@ -36,10 +38,11 @@ def test_bad_conflict_mode_rejected_at_construction(committer: str, local_env: E
         zr.create_committer(committer, local_env.store, job)
 
 
-def test_directory_fail_mode_checks_only_at_setup(env: Env) -> None:
+def test_directory_fail_mode_checks_only_at_setup(env_with_rgw: Env) -> None:
     """Hadoop: TestStagingDirectoryOutputCommitter.testFailConflictResolution (HADOOP-15469):
     setup_job fails if the destination has data; an empty destination is fine, and nothing
     is re-checked at commit_job."""
+    env = env_with_rgw
     dest = env.dest()
     env.put(dest, "existing/part-0", b"old")
     job = zr.JobContext(dest, options=_opts("fail"))
@@ -65,9 +68,11 @@ def test_append_is_the_default(committer: str, local_env: Env) -> None:
     assert local_env.output(dest) == {"p=1/old": b"old", "p=1/same": b"new", "p=2/x": b"x"}
 
 
-def test_directory_replace_deletes_the_destination_but_not_other_jobs(env: Env) -> None:
+def test_directory_replace_deletes_the_destination_but_not_other_jobs(
+        env_with_rgw: Env) -> None:
     """Hadoop: TestStagingDirectoryOutputCommitter.testReplaceConflictResolution: job commit
     deletes the whole destination first — but another job's pending area survives."""
+    env = env_with_rgw
     dest = env.dest()
     env.put(dest, "old/part-0", b"old")
     env.put(dest, "_SUCCESS", b"stale")
@@ -97,9 +102,10 @@ def test_partitioned_fail_checks_only_the_task_partitions(local_env: Env) -> Non
     assert local_env.uploads(dest) == [], "a refused task commit uploads nothing"
 
 
-def test_partitioned_replace_deletes_exactly_the_partitions_written(env: Env) -> None:
+def test_partitioned_replace_deletes_exactly_the_partitions_written(env_with_rgw: Env) -> None:
     """Hadoop: TestStagingPartitionedJobCommit.testReplace: delete every partition the job's
     commits write to; leave peer partitions and parents alone."""
+    env = env_with_rgw
     dest = env.dest()
     env.put(dest, "dateint=20161115/hour=12/peer", b"peer")
     env.put(dest, "dateint=20161115/hour=13/old", b"old")

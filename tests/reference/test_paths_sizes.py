@@ -12,6 +12,7 @@ import zerorename as zr
 
 from .conftest_helpers import (  # noqa: F401 - fixtures
     PART,
+    RGW,
     Env,
     FaultyStore,
     backend_env,
@@ -20,6 +21,7 @@ from .conftest_helpers import (  # noqa: F401 - fixtures
     moto_env,
     no_leaked_threads,
     options,
+    rgw_env,
     run_job,
 )
 
@@ -42,7 +44,9 @@ def _data(i: int, size: int) -> bytes:
 
 
 @pytest.mark.parametrize(("committer", "backend"),
-                         committer_backends(moto=("magic", "directory", "manifest")))
+                         committer_backends(moto=("magic", "directory", "manifest"),
+                                            rgw=("magic", "directory", "partitioned",
+                                                 "manifest")))
 def test_awkward_names_and_part_boundary_sizes(committer: str, backend: str,
                                                backend_env: Env) -> None:
     """Hadoop: ITestCommitOperations.testBulkCommitFiles ("file3 with space", HADOOP-17112),
@@ -89,9 +93,12 @@ def test_files_larger_than_a_part_stream_with_bounded_buffers(committer: str,
     assert local_env.output(dest) == {"big.bin": b"".join(chunks)}
 
 
-def test_bucket_root_as_destination(moto_env: Env) -> None:
+@pytest.mark.parametrize("backend", ["moto", RGW])
+def test_bucket_root_as_destination(backend: str, backend_env: Env) -> None:
     """A destination may be a whole bucket (s3://bucket): paths are still relative to it."""
-    bucket_root = moto_env.base.rsplit("/", 1)[0]
-    run_job("magic", moto_env.store, bucket_root, {0: {"at-root": b"r", "d/x": b"x"}})
-    assert moto_env.store.get(f"{bucket_root}/at-root") == b"r"
-    assert moto_env.uploads(bucket_root) == []
+    env = backend_env
+    bucket_root = env.base.rsplit("/", 1)[0]
+    run_job("magic", env.store, bucket_root, {0: {"at-root": b"r", "d/x": b"x"}})
+    assert env.store.get(f"{bucket_root}/at-root") == b"r"
+    assert env.store.get(f"{bucket_root}/d/x") == b"x"
+    assert env.uploads(bucket_root) == []

@@ -20,6 +20,7 @@ from .conftest_helpers import (  # noqa: F401 - fixtures
     moto_env,
     no_leaked_threads,
     options,
+    rgw_env,
     run_job,
 )
 
@@ -38,7 +39,8 @@ def _task(committer: str, store: zr.Store, job: zr.JobContext, task_id: int,
 
 
 @pytest.mark.parametrize(("committer", "backend"),
-                         committer_backends(NOT_V2, moto=("magic", "directory")))
+                         committer_backends(NOT_V2, moto=("magic", "directory"),
+                                            rgw=("magic", "directory", "manifest")))
 def test_spark_protocol_commits_exactly_the_given_messages(committer: str, backend: str,
                                                            backend_env: Env) -> None:
     """Spark's FileCommitProtocol: the driver commits the attempts whose messages it holds;
@@ -72,7 +74,7 @@ def test_spark_protocol_reads_messages_not_the_stored_records(committer: str,
 
 
 @pytest.mark.parametrize(("committer", "backend"),
-                         committer_backends(NOT_V2, moto=("magic",)))
+                         committer_backends(NOT_V2, moto=("magic",), rgw=("magic", "directory")))
 def test_hadoop_protocol_discovers_only_committed_tasks(committer: str, backend: str,
                                                         backend_env: Env) -> None:
     """Hadoop: AbstractITCommitProtocol.testCommitJobButNotTask — output of a task that never
@@ -115,7 +117,8 @@ def test_speculative_attempt_not_committed_leaves_no_trace(committer: str, proto
 
 
 @pytest.mark.parametrize(("committer", "backend"),
-                         committer_backends(("magic", "directory", "manifest"), moto=("magic",)))
+                         committer_backends(("magic", "directory", "manifest"), moto=("magic",),
+                                            rgw=("magic", "directory", "manifest")))
 def test_two_task_attempts_commit_last_wins_with_hadoop_protocol(
         committer: str, backend: str, backend_env: Env) -> None:
     """Hadoop: AbstractITCommitProtocol.testTwoTaskAttemptsCommit (HADOOP-17258) and
@@ -153,7 +156,8 @@ def test_spark_protocol_refuses_two_messages_for_one_task(local_env: Env) -> Non
 
 
 @pytest.mark.parametrize(("committer", "backend"),
-                         committer_backends(("magic", "directory", "manifest"), moto=("magic",)))
+                         committer_backends(("magic", "directory", "manifest"), moto=("magic",),
+                                            rgw=("magic", "directory")))
 def test_recovery_unsupported_and_next_attempt_abort_cleans_up(
         committer: str, backend: str, backend_env: Env) -> None:
     """Hadoop: AbstractITCommitProtocol.testRecoveryAndCleanup / TestManifestCommitProtocol.
