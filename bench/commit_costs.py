@@ -512,7 +512,12 @@ def markdown(report: dict[str, Any]) -> str:
            f"boto3 {env['boto3']}, moto {env['moto']}; load average at start "
            f"{env['load_average_at_start'][0]:.1f}, at end {env['load_average_at_end'][0]:.1f}; "
            f"total {report['total_seconds']:.0f} s (by part: "
-           + ", ".join(f"{k} {v:.0f} s" for k, v in report["part_seconds"].items()) + ").", ""]
+           + ", ".join(f"{k} {v:.0f} s" for k, v in report["part_seconds"].items()) + ")."]
+    when = report.get("part_when") or {}
+    if len(set(when.values())) > 1:  # parts re-measured separately (merge_previous)
+        out += ["Parts measured at different times: "
+                + ", ".join(f"{k} {v}" for k, v in when.items()) + "."]
+    out += [""]
     rows = report["requests_per_file"]
     if rows:
         lay = rows[0]
@@ -588,6 +593,33 @@ def environment() -> dict[str, Any]:
     return env
 
 
+#: report keys of the three measurements
+PART_KEYS = ("requests_per_file", "commit_time", "commit_memory")
+
+
+def merge_previous(report: dict[str, Any], path: Path) -> dict[str, Any]:
+    """A run of some parts (``--parts 3``) keeps the other parts' results from ``path`` (a
+    previous run of the same mode), noting when each part was measured, so re-measuring one
+    part never erases the others."""
+    try:
+        previous = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return report
+    if previous.get("mode") != report["mode"]:
+        return report
+    measured = report["part_seconds"]
+    when = dict(previous.get("part_when") or {})
+    for key in PART_KEYS:
+        if key in measured:
+            when[key] = report["when"]
+        elif previous.get(key):
+            report[key] = previous[key]
+            report["part_seconds"][key] = previous.get("part_seconds", {}).get(key) or 0
+            when.setdefault(key, previous.get("when"))
+    report["part_when"] = when
+    return report
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="small sizes, for the smoke test")
@@ -649,6 +681,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     report["total_seconds"] = round(time.monotonic() - start, 1)
 
     args.out_dir.mkdir(parents=True, exist_ok=True)
+    report = merge_previous(report, args.out_dir / "commit_costs.json")
     (args.out_dir / "commit_costs.json").write_text(json.dumps(report, indent=2) + "\n")
     text = markdown(report)
     (args.out_dir / "commit_costs.md").write_text(text)

@@ -1,11 +1,14 @@
-"""The command line as a user meets it: help, the model demo, check, trace show/replay."""
+"""The command line as a user meets it: help, the model demo, check, trace show/replay, and the
+production commands ``uploads`` and ``success``."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -91,3 +94,288 @@ def test_check_the_reference_committers(tmp_path: Path) -> None:
     assert {c["property"] for c in cells} == {"completeness", "exclusivity", "consistency",
                                               "concurrency", "abortability", "continuity"}
     assert all(c["verdict"] in ("holds", "n/a") for c in cells), cells
+
+
+# -- zerorename uploads / success, on moto in process --------------------------------------------
+#
+# Cost: ~3 s in all (moto in-process, a few dozen requests per test; the pagination and
+# store-age tests use a scripted fake client and send nothing).
+
+HOUR_MS = 3_600_000
+
+
+@pytest.fixture
+def s3(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """An in-process moto S3 with one bucket; the CLI's own client reaches it (mock_aws
+    intercepts every boto3 client made inside), so commands run exactly as a user's would."""
+    import moto.s3.models
+    from moto import mock_aws
+
+    import zerorename as zr
+
+    for name, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing"),
+                        ("AWS_DEFAULT_REGION", "us-east-1")):
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    monkeypatch.setattr(moto.s3.models, "S3_UPLOAD_PART_MIN_SIZE", 1)
+    with mock_aws():
+        client = zr.make_s3_client()
+        client.create_bucket(Bucket="bkt")
+        yield zr.S3Store(client, retry=zr.RetryPolicy(max_attempts=1))
+
+
+def _open_task(store: Any, dest: str, job_id: str, rels: Sequence[str],
+               clock_millis: int | None = None) -> None:
+    """A magic task that wrote ``rels`` and committed, its job not committed: uploads pending,
+    recorded in the job's records (intents, .pending, .pendingset)."""
+    import zerorename as zr
+
+    opts = {"fs.s3a.committer.threads": "1"}
+    if clock_millis is not None:
+        opts["zerorename.clock.fixed-millis"] = str(clock_millis)
+    job = zr.JobContext(dest, job_id=job_id, options=opts)
+    zr.create_committer("magic", store, job).setup_job()
+    task = zr.create_committer("magic", store, job, task=job.task(0))
+    task.setup_task()
+    for rel in rels:
+        task.write(rel, b"data")
+    task.commit_task()
+
+
+def _pending(store: Any, prefix: str = "s3://bkt/") -> set[str]:
+    return {u.url for u in store.list_multipart_uploads(prefix)}
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_uploads_list_and_abort_are_scoped_to_the_directory(
+        s3: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """``out/dataset1`` is a directory: ``out/dataset10`` and ``out/dataset1.bak`` are other
+    directories and are never listed or aborted (the classic prefix bug)."""
+    for url in ("s3://bkt/out/dataset1/a", "s3://bkt/out/dataset1/x/b",
+                "s3://bkt/out/dataset10/c", "s3://bkt/out/dataset1.bak/d"):
+        s3.create_multipart(url)
+    code, out, err = _run(capsys, "uploads", "list", "s3://bkt/out/dataset1")
+    assert code == 0
+    listed = {line.split("\t")[0] for line in out.splitlines()}
+    assert listed == {"s3://bkt/out/dataset1/a", "s3://bkt/out/dataset1/x/b"}
+    assert "source=store" in out and "2 upload(s) under s3://bkt/out/dataset1" in err
+
+    code, _out, err = _run(capsys, "uploads", "abort", "s3://bkt/out/dataset1")
+    assert code == 0 and "aborted 2 upload(s)" in err
+    assert _pending(s3) == {"s3://bkt/out/dataset10/c", "s3://bkt/out/dataset1.bak/d"}
+
+
+def test_uploads_abort_dry_run_aborts_nothing(s3: Any,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    for url in ("s3://bkt/out/a", "s3://bkt/out/b"):
+        s3.create_multipart(url)
+    code, out, err = _run(capsys, "uploads", "abort", "s3://bkt/out", "--dry-run")
+    assert code == 0 and "dry run: would abort 2 upload(s)" in err
+    assert len(out.splitlines()) == 2 and "aborted" not in err
+    assert _pending(s3) == {"s3://bkt/out/a", "s3://bkt/out/b"}
+
+
+def test_uploads_job_filter_leaves_other_jobs_alone(s3: Any,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """Two jobs writing to one destination, plus a stray upload: ``--job A`` lists and
+    aborts exactly A's uploads (found through A's records), never B's or the stray one."""
+    dest = "s3://bkt/out"
+    _open_task(s3, dest, "job-a", ["a1.csv", "sub/a2.csv"])
+    _open_task(s3, dest, "job-b", ["b1.csv"])
+    s3.create_multipart("s3://bkt/out/stray.csv")
+    code, out, _err = _run(capsys, "uploads", "list", dest, "--job", "job-a")
+    assert code == 0
+    assert {line.split("\t")[0] for line in out.splitlines()} == {
+        "s3://bkt/out/a1.csv", "s3://bkt/out/sub/a2.csv"}
+    assert all("source=record" in line for line in out.splitlines())
+
+    code, _out, err = _run(capsys, "uploads", "abort", dest, "--job", "job-a")
+    assert code == 0 and "aborted 2 upload(s)" in err
+    assert _pending(s3) == {"s3://bkt/out/b1.csv", "s3://bkt/out/stray.csv"}
+
+
+def test_uploads_older_than_uses_the_jobs_own_records(
+        s3: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """moto reports every upload as initiated in 2010, so ages come from the job's records:
+    a job whose records were stamped two hours ago (a fixed clock) is older than 1h but not
+    than 3h; a job writing now is older than neither."""
+    import time
+
+    dest = "s3://bkt/out"
+    two_hours_ago = int(time.time() * 1000) - 2 * HOUR_MS
+    _open_task(s3, dest, "old-job", ["old.csv"], clock_millis=two_hours_ago)
+    _open_task(s3, dest, "new-job", ["new.csv"])
+
+    def listed(*extra: str) -> list[str]:
+        code, out, _err = _run(capsys, "uploads", "list", dest, *extra)
+        assert code == 0
+        return out.splitlines()
+
+    old = listed("--job", "old-job", "--older-than", "1h")
+    assert len(old) == 1 and old[0].startswith("s3://bkt/out/old.csv\t")
+    assert "age=2.0h" in old[0] and "source=record" in old[0]
+    assert listed("--job", "old-job", "--older-than", "3h") == []
+    assert listed("--job", "new-job", "--older-than", "1h") == []
+    assert len(listed("--job", "new-job", "--older-than", "0s")) == 1
+    code, _out, err = _run(capsys, "uploads", "abort", dest, "--job", "old-job",
+                           "--older-than", "90m")
+    assert code == 0 and "aborted 1 upload(s)" in err
+    assert _pending(s3) == {"s3://bkt/out/new.csv"}
+
+
+class PagingClient:
+    """A strict S3 client for ListMultipartUploads/AbortMultipartUpload: pages of at most
+    ``page`` uploads (whatever MaxUploads says), real ``Initiated`` times, markers honoured.
+    For what moto cannot do: paginate, and report when an upload was started."""
+
+    def __init__(self, uploads: Sequence[tuple[str, float]], page: int = 2) -> None:
+        import datetime as dt
+        from types import SimpleNamespace
+
+        self.meta = SimpleNamespace(endpoint_url="http://paging.invalid")
+        self.page = page
+        self.uploads = [{"Key": key, "UploadId": f"id-{i:03d}",
+                         "Initiated": dt.datetime.fromtimestamp(started, tz=dt.UTC)}
+                        for i, (key, started) in enumerate(sorted(uploads))]
+        self.list_calls = 0
+        self.aborted: list[str] = []
+
+    def list_multipart_uploads(self, Bucket: str, Prefix: str = "",
+                               KeyMarker: str = "", UploadIdMarker: str = "",
+                               MaxUploads: int = 1000) -> dict[str, Any]:
+        assert Bucket == "bkt"
+        self.list_calls += 1
+        matching = [u for u in self.uploads if str(u["Key"]).startswith(Prefix)
+                    and (str(u["Key"]), str(u["UploadId"])) > (KeyMarker, UploadIdMarker)]
+        page = matching[: min(self.page, MaxUploads)]
+        more = len(matching) > len(page)
+        answer: dict[str, Any] = {"Uploads": page, "IsTruncated": more}
+        if more:
+            answer["NextKeyMarker"] = page[-1]["Key"]
+            answer["NextUploadIdMarker"] = page[-1]["UploadId"]
+        return answer
+
+    def abort_multipart_upload(self, Bucket: str, Key: str,
+                               UploadId: str) -> dict[str, Any]:
+        self.uploads = [u for u in self.uploads if u["UploadId"] != UploadId]
+        self.aborted.append(Key)
+        return {}
+
+    def __getattr__(self, name: str) -> Any:
+        raise AssertionError(f"the uploads command should not call {name}")
+
+
+def test_uploads_paginates_and_uses_the_stores_initiated_times(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Seven uploads in pages of two (four pages), started 1h to 7h ago by the store's clock:
+    ``--older-than 4h30m`` is 270m and aborts exactly the three started 5h, 6h, 7h ago — found on
+    every page — and nothing outside the directory."""
+    import time
+
+    import zerorename as zr
+    from zerorename import cli
+
+    now = time.time()
+    fake = PagingClient([(f"out/d/f{h}", now - h * 3600) for h in range(1, 8)]
+                        + [("out/d0/other", now - 9 * 3600)])
+    store = zr.S3Store(fake, retry=zr.RetryPolicy(max_attempts=1),  # type: ignore[arg-type]
+                       capabilities=zr.StoreCapabilities())
+    monkeypatch.setattr(cli, "_store_for", lambda url, args: store)
+    code, out, err = _run(capsys, "uploads", "list", "s3://bkt/out/d")
+    assert code == 0 and len(out.splitlines()) == 7 and "source=store" in out
+    assert fake.list_calls == 4
+    code, out, err = _run(capsys, "uploads", "abort", "s3://bkt/out/d", "--older-than", "270m")
+    assert code == 0 and "aborted 3 upload(s)" in err
+    assert sorted(fake.aborted) == ["out/d/f5", "out/d/f6", "out/d/f7"]
+    assert {u["Key"] for u in fake.uploads} == {f"out/d/f{h}" for h in range(1, 5)} | {
+        "out/d0/other"}
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["uploads", "list", "s3://bkt/out", "--older-than", "12 hours"], "bad duration"),
+        (["uploads", "list", "s3://bkt/out", "--older-than", "-1h"],
+         "argument --older-than: expected one argument"),
+        (["uploads", "purge", "s3://bkt/out"], "invalid choice: 'purge'"),
+        (["uploads", "list"], "the following arguments are required: dest"),
+        (["uploads", "list", "s3://bkt/out", "--frobnicate"], "unrecognized arguments"),
+        (["success"], "the following arguments are required: dest"),
+    ],
+)
+def test_bad_arguments_exit_non_zero_with_a_clear_message(
+        argv: list[str], says: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2
+    assert says in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["uploads", "list", "bkt/out"], "zerorename: bkt/out: not a URL"),
+        (["uploads", "list", "gs://bkt/out"], "gs://bkt/out/: S3Store serves s3:// and s3a://"),
+        (["uploads", "abort", "s3://bkt/out", "--job", "../other"],
+         "--job ../other: not a job ID"),
+        (["uploads", "list", "s3://Bad_Bucket!/out"],
+         'zerorename: s3://Bad_Bucket!/out/: list_multipart_uploads refused by the S3 client '
+         'before sending: Parameter validation failed: Invalid bucket name "Bad_Bucket!"'),
+        (["uploads", "list", "s3://no-such-bucket/out"], "s3://no-such-bucket/out/: "
+                                                         "list_multipart_uploads failed: 404"),
+    ],
+)
+def test_bad_destinations_fail_with_the_path_and_reason(
+        s3: Any, argv: list[str], says: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert says in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_success_summarises_a_committed_job(s3: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    import zerorename as zr
+
+    job = zr.JobContext("s3://bkt/out", job_id="summary-job",
+                        options={"fs.s3a.committer.threads": "1"})
+    driver = zr.create_committer("magic", s3, job)
+    driver.setup_job()
+    task = zr.create_committer("magic", s3, job, task=job.task(0))
+    task.setup_task()
+    task.write("year=2024/part-0.csv", b"12345")
+    driver.commit_job([task.commit_task()])
+    code, out, _err = _run(capsys, "success", "s3://bkt/out")
+    assert code == 0
+    assert "committer:   magic" in out and "job:         summary-job" in out
+    assert "files:       1 committed, 5 bytes" in out
+    assert "s3://bkt/out/year=2024/part-0.csv" in out
+    code, out, _err = _run(capsys, "success", "s3://bkt/out/", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["jobId"] == "summary-job" and data["success"] is True
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        (None, "s3://bkt/out/_SUCCESS: no _SUCCESS: the job did not commit"),
+        (b"", "s3://bkt/out/_SUCCESS: 0-byte _SUCCESS"),
+        (b'{"name": "org.apache.hadoop.fs.s3a.commit.files.SuccessData/1", "filen',
+         "s3://bkt/out/_SUCCESS: corrupt or truncated JSON"),
+        (b'{"name": "something else"}', "s3://bkt/out/_SUCCESS: incompatible file format"),
+        (b"\xff\xfe", "s3://bkt/out/_SUCCESS: not UTF-8 text"),
+    ],
+)
+def test_success_on_a_missing_or_corrupt_file_names_the_path(
+        s3: Any, content: bytes | None, says: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    if content is not None:
+        s3.put("s3://bkt/out/_SUCCESS", content)
+    code, out, err = _run(capsys, "success", "s3://bkt/out")
+    assert code == 2 and out == ""
+    assert err.startswith("zerorename: ") and says in err
+    assert "Traceback" not in err

@@ -14,10 +14,18 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from botocore.exceptions import ClientError, EndpointConnectionError
+from botocore.exceptions import (
+    ClientError,
+    EndpointConnectionError,
+    IncompleteReadError,
+    NoCredentialsError,
+    ParamValidationError,
+)
 from botocore.stub import Stubber
 
 from zerorename.errors import (
+    ClientSideError,
+    CommitError,
     NotFoundError,
     PreconditionFailedError,
     StoreError,
@@ -457,3 +465,60 @@ def test_probe_refused_gives_conservative_capabilities_once() -> None:
     assert not caps.conditional_put and not caps.conditional_complete and not caps.rename
     assert store.capabilities() == caps  # not probed again (FakeClient would fail on a call)
     assert fake.count("put_object") == 1
+
+
+# -- errors botocore raises without a response ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("error", "code", "says"),
+    [
+        (ParamValidationError(report='Invalid bucket name "Bad_Bucket!": must match'),
+         "ParamValidationError", 'Invalid bucket name "Bad_Bucket!"'),
+        (NoCredentialsError(), "NoCredentialsError", "Unable to locate credentials"),
+    ],
+)
+def test_client_side_botocore_errors_are_clear_and_not_retried(
+    sleeps: Sleeps, error: Exception, code: str, says: str
+) -> None:
+    """botocore refuses some requests before sending them (parameter validation, no
+    credentials): a ClientSideError naming the URL and botocore's reason, on one line, not a
+    raw botocore exception — and not retried, since the same request would be refused again."""
+    fake = FakeClient().on("put_object", error)
+    store = S3Store(fake, retry=policy(sleeps))  # type: ignore[arg-type]
+    with pytest.raises(ClientSideError) as info:
+        store.put("s3://Bad_Bucket!/out/k", b"x")
+    err = info.value
+    assert isinstance(err, CommitError) and err.path == "s3://Bad_Bucket!/out/k"
+    assert (err.code, err.status) == (code, 0) and not err.retryable
+    assert says in err.reason and "put refused by the S3 client" in err.reason
+    assert "\n" not in str(err)
+    assert fake.count("put_object") == 1 and sleeps.delays == []
+
+
+def test_damaged_responses_are_transient(sleeps: Sleeps) -> None:
+    """A body cut short is a network failure (retried), not a client-side refusal."""
+    body = SimpleNamespace(read=lambda: b"ok")
+    fake = FakeClient().on("get_object", IncompleteReadError(actual_bytes=1, expected_bytes=2),
+                           {"Body": body})
+    store = S3Store(fake, retry=policy(sleeps))  # type: ignore[arg-type]
+    assert store.get("s3://bkt/k") == b"ok"
+    assert fake.count("get_object") == 2
+
+
+def test_invalid_bucket_name_on_a_real_client_names_the_url() -> None:
+    """botocore's own validation of a real client (no server is contacted: the endpoint is a
+    closed port): every operation, and a committer's setup, fail with the reason."""
+    import zerorename as zr
+
+    client = make_s3_client("http://127.0.0.1:9", "us-east-1", access_key="a", secret_key="b")
+    store = S3Store(client, retry=NO_RETRY)
+    with pytest.raises(ClientSideError, match=r"s3://Bad_Bucket!/k: get refused .*Invalid "
+                                              r"bucket name \"Bad_Bucket!\""):
+        store.get("s3://Bad_Bucket!/k")
+    with pytest.raises(ClientSideError, match="list_multipart_uploads refused"):
+        store.list_multipart_uploads("s3://Bad_Bucket!/out/")
+    job = zr.JobContext("s3://Bad_Bucket!/out", job_id="j1")
+    committer = zr.create_committer("magic", store, job)
+    with pytest.raises(ClientSideError, match=r"s3://Bad_Bucket!/out: .*Invalid bucket name"):
+        committer.setup_job()

@@ -21,6 +21,7 @@ from zerorename.committers import COMMITTERS, BaseCommitter, OutputFile, create_
 from zerorename.context import JobContext, Options, ProgressEvent, TaskContext
 from zerorename.errors import (
     BadURLError,
+    ClientSideError,
     CommitError,
     ConflictError,
     DestinationEscapeError,
@@ -60,6 +61,7 @@ __all__ = [
     "COMMITTERS",
     "BadURLError",
     "BaseCommitter",
+    "ClientSideError",
     "CommitError",
     "ConflictError",
     "DestinationEscapeError",

@@ -47,7 +47,15 @@ def _add_endpoint_options(parser: argparse.ArgumentParser) -> None:
 
 def cmd_uploads(args: argparse.Namespace) -> int:
     from zerorename.committers.cleanup import abort_uploads, list_uploads
+    from zerorename.context import valid_job_id
+    from zerorename.errors import CommitError
+    from zerorename.urls import parse_url
 
+    if args.job is not None and not valid_job_id(args.job):
+        # it names the job's record directories: never let it point anywhere else
+        raise CommitError(f"--job {args.job}", "not a job ID: 1-128 characters of "
+                                               "[A-Za-z0-9._-], starting with a letter or digit")
+    parse_url(args.dest)  # a bad URL: one clear line (BadURLError), before any client is made
     store = _store_for(args.dest, args)
     found = list_uploads(store, args.dest, job_id=args.job, older_than=args.older_than)
     for upload in found:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from zerorename.clock import SYSTEM_CLOCK, Clock, clock_from_options
 from zerorename.errors import BadURLError, CommitError
 from zerorename.urls import parse_url
 
@@ -175,7 +176,10 @@ class JobContext:
     ``spark.sql.sources.writeJobUUID``) or generates a UUID4; ``job_id_source`` records which,
     with Hadoop's names.  ``attempt`` is the job attempt (0, then 1… after a driver restart).
     ``progress`` receives :class:`ProgressEvent` heartbeats (also accepted as the option
-    ``zerorename.committer.progress``).
+    ``zerorename.committer.progress``).  ``clock`` supplies every timestamp and duration the
+    job's committers record; by default the system clock, or a
+    :class:`~zerorename.clock.FixedClock` when the option ``zerorename.clock.fixed-millis`` is
+    set (records then repeat byte for byte across runs that do the same thing).
     """
 
     dest: str
@@ -183,6 +187,7 @@ class JobContext:
     attempt: int = 0
     options: Mapping[str, Any] = field(default_factory=dict)
     progress: ProgressCallback | None = None
+    clock: Clock = field(default=SYSTEM_CLOCK, repr=False)
     job_id_source: str = field(default="", init=False)
 
     def __post_init__(self) -> None:
@@ -203,6 +208,10 @@ class JobContext:
             raise CommitError(str(self.attempt), "job attempt must be an integer >= 0")
         if self.progress is None and callable(self.options.get(PROGRESS_OPTION)):
             object.__setattr__(self, "progress", self.options[PROGRESS_OPTION])
+        if not isinstance(self.clock, Clock):
+            raise CommitError(repr(self.clock), "clock must be a zerorename.clock.Clock")
+        if self.clock is SYSTEM_CLOCK:  # an explicit clock wins over the option
+            object.__setattr__(self, "clock", clock_from_options(self.options))
 
     def _resolve_job_id(self) -> tuple[str, str]:
         if self.job_id is not None:
@@ -241,6 +250,11 @@ class JobContext:
             self.progress(event)
         except Exception:  # a broken progress hook must not fail a job commit
             return
+
+
+def valid_job_id(job_id: str) -> bool:
+    """Is ``job_id`` usable as a job ID (it becomes a path element on every store)?"""
+    return bool(_JOB_ID.match(job_id))
 
 
 def hostname() -> str:

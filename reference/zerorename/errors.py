@@ -67,6 +67,16 @@ class UnsupportedOperationError(StoreError):
         super().__init__(path, reason, code="NotImplemented", status=501)
 
 
+class ClientSideError(StoreError):
+    """The store's client refused to send the request at all: a parameter it rejects (a bucket
+    name S3 cannot have, a malformed argument), no credentials, no region.  Never retried —
+    the same request would be refused again — and ``code`` is the client's exception name
+    (e.g. ``ParamValidationError``), ``status`` 0 (no HTTP exchange took place)."""
+
+    def __init__(self, path: str, reason: str, code: str = "ClientSideError") -> None:
+        super().__init__(path, reason, code=code, status=0)
+
+
 class BadURLError(CommitError):
     """A URL could not be parsed, or names a scheme/bucket this store does not serve."""
 

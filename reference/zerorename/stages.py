@@ -16,8 +16,10 @@ Manifest committer::
 Memory stays bounded: loaded records are streamed through a bounded executor into a local
 spool file (one JSON line per file to commit) and read back from it, so a job commit keeps
 per-*task* metadata and one small digest per destination in memory, not every etag
-(HADOOP-16570).  Every destination is validated — inside the job destination, unique across
-the whole job — before the first upload is completed or the first file renamed.
+(HADOOP-16570).  Each task's statistics go to a second spool and are added up once the winning
+attempt of every task is known, so no per-task copy of them stays in memory either.
+Every destination is validated — inside the job destination, unique across the whole job —
+before the first upload is completed or the first file renamed.
 """
 
 from __future__ import annotations
@@ -205,14 +207,14 @@ class TaskSource:
 
 @dataclass
 class AttemptMeta:
-    """Per-task-attempt facts kept in memory while the commit streams its files."""
+    """Per-task-attempt facts kept in memory while the commit streams its files (the
+    attempt's statistics are spooled, not kept here: they are the bulk of a record)."""
 
     attempt_id: str
     task_name: str
     attempt_number: int
     saved: int
     path: str
-    stats: dict[str, Any]
     files: int = 0
 
 
@@ -221,6 +223,9 @@ class Loaded:
     """The outcome of a load stage: who won, what will be committed, and its totals."""
 
     spool: EntrySpool
+    #: one line per loaded attempt: {"a": attempt id, "s": its iostatistics}; closed once
+    #: the winners' statistics are in ``task_stats``
+    stats_spool: EntrySpool = field(default_factory=EntrySpool)
     attempts: dict[str, AttemptMeta] = field(default_factory=dict)
     winners: set[str] = field(default_factory=set)
     committed_ids: set[str] = field(default_factory=set)
@@ -234,6 +239,16 @@ class Loaded:
     def winning_records(self) -> Iterator[dict[str, Any]]:
         return (r for r in self.spool if r["a"] in self.winners)
 
+    def add_attempt(self, meta: AttemptMeta, stats: dict[str, Any]) -> None:
+        """Record a loaded attempt; its statistics wait in the stats spool."""
+        self.attempts[meta.attempt_id] = meta
+        if stats:
+            self.stats_spool.add({"a": meta.attempt_id, "s": stats})
+
+    def close(self) -> None:
+        self.stats_spool.close()
+        self.spool.close()
+
 
 def _select_winners(loaded: Loaded, ctx: StageContext) -> None:
     """One attempt per task: the last committed (Hadoop's HADOOP-17258 rule: ``saved`` time,
@@ -246,11 +261,14 @@ def _select_winners(loaded: Loaded, ctx: StageContext) -> None:
         metas.sort(key=lambda m: (m.saved, m.attempt_number, m.attempt_id))
         winner = metas[-1]
         loaded.winners.add(winner.attempt_id)
-        loaded.task_stats.aggregate(winner.stats)
         if len(metas) > 1:
             losers = ", ".join(m.attempt_id for m in metas[:-1])
             loaded.duplicates_resolved.append(f"{task_name}: {winner.attempt_id} over {losers}")
             ctx.stats.incr("committer_task_duplicate_commits", len(metas) - 1)
+    for record in loaded.stats_spool:  # the winners' statistics, streamed back
+        if record["a"] in loaded.winners:
+            loaded.task_stats.aggregate(record["s"])
+    loaded.stats_spool.close()
 
 
 def _check_job(job_id: str, ctx: StageContext, path: str) -> None:
@@ -271,7 +289,7 @@ def _check_unique(loaded: Loaded, key: str = "u") -> None:
             raise DuplicateDestinationError(
                 record["p"], f"destination {record[key]} is also written by task attempt "
                              f"{seen[digest]}: two tasks cannot commit the same file")
-        seen[digest] = record["a"]
+        seen[digest] = loaded.attempts[record["a"]].attempt_id
 
 
 # -- S3A: pendingsets -----------------------------------------------------------------------
@@ -319,11 +337,11 @@ def load_pendingsets(ctx: StageContext, sources: Iterable[TaskSource],
                 task_name=pset.extra_data.get(TASK_NAME_KEY, attempt_id),
                 attempt_number=_int(pset.extra_data.get(TASK_ATTEMPT_NUMBER_KEY)),
                 saved=_int(pset.extra_data.get(SAVED_KEY)), path=source.path,
-                stats=pset.iostatistics, files=len(pset.commits),
+                files=len(pset.commits),
             )
             if source.message is not None:
                 meta.task_name = f"task-{source.message.task_id}"
-            loaded.attempts[attempt_id] = meta
+            loaded.add_attempt(meta, pset.iostatistics)
             ctx.stats.incr("committer_load_pendingset")
             ctx.stats.sample("committer_task_file_count", len(pset.commits))
             for c in pset.commits:
@@ -341,7 +359,7 @@ def load_pendingsets(ctx: StageContext, sources: Iterable[TaskSource],
                 raise DuplicateDestinationError(
                     record["p"], f"destination {record['u']} is also written by task attempt "
                                  f"{seen[digest]}: two tasks cannot commit the same file")
-            seen[digest] = record["a"]
+            seen[digest] = loaded.attempts[record["a"]].attempt_id  # shared, not a new string
             loaded.committed_ids.add(record["i"])
             loaded.files += 1
             loaded.bytes += int(record["z"])
@@ -349,7 +367,7 @@ def load_pendingsets(ctx: StageContext, sources: Iterable[TaskSource],
             if "/" in rel:
                 loaded.directories.add(rel.rsplit("/", 1)[0])
     except BaseException:
-        loaded.spool.close()
+        loaded.close()
         raise
     return loaded
 
@@ -457,12 +475,12 @@ def load_manifests(ctx: StageContext, sources: Iterable[TaskSource],
             attempt_id = manifest.task_attempt_id
             if attempt_id in loaded.attempts:
                 raise FormatError(source.path, f"task attempt {attempt_id} is loaded twice")
-            loaded.attempts[attempt_id] = AttemptMeta(
+            loaded.add_attempt(AttemptMeta(
                 attempt_id=attempt_id, task_name=manifest.task_id,
                 attempt_number=_int(manifest.extra_data.get(TASK_ATTEMPT_NUMBER_KEY)),
                 saved=_int(manifest.extra_data.get(SAVED_KEY)), path=source.path,
-                stats=manifest.iostatistics, files=len(manifest.files),
-            )
+                files=len(manifest.files),
+            ), manifest.iostatistics)
             ctx.stats.incr("op_load_manifest")
             ctx.stats.sample("committer_task_file_count", len(manifest.files))
             ctx.stats.sample("committer_task_directory_count", len(manifest.directories))
@@ -479,7 +497,7 @@ def load_manifests(ctx: StageContext, sources: Iterable[TaskSource],
             if parent != ctx.dest:
                 loaded.directories.add(parent)
     except BaseException:
-        loaded.spool.close()
+        loaded.close()
         raise
     return loaded
 

@@ -14,10 +14,11 @@ plus ``op.min``/``op.max``/``op.mean`` (or the ``.failures`` variants), as Hadoo
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
+
+from zerorename.clock import SYSTEM_CLOCK, Clock
 
 __all__ = ["IOStatistics"]
 
@@ -25,9 +26,13 @@ _SECTIONS = ("counters", "gauges", "minimums", "maximums", "meanstatistics")
 
 
 class IOStatistics:
-    """Counters, gauges, minimums, maximums and means; every method is thread-safe."""
+    """Counters, gauges, minimums, maximums and means; every method is thread-safe.
 
-    def __init__(self) -> None:
+    ``clock`` times :meth:`duration` blocks (a :class:`~zerorename.clock.FixedClock` makes
+    every duration 0, so statistics repeat exactly across identical runs)."""
+
+    def __init__(self, clock: Clock | None = None) -> None:
+        self.clock = clock or SYSTEM_CLOCK
         self._lock = threading.Lock()
         self.counters: dict[str, int] = {}
         self.gauges: dict[str, int] = {}
@@ -70,13 +75,13 @@ class IOStatistics:
     @contextmanager
     def duration(self, name: str) -> Iterator[None]:
         """Time the block under ``name``; an exception is recorded as ``name.failures``."""
-        start = time.monotonic()
+        start = self.clock.monotonic()
         try:
             yield
         except BaseException:
-            self.record_duration(name, time.monotonic() - start, failed=True)
+            self.record_duration(name, self.clock.monotonic() - start, failed=True)
             raise
-        self.record_duration(name, time.monotonic() - start)
+        self.record_duration(name, self.clock.monotonic() - start)
 
     def aggregate(self, other: IOStatistics | Mapping[str, Any] | None) -> None:
         """Add ``other`` (statistics or their JSON) into these: counters and gauges sum,

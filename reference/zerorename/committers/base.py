@@ -14,7 +14,6 @@ import hashlib
 import io
 import json
 import threading
-import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
@@ -45,7 +44,6 @@ from zerorename.formats import (
     PendingSet,
     SinglePendingCommit,
     SuccessData,
-    now_millis,
     parse_json,
 )
 from zerorename.messages import TaskCommitMessage
@@ -551,7 +549,9 @@ class BaseCommitter:
         self.task = task
         self.dest = job.dest
         self.opts = job.opts
-        self.stats = IOStatistics()
+        #: every timestamp and duration this committer records (fixed by an option: see clock)
+        self.clock = job.clock
+        self.stats = IOStatistics(self.clock)
         self.raw_store = store
         self.store = ReliableStore(store, retry_policy(self.opts), self.stats)
         self.caps = store.capabilities()
@@ -626,7 +626,7 @@ class BaseCommitter:
         try:
             if messages is not None:
                 parsed = self._parse_messages(messages)
-            self._commit_started = time.monotonic()
+            self._commit_started = self.clock.monotonic()
             with self.stats.duration("committer_commit_job"):
                 success = self._commit_job(parsed)
         except Exception as exc:
@@ -817,15 +817,16 @@ class BaseCommitter:
 
     def success_data(self, filenames: list[str], *, stage: str, success: bool = True,
                      task_stats: IOStatistics | None = None) -> SuccessData:
-        stats = IOStatistics()
+        stats = IOStatistics(self.clock)
         stats.aggregate(self.stats)
         stats.aggregate(task_stats)
         if stage == "committer_commit_job" and self._commit_started is not None:
             # this commit, timed up to now: _SUCCESS is written before the commit returns
-            stats.record_duration(stage, time.monotonic() - self._commit_started,
+            stats.record_duration(stage, self.clock.monotonic() - self._commit_started,
                                   failed=not success)
         return SuccessData(
             committer=self.name, job_id=self.job.id, job_id_source=self.job.job_id_source,
+            timestamp=self.clock.now_millis(),
             hostname=hostname(),
             description=f"zerorename {self.name} committer, job attempt {self.job.attempt}",
             success=success, filenames=filenames, stage=stage,
@@ -1017,7 +1018,7 @@ class S3ACommitter(BaseCommitter):
             raise JobFailedError(what, f"could not abort {len(outcome.failures)} upload(s) of "
                                        f"job {self.job.id} ({first}); its records are kept "
                                        f"under {self.layout.root} for a retry of abort_job")
-        delete_tree(self.records, self.layout.root, objects=records.objects,
+        delete_tree(self.records, self.layout.root, listed_urls=records.urls,
                     known=[self.layout.marker])
         self._sweep_root(set(), passes=2)
 
@@ -1027,7 +1028,7 @@ class S3ACommitter(BaseCommitter):
         but cannot close, the window of a process that keeps writing after its job ended."""
         for _ in range(passes):
             records = scan_job(self.records, self.layout.root)
-            if not records.objects:
+            if not records.urls:
                 return
             with self.executor("sweep") as pool:
                 outcome = abort_owned(self.store, records, pool, dest=self.dest,
@@ -1035,7 +1036,7 @@ class S3ACommitter(BaseCommitter):
             self.stats.incr("committer_commits_aborted", outcome.aborted)
             if outcome.failures:
                 return  # keep the records for a later abort_job
-            delete_tree(self.records, self.layout.root, objects=records.objects)
+            delete_tree(self.records, self.layout.root, listed_urls=records.urls)
 
     def _abort_local(self) -> None:
         """Remove local data of this job in this process (staging committers)."""
@@ -1050,7 +1051,7 @@ class S3ACommitter(BaseCommitter):
             job_id=self.job.id, commits=commits,
             extra_data={
                 TASK_ATTEMPT_ID: task.attempt_id, TASK_NAME_KEY: task.task_name,
-                TASK_ATTEMPT_NUMBER_KEY: str(task.attempt), SAVED_KEY: str(now_millis()),
+                TASK_ATTEMPT_NUMBER_KEY: str(task.attempt), SAVED_KEY: str(self.clock.now_millis()),
                 "zerorename.committer": self.name,
             },
             iostatistics=stats,

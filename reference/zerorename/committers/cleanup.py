@@ -54,10 +54,14 @@ _DELETE_BATCH = 1000
 
 @dataclass
 class JobRecords:
-    """Everything under one job root, classified by task attempt."""
+    """Everything under one job root, classified by task attempt.
+
+    Only URLs are kept (each string shared by ``urls`` and its class), not the listing's
+    :class:`ObjectInfo`: a job of 10,000 magic tasks has ~30,000 records, and job commit
+    needs their names, not their sizes or etags."""
 
     root: str
-    objects: list[ObjectInfo] = field(default_factory=list)
+    urls: list[str] = field(default_factory=list)
     pendingsets: dict[str, list[str]] = field(default_factory=dict)
     pendings: dict[str, list[str]] = field(default_factory=dict)
     intents: dict[str, list[str]] = field(default_factory=dict)
@@ -65,10 +69,6 @@ class JobRecords:
     @property
     def attempts(self) -> set[str]:
         return set(self.pendingsets) | set(self.pendings) | set(self.intents)
-
-    @property
-    def urls(self) -> list[str]:
-        return [o.url for o in self.objects]
 
     def pendingsets_of_job_attempt(self, job_attempt: int) -> list[str]:
         """The ``.pendingset`` files saved under job attempt ``job_attempt``."""
@@ -97,16 +97,17 @@ def scan_job(store: Store, root: str) -> JobRecords:
     """List ``root`` (as a directory) and classify the upload records found there."""
     records = JobRecords(root=root)
     for info in list_dir(store, root):
-        records.objects.append(info)
-        attempt = _attempt_of(root, info.url)
+        url = info.url
+        records.urls.append(url)
+        attempt = _attempt_of(root, url)
         if attempt is None:
             continue
-        if info.url.endswith(PENDINGSET):
-            records.pendingsets.setdefault(attempt, []).append(info.url)
-        elif info.url.endswith(PENDING):
-            records.pendings.setdefault(attempt, []).append(info.url)
-        elif info.url.endswith(INTENT):
-            records.intents.setdefault(attempt, []).append(info.url)
+        if url.endswith(PENDINGSET):
+            records.pendingsets.setdefault(attempt, []).append(url)
+        elif url.endswith(PENDING):
+            records.pendings.setdefault(attempt, []).append(url)
+        elif url.endswith(INTENT):
+            records.intents.setdefault(attempt, []).append(url)
     return records
 
 
@@ -281,15 +282,17 @@ def sweep_keys(store: Store, urls: Iterable[str], *, dest: str,
 
 
 def delete_tree(store: Store, directory: str, *, objects: Sequence[ObjectInfo] | None = None,
-                known: Iterable[str] = ()) -> int:
+                listed_urls: Sequence[str] | None = None, known: Iterable[str] = ()) -> int:
     """Delete every object under ``directory`` (a directory: ``out/`` never ``out10/``).
 
-    ``objects`` reuses a listing already made; ``known`` adds URLs the caller knows exist
-    (deleted in the same batches, so a listing that lags — eventually consistent stores —
-    cannot hide them).  Returns the number of *listed* objects deleted.
+    ``objects`` or ``listed_urls`` reuses a listing already made; ``known`` adds URLs the
+    caller knows exist (deleted in the same batches, so a listing that lags — eventually
+    consistent stores — cannot hide them).  Returns the number of *listed* objects deleted.
     """
-    listed = [o.url for o in (objects if objects is not None else list_dir(store, directory))
-              if is_under(o.url, directory)]
+    if listed_urls is None:
+        source = objects if objects is not None else list_dir(store, directory)
+        listed_urls = [o.url for o in source]
+    listed = [u for u in listed_urls if is_under(u, directory)]
     urls = sorted({*listed, *(u for u in known if is_under(u, directory))})
     for start in range(0, len(urls), _DELETE_BATCH):
         store.delete_many(urls[start : start + _DELETE_BATCH])

@@ -160,7 +160,7 @@ class RenameCommitter(BaseCommitter):
         """Write _SUCCESS (with the tasks' statistics when their messages carry them) and
         delete the job's temporary tree."""
         self.stats.incr("committer_jobs_completed")
-        task_stats = IOStatistics()
+        task_stats = IOStatistics(self.clock)
         for msg in messages or []:
             task_stats.aggregate(msg.iostatistics)
         success = self.success_data(filenames.names, stage="committer_commit_job",

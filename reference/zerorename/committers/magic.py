@@ -86,7 +86,7 @@ class MagicFile(OutputFile):
             self._buf = bytearray()
             commit = SinglePendingCommit.create(
                 self.url, self.upload_id, self._etags, self._pos, job_id=self.committer.job_id,
-                task_id=self.task.attempt_id)
+                task_id=self.task.attempt_id, now=self.committer.clock.now_millis())
             self.store.put(self.record + PENDING, commit.to_bytes())
         except Exception:
             try:
@@ -131,7 +131,7 @@ class MagicCommitter(S3ACommitter):
         final = dest_url(self.dest, rel)
         record = f"{self._work_path(task)}/{rel}"
         intent = UploadIntent(job_id=self.job_id, task_attempt_id=task.attempt_id,
-                              uris=[encode_url(final)])
+                              uris=[encode_url(final)], created=self.clock.now_millis())
         self.store.put(record + INTENT, intent.to_bytes())
         upload_id = self.store.create_multipart(final)
         self.stats.incr("committer_magic_files_created")

@@ -29,7 +29,7 @@ from zerorename.committers.base import check_destination, dest_url
 from zerorename.committers.fileoutput import RenameCommitter
 from zerorename.context import TaskContext
 from zerorename.errors import CommitError
-from zerorename.formats import DirEntry, FileEntry, SuccessData, TaskManifest, now_millis
+from zerorename.formats import DirEntry, FileEntry, SuccessData, TaskManifest
 from zerorename.messages import TaskCommitMessage
 from zerorename.stages import (
     SAVED_KEY,
@@ -85,7 +85,7 @@ class ManifestCommitter(RenameCommitter):
             task_attempt_id=task.attempt_id, task_attempt_dir=task_dir, files=files,
             directories=sorted(dirs.values(), key=lambda d: (d.level, d.dest)),
             extra_data={TASK_ATTEMPT_NUMBER_KEY: str(task.attempt),
-                        SAVED_KEY: str(now_millis()), "zerorename.committer": self.name},
+                        SAVED_KEY: str(self.clock.now_millis()), "zerorename.committer": self.name},
             iostatistics=stats,
         )
         url = self.layout.manifest(task.attempt_id)

@@ -45,7 +45,7 @@ from zerorename.committers.base import (
 from zerorename.committers.cleanup import abort_quietly
 from zerorename.context import JobContext, TaskContext
 from zerorename.errors import CommitError, ConflictError, NotFoundError
-from zerorename.formats import SinglePendingCommit, UploadIntent, encode_url, now_millis
+from zerorename.formats import SinglePendingCommit, UploadIntent, encode_url
 from zerorename.messages import TaskCommitMessage
 from zerorename.stages import Loaded, StageContext
 from zerorename.store import Store, list_dir
@@ -317,14 +317,15 @@ class StagingCommitter(S3ACommitter):
         intent_url = self.layout.task_intent(task.attempt_id)
         if entries:
             intent = UploadIntent(job_id=self.job_id, task_attempt_id=task.attempt_id,
-                                  uris=[encode_url(u) for _r, _s, u in entries])
+                                  uris=[encode_url(u) for _r, _s, u in entries],
+                                  created=self.clock.now_millis())
             self.records.put(intent_url, intent.to_bytes())
         started: dict[str, str] = {}
         lock = threading.Lock()
 
         def upload(entry: tuple[str, int, str]) -> SinglePendingCommit:
             rel, size, final = entry
-            created = now_millis()
+            created = self.clock.now_millis()
             upload_id = self.store.create_multipart(final)
             with lock:
                 started[upload_id] = final
@@ -332,7 +333,8 @@ class StagingCommitter(S3ACommitter):
                      for number, chunk in enumerate(area.read_parts(rel, self.part_size), 1)]
             self.stats.incr("committer_bytes_uploaded", size)
             return SinglePendingCommit.create(final, upload_id, etags, size, job_id=self.job_id,
-                                              task_id=task.attempt_id, created=created)
+                                              task_id=task.attempt_id, created=created,
+                                              now=self.clock.now_millis())
 
         try:
             with self.executor("upload") as pool:

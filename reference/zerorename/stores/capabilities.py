@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
 from zerorename.errors import StoreError
 from zerorename.store import StoreCapabilities
@@ -153,6 +153,11 @@ def probe_capabilities(
                 f"s3://{bucket}/{probe.base}", f"capability probe failed: {_describe(exc)}",
                 code=str(exc.response.get("Error", {}).get("Code", "")), status=_status(exc),
             ) from exc
+        except BotoCoreError as exc:  # refused before sending (bad bucket name), no network
+            detail = " ".join(str(exc).split())
+            raise StoreError(f"s3://{bucket}/{probe.base}",
+                             f"capability probe failed: {type(exc).__name__}: {detail}",
+                             code=type(exc).__name__) from exc
         _CACHE[endpoint] = result
         return result
 

@@ -36,12 +36,20 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 import boto3
 import botocore.session
 from botocore.config import Config
-from botocore.exceptions import ClientError, HTTPClientError
+from botocore.exceptions import (
+    BotoCoreError,
+    ChecksumError,
+    ClientError,
+    FlexibleChecksumError,
+    HTTPClientError,
+    IncompleteReadError,
+)
 from botocore.exceptions import ConnectionError as BotoConnectionError
 from botocore.loaders import Loader, create_loader
 
 from zerorename.errors import (
     BadURLError,
+    ClientSideError,
     NotFoundError,
     PreconditionFailedError,
     StoreError,
@@ -62,7 +70,8 @@ from zerorename.urls import dir_prefix, is_under, parse_url
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
 
-__all__ = ["S3Store", "make_s3_client", "rename_by_copy", "translate_client_error"]
+__all__ = ["S3Store", "make_s3_client", "rename_by_copy", "translate_botocore_error",
+           "translate_client_error"]
 
 T = TypeVar("T")
 
@@ -99,6 +108,26 @@ def translate_client_error(exc: ClientError, url: str, op: str) -> StoreError:
     if status == 503 or code in _THROTTLE_CODES:
         return ThrottledError(url, reason)
     return StoreError(url, reason, code=code, status=status)
+
+
+#: botocore errors raised while a response was being read: the request was sent, the answer
+#: arrived damaged or incomplete — transient, as a dropped connection is.
+_TRANSIENT_BOTOCORE = (BotoConnectionError, HTTPClientError, IncompleteReadError, ChecksumError,
+                       FlexibleChecksumError)
+
+
+def translate_botocore_error(exc: BotoCoreError, url: str, op: str) -> StoreError:
+    """A botocore error raised *before* or *around* the HTTP exchange (not a ClientError) as a
+    :mod:`zerorename.errors` class naming ``url``: connection and damaged-response failures
+    are transient (code ``ConnectionError``, retried); anything else — parameter validation
+    such as an invalid bucket name, missing credentials or region — is a
+    :class:`ClientSideError` (never retried) whose reason is botocore's own message."""
+    if isinstance(exc, _TRANSIENT_BOTOCORE):
+        return StoreError(url, f"{op} failed: {type(exc).__name__}: {exc}",
+                          code="ConnectionError")
+    detail = " ".join(str(exc).split())  # botocore's messages span lines
+    return ClientSideError(url, f"{op} refused by the S3 client before sending: {detail}",
+                           code=type(exc).__name__)
 
 
 def _per_key_error(url: str, code: str, message: str) -> StoreError:
@@ -250,9 +279,8 @@ class S3Store:
                 return fn()
             except ClientError as exc:
                 raise translate_client_error(exc, url, op) from exc
-            except (BotoConnectionError, HTTPClientError) as exc:
-                raise StoreError(url, f"{op} failed: {type(exc).__name__}: {exc}",
-                                 code="ConnectionError") from exc
+            except BotoCoreError as exc:
+                raise translate_botocore_error(exc, url, op) from exc
 
         return self.retry.call(attempt)
 
