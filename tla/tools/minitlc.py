@@ -270,9 +270,22 @@ BINOPS = {"=", "#", "/=", "\\in", "\\notin", "\\subseteq", "\\cup", "\\cap", "\\
           "*", "<", ">", "<=", "=<", "\\leq", ">=", "\\geq", "..", ":>", "@@", "\\o"}
 
 
+_PARSED: dict[tuple[str, str], Any] = {}
+
+
 def parse_file(path: str) -> Any:
+    """The normalized syntax tree of the module at `path`.  Trees are immutable, and the
+    parser takes seconds per module, so a tree is kept for as long as the text is the same
+    (every Checker of a test session parses the same five modules)."""
     with open(path, encoding="utf-8") as fh:
         text = fh.read()
+    key = (os.path.abspath(path), text)
+    if key not in _PARSED:
+        _PARSED[key] = _parse_text(path, text)
+    return _PARSED[key]
+
+
+def _parse_text(path: str, text: str) -> Any:
     buf = io.StringIO()
     try:
         with redirect_stdout(buf):  # the parser prints its stacks on errors
@@ -1238,13 +1251,17 @@ def cfg_value(text: str, name: str) -> Any:
 
 
 class Checker:
-    def __init__(self, tla_path: str, cfg_path: str) -> None:
+    def __init__(self, tla_path: str, cfg_path: str, deadlock: bool | None = None) -> None:
+        """`deadlock=False` is TLC's ``-deadlock`` flag (a state without successors is not an
+        error); None keeps what the cfg says (CHECK_DEADLOCK, default TRUE as in TLC)."""
         directory = os.path.dirname(os.path.abspath(tla_path))
         self.loader = Loader(directory)
         name = os.path.splitext(os.path.basename(tla_path))[0]
         self.module = self.loader.load(name)
         with open(cfg_path, encoding="utf-8") as fh:
             self.cfg = parse_cfg(fh.read())
+        if deadlock is not None:
+            self.cfg["deadlock"] = deadlock
         self.root = Scope(self.module, None, None)
         consts: dict = {}
         for cname, (kind_, text) in self.cfg["constants"].items():
@@ -1376,14 +1393,114 @@ class Checker:
             prev = st
 
 
+def _group_key(checker: Checker) -> tuple:
+    cfg = checker.cfg
+    return (checker.module.name, tuple(sorted((k, repr(v)) for k, v in checker.consts.items())),
+            cfg["spec"], cfg["init"], cfg["next"], cfg["deadlock"], tuple(cfg["constraints"]))
+
+
+def check_group(tla_path: str, cfg_paths: list[str], max_states: int | None = None,
+                deadlock: bool | None = None) -> dict[str, tuple[int, str]]:
+    """Check several .cfg files of one module that differ only in their INVARIANTS, with
+    one breadth-first search instead of one each; return {cfg path: (exit code, output)}.
+
+    Why this gives each cfg the result a run of its own gives: the state graph, and the
+    order in which a breadth-first search meets its states, do not depend on the
+    invariants.  A cfg's result is fixed at the first state (in that order) that breaks one
+    of its invariants — the state a run of its own would stop at, with the same trace and
+    the same count of distinct states — or, if no state does, by the whole graph.  The
+    search stops once every cfg has its result.  TEMPORAL properties are skipped, as in
+    :meth:`Checker.run`."""
+    checkers = {p: Checker(tla_path, p, deadlock=deadlock) for p in cfg_paths}
+    first = checkers[cfg_paths[0]]
+    for path, checker in checkers.items():
+        if _group_key(checker) != _group_key(first):
+            raise EvalError(f"{path} differs from {cfg_paths[0]} in more than its invariants")
+    t0 = time.time()
+    results: dict[str, tuple[int, str]] = {}
+    needed = {p: list(c.cfg["invariants"]) for p, c in checkers.items()}
+
+    def settle(st: dict, key: tuple, seen: dict) -> bool:
+        """Record every open cfg that `st` violates; True when none is left open."""
+        broken: dict[str, bool] = {}
+        for path in [p for p in needed if p not in results]:
+            for inv in needed[path]:
+                if inv not in broken:
+                    d = first.root.defs[inv]
+                    broken[inv] = not first.ev.truth(d.body, first.ctx(st))
+                if broken[inv]:
+                    out = io.StringIO()
+                    props = checkers[path].cfg["properties"]
+                    if props:
+                        print(f"Temporal properties not checked by this checker: "
+                              f"{', '.join(props)}", file=out)
+                    results[path] = (first.report(inv, key, seen, out, t0), out.getvalue())
+                    break
+        return len(results) == len(needed)
+
+    seen: dict[tuple, tuple | None] = {}
+    queue: deque = deque()
+    for st in first.ev.act(first.init, first.ctx({}, {}, init=True)):
+        if set(st) != set(first.vars):
+            raise EvalError(f"Init leaves {set(first.vars) - set(st)} undefined")
+        key = first.freeze(st)
+        if key not in seen:
+            seen[key] = None
+            queue.append(st)
+            if settle(st, key, seen):
+                return results
+    generated = 0
+    while queue:
+        st = queue.popleft()
+        key = first.freeze(st)
+        succ = first.ev.act(first.next, first.ctx(st, {}))
+        if not succ and first.cfg["deadlock"]:
+            out = io.StringIO()
+            print("Error: Deadlock reached.", file=out)
+            first.trace(key, seen, out)
+            for path in needed:
+                results.setdefault(path, (11, out.getvalue()))
+            return results
+        for nxt in succ:
+            generated += 1
+            if set(nxt) != set(first.vars):
+                raise EvalError(f"a step leaves {set(first.vars) - set(nxt)} undefined")
+            k2 = first.freeze(nxt)
+            if k2 in seen:
+                continue
+            seen[k2] = key
+            if settle(nxt, k2, seen):
+                return results
+            if all(first.ev.truth(first.root.defs[c].body, first.ctx(nxt))
+                   for c in first.cfg["constraints"]):
+                queue.append(nxt)
+            if max_states and len(seen) >= max_states:
+                for path in needed:
+                    results.setdefault(path, (75, f"Stopped: more than {max_states} "
+                                                 f"distinct states."))
+                return results
+    for path in needed:
+        if path not in results:
+            props = checkers[path].cfg["properties"]
+            skipped = (f"Temporal properties not checked by this checker: {', '.join(props)}\n"
+                       if props else "")
+            results[path] = (0, f"{skipped}Model checking completed. No error has been found.\n"
+                                f"{generated} states generated, {len(seen)} distinct states "
+                                f"found, 0 states left on queue. ({time.time() - t0:.1f}s)\n")
+    return results
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-config", required=True)
     ap.add_argument("-max-states", type=int, default=None)
+    ap.add_argument("-deadlock", action="store_true",
+                    help="do not report deadlock (as TLC's -deadlock)")
     ap.add_argument("spec")
     a = ap.parse_args(argv)
     try:
-        return Checker(a.spec, a.config).run(a.max_states)
+        return Checker(a.spec, a.config, deadlock=False if a.deadlock else None).run(
+            a.max_states)
     except EvalError as exc:
         print(f"Error: {exc}")
         return 150
