@@ -1,30 +1,21 @@
 """Abort and cleanup: nothing of an aborted job remains, and nothing of *another* job is
 touched — adjacent destinations (dataset1/dataset10), or the same destination."""
 
-# ruff: noqa: F811 - pytest fixtures come from conftest_helpers and are parameters here
-
 from __future__ import annotations
 
 import pytest
 
 import zerorename as zr
 
-from .conftest_helpers import (  # noqa: F401 - fixtures
+from .conftest_helpers import (
     ALL,
     ON_S3,
     S3A,
     Env,
     FaultyStore,
     SimulatedCrash,
-    backend_env,
     committer_backends,
-    env,
-    env_with_rgw,
-    local_env,
-    moto_env,
-    no_leaked_threads,
     options,
-    rgw_env,
     run_job,
 )
 

@@ -1,7 +1,5 @@
 """The reference API contract (DESIGN.md) end to end, for every committer and backend."""
 
-# ruff: noqa: F811 - pytest fixtures come from conftest_helpers and are parameters here
-
 from __future__ import annotations
 
 import json
@@ -11,14 +9,10 @@ import pytest
 import zerorename as zr
 from zerorename.formats import SUCCESS_NAME
 
-from .conftest_helpers import (  # noqa: F401 - fixtures
+from .conftest_helpers import (
     S3A,
     Env,
-    backend_env,
     committer_backends,
-    local_env,
-    moto_env,
-    no_leaked_threads,
     options,
     run_job,
 )

@@ -2,8 +2,6 @@
 duplicate destinations.  Each fails with a CommitError subclass naming the path and the
 reason, before anything is published, and the job's uploads are aborted."""
 
-# ruff: noqa: F811 - pytest fixtures come from conftest_helpers and are parameters here
-
 from __future__ import annotations
 
 import json
@@ -15,13 +13,9 @@ import pytest
 import zerorename as zr
 from zerorename.formats import SinglePendingCommit
 
-from .conftest_helpers import (  # noqa: F401 - fixtures
+from .conftest_helpers import (
     Env,
     FaultyStore,
-    env,
-    local_env,
-    moto_env,
-    no_leaked_threads,
     options,
     run_job,
 )

@@ -11,8 +11,6 @@ Cost: about 10 s in all — the exploration test ~6 s, the moto tests ~1 s, the 
 milliseconds on the model store.
 """
 
-# ruff: noqa: F811 - pytest fixtures come from conftest_helpers and are parameters here
-
 from __future__ import annotations
 
 import json
@@ -30,7 +28,7 @@ from zerorename_model.explore import explore
 from zerorename_model.stores import ModelStore
 from zerorename_model.verdicts import SCOPES
 
-from .conftest_helpers import Env, moto_env, options, run_job  # noqa: F401 - fixtures
+from .conftest_helpers import Env, options, run_job
 
 FIXED = 1_234_567_890_123
 JOB_ID = "clock-job"

@@ -2,8 +2,6 @@
 intents, pendingsets and the job marker live on a consistent store shared by driver and tasks,
 so job commit and abort never depend on listing (or reading back) the destination store."""
 
-# ruff: noqa: F811 - pytest fixtures come from conftest_helpers and are parameters here
-
 from __future__ import annotations
 
 from pathlib import Path
@@ -15,12 +13,7 @@ import zerorename as zr
 from zerorename.errors import CommitError
 from zerorename.store import ListPage, Store, list_dir
 
-from .conftest_helpers import (  # noqa: F401 - fixtures
-    Env,
-    local_env,
-    no_leaked_threads,
-    options,
-)
+from .conftest_helpers import Env, options
 
 pytestmark = pytest.mark.usefixtures("no_leaked_threads")
 

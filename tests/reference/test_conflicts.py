@@ -1,24 +1,12 @@
 """Staging committers' conflict modes (fs.s3a.committer.staging.conflict-mode)."""
 
-# ruff: noqa: F811 - pytest fixtures come from conftest_helpers and are parameters here
-
 from __future__ import annotations
 
 import pytest
 
 import zerorename as zr
 
-from .conftest_helpers import (  # noqa: F401 - fixtures
-    Env,
-    env,
-    env_with_rgw,
-    local_env,
-    moto_env,
-    no_leaked_threads,
-    options,
-    rgw_env,
-    run_job,
-)
+from .conftest_helpers import Env, options, run_job
 
 pytestmark = pytest.mark.usefixtures("no_leaked_threads")
 

@@ -13,8 +13,6 @@ from zerorename.context import Options
 from zerorename.executor import THREAD_PREFIX, BoundedExecutor, thread_count
 from zerorename.stats import IOStatistics
 
-from .conftest_helpers import no_leaked_threads  # noqa: F401 - fixture
-
 pytestmark = pytest.mark.usefixtures("no_leaked_threads")
 
 

@@ -1,7 +1,5 @@
 """Transient and permanent store failures, progress reporting and threading."""
 
-# ruff: noqa: F811 - pytest fixtures come from conftest_helpers and are parameters here
-
 from __future__ import annotations
 
 import threading
@@ -11,13 +9,9 @@ import pytest
 
 import zerorename as zr
 
-from .conftest_helpers import (  # noqa: F401 - fixtures
+from .conftest_helpers import (
     Env,
     FaultyStore,
-    env,
-    local_env,
-    moto_env,
-    no_leaked_threads,
     options,
     run_job,
 )

@@ -1,7 +1,5 @@
 """Persistent formats: Hadoop field names, round trips, and validation on load."""
 
-# ruff: noqa: F811 - pytest fixtures come from conftest_helpers and are parameters here
-
 from __future__ import annotations
 
 import json
@@ -25,7 +23,7 @@ from zerorename.formats import (
 )
 from zerorename.messages import TaskCommitMessage
 
-from .conftest_helpers import Env, local_env, options, run_job  # noqa: F401 - fixtures
+from .conftest_helpers import Env, run_job
 
 
 def _commit(key: str = "out/part-0000", **over: Any) -> SinglePendingCommit:

@@ -1,7 +1,5 @@
 """The manifest committer's stages and options (Hadoop's manifest committer suites)."""
 
-# ruff: noqa: F811 - pytest fixtures come from conftest_helpers and are parameters here
-
 from __future__ import annotations
 
 import pytest
@@ -10,12 +8,9 @@ import zerorename as zr
 from zerorename.errors import StoreError
 from zerorename.urls import join
 
-from .conftest_helpers import (  # noqa: F401 - fixtures
+from .conftest_helpers import (
     Env,
     FaultyStore,
-    local_env,
-    moto_env,
-    no_leaked_threads,
     options,
     run_job,
 )

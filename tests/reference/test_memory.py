@@ -9,8 +9,6 @@ of a Hadoop-protocol magic commit on an in-memory store.
 Cost: ~5 s (the memory bound prepares 350 one-file tasks and commits them under tracemalloc).
 """
 
-# ruff: noqa: F811 - pytest fixtures come from conftest_helpers and are parameters here
-
 from __future__ import annotations
 
 import json
@@ -22,7 +20,7 @@ import zerorename as zr
 from zerorename.committers.cleanup import scan_job
 from zerorename.formats import PendingSet, SuccessData, TaskManifest
 
-from .conftest_helpers import Env, local_env, options, run_job  # noqa: F401 - fixtures
+from .conftest_helpers import Env, options, run_job
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -1,7 +1,5 @@
 """Awkward paths and sizes around the part boundary, for every committer."""
 
-# ruff: noqa: F811 - pytest fixtures come from conftest_helpers and are parameters here
-
 from __future__ import annotations
 
 import math
@@ -10,18 +8,13 @@ import pytest
 
 import zerorename as zr
 
-from .conftest_helpers import (  # noqa: F401 - fixtures
+from .conftest_helpers import (
     PART,
     RGW,
     Env,
     FaultyStore,
-    backend_env,
     committer_backends,
-    local_env,
-    moto_env,
-    no_leaked_threads,
     options,
-    rgw_env,
     run_job,
 )
 

@@ -1,8 +1,6 @@
 """Spark's protocol (commit exactly these messages) versus Hadoop's (discover in the store),
 duplicate task attempts, and job recovery."""
 
-# ruff: noqa: F811 - pytest fixtures come from conftest_helpers and are parameters here
-
 from __future__ import annotations
 
 import pytest
@@ -10,17 +8,12 @@ import pytest
 import zerorename as zr
 from zerorename.store import list_dir
 
-from .conftest_helpers import (  # noqa: F401 - fixtures
+from .conftest_helpers import (
     ALL,
     S3A,
     Env,
-    backend_env,
     committer_backends,
-    local_env,
-    moto_env,
-    no_leaked_threads,
     options,
-    rgw_env,
     run_job,
 )
 
