@@ -54,14 +54,12 @@ PAPER = HERE / "zerorename.md"
 PLACEHOLDERS = ("{{VERDICT_MATRIX}}", "{{TABLEV}}", "{{DIFFERENCES}}", "{{EXPLORED}}")
 
 #: runs per scope (a scope is enumerated completely when it has fewer schedules than this, which
-#: makes a ``holds`` a proof within the scope); ``seconds`` is deliberately out of reach so that
-#: results do not depend on the machine's speed.  No hypothesis sampling of the scopes cut short:
-#: when it finds a violation its shrinking has no run bound (minutes per cell), which would make
-#: the total time unpredictable; a cut-off scope is reported ``holds*`` instead.
-PAPER_BUDGET = {"max_runs": 4000, "seconds": 1e9, "hypothesis_examples": 0}
-#: a second pass for every (committer, store) pair that no scope violated but some scope was cut
-#: off in: more runs there can only turn a ``holds*`` into a proof or find a violation
-DEEP_BUDGET = {"max_runs": 10000, "seconds": 1e9, "hypothesis_examples": 0}
+#: makes a ``holds`` a proof within the scope); no wall-clock limit, so that results do not depend
+#: on the machine's speed, and no hypothesis sampling: a scope cut off is reported ``holds*``.
+PAPER_BUDGET = {"max_runs": 4000, "seconds": None, "hypothesis_examples": 0}
+#: a second pass for every ``holds*`` cell (no violation found, some scope cut off): more runs
+#: there can only turn it into a proof or find a violation
+DEEP_BUDGET = {"max_runs": 20000, "seconds": None, "hypothesis_examples": 0}
 #: the VIII.C probe's scopes are few: explore them as far as the second pass does
 RACE_MAX_RUNS = DEEP_BUDGET["max_runs"]
 TABLEV_MAX_RUNS = 4000
@@ -220,37 +218,35 @@ def _rel(path: str | Path | None) -> str | None:
 def compute_matrix(budget: dict[str, Any], workers: int, progress: Callable[[str], None],
                    committers: Sequence[str] | None = None,
                    ) -> tuple[list[dict[str, Any]], list[list[str]]]:
-    """The matrix at ``budget``, then the undecided pairs again at :data:`DEEP_BUDGET`;
-    returns the cells and the pairs explored twice."""
-    from zerorename_model.verdicts import Budget, matrix
+    """The matrix at ``budget``, then every ``holds*`` cell again at :data:`DEEP_BUDGET`;
+    returns the cells and the (committer, store) pairs explored twice."""
+    from zerorename_model.verdicts import Budget, decide_job, matrix, model_resolver
 
-    def run(names: Sequence[str] | None, stores: Sequence[str] | None,
-            spend: dict[str, Any]) -> list[dict[str, Any]]:
-        return matrix(names, stores, quick=False, budget=Budget(**spend), traces=str(TRACES),
-                      workers=workers, progress=progress)
-
-    cells = run(committers, None, budget)
-    deepened = undecided_pairs(cells) if DEEP_BUDGET["max_runs"] > budget["max_runs"] else []
-    for committer in dict.fromkeys(c for c, _s in deepened):
-        stores = [s for c, s in deepened if c == committer]
-        progress(f"again with {DEEP_BUDGET['max_runs']} runs per scope: {committer} on "
-                 f"{', '.join(stores)}")
-        again = {(c["store"], c["property"]): c for c in run([committer], stores, DEEP_BUDGET)}
-        cells = [again.get((c["store"], c["property"]), c) if c["committer"] == committer
-                 else c for c in cells]
+    cells = matrix(committers, None, quick=False, budget=Budget(**budget), traces=str(TRACES),
+                   workers=workers, progress=progress)
+    deepened = undecided_cells(cells) if DEEP_BUDGET["max_runs"] > budget["max_runs"] else {}
+    jobs = [(c, s, tuple(props), Budget(**DEEP_BUDGET), str(TRACES), model_resolver)
+            for (c, s), props in deepened.items()]
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        for (c, s, *_rest), again in zip(jobs, pool.map(decide_job, jobs), strict=True):
+            progress(f"again with {DEEP_BUDGET['max_runs']} runs per scope: {c} on {s}: "
+                     + ", ".join(f"{x['property']}={kind(x)}" for x in again))
+            fresh = {x["property"]: x for x in again}
+            cells = [fresh.get(x["property"], x) if (x["committer"], x["store"]) == (c, s)
+                     else x for x in cells]
     for cell in cells:
         cell["trace"] = _rel(cell["trace"])
         _drop_seconds(cell["explored"])
     return cells, [list(pair) for pair in deepened]
 
 
-def undecided_pairs(cells: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
-    """(committer, store) pairs with no violated cell and at least one ``holds*`` cell."""
+def undecided_cells(cells: Sequence[dict[str, Any]]) -> dict[tuple[str, str], list[str]]:
+    """The ``holds*`` cells (no violation found, a scope cut off), by (committer, store)."""
     pairs: dict[tuple[str, str], list[str]] = {}
     for cell in cells:
-        pairs.setdefault((cell["committer"], cell["store"]), []).append(kind(cell))
-    return [pair for pair, kinds in pairs.items()
-            if "violated" not in kinds and "holds*" in kinds]
+        if kind(cell) == "holds*":
+            pairs.setdefault((cell["committer"], cell["store"]), []).append(cell["property"])
+    return pairs
 
 
 def _drop_seconds(explored: dict[str, Any]) -> None:
@@ -512,8 +508,9 @@ def _deepened(results: dict[str, Any]) -> str:
     for committer, store in pairs:
         by_committer.setdefault(committer, []).append(store)
     listed = "; ".join(f"`{c}` on {', '.join(stores)}" for c, stores in by_committer.items())
-    return (f"Every pair that no scope violated but some scope was cut off in was explored again "
-            f"with at most **{results['deep_budget']['max_runs']} runs per scope**: {listed}. ")
+    return (f"Every cell that held in the scopes explored but with some scope cut off was explored "
+            f"again with at most **{results['deep_budget']['max_runs']} runs per scope**: "
+            f"{listed}. ")
 
 
 def _bool(value: bool | None) -> str:
