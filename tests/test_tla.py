@@ -302,6 +302,11 @@ def test_scope_verdict_reads_the_witness_scope() -> None:
     assert compare_model.scope_verdict(verdicts, "x", "s", "q", ["c"]).verdict == "holds"
     assert compare_model.scope_verdict(verdicts, "x", "s", "q", ["a"]).verdict == \
         "not checked"
+    # a violated cell that records the scopes explored before its witness (and whether each
+    # was enumerated completely) gives those scopes' own verdicts
+    verdicts["cells"][0]["explored"]["scopes"] = [{"scope": "a", "complete": True},
+                                                  {"scope": "b", "complete": False}]
+    assert compare_model.scope_verdict(verdicts, "x", "s", "p", ["a"]).verdict == "holds"
 
 
 def test_a_consistent_witness_replays_on_the_lagging_profile() -> None:

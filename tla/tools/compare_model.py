@@ -105,11 +105,15 @@ def scope_verdict(verdicts: dict[str, Any], committer: str, store: str, prop: st
     explored = cell["explored"]
     if cell["verdict"] == VIOLATED:
         witness = explored["scope"]
+        # the scopes explored up to the witness, with their completeness (older results do not
+        # record it: a scope before the witness then counts as sampled)
+        before = {s["scope"]: s for s in explored.get("scopes", [])}
         for scope in checking:
             position, at = order.index(scope["name"]), order.index(witness)
-            # before the witness: no violation found, completeness not recorded
+            held = before.get(scope["name"], {}).get("complete")
             per_scope[scope["name"]] = (VIOLATED if position == at else
-                                        HOLDS_SAMPLED if position < at else NOT_EXPLORED)
+                                        (HOLDS if held else HOLDS_SAMPLED) if position < at
+                                        else NOT_EXPLORED)
     else:
         done = {s["scope"]: s for s in explored["scopes"]}
         for scope in checking:
