@@ -32,6 +32,9 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "reference"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from moto_child import MotoServer  # noqa: E402
 
 from zerorename.store import Store  # noqa: E402
 from zerorename.stores import LocalStore, S3Store, make_s3_client  # noqa: E402
@@ -102,40 +105,6 @@ def bench_store(store: Store, base: str, n: int, cap_s: float) -> dict[str, Any]
         results[f"{threads}_thread{'s' if threads > 1 else ''}"] = {"put": put, "get": get}
     results["request_counts"] = store.request_counts()
     return results
-
-
-_MOTO_CHILD = """
-import logging, sys
-logging.getLogger("werkzeug").setLevel(logging.ERROR)
-from moto.server import ThreadedMotoServer
-server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-server.start()
-print("%s:%d" % server.get_host_and_port(), flush=True)
-sys.stdin.read()          # until the parent closes our stdin
-server.stop()
-"""
-
-
-def start_moto() -> tuple[subprocess.Popen[str], str]:
-    """ThreadedMotoServer in a child process, so it does not share the client's GIL."""
-    proc = subprocess.Popen([sys.executable, "-c", _MOTO_CHILD], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    hostport = proc.stdout.readline().strip()
-    if not hostport:
-        proc.kill()
-        raise RuntimeError("moto server did not start")
-    return proc, f"http://{hostport}"
-
-
-def stop_moto(proc: subprocess.Popen[str]) -> None:
-    assert proc.stdin is not None
-    proc.stdin.close()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
 
 
 def start_rgw() -> tuple[dict[str, str] | None, str | None, str]:
@@ -212,13 +181,10 @@ def main() -> int:
         "load_average_at_start": list(os.getloadavg()),
         "backends": {},
     }
-    server, endpoint = start_moto()
-    try:
-        res = s3_run(endpoint, "testing", "testing", n, cap)
+    with MotoServer() as server:
+        res = s3_run(server.endpoint(), "testing", "testing", n, cap)
         res["server"] = "ThreadedMotoServer in a child process"
         report["backends"]["moto-server"] = res
-    finally:
-        stop_moto(server)
 
     if args.no_rgw:
         report["backends"]["rgw"] = {"skipped": "--no-rgw"}
