@@ -13,6 +13,9 @@ import json
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # a script beside its helpers
+import readme_block as _blocks
+
 TLA_DIR = Path(__file__).resolve().parent.parent
 BEGIN = "<!-- expected-table:begin -->"
 END = "<!-- expected-table:end -->"
@@ -57,15 +60,12 @@ def block() -> str:
 
 
 def readme_block(text: str) -> str:
-    start, end = text.index(BEGIN), text.index(END) + len(END)
-    return text[start:end]
+    return _blocks.readme_block(text, BEGIN, END)
 
 
 def main(argv: list[str]) -> int:
     if "--write" in argv:
-        path = TLA_DIR / "README.md"
-        text = path.read_text(encoding="utf-8")
-        path.write_text(text.replace(readme_block(text), block()), encoding="utf-8")
+        _blocks.write_block(block(), BEGIN, END)
     else:
         print(block())
     return 0
