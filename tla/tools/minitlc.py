@@ -1316,53 +1316,12 @@ class Checker:
         return tuple(st[v] for v in self.vars)
 
     def run(self, max_states: int | None = None, out=sys.stdout) -> int:
-        t0 = time.time()
-        props = self.cfg["properties"]
-        if props:
-            print(f"Temporal properties not checked by this checker: {', '.join(props)}", file=out)
-        inits = self.ev.act(self.init, self.ctx({}, {}, init=True))
-        seen: dict[tuple, tuple | None] = {}
-        queue: deque = deque()
-        for st in inits:
-            if set(st) != set(self.vars):
-                raise EvalError(f"Init leaves {set(self.vars) - set(st)} undefined")
-            key = self.freeze(st)
-            if key not in seen:
-                seen[key] = None
-                queue.append(st)
-                bad = self.violated(st)
-                if bad:
-                    return self.report(bad, key, seen, out, t0)
-        generated = 0
-        while queue:
-            st = queue.popleft()
-            key = self.freeze(st)
-            succ = self.ev.act(self.next, self.ctx(st, {}))
-            if not succ and self.cfg["deadlock"]:
-                print("Error: Deadlock reached.", file=out)
-                self.trace(key, seen, out)
-                return 11
-            for nxt in succ:
-                generated += 1
-                if set(nxt) != set(self.vars):
-                    raise EvalError(f"a step leaves {set(self.vars) - set(nxt)} undefined")
-                k2 = self.freeze(nxt)
-                if k2 in seen:
-                    continue
-                seen[k2] = key
-                bad = self.violated(nxt)
-                if bad:
-                    return self.report(bad, k2, seen, out, t0)
-                if all(self.ev.truth(self.root.defs[c].body, self.ctx(nxt))
-                       for c in self.cfg["constraints"]):
-                    queue.append(nxt)
-                if max_states and len(seen) >= max_states:
-                    print(f"Stopped: more than {max_states} distinct states.", file=out)
-                    return 75
-        print(f"Model checking completed. No error has been found.\n"
-              f"{generated} states generated, {len(seen)} distinct states found, "
-              f"0 states left on queue. ({time.time() - t0:.1f}s)", file=out)
-        return 0
+        """Check this cfg alone: a breadth-first search of the state graph, stopping at the
+        first state that breaks an invariant (see :func:`_search`, which it shares with
+        :func:`check_group`).  Returns TLC's exit code and prints TLC-like output."""
+        code, text = _search({"cfg": self}, max_states)["cfg"]
+        out.write(text if text.endswith("\n") else text + "\n")
+        return code
 
     def violated(self, st: dict) -> str | None:
         for inv in self.cfg["invariants"]:
@@ -1416,6 +1375,14 @@ def check_group(tla_path: str, cfg_paths: list[str], max_states: int | None = No
     for path, checker in checkers.items():
         if _group_key(checker) != _group_key(first):
             raise EvalError(f"{path} differs from {cfg_paths[0]} in more than its invariants")
+    return _search(checkers, max_states)
+
+
+def _search(checkers: dict[str, Checker], max_states: int | None,
+            ) -> dict[str, tuple[int, str]]:
+    """The breadth-first search behind :meth:`Checker.run` and :func:`check_group`, for
+    checkers of one state graph; {name: (exit code, output)}."""
+    first = next(iter(checkers.values()))
     t0 = time.time()
     results: dict[str, tuple[int, str]] = {}
     needed = {p: list(c.cfg["invariants"]) for p, c in checkers.items()}
