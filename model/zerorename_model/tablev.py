@@ -33,7 +33,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from zerorename_model.choices import ScriptedChooser
 from zerorename_model.harness import Actor, Prune, Run, RunResult, hidden
 from zerorename_model.protocols import get
 from zerorename_model.scenario import Faults, Scenario
@@ -152,11 +151,11 @@ def wrapped(scenario: Scenario, factory: Any) -> Any:
 
 
 def replay(trace: list[dict[str, Any]], factory: Any = None) -> RunResult:
-    """Run a cell's trace again from its header and recorded choices (same wrapper)."""
-    scenario = Scenario.from_json(trace[0]["scenario"])
-    choices = [e["i"] for e in trace if e.get("t") == "choice"]
-    factory = wrapped(scenario, factory or get(scenario.committer))
-    return Run(scenario, factory).run(ScriptedChooser(choices))
+    """Run a cell's trace again from its header and recorded choices (same wrapper): the one
+    replay of :mod:`zerorename_model.trace`, which ``zerorename trace replay`` uses too."""
+    from zerorename_model.trace import run_recorded
+
+    return run_recorded(trace, factory, source="<Table V cell trace>")
 
 
 # -- the search ----------------------------------------------------------------------------------

@@ -10,12 +10,11 @@ state.  Replaying feeds the recorded choices back and checks the digest is the s
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from zerorename_model.choices import ScriptedChooser
 from zerorename_model.harness import Run, RunResult
 from zerorename_model.scenario import Scenario
 
@@ -72,6 +71,56 @@ def format_trace(events: list[dict[str, Any]], *, verbose: bool = False) -> str:
     return "\n".join(lines)
 
 
+class TraceDivergence(ValueError):
+    """Replaying a trace offered moves other than the recorded ones: the trace was written by
+    other code (another version of a committer, or a wrapper its header does not name), so its
+    choices no longer mean what they meant.  Names the trace, the step and both moves."""
+
+
+class _RecordedChooser:
+    """Answers with the recorded choices, checking at each step that the run offers what was
+    recorded (as many options, and the taken one described the same way).  An index alone
+    would silently steer a different run; the descriptions say where the two parted."""
+
+    def __init__(self, path: str, recorded: list[dict[str, Any]]) -> None:
+        self.path = path
+        self.recorded = recorded
+        self.position = 0
+
+    def choose(self, label: str, options: Sequence[str]) -> int:
+        if self.position >= len(self.recorded):
+            return 0  # past the recording (a trace cut short): the plainest move, as explore
+        event = self.recorded[self.position]
+        self.position += 1
+        index = int(event["i"])
+        offered = options[index] if 0 <= index < len(options) else None
+        if len(options) != event["n"] or offered != event["move"]:
+            shown = "; ".join(f"[{i}] {options[i]}" for i in range(len(options)))
+            raise TraceDivergence(
+                f"{self.path}: step {self.position}: recorded {event['move']!r} (option {index} "
+                f"of {event['n']}), but the replay offered {len(options)} option(s): {shown}")
+        return index
+
+
+def committer_factory(scenario: Scenario, factory: Any = None) -> Any:
+    """The committer a trace's header names: the registered protocol (or ``factory``), inside
+    the wrapper the scenario's options name, if any (Table V's probes make Direct ask to
+    commit; :data:`zerorename_model.tablev.WRAP_OPTION`)."""
+    from zerorename_model.protocols import get
+    from zerorename_model.tablev import wrapped
+
+    return wrapped(scenario, factory or get(scenario.committer))
+
+
+def run_recorded(events: list[dict[str, Any]], factory: Any = None,
+                 source: str = "<trace>") -> RunResult:
+    """Run a trace's scenario again with its recorded choices (raises
+    :class:`TraceDivergence` at the first step that differs from the recording)."""
+    scenario = Scenario.from_json(events[0]["scenario"])
+    chooser = _RecordedChooser(source, [e for e in events if e.get("t") == "choice"])
+    return Run(scenario, committer_factory(scenario, factory)).run(chooser)
+
+
 @dataclass
 class Replay:
     same: bool
@@ -82,11 +131,8 @@ class Replay:
 
 def replay(path: str | Path) -> Replay:
     """Re-run a trace's scenario with its recorded choices; compare final-state digests."""
-    from zerorename_model.protocols import get
-
     events = read_trace(path)
-    scenario = Scenario.from_json(events[0]["scenario"])
     ends = [e for e in events if e.get("t") == "end"]
     recorded = ends[-1]["digest"] if ends else ""
-    result = Run(scenario, get(scenario.committer)).run(ScriptedChooser(choices_of(events)))
+    result = run_recorded(events, source=str(path))
     return Replay(result.digest == recorded, recorded, result.digest, result)
