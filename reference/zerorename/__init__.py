@@ -42,6 +42,7 @@ from zerorename.formats import (
     read_success,
 )
 from zerorename.messages import TaskCommitMessage
+from zerorename.reader import committed_files
 from zerorename.retry import RetryPolicy
 from zerorename.stats import IOStatistics
 from zerorename.store import (
@@ -93,6 +94,7 @@ __all__ = [
     "UnsupportedOperationError",
     "UploadInfo",
     "__version__",
+    "committed_files",
     "create_committer",
     "list_all",
     "list_dir",

@@ -4,6 +4,7 @@
 name           what it is
 =============  ==================================================================================
 ``magic``      tasks stream multipart uploads to the final keys; job commit completes them (S3)
+``fenced``     as ``magic``, every commit decided by one conditional PUT (If-None-Match: *)
 ``directory``  tasks stage locally, upload at task commit; conflicts checked for the whole dest
 ``partitioned`` as ``directory``, conflicts checked per partition (in-place partition updates)
 ``manifest``   tasks write to a temp tree; job commit renames files listed in manifests (rename)
@@ -15,6 +16,7 @@ name           what it is
 from __future__ import annotations
 
 from zerorename.committers.base import BaseCommitter, OutputFile
+from zerorename.committers.fenced import FencedCommitter
 from zerorename.committers.fileoutput import FileOutputCommitterV1, FileOutputCommitterV2
 from zerorename.committers.magic import MagicCommitter
 from zerorename.committers.manifest import ManifestCommitter
@@ -31,6 +33,7 @@ __all__ = [
     "COMMITTERS",
     "BaseCommitter",
     "DirectoryStagingCommitter",
+    "FencedCommitter",
     "FileOutputCommitterV1",
     "FileOutputCommitterV2",
     "MagicCommitter",
@@ -46,6 +49,7 @@ COMMITTERS: dict[str, type[BaseCommitter]] = {
     "directory": DirectoryStagingCommitter,
     "partitioned": PartitionedStagingCommitter,
     "magic": MagicCommitter,
+    "fenced": FencedCommitter,
     "manifest": ManifestCommitter,
 }
 

@@ -91,7 +91,7 @@ DEFAULT_PART_SIZE = 16 << 20
 SUCCESS_MARKER = "_SUCCESS"
 #: Path elements that hold committer data; a task may not write output there.
 RESERVED_FIRST_ELEMENTS = ("_temporary",)
-RESERVED_PREFIXES = ("__magic", "__staging_job-")
+RESERVED_PREFIXES = ("__magic", "__staging_job-", "__fenced_job-")
 
 RETRY_LIMIT_OPTION = "fs.s3a.retry.limit"
 RETRY_INTERVAL_OPTION = "fs.s3a.retry.interval"

@@ -1,0 +1,812 @@
+"""The fenced committer: magic's uploads, with every commit decision made by one conditional PUT.
+
+Why it exists.  Every other S3 committer records a task commit with a plain PUT (or rename)
+whose *name* decides which attempt wins.  A task attempt that the driver has given up on (a
+network partition) can still finish its task commit afterwards, and the job commit then
+publishes that attempt's output — the race of the paper's Section VIII.C (HADOOP-17258 is the
+same family).  Here the store itself arbitrates: ``If-None-Match: *`` lets exactly one writer
+create a key, atomically, so
+
+* **task commit** is one conditional PUT of the task's record at a key named by the job, the
+  job attempt and the task — never the task *attempt*: the first attempt to commit a task wins,
+  every later one meets 412 and learns who won;
+* **job commit** is one conditional PUT of the job's commit record (every upload to complete)
+  at a key named by the job alone: that PUT is the commit point.  Whatever happens after it —
+  completing the uploads, ``_SUCCESS``, cleanup — a new job attempt finishes (rolls forward);
+  whatever happened before it, a new attempt undoes (rolls back).
+
+Layout, under ``<dest>/__fenced_job-<job id>/``::
+
+    commit.json                   the job commit record: kept, it fences late task commits
+    <NN>/_job.json                job attempt NN's marker and capability probe
+    <NN>/tasks/<task name>.pendingset   one task record per task per job attempt NN
+
+Per committed file a task makes *create + part(s)* requests and job commit one *complete*:
+3 requests for a file of one part.  No ``.pending`` or intent is written per file: the upload
+IDs, part ETags and sizes stay in the task's memory until its record is PUT.  Per task: the
+record PUT and one GET of the commit record.  Per job: O(1) more (probe, record, ``_SUCCESS``,
+cleanup listings).
+
+The price of keeping nothing per file: an attempt that dies before its task commit leaves
+uploads no record names.  They are found by key: a retry of the task writes the same keys
+(Spark names files by task and job), so cleanup aborts every upload at a committed key that is
+not the committed one; and when no other job is active under the destination (no other job
+root with a live marker), every upload under it that is not committed is this job's and is
+aborted.  See ``docs/committers.md``.
+
+Stores must honour ``If-None-Match: *`` on PUT.  ``setup_job`` checks it before writing any
+output (:class:`ConditionalWriteUnsupportedError`, never a silent fallback).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar
+
+from zerorename.committers.base import (
+    BaseCommitter,
+    JobLayout,
+    OutputFile,
+    ReliableStore,
+    check_destination,
+    dest_url,
+)
+from zerorename.committers.cleanup import abort_quietly
+from zerorename.context import JobContext, TaskContext
+from zerorename.errors import (
+    CommitError,
+    FormatError,
+    JobFailedError,
+    NotFoundError,
+    PreconditionFailedError,
+    StoreError,
+    UnsupportedOperationError,
+)
+from zerorename.executor import BoundedExecutor
+from zerorename.formats import (
+    TASK_ATTEMPT_ID,
+    PendingSet,
+    SinglePendingCommit,
+    SuccessData,
+    check_unique_destinations,
+    parse_json,
+)
+from zerorename.messages import TaskCommitMessage
+from zerorename.stages import (
+    SAVED_KEY,
+    TASK_ATTEMPT_NUMBER_KEY,
+    TASK_NAME_KEY,
+    FilenameSample,
+    Loaded,
+    StageContext,
+    StageRunner,
+    TaskSource,
+    load_pendingsets,
+)
+from zerorename.store import Store, list_dir
+from zerorename.urls import dir_prefix, join
+
+__all__ = [
+    "COMMIT_RECORD_FORMAT",
+    "CommittedFile",
+    "ConditionalWriteUnsupportedError",
+    "FencedCommitRecord",
+    "FencedCommitter",
+    "FencedSuccessData",
+    "JobAlreadyCommittedError",
+    "JobCommitIncompleteError",
+    "TaskCommittedByOtherAttemptError",
+    "TaskFencedError",
+    "expected_multipart_etag",
+]
+
+COMMIT_RECORD_FORMAT = "zerorename.FencedJobCommit/1"
+ROOT_PREFIX = "__fenced_job-"
+#: top-level directories of a destination that show another committer's job may be active
+OTHER_JOB_ROOTS = ("__magic_job-", "__staging_job-", "_temporary")
+#: the ``_SUCCESS`` key holding every committed file (Hadoop readers ignore unknown keys)
+SUCCESS_FILES_KEY = "zerorename.fenced.files"
+
+
+# -- errors and outcomes ----------------------------------------------------------------------
+
+
+class ConditionalWriteUnsupportedError(CommitError):
+    """The store does not refuse a second ``If-None-Match: *`` PUT, so it cannot arbitrate
+    commits.  Raised by ``setup_job`` before any output is written."""
+
+
+class TaskCommittedByOtherAttemptError(CommitError):
+    """Another attempt of this task committed first (its record PUT won).  This attempt's
+    uploads have been aborted; ``winner`` names the attempt whose output the task keeps."""
+
+    def __init__(self, path: str, reason: str, winner: str) -> None:
+        super().__init__(path, reason)
+        self.winner = winner
+
+
+class TaskFencedError(CommitError):
+    """The job was committed without this attempt (its task commit arrived after the job's
+    commit point, or the job was committed by another job attempt); its uploads are aborted."""
+
+
+class JobAlreadyCommittedError(CommitError):
+    """Not a failure: this job was committed (by this or an earlier job attempt), and
+    ``setup_job`` finished publishing it (rolled forward).  Do not run its tasks again;
+    ``success`` is its ``_SUCCESS`` data."""
+
+    def __init__(self, path: str, reason: str, success: SuccessData) -> None:
+        super().__init__(path, reason)
+        self.success = success
+
+
+class JobCommitIncompleteError(JobFailedError):
+    """The job passed its commit point (its commit record is saved) but some uploads could not
+    be completed now.  Nothing was reverted: the next job attempt (``setup_job`` of the same
+    job ID) rolls forward and completes them."""
+
+
+# -- formats -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CommittedFile:
+    """One file of a committed job: its URL, size and ETag (as completed)."""
+
+    url: str
+    size: int
+    etag: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"url": self.url, "size": self.size, "etag": self.etag}
+
+    @classmethod
+    def from_json(cls, data: Any, path: str) -> CommittedFile:
+        if not isinstance(data, Mapping):
+            raise FormatError(path, "a committed file entry is not a JSON object")
+        url, size, etag = data.get("url"), data.get("size"), data.get("etag")
+        if not isinstance(url, str) or not url or not isinstance(etag, str) \
+                or isinstance(size, bool) or not isinstance(size, int) or size < 0:
+            raise FormatError(path, f"committed file entry {dict(data)!r} needs a 'url', a "
+                                    "'size' >= 0 and an 'etag'")
+        return cls(url, size, etag)
+
+
+@dataclass(frozen=True)
+class RecordedUpload:
+    """One uncompleted upload named by a commit record: everything needed to complete it."""
+
+    attempt_id: str
+    url: str
+    upload_id: str
+    etags: tuple[str, ...]
+    size: int
+
+    @property
+    def parts(self) -> list[tuple[int, str]]:
+        return [(i + 1, e) for i, e in enumerate(self.etags)]
+
+
+@dataclass
+class FencedCommitRecord:
+    """The job commit record: which attempt committed each task, and every upload to complete.
+    Once this object exists the job is committed; it is self-contained, so rolling forward
+    needs no other record."""
+
+    job_id: str
+    job_attempt: int
+    destination: str
+    committed: int
+    #: task name -> the attempt id that committed it
+    tasks: dict[str, str] = field(default_factory=dict)
+    uploads: list[RecordedUpload] = field(default_factory=list)
+    #: unique per writer, so a driver can recognise its own record after a lost answer
+    writer: str = ""
+
+    @property
+    def attempts(self) -> set[str]:
+        return set(self.tasks.values())
+
+    @property
+    def upload_ids(self) -> set[str]:
+        return {u.upload_id for u in self.uploads}
+
+    def to_bytes(self) -> bytes:
+        return json.dumps({
+            "format": COMMIT_RECORD_FORMAT,
+            "jobId": self.job_id,
+            "jobAttempt": self.job_attempt,
+            "destination": self.destination,
+            "committed": self.committed,
+            "writer": self.writer,
+            "tasks": dict(sorted(self.tasks.items())),
+            "uploads": [{"a": u.attempt_id, "u": u.url, "i": u.upload_id, "e": list(u.etags),
+                         "z": u.size} for u in self.uploads],
+        }, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+    @classmethod
+    def from_bytes(cls, data: bytes, path: str, *, job_id: str, dest: str
+                   ) -> FencedCommitRecord:
+        """Parse and validate: the right format and job, every upload inside ``dest``."""
+        d = parse_json(data, path)
+        if not isinstance(d, Mapping) or d.get("format") != COMMIT_RECORD_FORMAT:
+            got = d.get("format") if isinstance(d, Mapping) else type(d).__name__
+            raise FormatError(path, f"not a fenced commit record: format {got!r}, expected "
+                                    f"{COMMIT_RECORD_FORMAT!r}")
+        if d.get("jobId") != job_id:
+            raise FormatError(path, f"commit record of job {d.get('jobId')!r}, not {job_id}")
+        attempt, committed = d.get("jobAttempt"), d.get("committed")
+        tasks, uploads = d.get("tasks"), d.get("uploads")
+        if isinstance(attempt, bool) or not isinstance(attempt, int) \
+                or isinstance(committed, bool) or not isinstance(committed, int) \
+                or not isinstance(tasks, Mapping) or not isinstance(uploads, list) \
+                or not all(isinstance(k, str) and isinstance(v, str) for k, v in tasks.items()):
+            raise FormatError(path, "commit record needs 'jobAttempt', 'committed', 'tasks' "
+                                    "(name -> attempt) and 'uploads'")
+        parsed: list[RecordedUpload] = []
+        for i, u in enumerate(uploads):
+            where = f"{path} (upload {i})"
+            if not isinstance(u, Mapping):
+                raise FormatError(where, "not a JSON object")
+            a, url, uid, etags, size = u.get("a"), u.get("u"), u.get("i"), u.get("e"), u.get("z")
+            if not (isinstance(a, str) and isinstance(url, str) and isinstance(uid, str)
+                    and uid and isinstance(etags, list) and etags
+                    and all(isinstance(e, str) for e in etags)
+                    and isinstance(size, int) and not isinstance(size, bool) and size >= 0):
+                raise FormatError(where, "needs 'a' (attempt), 'u' (url), 'i' (upload id), "
+                                         "'e' (part etags) and 'z' (size)")
+            check_destination(url, dest, where)
+            parsed.append(RecordedUpload(a, url, uid, tuple(etags), size))
+        check_unique_destinations((u.url for u in parsed), path)
+        return cls(job_id=job_id, job_attempt=attempt, destination=str(d.get("destination")),
+                   committed=committed, tasks=dict(tasks), uploads=parsed,
+                   writer=str(d.get("writer", "")))
+
+
+@dataclass
+class FencedSuccessData(SuccessData):
+    """``_SUCCESS`` with every committed file, size and ETag (``filenames`` stays Hadoop's
+    capped sample).  Hadoop readers ignore the extra key."""
+
+    files: list[CommittedFile] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        data = super().to_json()
+        data[SUCCESS_FILES_KEY] = [f.to_json() for f in self.files]
+        return data
+
+
+def expected_multipart_etag(etags: Sequence[str]) -> str | None:
+    """The ETag S3 gives an object completed from parts with these ETags
+    (``md5(concat(md5 of each part))-N``), or None when a part ETag is not an MD5."""
+    try:
+        digests = b"".join(bytes.fromhex(e.strip('"')) for e in etags)
+    except ValueError:
+        return None
+    if len(digests) != 16 * len(etags):
+        return None
+    return f"{hashlib.md5(digests, usedforsecurity=False).hexdigest()}-{len(etags)}"
+
+
+# -- task output -------------------------------------------------------------------------------
+
+
+class FencedFile(OutputFile):
+    """One file of a task attempt: an upload to its final key whose part ETags stay in memory;
+    never completed here."""
+
+    def __init__(self, committer: FencedCommitter, rel: str, final: str,
+                 upload_id: str) -> None:
+        super().__init__(final)
+        self.committer = committer
+        self.store: ReliableStore = committer.store
+        self.rel = rel
+        self.upload_id = upload_id
+        self.part_size = committer.part_size
+        self._buf = bytearray()
+        self._etags: list[str] = []
+
+    def _send(self, chunk: bytes) -> None:
+        number = len(self._etags) + 1
+        self._etags.append(self.store.upload_part(self.url, self.upload_id, number, chunk))
+        self.committer.stats.incr("stream_write_block_uploads")
+
+    def _write(self, data: bytes) -> None:
+        self._buf += data
+        while len(self._buf) >= self.part_size:
+            self._send(bytes(self._buf[: self.part_size]))
+            del self._buf[: self.part_size]
+
+    def _finish(self) -> None:
+        try:
+            if self._buf or not self._etags:  # a 0-byte file is one empty part
+                self._send(bytes(self._buf))
+            self._buf = bytearray()
+        except Exception:
+            try:
+                abort_quietly(self.store, self.url, self.upload_id)
+            finally:
+                self.committer.file_done(self.rel, None)
+            raise
+        except BaseException:  # a crash: forget the file locally, touch nothing remote
+            self.committer.file_done(self.rel, None)
+            raise
+        self.committer.file_done(self.rel, SinglePendingCommit.create(
+            self.url, self.upload_id, self._etags, self._pos, job_id=self.committer.job_id,
+            task_id=self.committer.attempt_name, now=self.committer.clock.now_millis()))
+
+    def _abort(self) -> None:
+        self._buf = bytearray()
+        try:
+            abort_quietly(self.store, self.url, self.upload_id)
+        finally:
+            self.committer.file_done(self.rel, None)
+
+
+# -- the committer -----------------------------------------------------------------------------
+
+
+class FencedCommitter(BaseCommitter):
+    """See the module docstring."""
+
+    name: ClassVar[str] = "fenced"
+    hadoop_class: ClassVar[str] = ""
+    tasks_counter: ClassVar[str] = "committer_tasks_succeeded"
+
+    def __init__(self, store: Store, job: JobContext, task: TaskContext | None = None) -> None:
+        super().__init__(store, job, task)
+        if not self.caps.multipart:
+            raise CommitError(self.dest, f"the fenced committer needs multipart uploads, "
+                                         f"which store {store.name} does not offer")
+        self.root = join(self.dest, f"{ROOT_PREFIX}{self.job.id}")
+        self.layout = JobLayout(self.root, job.attempt)
+        self._commits: dict[str, SinglePendingCommit] = {}
+        self._commits_lock = threading.Lock()
+        self._record_saved: bytes | None = None
+        self._recovered: dict[str, str] = {}
+        #: distinguishes this committer's writes from any other writer's after a lost answer
+        self._writer = uuid.uuid4().hex
+
+    # -- layout ------------------------------------------------------------------------------
+
+    def job_layout(self) -> JobLayout:
+        return self.layout
+
+    @property
+    def marker(self) -> str:
+        """This job attempt's marker (``<NN>/_job.json``), also the capability probe's key."""
+        return self.layout.marker
+
+    @property
+    def commit_record_url(self) -> str:
+        return join(self.root, "commit.json")
+
+    def tasks_dir(self, job_attempt: int | None = None) -> str:
+        attempt = self.job.attempt if job_attempt is None else job_attempt
+        return JobLayout(self.root, attempt).tasks_dir
+
+    def task_record_url(self, task: TaskContext) -> str:
+        """Named by job, job attempt and task — the same for every attempt of the task, so
+        the attempts race for it and ``If-None-Match: *`` lets exactly one win."""
+        return join(self.tasks_dir(task.job.attempt), f"{task.task_name}.pendingset")
+
+    @property
+    def attempt_name(self) -> str:
+        return self.task.attempt_id if self.task is not None else ""
+
+    def _work_path(self, task: TaskContext) -> str:
+        return self.dest  # uploads go to the final keys; they are invisible until completed
+
+    def is_recovery_supported(self) -> bool:
+        return True
+
+    # -- job setup: probe, then roll forward or back ----------------------------------------
+
+    def _setup_job(self) -> None:
+        self._probe_conditional_put()
+        commit = self._read_commit_record()
+        if commit is not None:
+            success = self._roll_forward(commit)
+            raise JobAlreadyCommittedError(
+                self.commit_record_url, f"job {self.job.id} was already committed by job "
+                f"attempt {commit.job_attempt}; its output is published (rolled forward): do "
+                "not run its tasks again", success)
+        self._clear(None, keep_marker=True)
+
+    def _probe_conditional_put(self) -> None:
+        """Create the job marker with ``If-None-Match: *``, then try to create it again: the
+        store must refuse.  A marker left by an earlier attempt answers 412 at once, which is
+        the proof too.  Distinct bodies, so a retried PUT cannot mistake the second write for
+        the first (``ReliableStore`` accepts a 412 on a retry when the object holds its bytes).
+        """
+        def body(n: int) -> bytes:
+            return json.dumps({"jobId": self.job.id, "jobAttempt": self.job.attempt,
+                               "committer": self.name, "writer": self._writer,
+                               "probe": n}).encode("utf-8")
+
+        try:
+            self.store.put(self.marker, body(1), if_none_match=True)
+            self.store.put(self.marker, body(2), if_none_match=True)
+        except PreconditionFailedError:
+            self.stats.incr("committer_conditional_put_probe_refused")
+            return
+        except UnsupportedOperationError as exc:
+            raise self._unsupported(f"it rejected If-None-Match ({exc.reason})") from None
+        except StoreError as exc:
+            if exc.status in (400, 501) or exc.code in ("NotImplemented", "InvalidArgument"):
+                raise self._unsupported(f"it rejected If-None-Match ({exc.code or exc.status}:"
+                                        f" {exc.reason})") from None
+            raise
+        self.store.delete(self.marker)
+        raise self._unsupported("it accepted a second PUT with If-None-Match: * over an "
+                                "existing object")
+
+    def _unsupported(self, why: str) -> ConditionalWriteUnsupportedError:
+        return ConditionalWriteUnsupportedError(
+            self.marker, f"store {self.raw_store.name} cannot fence commits: {why}.  The "
+            "fenced committer needs conditional PUT (If-None-Match: *); use the magic "
+            "committer on this store")
+
+    def _read_commit_record(self) -> FencedCommitRecord | None:
+        try:
+            data = self.store.get(self.commit_record_url)
+        except NotFoundError:
+            return None
+        return FencedCommitRecord.from_bytes(data, self.commit_record_url, job_id=self.job.id,
+                                             dest=self.dest)
+
+    # -- job commit --------------------------------------------------------------------------
+
+    def _commit_job(self, messages: list[TaskCommitMessage] | None) -> SuccessData:
+        runner = StageRunner(self.stats, self.job)
+        with self.executor("commit") as pool:
+            ctx = StageContext(self.store, self.job, self.stats, pool, runner, self.name)
+            if messages is None:
+                sources = runner.run("job_stage_list_task_records", self._task_sources)
+            else:
+                sources = [TaskSource(message=m) for m in messages]
+
+            def check(url: str, path: str) -> str:
+                return check_destination(url, self.dest, path)
+
+            loaded = runner.run("job_stage_load_pendingsets",
+                                lambda: load_pendingsets(ctx, sources, check))
+            try:
+                record = self._record_from(loaded)
+                stats = loaded.task_stats
+            finally:
+                loaded.close()
+            runner.run("job_stage_save_commit_record", lambda: self._save_commit_record(record))
+            self._published = True  # the commit point: from here on, roll forward only
+            success = self._publish(record, pool, runner, stats)
+        return success
+
+    def _task_sources(self) -> list[TaskSource]:
+        """Hadoop's protocol: the task records of this job attempt, found by listing (the
+        marker was checked by ``commit_job``)."""
+        return [TaskSource(url=o.url) for o in list_dir(self.store, self.tasks_dir())
+                if o.url.endswith(".pendingset")]
+
+    def _record_from(self, loaded: Loaded) -> FencedCommitRecord:
+        tasks = {meta.task_name: meta.attempt_id for meta in loaded.attempts.values()
+                 if meta.attempt_id in loaded.winners}
+        uploads = [RecordedUpload(r["a"], r["u"], r["i"], tuple(r["e"]), int(r["z"]))
+                   for r in loaded.winning_records()]
+        return FencedCommitRecord(job_id=self.job.id, job_attempt=self.job.attempt,
+                                  destination=self.dest, committed=self.clock.now_millis(),
+                                  tasks=tasks, uploads=uploads, writer=self._writer)
+
+    def _save_commit_record(self, record: FencedCommitRecord) -> None:
+        """The commit point.  On 412, the record there is either ours (an answer was lost) or
+        another driver's: then this job was committed elsewhere and our uploads are garbage."""
+        data = record.to_bytes()
+        try:
+            self.store.put(self.commit_record_url, data, if_none_match=True)
+            return
+        except PreconditionFailedError:
+            existing = self.store.get(self.commit_record_url)
+        if existing == data:
+            return
+        other = FencedCommitRecord.from_bytes(existing, self.commit_record_url,
+                                              job_id=self.job.id, dest=self.dest)
+        raise CommitError(self.commit_record_url, f"job {self.job.id} was already committed "
+                          f"by job attempt {other.job_attempt}; this commit publishes nothing "
+                          "and its uploads are aborted")
+
+    def _publish(self, record: FencedCommitRecord, pool: BoundedExecutor, runner: StageRunner,
+                 task_stats: Any = None) -> SuccessData:
+        """After the commit point: complete, ``_SUCCESS``, clean up.  Every step is
+        idempotent, so a crash anywhere here is finished by the next attempt's roll-forward."""
+        filenames = FilenameSample()
+        files = runner.run("job_stage_complete_uploads",
+                           lambda: self._complete_all(record, pool, filenames))
+        self.stats.incr("committer_jobs_completed")
+        base = self.success_data(filenames.names, stage="committer_commit_job",
+                                 task_stats=task_stats)
+        success = FencedSuccessData(**{f.name: getattr(base, f.name) for f in fields(base)},
+                                    files=files)
+        success.metrics.update({"files": len(files), "bytes": sum(f.size for f in files),
+                                "tasks": len(record.tasks)})
+        success.diagnostics["fenced.commit.record"] = self.commit_record_url
+        success.diagnostics["fenced.job.attempt"] = str(record.job_attempt)
+
+        self.save_success(success, runner)
+        try:
+            runner.run("job_stage_cleanup", lambda: self._clear(record, keep_marker=False))
+        except CommitError as exc:
+            # published: a cleanup failure must not report the job failed; abort_job or the
+            # next job's sweep of this destination finish it
+            self.stats.incr("committer_cleanup_failures")
+            success.diagnostics["cleanup.failure"] = str(exc)
+        return success
+
+    def _complete_all(self, record: FencedCommitRecord, pool: BoundedExecutor,
+                      filenames: FilenameSample) -> list[CommittedFile]:
+        def complete(upload: RecordedUpload) -> CommittedFile:
+            etag = self._complete_one(upload)
+            self.stats.incr("committer_commits_completed")
+            self.stats.incr("committer_files_committed")
+            self.stats.incr("committer_bytes_committed", upload.size)
+            filenames.add(upload.url)
+            return CommittedFile(upload.url, upload.size, etag)
+
+        results, errors = pool.run_all(complete, record.uploads)
+        if errors:
+            upload, exc = errors[0]
+            raise JobCommitIncompleteError(
+                upload.url, f"job {self.job.id} is committed (record {self.commit_record_url})"
+                f" but {len(errors)} of {len(record.uploads)} upload(s) could not be completed "
+                f"now ({type(exc).__name__}: {exc}); nothing was reverted: setup_job of a new "
+                "attempt of this job completes them")
+        return sorted(results, key=lambda f: f.url)
+
+    def _complete_one(self, upload: RecordedUpload) -> str:
+        """Complete; an upload already gone is done when the object holds its data (same
+        size and, where the store uses S3's multipart ETags, the expected ETag)."""
+        try:
+            return self.store.complete_multipart(upload.url, upload.upload_id, upload.parts)
+        except NotFoundError:
+            info = self.store.head(upload.url)
+            if info is None or info.size != upload.size:
+                raise
+            expected = expected_multipart_etag(upload.etags)
+            etag = info.etag.strip('"')
+            if "-" in etag and expected is not None and etag != expected:
+                raise
+            self.stats.incr("store_complete_recovered")
+            return etag
+
+    def _roll_forward(self, commit: FencedCommitRecord) -> SuccessData:
+        runner = StageRunner(self.stats, self.job)
+        with self.executor("roll-forward") as pool:
+            success = self._publish(commit, pool, runner)
+        self.stats.incr("committer_jobs_rolled_forward")
+        self.last_success = success
+        self._job_committed = True  # commit_job on this object is refused: nothing to do
+        return success
+
+    # -- abort and cleanup -------------------------------------------------------------------
+
+    def _abort_job(self, *, failed: bool) -> None:
+        commit = self._read_commit_record()
+        self._clear(commit, keep_marker=False)
+
+    def _clear(self, commit: FencedCommitRecord | None, *, keep_marker: bool) -> None:
+        """Abort every upload this job owns that ``commit`` does not name, and delete its
+        records (never the commit record, which fences late task commits).
+
+        Owned uploads: those in any task record under the job root (any job attempt), any
+        other upload at a key those records or ``commit`` name, and — when no other job is
+        active under the destination — every other upload under it.
+        """
+        keep = set(commit.upload_ids) if commit is not None else set()
+        listed = [o.url for o in list_dir(self.store, self.root)]
+        records = [u for u in listed if u.endswith(".pendingset")]
+        recovered = set(self._recovered.values()) if keep_marker else set()
+        keys: set[str] = {u.url for u in commit.uploads} if commit is not None else set()
+        owned: dict[str, str] = {}
+        unreadable: list[str] = []
+        with self.executor("clear") as pool:
+            def read(url: str) -> tuple[str, PendingSet | None]:
+                try:
+                    return url, PendingSet.from_bytes(self.store.get(url), url)
+                except NotFoundError:
+                    return url, None
+                except FormatError:
+                    unreadable.append(url)
+                    return url, None
+
+            psets = dict(pool.imap(read, records))
+            for url in recovered:  # kept: a recovered task's uploads are committed work
+                kept = psets.get(url)
+                keep |= {c.upload_id for c in kept.commits} if kept is not None else set()
+            for pset in psets.values():
+                for c in pset.commits if pset is not None else []:
+                    keys.add(c.url)
+                    if c.upload_id not in keep:
+                        owned[c.upload_id] = c.url
+            uploads = self.store.list_multipart_uploads(dir_prefix(self.dest))
+            strays = [u for u in uploads if u.upload_id not in keep
+                      and u.upload_id not in owned]
+            at_keys = [u for u in strays if u.url in keys]
+            others = [u for u in strays if u.url not in keys]
+            if others and self._destination_is_ours():
+                at_keys.extend(others)
+            elif others:
+                self.stats.incr("committer_uploads_unattributed", len(others))
+            for u in at_keys:
+                owned[u.upload_id] = u.url
+
+            def abort(item: tuple[str, str]) -> bool:
+                return abort_quietly(self.store, item[1], item[0])
+
+            results, errors = pool.run_all(abort, sorted(owned.items()))
+        self.stats.incr("committer_commits_aborted", sum(1 for r in results if r))
+        if errors:
+            (uid, url), exc = errors[0]
+            raise JobFailedError(url, f"could not abort {len(errors)} upload(s) of job "
+                                      f"{self.job.id} (upload {uid}: {exc}); its records are "
+                                      f"kept under {self.root} for a retry of abort_job")
+        doomed = sorted(u for u in listed if u != self.commit_record_url
+                        and u != self.marker and u not in unreadable and u not in recovered)
+        if not keep_marker:
+            doomed.append(self.marker)
+        for start in range(0, len(doomed), 1000):
+            self.store.delete_many(doomed[start: start + 1000])
+        if unreadable:
+            raise FormatError(unreadable[0], f"{len(unreadable)} unreadable task record(s) of "
+                                             f"job {self.job.id} kept: their uploads could "
+                                             "not be identified")
+
+    def _destination_is_ours(self) -> bool:
+        """No other job is active under the destination: no other committer's job root, and
+        every other fenced job root has no marker.  Listed after the uploads, so a job that
+        started before any upload we saw has its marker visible here."""
+        token: str | None = None
+        while True:
+            page = self.store.list_page(dir_prefix(self.dest), delimiter="/", token=token)
+            for prefix in page.prefixes:
+                name = prefix.rstrip("/").rsplit("/", 1)[-1]
+                if prefix.rstrip("/") == self.root:
+                    continue
+                if name.startswith(OTHER_JOB_ROOTS):
+                    return False
+                if name.startswith(ROOT_PREFIX) and self._job_root_active(prefix):
+                    return False
+            if page.token is None:
+                return True
+            token = page.token
+
+    def _job_root_active(self, prefix: str) -> bool:
+        """Another fenced job's root holds more than its commit record: it is set up, being
+        committed, or was left by a crash — in any case, its uploads are not ours."""
+        page = self.store.list_page(prefix, max_keys=2)
+        return any(not o.url.endswith("/commit.json") for o in page.objects)
+
+    # -- task side ---------------------------------------------------------------------------
+
+    def _open(self, task: TaskContext, rel: str) -> OutputFile:
+        final = dest_url(self.dest, rel)
+        upload_id = self.store.create_multipart(final)
+        self.stats.incr("committer_fenced_files_created")
+        return FencedFile(self, rel, final, upload_id)
+
+    def file_done(self, rel: str, commit: SinglePendingCommit | None) -> None:
+        """Called by a :class:`FencedFile` when it is closed (``commit``) or aborted (None)."""
+        self._file_closed(rel, reopenable=commit is None)
+        if commit is not None:
+            with self._commits_lock:
+                self._commits[rel] = commit
+
+    def _needs_task_commit(self, task: TaskContext) -> bool:
+        with self._commits_lock:
+            return bool(self._commits)
+
+    def _commit_task(self, task: TaskContext) -> TaskCommitMessage:
+        with self._commits_lock:
+            commits = [self._commits[rel] for rel in sorted(self._commits)]
+        url = self.task_record_url(task)
+        stats = self.count_task_success()
+        pset = PendingSet(job_id=self.job.id, commits=commits, extra_data={
+            TASK_ATTEMPT_ID: task.attempt_id, TASK_NAME_KEY: task.task_name,
+            TASK_ATTEMPT_NUMBER_KEY: str(task.attempt), SAVED_KEY: str(self.clock.now_millis()),
+            "zerorename.committer": self.name, "zerorename.writer": self._writer,
+        }, iostatistics=stats)
+        data = pset.to_bytes()
+        with self.stats.duration("task_stage_save_task_record"):
+            winner = self._put_task_record(url, data)
+        if winner is not None:
+            self._abort_own(commits)
+            raise TaskCommittedByOtherAttemptError(
+                url, f"task {task.task_name} was committed by attempt {winner}; attempt "
+                f"{task.attempt_id} aborted its {len(commits)} upload(s)", winner)
+        self._record_saved = data
+        # A task commit that lands after the job's commit point must not count.
+        commit = self._read_commit_record()
+        if commit is not None and task.attempt_id not in commit.attempts:
+            self._abort_own(commits)
+            self.store.delete(url)
+            self._record_saved = None
+            raise TaskFencedError(url, f"job {self.job.id} was committed (by job attempt "
+                                       f"{commit.job_attempt}) without attempt "
+                                       f"{task.attempt_id}; its {len(commits)} upload(s) "
+                                       "were aborted")
+        self.stats.sample("committer_task_file_count", len(commits))
+        return self.make_message(task, "pendingset", {"pendingset": pset.to_json()}, url, stats)
+
+    def _put_task_record(self, url: str, data: bytes) -> str | None:
+        """PUT the record if absent.  None: it is ours now (possibly by an earlier try whose
+        answer was lost); else the attempt id whose record holds the key."""
+        try:
+            self.store.put(url, data, if_none_match=True)
+            return None
+        except PreconditionFailedError:
+            existing = self.store.get(url)
+        if existing == data:
+            return None
+        pset = PendingSet.from_bytes(existing, url)
+        return pset.task_attempt_id or "(an attempt that did not name itself)"
+
+    def _abort_own(self, commits: Iterable[SinglePendingCommit]) -> None:
+        failures: list[tuple[str, BaseException]] = []
+        for c in commits:
+            try:
+                abort_quietly(self.store, c.url, c.upload_id)
+            except CommitError as exc:
+                failures.append((c.url, exc))
+        with self._commits_lock:
+            self._commits.clear()
+        if failures:
+            url, first = failures[0]
+            raise CommitError(url, f"could not abort {len(failures)} upload(s) of task attempt "
+                                   f"{self.attempt_name}: {first}")
+
+    def _abort_task(self, task: TaskContext) -> None:
+        """Abort this attempt's uploads — from memory, and from its record (which a commit
+        whose answer was lost may have saved, or which another process aborting the attempt
+        finds) — and delete the record, unless the job has committed this attempt."""
+        url = self.task_record_url(task)
+        with self._commits_lock:
+            commits = list(self._commits.values())
+        try:
+            pset: PendingSet | None = PendingSet.from_bytes(self.store.get(url), url)
+        except NotFoundError:
+            pset = None
+        mine = pset is not None and pset.task_attempt_id == task.attempt_id
+        if pset is not None and mine:
+            commit = self._read_commit_record()
+            if commit is not None and task.attempt_id in commit.attempts:
+                return  # published by the job: not this attempt's to undo
+            known = {c.upload_id for c in commits}
+            commits.extend(c for c in pset.commits if c.upload_id not in known)
+            self.store.delete(url)  # first: a job commit must never find aborted uploads
+        self._record_saved = None
+        self._abort_own(commits)
+
+    def recover_task(self, task: TaskContext | None = None) -> None:
+        """A task committed in an earlier job attempt keeps its output: its record is copied
+        (conditionally) into this attempt's area, where job commit finds it.  Call before
+        ``setup_job``, which rolls back every earlier record not recovered."""
+        if task is None:
+            raise CommitError(self.job.id, "recover_task needs the task of the earlier job "
+                                           "attempt")
+        source = self.task_record_url(task)
+        try:
+            data = self.store.get(source)
+        except NotFoundError:
+            raise NotFoundError(source, f"task {task.task_name} has no committed record in "
+                                        f"job attempt {task.job.attempt}: rerun the task") \
+                from None
+        target = join(self.tasks_dir(), f"{task.task_name}.pendingset")
+        try:
+            self.store.put(target, data, if_none_match=True)
+        except PreconditionFailedError:
+            if self.store.get(target) != data:
+                raise CommitError(target, f"task {task.task_name} is already committed in "
+                                          f"job attempt {self.job.attempt}") from None
+        self._recovered[task.task_name] = target
