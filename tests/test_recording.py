@@ -1,0 +1,65 @@
+"""A reference committer's run on moto, recorded as a trace and read with the model's tools."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from zerorename.stores import S3Store
+from zerorename_bridge.recording import InjectedFault, RecordingStore, run_recorded_job
+from zerorename_model import analysis, hb, viz
+
+FILES = {0: {"a.csv": b"a" * 10, "b.csv": b"b" * 10}, 1: {"c.csv": b"c" * 10}}
+
+
+@pytest.fixture
+def s3() -> Iterator[S3Store]:
+    with mock_aws():
+        client = boto3.client("s3", region_name="us-east-1")
+        client.create_bucket(Bucket="bucket")
+        yield S3Store(client)
+
+
+def _keys(store: S3Store) -> set[str]:
+    return {o.url for o in store.list_page("s3://bucket/").objects}
+
+
+def test_a_clean_run_reads_back_as_the_store_it_left(s3: S3Store) -> None:
+    job = run_recorded_job("magic", s3, "s3://bucket/out", FILES)
+    assert job.error is None
+    t = analysis.from_events(job.events)
+    assert {"driver0", "j0.t0.a0", "j0.t1.a0"} <= set(t.actors)
+    assert t.outcomes == ["committed"]
+    # the rebuilt state is what the real store holds (nothing existed before the job)
+    assert set(analysis.store_state(t).objects) == _keys(s3)
+    completes = [s for s in t.steps if s.op == "complete_multipart"]
+    assert {s.keys[0].rsplit("/", 1)[-1] for s in completes} == {"a.csv", "b.csv", "c.csv"}
+    assert all(s.actor == "driver0" for s in completes)
+    figure = viz.timeline(t)
+    assert sum(len(c.get_offsets()) for c in figure.axes[0].collections) == len(t.steps)
+
+
+def test_an_injected_fault_is_in_the_trace_and_the_job_is_aborted(s3: S3Store) -> None:
+    fault = InjectedFault("complete_multipart", nth=2, status=500)
+    job = run_recorded_job("magic", s3, "s3://bucket/out", FILES, faults=[fault],
+                           options={"fs.s3a.retry.limit": "0"})
+    assert fault.fired and job.error is not None
+    t = analysis.from_events(job.events)
+    assert t.outcomes == ["failed"]
+    failed = [s for s in t.steps if s.result == "error 500"]
+    assert [s.op for s in failed] == ["complete_multipart"]
+    assert not [u for u in _keys(s3) if u.rsplit("/", 1)[-1] in {"a.csv", "b.csv", "c.csv"}]
+
+
+def test_a_lost_answer_is_applied_but_reported_as_an_error(s3: S3Store) -> None:
+    recording = RecordingStore(s3, [InjectedFault("put", nth=1, lost_answer=True)])
+    with recording.acting("someone"), pytest.raises(Exception, match="lost"):
+        recording.put("s3://bucket/x", b"1")
+    assert "s3://bucket/x" in _keys(s3)
+    t = analysis.from_events(recording.trace("none", "s3://bucket/"))
+    assert [s.actor for s in t.steps] == ["someone"]
+    assert "s3://bucket/x" in analysis.store_state(t).objects
+    assert hb.build(t).number_of_nodes() == 2  # the step and the final state
