@@ -20,7 +20,6 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, BinaryIO, ClassVar, TypeVar
 
 from zerorename.committers.cleanup import (
-    INTENT,
     PENDING,
     abort_all_under,
     abort_owned,
@@ -1063,9 +1062,9 @@ class S3ACommitter(BaseCommitter):
 
     def abort_recorded(self, task: TaskContext, known: dict[str, str]) -> None:
         """Abort the uploads this attempt recorded (its pendingset, its ``.pending`` files and
-        ``known`` id → url), then delete those records.  Intents with no ``.pending`` beside
-        them are kept: the job's abort sweeps their keys (a sibling attempt of the same task
-        may be writing the same key right now, so a task must not sweep)."""
+        ``known`` id → url), then delete those records.  Intents are kept: the job sweeps
+        their keys, which also finds an upload whose create answer was lost (its ID is in no
+        record); a task must not sweep, as a sibling attempt may be writing the same key."""
         ids = dict(known)
         to_delete: list[str] = []
         pset_url = self.layout.pendingset(task.attempt_id)
@@ -1089,7 +1088,6 @@ class S3ACommitter(BaseCommitter):
                 if commit is not None:
                     ids[commit.upload_id] = commit.url
                     to_delete.append(url)
-                    to_delete.append(url[: -len(PENDING)] + INTENT)
 
             def abort(item: tuple[str, str]) -> bool:
                 return abort_quietly(self.store, item[1], item[0])

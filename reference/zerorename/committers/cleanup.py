@@ -159,14 +159,23 @@ def abort_owned(
     dest: str,
     records_store: Store | None = None,
 ) -> AbortOutcome:
-    """Abort every upload ``records`` show this job owns, except the committed ones.
+    """Abort every upload this job owns, except the committed ones.
 
-    Attempts in ``committed_attempts`` are trusted to have all their uploads in the committed
-    set, so their records are not read — except magic intents with no ``.pending`` beside them
-    (a file opened but never closed), whose uploads are swept by exact key.  Everything that
-    cannot be read is reported in ``unreadable`` (and its intents swept), so a corrupt record
-    never hides an upload.  ``records_store`` is where the records are read (default:
-    ``store``, where the uploads are).
+    Owned are the uploads ``records`` name, and every other upload on a key the job wrote
+    to: a CreateMultipartUpload whose answer was lost (applied by the server, an error to
+    us) is retried, and the first upload's ID is never recorded anywhere — only its key is
+    known.  So every key the job wrote to is swept by *exact* key (never a prefix, so another
+    job writing other keys of the destination is untouched), and the keys are gathered from:
+
+    * the records read (``.pending``/``.pendingset`` of attempts not committed);
+    * the intents not covered by such a record (a file opened but never closed, a task
+      commit that failed), which are read;
+    * for committed attempts, whose records are not read again: the keys of their uploads,
+      found in one listing of the destination's uploads by their IDs (``committed_ids``).
+
+    Everything that cannot be read is reported in ``unreadable`` (and its intents swept), so a
+    corrupt record never hides an upload.  ``records_store`` is where the records are read
+    (default: ``store``, where the uploads are).
     """
     outcome = AbortOutcome()
     rstore = records_store if records_store is not None else store
@@ -184,6 +193,7 @@ def abort_owned(
             intents_to_read.append(intent)
 
     ids: dict[str, str] = {}
+    written: set[str] = set()  # every key the job is known to have started an upload to
     unreadable_pendings: set[str] = set()
 
     def read(url: str) -> tuple[str, list[tuple[str, str]] | None, CommitError | None]:
@@ -200,6 +210,7 @@ def abort_owned(
             unreadable_pendings.add(url)
             continue
         for dest_url, upload_id in pairs:
+            written.add(dest_url)
             if upload_id not in committed_ids:
                 ids[upload_id] = dest_url
     # A corrupt record hides its upload IDs: sweep their keys through the intents instead
@@ -216,8 +227,6 @@ def abort_owned(
             if intent in all_intents and intent not in intents_to_read:
                 intents_to_read.append(intent)
 
-    sweep: set[str] = set()
-
     def read_intent(url: str) -> tuple[str, list[str] | None, CommitError | None]:
         try:
             return url, _read_intent(rstore, url), None
@@ -230,9 +239,14 @@ def abort_owned(
         if error is not None or urls is None:
             outcome.unreadable.append(error or CommitError(url, "unreadable"))
             continue
-        sweep.update(u for u in urls if is_under(u, dest))
+        written.update(urls)
 
-    swept = sweep_keys(store, sweep, dest=dest, exclude=set(committed_ids) | set(ids))
+    listed: list[UploadInfo] | None = None
+    if committed_ids:
+        listed = store.list_multipart_uploads(dir_prefix(dest))
+        written.update(u.url for u in listed if u.upload_id in committed_ids)
+    swept = sweep_keys(store, {u for u in written if is_under(u, dest)}, dest=dest,
+                       exclude=set(committed_ids) | set(ids), listed=listed)
     for upload in swept:
         ids[upload.upload_id] = upload.url
     _abort_ids(store, ids, pool, outcome)
@@ -260,17 +274,22 @@ def _abort_ids(store: Store, ids: dict[str, str], pool: BoundedExecutor,
 
 
 def sweep_keys(store: Store, urls: Iterable[str], *, dest: str,
-               exclude: set[str] | frozenset[str] = frozenset()) -> list[UploadInfo]:
-    """Incomplete uploads whose key is *exactly* one of ``urls``, minus ``exclude`` IDs."""
+               exclude: set[str] | frozenset[str] = frozenset(),
+               listed: Sequence[UploadInfo] | None = None) -> list[UploadInfo]:
+    """Incomplete uploads whose key is *exactly* one of ``urls``, minus ``exclude`` IDs.
+
+    ``listed`` reuses a listing of the destination's uploads already made; otherwise a few
+    keys are listed one by one, and many in one (paged) listing of the destination."""
     wanted = set(urls)
     if not wanted:
         return []
-    if len(wanted) <= _PER_KEY_SWEEP_LIMIT:
-        listed: list[UploadInfo] = []
-        for url in sorted(wanted):
-            listed.extend(store.list_multipart_uploads(url))
-    else:
-        listed = store.list_multipart_uploads(dir_prefix(dest))
+    if listed is None:
+        if len(wanted) <= _PER_KEY_SWEEP_LIMIT:
+            listed = []
+            for url in sorted(wanted):
+                listed.extend(store.list_multipart_uploads(url))
+        else:
+            listed = store.list_multipart_uploads(dir_prefix(dest))
     seen: set[str] = set()
     found: list[UploadInfo] = []
     for upload in listed:

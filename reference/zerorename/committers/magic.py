@@ -100,10 +100,11 @@ class MagicFile(OutputFile):
         self.committer.file_done(self.rel, commit)
 
     def _abort(self) -> None:
+        """Abort the upload; the intent stays for the job's sweep of this key, which also
+        finds an upload whose create answer was lost (not this ``upload_id``)."""
         self._buf = bytearray()
         try:
             abort_quietly(self.store, self.url, self.upload_id)
-            self.store.delete(self.record + INTENT)
         finally:
             self.committer.file_done(self.rel, None)
 

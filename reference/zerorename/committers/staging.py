@@ -342,23 +342,20 @@ class StagingCommitter(S3ACommitter):
             self.stats.sample("committer_task_file_count", len(commits))
             message = self.save_pendingset(task, commits)
         except Exception:  # (a crash — BaseException — must not touch the store)
-            self._abort_started(started, intent_url if entries else None)
+            self._abort_started(started)
             area.delete()
             raise
         area.delete()
         return message
 
-    def _abort_started(self, started: dict[str, str], intent_url: str | None) -> None:
-        """Abort every upload a failed task commit started; drop the intent if all went."""
-        clean = True
+    def _abort_started(self, started: dict[str, str]) -> None:
+        """Abort every upload a failed task commit knows it started.  The task's intent is
+        kept: a create whose answer was lost left an upload with an ID never seen here, and
+        only the job's sweep of the intent's keys finds it (a task must not sweep: a sibling
+        attempt may be uploading to the same keys)."""
         for upload_id, url in started.items():
-            try:
+            with contextlib.suppress(CommitError):  # the job's sweep retries it
                 abort_quietly(self.store, url, upload_id)
-            except CommitError:
-                clean = False
-        if clean and intent_url is not None:
-            with contextlib.suppress(CommitError):
-                self.records.delete(intent_url)
 
     def _abort_task(self, task: TaskContext) -> None:
         self.area(task).delete()
