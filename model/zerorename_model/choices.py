@@ -59,3 +59,35 @@ class HypothesisChooser:
             return 0
         index: int = self._data.draw(self._st.integers(0, len(options) - 1), label=label)
         return index
+
+
+class SteeredChooser:
+    """A schedule written as patterns over move descriptions, for showing one run on purpose.
+
+    ``once``: regexes taken in order, each as soon as an option matches it; otherwise the first
+    option matching the highest-priority ``prefer`` regex; otherwise option 0 (the plain in-order
+    schedule).  ``taken`` lists the ``once`` moves made; ``unmet`` those never possible."""
+
+    def __init__(self, once: Sequence[str] = (), prefer: Sequence[str] = ()) -> None:
+        import re
+
+        self.once = [re.compile(p) for p in once]
+        self.prefer = [re.compile(p) for p in prefer]
+        self.taken: list[str] = []
+
+    @property
+    def unmet(self) -> list[str]:
+        return [p.pattern for p in self.once]
+
+    def choose(self, label: str, options: Sequence[str]) -> int:
+        if self.once:
+            for i, option in enumerate(options):
+                if self.once[0].search(option):
+                    self.once.pop(0)
+                    self.taken.append(option)
+                    return i
+        for pattern in self.prefer:
+            for i, option in enumerate(options):
+                if pattern.search(option):
+                    return i
+        return 0

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
 
 import pytest
 
-from zerorename_model.choices import Chooser, FirstChooser
+from zerorename_model.choices import Chooser, FirstChooser, SteeredChooser
 from zerorename_model.explore import explore
 from zerorename_model.harness import Run, RunResult
 from zerorename_model.properties import check_all
@@ -44,28 +43,8 @@ WORKS_ON = {
 MATRIX = [(c, s) for c, stores in WORKS_ON.items() for s in stores]
 
 
-class Steer:
-    """A scripted schedule.  ``once``: moves (regexes over move descriptions) taken in order,
-    each as soon as it is possible; otherwise the first option matching the highest-priority
-    ``prefer`` pattern; otherwise option 0 (the plain in-order schedule)."""
-
-    def __init__(self, once: Sequence[str] = (), prefer: Sequence[str] = ()) -> None:
-        self.once = [re.compile(p) for p in once]
-        self.prefer = [re.compile(p) for p in prefer]
-        self.taken: list[str] = []
-
-    def choose(self, label: str, options: Sequence[str]) -> int:
-        if self.once:
-            for i, option in enumerate(options):
-                if self.once[0].search(option):
-                    self.once.pop(0)
-                    self.taken.append(option)
-                    return i
-        for pattern in self.prefer:
-            for i, option in enumerate(options):
-                if pattern.search(option):
-                    return i
-        return 0
+#: A scripted schedule (``once`` moves in order, then ``prefer`` patterns, then option 0).
+Steer = SteeredChooser
 
 
 def settle_all_but(fragment: str) -> str:

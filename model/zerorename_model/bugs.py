@@ -1,0 +1,108 @@
+"""Production bugs of the zero-rename paper's Section XIV, each shown on one schedule.
+
+Every bug is a committer *variant* (the fixed protocol with the bug put back, registered as
+``name+BUG`` next to the protocol) and one schedule, written as patterns over the harness's
+move descriptions.  :func:`show` runs the variant and the fixed committer on that same schedule
+and returns both runs: the variant's goes wrong the way the bug report says, the fixed one's
+does not.  What "wrong" means is not written here: the caller reads the runs' outcomes and the
+property checkers' findings (:func:`zerorename_model.properties.check_all`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from zerorename_model.choices import SteeredChooser
+from zerorename_model.harness import Run, RunResult
+from zerorename_model.properties import check_all
+from zerorename_model.protocols import get
+from zerorename_model.scenario import Faults, Scenario
+
+FILES = ("part-{task:05d}", "year=2024/part-{task:05d}.csv")
+
+
+@dataclass(frozen=True)
+class ProductionBug:
+    """A bug report, the variant that reproduces it, and the schedule that shows it."""
+
+    report: str        # the issue's ID, or a name where the paper gives none
+    section: str       # where the paper describes it
+    summary: str
+    variant: str       # the registered committer with the bug
+    fixed: str         # the registered committer without it
+    scenario: Scenario
+    once: tuple[str, ...] = ()
+    prefer: tuple[str, ...] = ()
+
+
+BUGS: tuple[ProductionBug, ...] = (
+    ProductionBug(
+        "HADOOP-17258", "XIV.A.1",
+        "the pendingset was written without overwrite: once an attempt that saved it died, "
+        "every later attempt of the task failed, and so did the job",
+        "magic+HADOOP-17258", "magic",
+        Scenario("magic", tasks=1, driver="hadoop", files=FILES, faults=Faults(crash=1)),
+        once=(r"^crash j0\.t0\.a0: report success$",)),
+    ProductionBug(
+        "HADOOP-17112", "XIV.C.4",
+        "a pending commit's URI was read back undecoded, so a path with a space named a key "
+        "with no upload and job commit failed",
+        "magic+HADOOP-17112", "magic",
+        Scenario("magic", files=("my dir/part {task}.csv",))),
+    ProductionBug(
+        "prefix-cleanup", "VIII (over-aggressive cleanup)",
+        "cleanup listed uploads by the bare string prefix: cleaning up dataset1 aborted the "
+        "pending uploads of a concurrent job writing dataset10",
+        "magic+prefix-cleanup", "magic",
+        Scenario("magic", tasks=1, files=FILES, dests=("s3://bucket/out1", "s3://bucket/out10")),
+        prefer=(r"^step j1\.t0\.a0: (create_multipart|upload_part|put) ",)),
+    ProductionBug(
+        "SPARK-33402", "XIV.B",
+        "two jobs started in the same second got one job ID; the staging committer's cluster "
+        "path built from it alone let one job's task commit replace the other's",
+        "directory+SPARK-33402", "directory",
+        Scenario("directory", tasks=1, driver="hadoop", files=FILES,
+                 dests=("s3://bucket/a", "s3://bucket/b"), same_job_id=True),
+        prefer=(r"^step j1\.t0\.a0",)),
+)
+
+
+@dataclass(frozen=True)
+class Shown:
+    """One committer's run of a bug's schedule, and what the checkers found in it."""
+
+    committer: str
+    result: RunResult
+    violated: dict[str, list[str]]
+
+    @property
+    def outcomes(self) -> list[str]:
+        return [job.outcome for job in self.result.jobs]
+
+    @property
+    def errors(self) -> list[str]:
+        return [job.error for job in self.result.jobs if job.error]
+
+
+def run_schedule(bug: ProductionBug, committer: str) -> Shown:
+    """Run ``committer`` on the bug's scenario and schedule."""
+    steer = SteeredChooser(bug.once, bug.prefer)
+    scenario = replace(bug.scenario, committer=committer)
+    result = Run(scenario, get(committer)).run(steer)
+    if steer.unmet:
+        raise ValueError(f"{bug.report}: the schedule's moves never became possible for "
+                         f"{committer}: {steer.unmet}")
+    found = {name: [str(v) for v in found] for name, found in check_all(result).items() if found}
+    return Shown(committer, result, found)
+
+
+def show(bug: ProductionBug) -> tuple[Shown, Shown]:
+    """The variant's run and the fixed committer's run of the same schedule."""
+    return run_schedule(bug, bug.variant), run_schedule(bug, bug.fixed)
+
+
+def by_report(report: str) -> ProductionBug:
+    for bug in BUGS:
+        if bug.report == report:
+            return bug
+    raise KeyError(f"no production bug {report!r}; known: {[b.report for b in BUGS]}")

@@ -1,0 +1,36 @@
+"""Section XIV's production bugs: on each bug's schedule the variant goes wrong and the fixed
+committer does not.  What "wrong" is comes from the runs (job outcomes, property checkers)."""
+
+from __future__ import annotations
+
+import pytest
+
+from zerorename_model import bugs
+
+
+@pytest.mark.parametrize("bug", bugs.BUGS, ids=lambda b: b.report)
+def test_the_variant_goes_wrong_and_the_fixed_committer_does_not(bug: bugs.ProductionBug) -> None:
+    variant, fixed = bugs.show(bug)
+    assert set(fixed.outcomes) == {"committed"} and not fixed.violated, fixed.errors
+    assert "aborted" in variant.outcomes or variant.violated, (
+        f"{bug.variant} ran {bug.report}'s schedule without a failed job or a violation")
+
+
+def test_the_bugs_fail_in_the_ways_their_reports_say() -> None:
+    pendingset, spaces, prefix, job_id = (bugs.show(b)[0] for b in bugs.BUGS)
+    assert pendingset.outcomes == ["aborted"]
+    assert any("pendingset already exists" in t.get("msg", "") for t in pendingset.result.trace)
+    assert "%20" in spaces.errors[0] and "NoSuchUpload" in spaces.errors[0]
+    assert prefix.outcomes == ["committed", "aborted"] and "concurrency" in prefix.violated
+    assert "out10" in prefix.errors[0]
+    assert {"completeness", "concurrency"} <= set(job_id.violated)
+
+
+def test_a_schedule_that_cannot_happen_is_reported() -> None:
+    bug = bugs.by_report("HADOOP-17258")
+    impossible = bugs.ProductionBug(bug.report, bug.section, bug.summary, bug.variant, bug.fixed,
+                                    bug.scenario, once=(r"^crash nobody$",))
+    with pytest.raises(ValueError, match="never became possible"):
+        bugs.run_schedule(impossible, "magic")
+    with pytest.raises(KeyError, match="known"):
+        bugs.by_report("HADOOP-0")
