@@ -76,7 +76,7 @@ def test_the_quick_matrix_used_by_ci(tmp_path: Path) -> None:
              "--traces", str(tmp_path / "traces"))
     assert out.returncode == 0, out.stderr[-2000:]
     cells = json.loads((tmp_path / "m.json").read_text())
-    assert len(cells) == 10 * 5 * 6
+    assert len(cells) == 11 * 5 * 6
     verdicts = {(c["committer"], c["store"], c["property"]): c["verdict"] for c in cells}
     # the paper's headline findings, found again by exploration (not typed into the matrix):
     assert verdicts[("magic", "s3-2018", "consistency")] == "violated"
@@ -379,3 +379,105 @@ def test_success_on_a_missing_or_corrupt_file_names_the_path(
     assert code == 2 and out == ""
     assert err.startswith("zerorename: ") and says in err
     assert "Traceback" not in err
+
+
+def test_success_on_a_missing_bucket_blames_the_bucket_not_the_job(
+        s3: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(capsys, "success", "s3://missing-bucket/x")
+    assert code == 2 and out == ""
+    assert "s3://missing-bucket/x/_SUCCESS" in err and "NoSuchBucket" in err
+    assert "the job did not commit" not in err
+    code, _out, err = _run(capsys, "success", "s3://bkt/never-written")
+    assert code == 2 and "no _SUCCESS: the job did not commit" in err
+
+
+def test_a_success_summary_prints_short(s3: Any) -> None:
+    """``print(zr.read_success(...))`` shows what a person asks for (committer, job, files),
+    not the dataclass's every field with up to 100 file names and the statistics."""
+    import zerorename as zr
+
+    summary = zr.SuccessData(
+        committer="magic", job_id="job-7", hostname="worker-1", success=True,
+        filenames=[f"s3://bkt/out/year=2024/part-{i:05d}-job-7.parquet" for i in range(100)],
+        iostatistics={"counters": {"committer_files_committed": 100,
+                                   "committer_bytes_committed": 123456,
+                                   **{f"store_op_{i}": i for i in range(60)}}})
+    s3.put("s3://bkt/out/_SUCCESS", summary.to_bytes())
+    read = zr.read_success(s3, "s3://bkt/out")
+    for text in (str(read), repr(read)):
+        assert len(text) < 200, text
+        assert "magic" in text and "job-7" in text and "100" in text
+    assert "\n" not in str(read) and "123456" in str(read)
+    assert repr(read).startswith("SuccessData(") and "part-00001" not in repr(read)
+    assert read.describe().count("part-") == 100  # the long form is still there, asked for
+
+
+def test_uploads_list_warns_when_the_stores_initiated_times_are_implausible(
+        s3: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """moto reports every upload as initiated on 2010-11-10 (the day S3 introduced multipart
+    uploads), which made ``uploads list`` show ``age=140566h`` as if it were true."""
+    s3.create_multipart("s3://bkt/out/a")
+    code, out, err = _run(capsys, "uploads", "list", "s3://bkt/out")
+    assert code == 0 and "source=store" in out
+    assert "zerorename: warning:" in err and "implausible" in err and "2010-11-10" in err
+    assert "--job" in err
+
+
+def test_uploads_list_trusts_plausible_initiated_times(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import time
+
+    import zerorename as zr
+    from zerorename import cli
+
+    fake = PagingClient([("out/d/f1", time.time() - 3600), ("out/d/f2", time.time() - 60)])
+    store = zr.S3Store(fake, retry=zr.RetryPolicy(max_attempts=1),  # type: ignore[arg-type]
+                       capabilities=zr.StoreCapabilities())
+    monkeypatch.setattr(cli, "_store_for", lambda url, args: store)
+    code, out, err = _run(capsys, "uploads", "list", "s3://bkt/out/d")
+    assert code == 0 and "age=1.0h" in out and "warning" not in err
+
+
+def test_implausible_initiated_times() -> None:
+    import datetime as dt
+
+    from zerorename.cli import implausible_initiated
+
+    now = dt.datetime(2026, 1, 1, tzinfo=dt.UTC).timestamp()
+    moto = dt.datetime(2010, 11, 10, 20, 48, 33, tzinfo=dt.UTC).timestamp()
+    assert implausible_initiated(moto, now)
+    assert implausible_initiated(now + 86400, now)
+    assert not implausible_initiated(now - 3 * 365 * 86400, now)  # old, but possible
+    assert not implausible_initiated(now + 60, now)  # clock skew
+
+
+def test_the_cli_and_the_spark_writer_make_the_same_s3_client(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Without ``--checksums`` the CLI's client has the Spark writer's checksum setting (the
+    writer's ``checksums`` option unset), so the CLI reads a destination as its job wrote it;
+    ``--checksums`` still overrides it."""
+    import inspect
+
+    import zerorename.stores
+    from zerorename.spark.core import make_store, spec_from_options
+    from zerorename.stores import make_s3_client as real
+
+    made: list[str] = []
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        bound = inspect.signature(real).bind(*args, **kwargs)
+        bound.apply_defaults()
+        made.append(bound.arguments["checksums"])
+        raise RuntimeError("recorded")  # no client needed: only how it was asked for
+
+    monkeypatch.setattr(zerorename.stores, "make_s3_client", recording)
+    with pytest.raises(RuntimeError, match="recorded"):
+        make_store(spec_from_options({"path": "s3://bkt/out",
+                                      "endpoint_url": "http://checksums.invalid"}))
+    for argv in (["success", "s3://bkt/out"], ["success", "s3://bkt/out", "--checksums",
+                                                "default"]):
+        with pytest.raises(RuntimeError, match="recorded"):
+            main(argv)
+    spark_default, cli_default, cli_override = made
+    assert cli_default == spark_default
+    assert cli_override == "default"

@@ -24,7 +24,14 @@ from greenlet import greenlet
 
 from zerorename_model.choices import Chooser, FirstChooser
 from zerorename_model.errors import ActorCrashed, ModelStoreError, RunAborted
-from zerorename_model.scenario import CommitterFactory, JobSpec, Scenario, TaskSpec, file_data
+from zerorename_model.scenario import (
+    CommittedByAnother,
+    CommitterFactory,
+    JobSpec,
+    Scenario,
+    TaskSpec,
+    file_data,
+)
 from zerorename_model.stores import ModelStore
 
 STORE_OPS = (
@@ -594,13 +601,25 @@ class Run:
     def _accept(self, job: JobState, task: TaskSpec, message: Any) -> bool:
         if not job.live.get(task.name) or task.task_id in job.accepted or job.failed:
             return False
-        job.accepted[task.task_id] = (task, message)
+        committed = task
+        if isinstance(message, CommittedByAnother):  # the winner's output is the task's
+            committed = self._attempt_named(job, task.task_id, message.attempt_id)
+            message = message.message
+        job.accepted[task.task_id] = (committed, message)
         job.live[task.name] = False  # finished
         # Spark kills the other attempts of a task once one succeeds (not a partitioned one:
         # the driver cannot reach it).
         self._kill(lambda a: a.task is not None and a.task.job == task.job
                    and a.task.task_id == task.task_id and a.task != task)
         return True
+
+    @staticmethod
+    def _attempt_named(job: JobState, task_id: int, attempt_id: str) -> TaskSpec:
+        """The launched attempt (of any job attempt) whose Hadoop attempt ID is ``attempt_id``."""
+        for launched in job.attempts.get(task_id, []):
+            if launched.attempt_id == attempt_id:
+                return launched
+        raise ValueError(f"task {task_id} has no attempt {attempt_id}")
 
     def _kill(self, which: Callable[[Actor], bool]) -> None:
         for actor in list(self.actors):

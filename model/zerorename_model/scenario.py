@@ -102,6 +102,17 @@ class TaskSpec:
         return f"j{self.job.index}.t{self.task_id}.a{self.attempt}"
 
 
+@dataclass(frozen=True)
+class CommittedByAnother:
+    """What ``commit_task`` returns when another attempt of the task had already committed it
+    (a fenced committer's task commit lost its ``If-None-Match`` PUT): the driver records
+    *that* attempt as the task's committed one, with its ``message``, so it knows whose output
+    the job will publish, and does not retry the task (HADOOP-17258's failure mode)."""
+
+    attempt_id: str
+    message: Any
+
+
 class Committer(Protocol):
     """The committer operations the harness drives (Hadoop's OutputCommitter, plus ``write``)."""
 

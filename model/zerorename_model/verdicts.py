@@ -31,7 +31,7 @@ from zerorename_model.stores import PROFILES
 from zerorename_model.trace import write_trace
 
 MATRIX_COMMITTERS = ("v1", "v2", "directory", "partitioned", "magic", "manifest", "direct",
-                     "stocator", "emr", "lakefs")
+                     "stocator", "emr", "lakefs", "fenced")
 MATRIX_STORES = ("hdfs", "s3-2018", "s3", "gcs", "abfs")
 FILES = ("part-{task:05d}",)
 NESTED_FILES = ("year=2024/my file {task}.csv",)

@@ -15,7 +15,8 @@ from typing import Any
 COMMITTERS: dict[str, Any] = {}
 
 #: modules imported on first lookup, so that registering stays next to each protocol
-_MODULES = ("direct", "v1", "v2", "staging", "magic", "manifest", "stocator", "emr", "lakefs")
+_MODULES = ("direct", "v1", "v2", "staging", "magic", "manifest", "stocator", "emr", "lakefs",
+            "fenced")
 
 
 def register(name: str, *, supports_recovery: bool = False) -> Callable[[Any], Any]:

@@ -1,0 +1,277 @@
+"""The fenced committer: S3's conditional writes make task commit and job commit one PUT each.
+
+Every other object-store committer publishes whatever record a task attempt PUT *last*, so an
+attempt the driver has given up on can replace the accepted one's (the race of Section VIII.C),
+and refusing the second PUT with a plain existence check brought back HADOOP-17258's retry
+loop.  Here every record is written with ``If-None-Match: *``: the store, not the driver,
+decides which attempt's record exists, and every loser learns who won.
+
+Layout (names starting with ``_`` are not output)::
+
+    dest/_fenced/<jobId>/tasks/<taskId>.json   task record: the winning attempt and its uploads
+    dest/_fenced/<jobId>/commit.json           job commit record: the task records it accepts
+    dest/_SUCCESS                              every committed file, its size and ETag
+
+* Task output: a multipart upload to the final key, not completed (as ``magic``); files smaller
+  than ``zerorename.fenced.small-file-bytes`` wait on local disk and are uploaded in the task
+  commit (as ``directory``).
+* Task commit: one conditional PUT of the task record, at a key made of the job ID and the task
+  ID only.  The first attempt wins; a 412 means another attempt's record is there: the loser
+  aborts its uploads and answers :class:`CommittedByAnother`, naming the winner, so the driver
+  knows whose output the job publishes and does not retry.  A winner then reads the job commit
+  record: a record that exists and does not name it means the job committed without it, so it
+  aborts its uploads and fails (a zombie cannot add output).
+* Job commit: a conditional PUT of the job commit record (the accepted task records: Spark's
+  messages, or Hadoop's listing of the task records) is the commit point; then every upload it
+  names is completed, ``_SUCCESS`` written, the task records and stray uploads removed.
+* Recovery: a new job attempt that finds the commit record rolls forward (an upload already
+  completed answers NoSuchUpload, and its object has the recorded ETag); one that does not
+  commits afresh, keeping the task records, which name no job attempt.
+* Readers: :func:`committed_files` reads ``_SUCCESS``, one atomic PUT written after every upload
+  was completed: it names exactly the files of the last job that committed.
+
+``fenced+no-fence`` is the same protocol with plain PUTs: it shows the condition is what
+excludes a partitioned attempt's output.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from zerorename_model.errors import ModelStoreError
+from zerorename_model.protocols import register
+from zerorename_model.protocols.common import (
+    SUCCESS,
+    CommitFailed,
+    abort_pending,
+    abort_uploads_under,
+    commit_url,
+    complete_pending,
+    decode_json,
+    delete_recursive,
+    dir_prefix,
+    encode_json,
+    join,
+    list_files,
+    relative,
+    task_id,
+    upload_pending,
+)
+from zerorename_model.scenario import CommittedByAnother, JobSpec, TaskSpec
+
+FENCE_DIR = "_fenced"
+SMALL_FILE_BYTES = "zerorename.fenced.small-file-bytes"
+RECORD_VERSION = 1
+SUCCESS_NAME = "zerorename.fenced.SuccessData/1"
+
+
+@register("fenced", supports_recovery=True)
+class FencedCommitter:
+    name = "fenced"
+    fenced = True  # every record PUT carries If-None-Match: *
+
+    def __init__(self, env: Any, job: JobSpec, task: TaskSpec | None,
+                 options: dict[str, str]) -> None:
+        self.env = env
+        self.fs = env.store
+        self.dest = job.dest
+        self.job = job
+        self.task = task
+        self.small_file_bytes = int(options.get(SMALL_FILE_BYTES, "0"))
+        self.record_dir = join(self.dest, FENCE_DIR, job.job_id)
+        self.commit_record = join(self.record_dir, "commit.json")
+        self.uploads: list[dict[str, Any]] = []  # this attempt's pending uploads
+        self.won = False  # this attempt's task record is the task's record
+        self._cleaned = False
+        if task is not None:
+            self.task_record = join(self.record_dir, "tasks", task_id(task) + ".json")
+            self.staging = f"file:///tmp/fenced/{task.attempt_id}"
+
+    # -- records -------------------------------------------------------------------------------
+
+    def put_record(self, url: str, record: dict[str, Any]) -> bool:
+        """PUT ``record`` if no record is there yet; False when another one is (412)."""
+        try:
+            self.fs.put(url, encode_json(record), if_none_match=self.fenced)
+        except ModelStoreError as error:
+            if error.code != "PreconditionFailed":
+                raise
+            return False
+        return True
+
+    def read_record(self, url: str) -> dict[str, Any] | None:
+        try:
+            record: dict[str, Any] = decode_json(self.fs.get(url), url)
+        except ModelStoreError as error:
+            if error.code != "NoSuchKey":
+                raise
+            return None
+        return record
+
+    # -- job and task set-up -------------------------------------------------------------------
+
+    def setup_job(self) -> None:
+        """Refuse a store that cannot fence: without conditional PUT nothing here is safe."""
+        capabilities = self.fs.capabilities()
+        if not (capabilities.conditional_put and capabilities.multipart):
+            raise CommitFailed(self.dest, "the store has no conditional PUT or no multipart "
+                                          "upload: the fenced committer cannot run on it")
+
+    def setup_task(self) -> None:
+        pass
+
+    def write(self, relpath: str, data: bytes) -> None:
+        """Start the file's upload to its final key (completed only by the job commit), or
+        keep a small file on local disk until the task commit."""
+        assert self.task is not None
+        if len(data) < self.small_file_bytes:
+            self.env.local().put(join(self.staging, relpath), data)
+            return
+        self.uploads.append(upload_pending(self.fs, join(self.dest, relpath), data,
+                                           self.job.job_id, self.task.attempt_id))
+
+    def needs_task_commit(self) -> bool:
+        """Always: every task of a job leaves a record, so every task is fenced."""
+        return True
+
+    # -- task commit and abort -----------------------------------------------------------------
+
+    def commit_task(self) -> dict[str, Any] | CommittedByAnother:
+        """Upload the staged files, then PUT the task record, ``If-None-Match: *``."""
+        assert self.task is not None
+        local = self.env.local()
+        for obj in list_files(local, self.staging):
+            self.uploads.append(upload_pending(
+                self.fs, join(self.dest, relative(obj.url, self.staging)), local.get(obj.url),
+                self.job.job_id, self.task.attempt_id))
+        delete_recursive(local, self.staging)
+        record = {"version": RECORD_VERSION, "jobId": self.job.job_id,
+                  "task": task_id(self.task), "attempt": self.task.attempt_id,
+                  "uploads": self.uploads}
+        if not self.put_record(self.task_record, record):
+            winner = self.read_record(self.task_record)
+            if winner is None:  # the job ended and removed the records meanwhile
+                self.abort_uploads()
+                raise CommitFailed(self.task_record, "the job has ended")
+            if winner["attempt"] != self.task.attempt_id:  # else: our own PUT, answer lost
+                self.abort_uploads()
+                return CommittedByAnother(winner["attempt"], winner)
+        self.won = True
+        job_record = self.read_record(self.commit_record)
+        if job_record is not None and job_record["tasks"].get(
+                record["task"], {}).get("attempt") != self.task.attempt_id:
+            self.won = False
+            self.abort_uploads()
+            raise CommitFailed(self.task_record, "the job committed without this task")
+        return record
+
+    def abort_uploads(self) -> None:
+        for upload in self.uploads:
+            abort_pending(self.fs, upload)
+
+    def abort_task(self) -> None:
+        """Abort the attempt's uploads, unless its record won: then they are the task's."""
+        if not self.won:
+            self.abort_uploads()
+        delete_recursive(self.env.local(), self.staging)
+
+    # -- job commit ----------------------------------------------------------------------------
+
+    def task_records(self) -> list[dict[str, Any]]:
+        """Hadoop's protocol: list the task records (one per task: the winners)."""
+        records = []
+        for obj in list_files(self.fs, join(self.record_dir, "tasks")):
+            record = self.read_record(obj.url)
+            if record is not None:
+                records.append(record)
+        return records
+
+    def commit_job(self, messages: list[Any] | None) -> None:
+        """PUT the job commit record (the commit point), complete its uploads, write
+        ``_SUCCESS``, clean up.  A record already there (an earlier attempt of this job
+        committed, then its driver died) is rolled forward instead."""
+        job_record = self.read_record(self.commit_record)
+        if job_record is None:
+            records = ([m for m in messages if m is not None] if messages is not None
+                       else self.task_records())
+            job_record = {"version": RECORD_VERSION, "jobId": self.job.job_id,
+                          "tasks": {r["task"]: r for r in records}}
+            if not self.put_record(self.commit_record, job_record):
+                job_record = self.read_record(self.commit_record)
+                assert job_record is not None
+        files = {}
+        for record in job_record["tasks"].values():
+            for upload in record["uploads"]:
+                url = self.complete(upload)
+                files[relative(url, self.dest)] = {"size": upload["length"],
+                                                   "etag": upload["etags"][0]}
+        self.fs.put(join(self.dest, SUCCESS), encode_json({
+            "name": SUCCESS_NAME, "committer": self.name, "jobId": self.job.job_id,
+            "files": files, "success": True}))
+        self.cleanup_job()
+
+    def complete(self, upload: dict[str, Any]) -> str:
+        """Complete one upload; one already completed (NoSuchUpload) is done if its object has
+        the recorded ETag (each file is one part, so the object's ETag is that part's)."""
+        url: str = commit_url(upload)
+        try:
+            complete_pending(self.fs, upload)
+            return url
+        except ModelStoreError as error:
+            if error.code != "NoSuchUpload":
+                raise
+        found = self.fs.head(url)
+        if found is None or found.etag != upload["etags"][0]:
+            raise CommitFailed(url, "upload gone, and the object is not the recorded one")
+        return url
+
+    def recover_task(self, task: TaskSpec) -> None:
+        """Nothing to move: the task record's key names no job attempt."""
+
+    # -- abort and cleanup ---------------------------------------------------------------------
+
+    def abort_job(self) -> None:
+        """Roll back: abort every upload under the destination, delete the task records.  A job
+        whose commit record exists has committed and cannot be rolled back."""
+        if self.read_record(self.commit_record) is not None:
+            raise CommitFailed(self.commit_record, "the job has committed: roll forward")
+        abort_uploads_under(self.fs, dir_prefix(self.dest))
+        delete_recursive(self.fs, self.record_dir)
+        self._cleaned = True
+
+    def cleanup_job(self) -> None:
+        """Abort uploads no record names (attempts that lost or never committed), delete the
+        task records.  The commit record stays: it is what refuses a late task commit."""
+        if self._cleaned:
+            return
+        abort_uploads_under(self.fs, dir_prefix(self.dest))
+        delete_recursive(self.fs, join(self.record_dir, "tasks"))
+        self._cleaned = True
+
+
+@dataclass(frozen=True)
+class CommittedFile:
+    size: int
+    etag: str
+
+
+def committed_files(store: Any, dest: str) -> dict[str, CommittedFile]:
+    """What a reader of the record sees: the files ``_SUCCESS`` names (none before a job
+    committed).  Each PUT of ``_SUCCESS`` replaces the whole set at once."""
+    try:
+        data = store.get(join(dest, SUCCESS))
+    except ModelStoreError as error:
+        if error.code != "NoSuchKey":
+            raise
+        return {}
+    files = json.loads(data).get("files", {})
+    return {rel: CommittedFile(int(f["size"]), str(f["etag"])) for rel, f in files.items()}
+
+
+@register("fenced+no-fence", supports_recovery=True)
+class UnfencedCommitter(FencedCommitter):
+    """The same protocol with plain PUTs: the last record written wins (Section VIII.C)."""
+
+    fenced = False
