@@ -205,6 +205,8 @@ class FencedCommitRecord:
     #: task name -> the attempt id that committed it
     tasks: dict[str, str] = field(default_factory=dict)
     uploads: list[RecordedUpload] = field(default_factory=list)
+    #: the committed task records (cleanup need not read them: their uploads are all above)
+    records: list[str] = field(default_factory=list)
     #: unique per writer, so a driver can recognise its own record after a lost answer
     writer: str = ""
 
@@ -225,6 +227,7 @@ class FencedCommitRecord:
             "committed": self.committed,
             "writer": self.writer,
             "tasks": dict(sorted(self.tasks.items())),
+            "records": sorted(self.records),
             "uploads": [{"a": u.attempt_id, "u": u.url, "i": u.upload_id, "e": list(u.etags),
                          "z": u.size} for u in self.uploads],
         }, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
@@ -263,8 +266,11 @@ class FencedCommitRecord:
             check_destination(url, dest, where)
             parsed.append(RecordedUpload(a, url, uid, tuple(etags), size))
         check_unique_destinations((u.url for u in parsed), path)
+        records = d.get("records", [])
+        if not isinstance(records, list) or not all(isinstance(r, str) for r in records):
+            raise FormatError(path, "field 'records' is not a list of URLs")
         return cls(job_id=job_id, job_attempt=attempt, destination=str(d.get("destination")),
-                   committed=committed, tasks=dict(tasks), uploads=parsed,
+                   committed=committed, tasks=dict(tasks), uploads=parsed, records=records,
                    writer=str(d.get("writer", "")))
 
 
@@ -477,7 +483,7 @@ class FencedCommitter(BaseCommitter):
             loaded = runner.run("job_stage_load_pendingsets",
                                 lambda: load_pendingsets(ctx, sources, check))
             try:
-                record = self._record_from(loaded)
+                record = self._record_from(loaded, sources)
                 stats = loaded.task_stats
             finally:
                 loaded.close()
@@ -492,14 +498,18 @@ class FencedCommitter(BaseCommitter):
         return [TaskSource(url=o.url) for o in list_dir(self.store, self.tasks_dir())
                 if o.url.endswith(".pendingset")]
 
-    def _record_from(self, loaded: Loaded) -> FencedCommitRecord:
+    def _record_from(self, loaded: Loaded, sources: Sequence[TaskSource]
+                     ) -> FencedCommitRecord:
         tasks = {meta.task_name: meta.attempt_id for meta in loaded.attempts.values()
                  if meta.attempt_id in loaded.winners}
         uploads = [RecordedUpload(r["a"], r["u"], r["i"], tuple(r["e"]), int(r["z"]))
                    for r in loaded.winning_records()]
+        inside = dir_prefix(self.root)
+        records = [s.message.record if s.message is not None else s.url for s in sources]
         return FencedCommitRecord(job_id=self.job.id, job_attempt=self.job.attempt,
                                   destination=self.dest, committed=self.clock.now_millis(),
-                                  tasks=tasks, uploads=uploads, writer=self._writer)
+                                  tasks=tasks, uploads=uploads, writer=self._writer,
+                                  records=[r for r in records if r.startswith(inside)])
 
     def _save_commit_record(self, record: FencedCommitRecord) -> None:
         """The commit point.  On 412, the record there is either ours (an answer was lost) or
@@ -606,7 +616,8 @@ class FencedCommitter(BaseCommitter):
         """
         keep = set(commit.upload_ids) if commit is not None else set()
         listed = [o.url for o in list_dir(self.store, self.root)]
-        records = [u for u in listed if u.endswith(".pendingset")]
+        committed_records = set(commit.records) if commit is not None else set()
+        records = [u for u in listed if u.endswith(".pendingset") and u not in committed_records]
         recovered = set(self._recovered.values()) if keep_marker else set()
         keys: set[str] = {u.url for u in commit.uploads} if commit is not None else set()
         owned: dict[str, str] = {}
