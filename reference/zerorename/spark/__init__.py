@@ -8,16 +8,41 @@ Two routes, both pure Python (Spark cannot load a Python ``commitProtocolClass``
 * :func:`zerorename.spark.rdd.write_rdd` — ``mapPartitionsWithIndex`` + ``collect`` + driver
   commit, for code built on RDDs.
 
-See ``docs/spark.md`` for options, save modes and failure behaviour.
+Importing this module is all a session needs for ``format("zerorename")``: see
+:func:`register`.  See ``docs/spark.md`` for options, save modes and failure behaviour.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+import weakref
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .core import JobDriver, WriteSpec, make_store, output_exists, spec_from_options
-from .datasource import NAME, ZeroRenameDataSource
+#: The one install line that works from a clone (zerorename is not on PyPI).
+SPARK_EXTRA_HINT = 'install the "spark" extra from a zerorename checkout: pip install ".[spark]"'
+
+try:
+    import pyarrow  # type: ignore[import-untyped]  # noqa: F401
+    import pyspark  # noqa: F401
+except ImportError as missing:  # say which extra, not just which module
+    raise ImportError(f"zerorename.spark needs {missing.name or missing}, which is not "
+                      f"installed; {SPARK_EXTRA_HINT} (pyspark, pyarrow, pandas)",
+                      name=missing.name) from missing
+
+import zerorename as zr  # noqa: E402  (after the check above, on purpose)
+
+from .core import (  # noqa: E402
+    JobDriver,
+    SparkJobError,
+    WriteOptionError,
+    WriteSpec,
+    make_store,
+    output_exists,
+    spark_job_error,
+    spec_from_options,
+)
+from .datasource import NAME, ZeroRenameDataSource  # noqa: E402
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -25,16 +50,61 @@ if TYPE_CHECKING:
 __all__ = [
     "NAME",
     "JobDriver",
+    "SparkJobError",
+    "WriteOptionError",
     "WriteSpec",
     "ZeroRenameDataSource",
     "register",
     "write",
 ]
 
+#: Sessions this process has registered the data source with (a session object per
+#: ``SparkSession``; a new session, e.g. ``spark.newSession()``, has its own registry).
+_REGISTERED: weakref.WeakSet[SparkSession] = weakref.WeakSet()
+
 
 def register(spark: SparkSession) -> None:
-    """Register the ``zerorename`` data source with ``spark`` (idempotent)."""
+    """Register the ``zerorename`` data source with ``spark`` (once per session).
+
+    Rarely needed by hand: importing :mod:`zerorename.spark` makes ``format("zerorename")``
+    register the source with the reader's or writer's session on first use (see
+    :func:`_register_on_format`), whenever that session was created.
+    """
+    if spark in _REGISTERED:
+        return
     spark.dataSource.register(ZeroRenameDataSource)
+    _REGISTERED.add(spark)
+
+
+def _register_on_format() -> None:
+    """Make ``DataFrameWriter.format``/``DataFrameReader.format`` register this source.
+
+    A Python data source lives in one session's registry, so registering at import time
+    cannot help a session created later — the usual order in a script.  PySpark's other
+    route, discovery of ``pyspark_*`` modules by a worker's ``pkgutil.iter_modules()``, does
+    not see packages of an editable install (they are served by an import hook, not a path
+    entry).  So the registration happens where the name is used: ``format(NAME)`` (also
+    what ``save(format=…)`` and ``load(format=…)`` call) registers the source with that
+    reader's or writer's session first.  Other formats pass straight through.
+    """
+    from pyspark.sql.readwriter import DataFrameReader, DataFrameWriter
+
+    for cls in (DataFrameReader, DataFrameWriter):
+        original: Callable[..., Any] = cls.format
+        if getattr(original, "_zerorename_registers", False):
+            continue  # already wrapped (module reloaded)
+
+        @functools.wraps(original)
+        def format(self: Any, source: str, _original: Callable[..., Any] = original) -> Any:
+            if isinstance(source, str) and source.strip().lower() == NAME:
+                register(self._spark)
+            return _original(self, source)
+
+        format._zerorename_registers = True  # type: ignore[attr-defined]
+        cls.format = format  # type: ignore[method-assign]
+
+
+_register_on_format()
 
 
 def write(
@@ -55,22 +125,40 @@ def write(
     stores), ``part_size``, ``threads``, ``job_id``, ``compression``, ``abort_grace_seconds``,
     and any Hadoop-named committer option (``fs.s3a.committer.…``).  Credentials come from
     boto3's chain only.
+
+    Errors are :class:`zerorename.CommitError` subclasses: a bad option
+    (:class:`WriteOptionError`) before Spark runs, ``ConflictError`` for ``mode="error"``
+    over existing output, and :class:`SparkJobError` — the worker's zerorename error first —
+    when the Spark job fails.
     """
-    if format != "parquet":
-        raise ValueError(f"format {format!r}: zerorename.spark writes parquet only")
-    register(df.sparkSession)
     spec = spec_from_options({**options, "path": dest, "committer": committer, "mode": mode,
-                              "partition_by": partition_by or ()})
+                              "format": format, "partition_by": partition_by or ()})
     store = make_store(spec)
-    if spec.mode == "ignore" and output_exists(store, spec.dest):
-        return None  # decided here, so no Spark job runs at all
+    if spec.mode in ("error", "ignore") and output_exists(store, spec.dest):
+        if spec.mode == "ignore":
+            return None  # decided here, so no Spark job runs at all
+        raise zr.ConflictError(spec.dest, "output already exists and mode is 'error' "
+                               "(use mode='append' or 'overwrite')")
     writer = df.write.format(NAME).mode("overwrite" if spec.mode == "overwrite" else "append")
     for key, value in options.items():
         writer = writer.option(key, str(value))
     if spec.partition_by:
         writer = writer.option("partition_by", ",".join(spec.partition_by))
-    (writer.option("committer", committer).option("mode", spec.mode)
-     .option("job_id", spec.job_id).save(spec.dest))
-    import zerorename as zr
-
+    try:
+        (writer.option("committer", spec.committer).option("mode", spec.mode)
+         .option("job_id", spec.job_id).save(spec.dest))
+    except Exception as spark_error:
+        if not _is_spark_failure(spark_error):
+            raise
+        error = spark_job_error(spec.dest, spark_error)
+        error.add_note("Spark's own error and traceback: the exception's .spark_error")
+        raise error from None  # the cause leads, not Spark's few thousand characters
     return zr.read_success(store, spec.dest)
+
+
+def _is_spark_failure(error: BaseException) -> bool:
+    """Spark's errors (captured JVM exceptions, PySpark's own) and py4j's JVM errors."""
+    from py4j.protocol import Py4JError  # type: ignore[import-untyped]
+    from pyspark.errors import PySparkException
+
+    return isinstance(error, PySparkException | Py4JError)

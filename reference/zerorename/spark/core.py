@@ -23,15 +23,17 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import zerorename as zr
-from zerorename.errors import ConflictError
+from zerorename.committers import COMMITTERS
+from zerorename.errors import CommitError, ConflictError
 from zerorename.store import Store, list_dir
 from zerorename.urls import is_hidden, parse_url, relative_to
 
@@ -58,6 +60,60 @@ _SECRET_OPTIONS = frozenset({
     "access_key", "secret_key", "session_token", "aws_access_key_id", "aws_secret_access_key",
     "aws_session_token", "fs.s3a.access.key", "fs.s3a.secret.key", "fs.s3a.session.token",
 })
+
+#: The options a write or a read understands (lower case: Spark lower-cases option names).
+#: Besides these, only Hadoop-named committer options (:data:`HADOOP_PREFIXES`) and the test
+#: hooks (``zerorename.fault.*``) are accepted: a misspelt name must fail, not fall back to a
+#: default (``.option("comitter", "directory")`` would otherwise write with ``magic``).
+OPTION_NAMES = frozenset({
+    "path", "dest", "format", "committer", "partition_by", "partitionby", "mode",
+    "endpoint_url", "region", "checksums", "part_size", "threads", "job_id", "compression",
+    "max_open_files", "abort_grace_seconds",
+})
+#: Prefixes of the Hadoop option names passed through to the committer unchanged.
+HADOOP_PREFIXES = ("fs.", "mapreduce.")
+#: The only file format the writer produces.
+FORMATS = frozenset({"parquet"})
+#: Parquet codecs pyarrow writes (``none`` = uncompressed).
+COMPRESSIONS = frozenset({"snappy", "gzip", "brotli", "zstd", "lz4", "none"})
+#: boto3's checksum settings (see ``zerorename.stores.make_s3_client``).
+CHECKSUMS = frozenset({"when_required", "default"})
+
+
+class WriteOptionError(CommitError, ValueError):
+    """A writer option is unknown, or its value is one the writer does not support.
+
+    Also a ``ValueError`` (a bad argument), so code that caught the earlier ``ValueError``
+    keeps working; ``path`` is the destination (or ``<no destination>``).
+    """
+
+
+def _choice(dest: str, option: str, value: Any, allowed: Iterable[str]) -> str:
+    text = str(value).strip().lower()
+    if text not in allowed:
+        raise WriteOptionError(dest, f"option {option}={value!r} is not supported; "
+                                     f"expected one of {sorted(allowed)}")
+    return text
+
+
+def _number(dest: str, option: str, value: Any, parse: Callable[[str], Any],
+            kind: str) -> Any:
+    try:
+        return parse(str(value).strip())
+    except ValueError:
+        raise WriteOptionError(dest, f"option {option}={value!r} is not a {kind}") from None
+
+
+def check_option_names(dest: str, names: Iterable[str]) -> None:
+    """Refuse option names the writer does not understand, naming every valid one."""
+    unknown = sorted(n for n in names if n not in OPTION_NAMES
+                     and not n.startswith(HADOOP_PREFIXES) and not n.startswith(faults.PREFIX))
+    if unknown:
+        raise WriteOptionError(
+            dest, f"unknown option(s) {', '.join(map(repr, unknown))}; zerorename accepts "
+                  f"{', '.join(sorted(OPTION_NAMES - {'dest', 'partitionby'}))}, Hadoop "
+                  f"committer options named {' or '.join(p + '*' for p in HADOOP_PREFIXES)} "
+                  f"and {faults.PREFIX}* (tests)")
 
 @dataclass(frozen=True)
 class WriteSpec:
@@ -100,53 +156,113 @@ class WriteSpec:
 def spec_from_options(options: Mapping[str, Any], *, overwrite: bool = False) -> WriteSpec:
     """Build a :class:`WriteSpec` from writer options (Data Source options or keyword args).
 
-    ``mode`` in the options wins over ``overwrite`` because Spark refuses the ``error`` and
-    ``ignore`` save modes for Python data sources; they travel as an option instead.
+    Every name and every value with a fixed set of choices is checked here, so a typo fails
+    with the list of valid choices (:class:`WriteOptionError`) before anything is written,
+    in whichever process builds the spec.  ``mode`` in the options wins over ``overwrite``
+    because Spark refuses the ``error`` and ``ignore`` save modes for Python data sources;
+    they travel as an option instead.
     """
     opts = {str(k).lower(): v for k, v in options.items() if v is not None}
+    dest = opts.get("path") or opts.get("dest")
+    where = str(dest) if dest else "<no destination>"
     secret = sorted(k for k in opts if k in _SECRET_OPTIONS)
     if secret:
-        raise ValueError(
-            f"options {secret} would put credentials in the query plan, logs and pickled "
-            "tasks; zerorename takes credentials only from boto3's default chain "
-            "(AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE, instance roles)")
-    dest = opts.get("path") or opts.get("dest")
+        raise WriteOptionError(
+            where, f"options {secret} would put credentials in the query plan, logs and "
+                   "pickled tasks; zerorename takes credentials only from boto3's default "
+                   "chain (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE, instance roles)")
+    check_option_names(where, opts)
     if not dest:
-        raise ValueError("no destination: call .save('s3://bucket/prefix') or pass dest=")
+        raise WriteOptionError(where, "no destination: call .save('s3://bucket/prefix') "
+                                      "or pass dest=")
     parse_url(str(dest))
     endpoint = opts.get("endpoint_url")
     if endpoint and "@" in str(endpoint).split("//", 1)[-1].split("/", 1)[0]:
-        raise ValueError("endpoint_url must not contain user:password; use boto3's chain")
-    mode = str(opts.get("mode") or ("overwrite" if overwrite else "append")).lower()
-    if mode not in SAVE_MODES:
-        raise ValueError(f"mode {mode!r}: expected one of {sorted(SAVE_MODES)}")
+        raise WriteOptionError(where, "endpoint_url must not contain user:password; "
+                                      "use boto3's chain")
+    if "format" in opts:
+        _choice(where, "format", opts["format"], FORMATS)
+    mode = _choice(where, "mode", opts.get("mode") or ("overwrite" if overwrite else "append"),
+                   SAVE_MODES)
     mode = "error" if mode in ("errorifexists", "default") else mode
     partition_by = opts.get("partition_by", opts.get("partitionby", ()))
     if isinstance(partition_by, str):
         partition_by = [c.strip() for c in partition_by.split(",") if c.strip()]
-    committer_options = {k: str(v) for k, v in opts.items()
-                         if "." in k and not k.startswith(faults.PREFIX)}
+    committer_options = {k: str(v) for k, v in opts.items() if k.startswith(HADOOP_PREFIXES)}
     if "threads" in opts:
         committer_options[COMMITTER_THREADS] = str(opts["threads"])
     if "part_size" in opts:
         committer_options[PART_SIZE] = str(opts["part_size"])
+    checksums = opts.get("checksums")
     spec = WriteSpec(
         dest=str(dest).rstrip("/"),
-        committer=str(opts.get("committer", "magic")),
+        committer=_choice(where, "committer", opts.get("committer", "magic"), COMMITTERS),
         partition_by=tuple(str(c) for c in partition_by),
         mode=mode,
         endpoint_url=str(endpoint) if endpoint else None,
         region=str(opts["region"]) if opts.get("region") else None,
-        checksums=str(opts["checksums"]) if opts.get("checksums") else None,
-        compression=str(opts.get("compression", "snappy")),
-        max_open_files=int(opts.get("max_open_files", 32)),
-        abort_grace_seconds=float(opts.get("abort_grace_seconds", 3.0)),
+        checksums=_choice(where, "checksums", checksums, CHECKSUMS) if checksums else None,
+        compression=_choice(where, "compression", opts.get("compression", "snappy"),
+                            COMPRESSIONS),
+        max_open_files=_number(where, "max_open_files", opts.get("max_open_files", 32), int,
+                               "whole number (integer)"),
+        abort_grace_seconds=_number(where, "abort_grace_seconds",
+                                    opts.get("abort_grace_seconds", 3.0), float,
+                                    "number of seconds"),
         committer_options=committer_options,
         faults=faults.parse(opts),
     )
     if opts.get("job_id"):
         spec = replace(spec, job_id=str(opts["job_id"]))
     return spec
+
+
+class SparkJobError(CommitError):
+    """A Spark write failed; the message leads with the worker's zerorename error, if any.
+
+    Spark reports a failure in a Python worker as text: its own headline, the worker's
+    traceback, then the JVM's stack — the cause is the last Python line of a few thousand
+    characters.  Only that text crosses the JVM, so it is read once, here, at the boundary:
+    ``cause_type`` is the qualified name of the worker's exception (``None`` when the text
+    names none) and ``spark_error`` is Spark's exception, whole.
+    """
+
+    def __init__(self, path: str, reason: str, *, cause_type: str | None,
+                 spark_error: BaseException) -> None:
+        super().__init__(path, reason)
+        self.cause_type = cause_type
+        self.spark_error = spark_error
+
+
+#: A Python exception line in a traceback: ``package.module.SomeError: message``.
+_PYTHON_ERROR_LINE = re.compile(
+    r"^(?P<type>[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*(?:Error|Exception|Fault))"
+    r"(?::[ ]?(?P<message>.*))?$")
+#: Any line naming an exception class (Spark's headline: ``: java.lang.OutOfMemoryError: …``).
+_NAMES_AN_EXCEPTION = re.compile(r"[A-Za-z_][\w.]*(?:Error|Exception)\b")
+
+
+def spark_job_error(dest: str, error: BaseException) -> SparkJobError:
+    """The :class:`SparkJobError` for ``error``, a failed Spark write into ``dest``.
+
+    The cause is the last traceback line naming a ``zerorename`` exception (the worker's
+    own error; Spark's wrappers come after it); failing that, the last Python exception line
+    of the worker's traceback; failing that, Spark's first line that names an exception.
+    """
+    lines = [line.strip() for line in str(error).splitlines()]
+    found = [(m["type"], m["message"] or "") for m in map(_PYTHON_ERROR_LINE.match, lines)
+             if m is not None]
+    own = [f for f in found if f[0].startswith("zerorename.")]
+    python = [f for f in found if not f[0].startswith(("java.", "org.apache.", "scala."))]
+    if own or ("Traceback (most recent call last)" in str(error) and python):
+        cause_type, message = (own or python)[-1]
+        short = cause_type.rsplit(".", 1)[-1]
+        return SparkJobError(dest, f"{short}: {message}", cause_type=cause_type,
+                             spark_error=error)
+    headline = next((line for line in lines if _NAMES_AN_EXCEPTION.search(line)),
+                    next((line for line in lines if line), type(error).__name__))
+    return SparkJobError(dest, f"the Spark job failed: {headline.lstrip(': ')[:500]}",
+                         cause_type=None, spark_error=error)
 
 
 #: boto3 clients by (endpoint, region, checksums), per process.  Spark reuses Python workers
