@@ -52,7 +52,8 @@ ATTRIBUTES: tuple[tuple[str, str], ...] = (
 LABELS = dict(ATTRIBUTES)
 
 #: our columns; the paper's are Direct, Stocator, S3A (magic and staging) and EMR
-COLUMNS = ("direct", "stocator", "magic", "directory", "emr", "v1", "v2", "manifest", "lakefs")
+COLUMNS = ("direct", "stocator", "magic", "directory", "emr", "v1", "v2", "manifest", "lakefs",
+           "fenced")
 PAPER_COLUMN = {"direct": "Direct", "stocator": "Stocator", "magic": "S3A", "directory": "S3A",
                 "partitioned": "S3A", "emr": "EMR"}
 
