@@ -28,6 +28,7 @@ what the search covered (``explored``: runs, states, whether the scope was exhau
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -502,6 +503,84 @@ def compute(columns: Sequence[str] = COLUMNS, attributes: Sequence[str] | None =
     keys = list(attributes or LABELS)
     return {name: {attr: probe(attr, name, max_runs=max_runs) for attr in keys}
             for name in available(columns)}
+
+
+def format_table(table: dict[str, dict[str, Cell]]) -> str:
+    """One row per attribute, one column per committer; where the paper has the committer's
+    column and says otherwise, the cell reads ``False (paper True)``."""
+    names = list(table)
+    texts: dict[str, dict[str, str]] = {name: {} for name in names}
+    for name in names:
+        column = PAPER_COLUMN.get(name)
+        for attribute, cell in table[name].items():
+            paper = PAPER_TABLE_V.get(attribute, {}).get(column) if column else None
+            texts[name][attribute] = str(cell.value) + (
+                f" (paper {paper})" if paper is not None and paper != cell.value else "")
+    first = max(len(label) for _key, label in ATTRIBUTES)
+    widths = {name: max([len(name), *(len(t) for t in texts[name].values())])
+              for name in names}
+    lines = [f"{'attribute':<{first}}  " + "  ".join(f"{n:<{widths[n]}}" for n in names)]
+    lines.append("-" * len(lines[0]))
+    for key, label in ATTRIBUTES:
+        if any(key in texts[n] for n in names):
+            lines.append(f"{label:<{first}}  " + "  ".join(
+                f"{texts[n].get(key, ''):<{widths[n]}}" for n in names))
+    return "\n".join(lines)
+
+
+def main(json_path: str | None = None, traces: str | None = None,
+         committers: Sequence[str] | None = None,
+         progress: Callable[[str], None] | None = None) -> int:
+    """``zerorename table``: compute Table V for ``committers`` (default: every registered
+    column), print it and every cell that differs from the paper; with ``json_path``, write
+    every cell (value, finding, what was searched, deciding trace); with ``traces``, write the
+    trace of every cell a run decided, or that is False, as ``tablev.<committer>.<attribute>
+    .jsonl`` (each replays with ``zerorename trace replay``).  Differences from the paper are
+    findings, not failures: the exit status is 0."""
+    from pathlib import Path
+
+    from zerorename_model.protocols import load_all
+    from zerorename_model.trace import write_trace
+
+    known = load_all()
+    unknown = [c for c in committers or () if c not in known]
+    if unknown:
+        raise ValueError(f"unknown committer {unknown[0]!r}; known: {sorted(known)}")
+    names = list(committers) if committers else available()
+    table: dict[str, dict[str, Cell]] = {}
+    for name in names:
+        started = time.monotonic()
+        table[name] = {attribute: probe(attribute, name) for attribute in LABELS}
+        if progress is not None:
+            progress(f"{name}: {len(LABELS)} attributes probed in "
+                     f"{time.monotonic() - started:.1f} s")
+    print(format_table(table))
+    differences = compare(table)
+    print(f"\n{len(differences)} cell(s) differ from the paper ({PAPER_SOURCE}):"
+          if differences else "\nevery cell the paper has agrees with it")
+    for difference in differences:
+        print(f"  {difference.line()}")
+    if json_path:
+        data = {"paper": {"source": PAPER_SOURCE, "table": PAPER_TABLE_V,
+                          "columns": PAPER_COLUMN},
+                "cells": {name: {attribute: cell.to_json() for attribute, cell in row.items()}
+                          for name, row in table.items()},
+                "differences": [{"committer": d.committer, "attribute": d.attribute,
+                                 "ours": d.ours, "paper": d.paper, "reason": d.reason}
+                                for d in differences]}
+        out = Path(json_path)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(data, indent=1, default=str) + "\n", encoding="utf-8")
+        if progress is not None:
+            progress(f"wrote {out}")
+    if traces:
+        written = [write_trace(Path(traces) / f"tablev.{name}.{attribute}.jsonl",
+                               cell.witness_trace)
+                   for name, row in table.items() for attribute, cell in row.items()
+                   if cell.witness_trace and (cell.explored["found"] or not cell.value)]
+        if progress is not None:
+            progress(f"wrote {len(written)} witness traces under {traces}")
+    return 0
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ import argparse
 import json
 import re
 import sys
+import textwrap
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -32,17 +33,48 @@ def _store_for(url: str, args: argparse.Namespace) -> Any:
 
     if url.startswith("file://"):
         return LocalStore()
-    client = make_s3_client(endpoint_url=args.endpoint_url, region=args.region,
-                            checksums=args.checksums)
+    # no --checksums: make_s3_client's own default, as the Spark writer's ``checksums`` option
+    # has, so that the CLI reads a destination the way the job that wrote it did
+    kwargs: dict[str, Any] = {"checksums": args.checksums} if args.checksums else {}
+    client = make_s3_client(endpoint_url=args.endpoint_url, region=args.region, **kwargs)
     return S3Store(client)
 
 
 def _add_endpoint_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--endpoint-url", help="S3 endpoint (default: boto3's configuration)")
     parser.add_argument("--region", help="region (default: boto3's configuration)")
-    parser.add_argument("--checksums", choices=["default", "when_required"], default="default",
-                        help="when_required: for non-AWS endpoints that reject boto3's default "
-                             "request checksums")
+    parser.add_argument("--checksums", choices=["default", "when_required"], default=None,
+                        help="request checksums: when_required (the default, as for the Spark "
+                             "writer: only where the API requires them, which non-AWS "
+                             "endpoints accept) or default (boto3's, fine on AWS)")
+
+
+#: S3 introduced multipart upload on 2010-11-10 (AWS News Blog, "Amazon S3 - Multipart
+#: Upload"): an upload the store says was initiated before the next day cannot be real.
+#: moto reports exactly that day (2010-11-10T20:48:33Z) for every upload.
+MULTIPART_UPLOAD_LAUNCH = 1289433600.0  # 2010-11-11T00:00:00Z
+#: how far in the future an Initiated time may be before it is a clock error, not skew
+CLOCK_SKEW_SECONDS = 900.0
+
+
+def implausible_initiated(initiated: float, now: float) -> bool:
+    """A store's ``Initiated`` time that cannot be when the upload started: before S3 had
+    multipart uploads, or in the future by more than clock skew."""
+    return initiated < MULTIPART_UPLOAD_LAUNCH or initiated > now + CLOCK_SKEW_SECONDS
+
+
+def _age_warning(uploads: Sequence[Any], now: float) -> str | None:
+    """A warning when the ages the store's ``Initiated`` times give cannot be right (moto
+    reports 2010 for every upload), so that nobody aborts by ``--older-than`` on them."""
+    bad = [u for u in uploads if u.age_source == "store" and u.age is not None
+           and implausible_initiated(now - u.age, now)]
+    if not bad:
+        return None
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(now - bad[0].age))
+    return (f"warning: the store reports {len(bad)} upload(s) initiated at implausible times "
+            f"(e.g. {when}: before S3 had multipart uploads, or in the future); their ages "
+            "are not real (moto reports 2010-11-10 for every upload). Do not trust "
+            "--older-than on this store; --job ages uploads by the job's own records.")
 
 
 def cmd_uploads(args: argparse.Namespace) -> int:
@@ -57,11 +89,15 @@ def cmd_uploads(args: argparse.Namespace) -> int:
                                                "[A-Za-z0-9._-], starting with a letter or digit")
     parse_url(args.dest)  # a bad URL: one clear line (BadURLError), before any client is made
     store = _store_for(args.dest, args)
-    found = list_uploads(store, args.dest, job_id=args.job, older_than=args.older_than)
+    now = time.time()
+    found = list_uploads(store, args.dest, job_id=args.job, older_than=args.older_than, now=now)
     for upload in found:
         age = "?" if upload.age is None else f"{upload.age / 3600:.1f}h"
         print(f"{upload.url}\t{upload.upload_id}\tage={age}\tsource={upload.age_source}")
     print(f"{len(found)} upload(s) under {args.dest}", file=sys.stderr)
+    warning = _age_warning(found, now)
+    if warning:
+        print(f"zerorename: {warning}", file=sys.stderr)
     if args.action == "abort":
         if args.dry_run:
             print(f"dry run: would abort {len(found)} upload(s)", file=sys.stderr)
@@ -111,12 +147,18 @@ def cmd_trace(args: argparse.Namespace) -> int:
     return 0 if outcome.same else 1
 
 
-def cmd_check(args: argparse.Namespace) -> int:
+def _progress() -> Any:
+    """A progress callback: one stderr line per step, with the elapsed time."""
     started = time.monotonic()
 
     def progress(line: str) -> None:
         print(f"[{time.monotonic() - started:6.1f}s] {line}", file=sys.stderr, flush=True)
 
+    return progress
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    progress = _progress()
     if args.target == "model":
         from zerorename_model.verdicts import format_matrix, matrix, save
 
@@ -137,15 +179,68 @@ def cmd_check(args: argparse.Namespace) -> int:
 def cmd_table(args: argparse.Namespace) -> int:
     from zerorename_model import tablev
 
-    return int(tablev.main(json_path=args.json, traces=args.traces))
+    return int(tablev.main(json_path=args.json, traces=args.traces, committers=args.committer,
+                           progress=_progress()))
+
+
+def check_names_epilog() -> str:
+    """The names ``check`` accepts, read from the model and the bridge when ``check --help``
+    is formatted (not when the parser is built: production commands never load the model)."""
+    try:
+        from zerorename_model.properties import PROPERTIES
+        from zerorename_model.protocols import load_all
+        from zerorename_model.stores import PROFILES
+    except ImportError as error:
+        return f"(the model is not installed, so no names can be listed: {error})"
+    from zerorename_model.verdicts import MATRIX_COMMITTERS
+
+    committers = sorted(load_all())
+    variants = [c for c in committers if "+" in c]
+    entries = [
+        ("model committers (--target model)", [c for c in committers if "+" not in c]),
+        ("  default (no --committer)", [c for c in MATRIX_COMMITTERS if c in committers]),
+        ("  variants (name+variant: a known bug reintroduced, or deliberately broken; only "
+         "when named)", variants),
+        ("store profiles (default: all)", list(PROFILES)),
+        ("properties (default: all)", list(PROPERTIES)),
+    ]
+    try:
+        from zerorename_bridge.verdicts import REFERENCE_COMMITTERS, REFERENCE_STORES
+    except ImportError:
+        pass
+    else:
+        entries[3:3] = [("reference committers (--target reference)", list(REFERENCE_COMMITTERS)),
+                        ("  their stores (moto: on an in-process moto S3)",
+                         list(REFERENCE_STORES))]
+    lines = []
+    for title, names in entries:
+        indent = " " * (len(title) - len(title.lstrip()) + 4)
+        lines += textwrap.wrap(f"{title}: {', '.join(names)}", 88, subsequent_indent=indent,
+                               break_on_hyphens=False)
+    return "\n".join(lines)
+
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose epilog can be computed when help is shown (``epilog_from``),
+    so that listing the model's names costs nothing unless someone asks for help."""
+
+    def __init__(self, *args: Any, epilog_from: Any = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.epilog_from = epilog_from
+
+    def format_help(self) -> str:
+        if self.epilog_from is not None and self.epilog is None:
+            self.epilog = str(self.epilog_from())
+        return super().format_help()
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="zerorename",
         description="Rename-free output committers for object stores, and the model that "
                     "checks them.")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                parser_class=Parser)
 
     demo = sub.add_parser("demo", help="run the main job: PySpark writes through every "
                           "committer on an embedded S3, then the quick model matrix")
@@ -155,7 +250,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="list the main job's own options (any other option is passed on)")
     demo.set_defaults(func=cmd_demo)
 
-    check = sub.add_parser("check", help="derive the verdict matrix by exploration")
+    check = sub.add_parser("check", help="derive the verdict matrix by exploration",
+                           formatter_class=argparse.RawDescriptionHelpFormatter,
+                           epilog_from=check_names_epilog)
     check.add_argument("--target", choices=["model", "reference"], default="model")
     check.add_argument("--committer", action="append", help="repeatable; default: all")
     check.add_argument("--store", action="append", help="repeatable; default: all profiles")
@@ -166,6 +263,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.set_defaults(func=cmd_check)
 
     table = sub.add_parser("table", help="compute the paper's Table V by probes, and compare")
+    table.add_argument("--committer", action="append",
+                       help="repeatable; default: every registered committer of the table")
     table.add_argument("--json", help="write the table as JSON here")
     table.add_argument("--traces", help="write witness traces here")
     table.set_defaults(func=cmd_table)

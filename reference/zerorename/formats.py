@@ -616,6 +616,20 @@ class SuccessData(_Format):
         value = counters.get(name, 0) if isinstance(counters, Mapping) else 0
         return int(value) if isinstance(value, int) else 0
 
+    def __str__(self) -> str:
+        """One line: whose job, whether it succeeded, how much it committed, when.  (The
+        generated repr printed every field, up to 100 file names and every statistic.)"""
+        state = "succeeded" if self.success else "FAILED"
+        return (f"_SUCCESS of job {self.job_id} ({self.committer} committer): {state}, "
+                f"{self.counter('committer_files_committed')} files, "
+                f"{self.counter('committer_bytes_committed')} bytes committed, "
+                f"{date_text(self.timestamp)} on {self.hostname or '?'}")
+
+    def __repr__(self) -> str:
+        return (f"SuccessData(committer={self.committer!r}, job_id={self.job_id!r}, "
+                f"success={self.success!r}, filenames=<{len(self.filenames)}>, "
+                f"timestamp={self.timestamp!r})")
+
     def describe(self) -> str:
         """A human-readable summary (what ``zerorename success`` prints)."""
         lines = [
@@ -652,7 +666,9 @@ def read_success(store: Store, dest: str) -> SuccessData:
     url = join(dest.rstrip("/"), "_SUCCESS")
     try:
         data = store.get(url)
-    except NotFoundError:
+    except NotFoundError as error:
+        if error.code == "NoSuchBucket":  # the bucket is missing, not the job's file
+            raise
         raise NotFoundError(url, "no _SUCCESS: the job did not commit, or did not write one") \
             from None
     if not data:

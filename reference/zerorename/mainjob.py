@@ -27,8 +27,14 @@ properties held on this run:
 * abortability — after the failed job nothing is visible and nothing is pending (no
   incomplete uploads, no hidden records, no local staging files).
 
-Finally the model's quick verdict matrix (``zerorename_model.verdicts``), when installed.
-The exit status is 1 if any property failed on any committer.
+Each committer's report is printed as soon as its jobs are done.  Then, when the model is
+installed, the model's first demonstration (printed as soon as it exists) and its quick verdict
+matrix (``zerorename_model.verdicts``), with an explanation under it of why committers that
+held every property here show violations there: the matrix explores schedules these runs never
+take (Hadoop's protocol, whose job commit discovers the tasks by listing, with an attempt
+partitioned from the driver: the race of the paper's Section VIII.C).  Progress goes to stderr,
+one line per step with the elapsed time, repeated while a step runs long, so that stdout holds
+only results.  The exit status is 1 if any property failed on any committer.
 """
 
 from __future__ import annotations
@@ -36,9 +42,12 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+import textwrap
+import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -63,13 +72,39 @@ TASKS = 4
 
 
 class Progress:
-    """Step lines with the elapsed time, so a slow step never looks like a hang."""
+    """Step lines on stderr with the elapsed time, so a slow step never looks like a hang and
+    stdout keeps only results.  :meth:`step` wraps a step that can take long (a Spark job, the
+    model matrix): it says when the step starts, says again every ``heartbeat`` seconds while it
+    runs, and says how long it took."""
 
-    def __init__(self) -> None:
+    def __init__(self, heartbeat: float = 10.0) -> None:
         self.started = time.monotonic()
+        self.heartbeat = heartbeat
+        self._lock = threading.Lock()  # the heartbeat thread and the main thread both print
 
     def __call__(self, message: str) -> None:
-        print(f"[{time.monotonic() - self.started:6.1f}s] {message}", flush=True)
+        with self._lock:
+            print(f"[{time.monotonic() - self.started:6.1f}s] {message}", file=sys.stderr,
+                  flush=True)
+
+    @contextmanager
+    def step(self, name: str) -> Iterator[None]:
+        self(name)
+        began = time.monotonic()
+        finished = threading.Event()
+
+        def beat() -> None:
+            while not finished.wait(self.heartbeat):
+                self(f"{name}: still running ({time.monotonic() - began:.0f} s so far)")
+
+        ticker = threading.Thread(target=beat, name="zerorename-progress", daemon=True)
+        ticker.start()
+        try:
+            yield
+        finally:
+            finished.set()
+            ticker.join()
+        self(f"{name}: done in {time.monotonic() - began:.1f} s")
 
 
 # -- where we write ------------------------------------------------------------------------
@@ -208,17 +243,18 @@ def run_committer(spark: Any, target: Target, committer: str, df: Any, snap: Inp
     spec = spec_from_options({"path": dest, "committer": committer, "job_id": job_id,
                               "partition_by": ",".join(PARTITION_BY), **options})
 
-    progress(f"{committer}: zombie attempts of tasks 2 and 3 write beside the job")
-    early = DuplicateAttempt(spec, 2, task_batches(zombie_df, 2)).start()
-    early.release()  # commits its task before the job has even started
-    late = DuplicateAttempt(spec, 3, task_batches(zombie_df, 3)).start()
+    with progress.step(f"{committer}: zombie attempts of tasks 2 and 3 write beside the job"):
+        early = DuplicateAttempt(spec, 2, task_batches(zombie_df, 2)).start()
+        early.release()  # commits its task before the job has even started
+        late = DuplicateAttempt(spec, 3, task_batches(zombie_df, 3)).start()
 
-    progress(f"{committer}: writing {len(snap.rows)} rows; task 1 attempt 0 dies after "
-             "writing")
     before = target.counts()
     started = time.monotonic()
-    success = write(df, dest, committer=committer, partition_by=PARTITION_BY, job_id=job_id,
-                    **options, **{"zerorename.fault.exit_after_write": "1@0"})
+    with progress.step(f"{committer}: writing {len(snap.rows)} rows; task 1 attempt 0 dies "
+                       "after writing"):
+        success = write(df, dest, committer=committer, partition_by=PARTITION_BY,
+                        job_id=job_id, **options,
+                        **{"zerorename.fault.exit_after_write": "1@0"})
     result.write_seconds = time.monotonic() - started
     after = target.counts()
     if before is not None and after is not None:
@@ -240,21 +276,23 @@ def run_committer(spark: Any, target: Target, committer: str, df: Any, snap: Inp
                           + f"; it left {len(after_late.objects)} hidden objects, "
                           f"{len(after_late.uploads)} pending uploads")
 
-    progress(f"{committer}: reading back with Spark and comparing with the input")
-    files = visible_files(store, dest)
-    result.files, result.bytes = len(files), sum(files.values())
-    got = snap.rows_of(spark.read.format("zerorename").options(**options).load(dest))
-    result.comparison = compare(snap.rows, got, snap.files(job_id), set(files))
+    with progress.step(f"{committer}: reading back with Spark and comparing with the input"):
+        files = visible_files(store, dest)
+        result.files, result.bytes = len(files), sum(files.values())
+        got = snap.rows_of(spark.read.format("zerorename").options(**options).load(dest))
+        result.comparison = compare(snap.rows, got, snap.files(job_id), set(files))
 
-    progress(f"{committer}: a job whose task 0 dies on every attempt (must abort cleanly)")
     failed_dest = dest + "-failed"
     failed_job = str(uuid.uuid4())
-    try:
-        write(df, failed_dest, committer=committer, partition_by=PARTITION_BY,
-              job_id=failed_job, **options, **{"zerorename.fault.exit_after_write": "0@*"})
-        result.errors.append("the job that should have failed succeeded")
-    except Exception:  # expected: Spark gives up on task 0 and aborts the job
-        pass
+    with progress.step(f"{committer}: a job whose task 0 dies on every attempt (must abort "
+                       "cleanly)"):
+        try:
+            write(df, failed_dest, committer=committer, partition_by=PARTITION_BY,
+                  job_id=failed_job, **options,
+                  **{"zerorename.fault.exit_after_write": "0@*"})
+            result.errors.append("the job that should have failed succeeded")
+        except Exception:  # expected: Spark gives up on task 0 and aborts the job
+            pass
     result.abort_visible = len(visible_files(store, failed_dest))
     result.abort_leftovers = leftovers(store, failed_dest)
     result.abort_local = local_staging(failed_job)
@@ -308,25 +346,110 @@ def describe(result: Result, embedded: bool) -> str:
     return "\n".join(lines)
 
 
-def model_matrix(progress: Progress) -> str:
+WIDTH = 100  # the explanation's line width
+
+#: what each of the model's driver protocols gives the job commit (``Scenario.driver``)
+DRIVER_PROTOCOLS = {
+    "hadoop": "Hadoop's protocol: the job commit gets no task messages and discovers the "
+              "committed tasks by listing what they left in the store",
+    "spark": "Spark's protocol: the driver passes the job commit the messages of the attempts "
+             "it accepted",
+}
+#: what one use of each fault budget does (``zerorename_model.scenario.Faults``)
+FAULT_EVENTS = {
+    "crash": "a task attempt crashes between two store operations",
+    "partition": "the driver gives up on an attempt that keeps running (a partitioned "
+                 "attempt)",
+    "speculate": "a duplicate (speculative) attempt of a running task",
+    "throttle": "a store request fails with 503 SlowDown",
+    "restart": "the job driver crashes and the next job attempt starts",
+    "fail_job": "the driver gives up and aborts the job",
+}
+
+
+def describe_scope(scenario: Any) -> str:
+    """What a matrix scope explores, read from its scenario (driver, faults, jobs)."""
+    faults = [FAULT_EVENTS[name] for name, budget in sorted(vars(scenario.faults).items())
+              if name in FAULT_EVENTS and budget]
+    jobs = (f"{len(scenario.dests)} jobs writing to sibling destinations"
+            if len(scenario.dests) > 1 else "")
+    parts = [DRIVER_PROTOCOLS.get(scenario.driver, f"the {scenario.driver} protocol"),
+             *([jobs] if jobs else []), *faults]
+    text = "; ".join(parts)
+    if scenario.driver == "hadoop" and scenario.faults.partition:
+        text += (". The partitioned attempt can commit its task after the driver gave up on "
+                 "it, and a job commit that lists takes that task commit too: the race of the "
+                 "paper's Section VIII.C. Under Spark's protocol, which the Spark runs use, "
+                 "the job commit gets only the accepted attempts' messages")
+    return text
+
+
+def explain_matrix(cells: Sequence[dict[str, Any]], passed: Sequence[str]) -> str:
+    """Why committers that held every property in the Spark runs (``passed``) show violations
+    in the matrix: for each scope in which such a violation was found, what the scope explores
+    and which cells it decided, with one witness.  Empty when there is nothing to explain."""
+    from zerorename_model.stores import PROFILES
+    from zerorename_model.verdicts import SCOPES
+
+    scopes = {scope.name: scope for scope in SCOPES}
+    found: dict[str, list[dict[str, Any]]] = {}
+    for cell in cells:
+        if cell["verdict"] == "violated" and cell["committer"] in passed:
+            found.setdefault(str(cell["explored"].get("scope", "?")), []).append(cell)
+    if not found:
+        return ""
+    names = sorted({c["committer"] for group in found.values() for c in group})
+    lines = textwrap.wrap(
+        f"Why committers that held every property in the Spark runs above ({', '.join(names)}) "
+        "show violations here: those runs took a few schedules of Spark's protocol on one "
+        "store; the matrix explores every schedule of each scope (within its run budget) on "
+        "each store profile above. Each violation was found in the scope named:", WIDTH)
+    for name in sorted(found, key=lambda n: list(scopes).index(n) if n in scopes else 99):
+        group = found[name]
+        scope = scopes.get(name)
+        first = group[0]
+        what = describe_scope(scope.make(first["committer"], first["store"])) if scope else ""
+        lines += textwrap.wrap(f"* scope {name}: {what}.", WIDTH, subsequent_indent="  ")
+        for committer in sorted({c["committer"] for c in group}):
+            mine = [c for c in group if c["committer"] == committer]
+            props = ", ".join(dict.fromkeys(c["property"] for c in mine))
+            stores = ", ".join(dict.fromkeys(c["store"] for c in mine))
+            lines.append(f"    {committer}: {props} violated on {stores}")
+        lagging = sorted({c["store"] for c in group if c["store"] in PROFILES
+                          and not PROFILES[c["store"]].consistent})
+        if lagging and {c["store"] for c in group} <= set(lagging):
+            lines.append(f"    only on {', '.join(lagging)}: a store whose listings or "
+                         "overwrites lag behind writes (the Spark runs' moto is consistent)")
+        lines += textwrap.wrap(f"e.g. {first['committer']} on {first['store']}: "
+                               f"{first['explored'].get('witness', '')}", WIDTH,
+                               initial_indent="    ", subsequent_indent="      ")
+    return "\n".join(lines)
+
+
+def model_report(progress: Progress, *, committers: Sequence[str] | None = None,
+                 stores: Sequence[str] | None = None, passed: Sequence[str] = ()) -> None:
+    """The model's part of the demo, each result printed as soon as it exists: the lagging
+    listing of S3 as of 2018 (under a second), then the quick verdict matrix (the long step:
+    progress for every committer and store as it is decided), then why the committers in
+    ``passed`` show violations in it."""
     try:
-        from zerorename_model import verdicts
+        from zerorename_model import demo, verdicts
     except ImportError as error:
-        return f"(model verdict matrix unavailable: {error})"
-    if not hasattr(verdicts, "quick_matrix_text"):
-        return "(model verdict matrix unavailable: zerorename_model.verdicts.quick_matrix_text " \
-               "is missing)"
-    import contextlib
-    import io
-
-    from zerorename_model import demo
-
-    progress("model: the same schedule on S3 as of 2018 and on S3 today")
-    shown = io.StringIO()
-    with contextlib.redirect_stdout(shown):
+        print(f"(the model is unavailable: {error})", flush=True)
+        return
+    with progress.step("model: the same schedule on S3 as of 2018 and on S3 today"):
         demo.main()
-    progress("model: quick verdict matrix (exploring every committer on every store profile)")
-    return shown.getvalue() + "\n" + str(verdicts.quick_matrix_text())
+        sys.stdout.flush()
+    with progress.step("model: quick verdict matrix (every committer on every store profile)"):
+        cells = verdicts.matrix(committers, stores, quick=True,
+                                progress=lambda line: progress(f"model matrix: {line}"))
+    print()
+    print(verdicts.format_matrix(cells))
+    explanation = explain_matrix(cells, passed)
+    if explanation:
+        print()
+        print(explanation)
+    sys.stdout.flush()
 
 
 # -- main ----------------------------------------------------------------------------------
@@ -352,6 +475,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--master", default="local[2,3]",
                         help="Spark master; needs task retries (local[N,F] or a cluster)")
     parser.add_argument("--no-model", action="store_true", help="skip the model matrix")
+    parser.add_argument("--matrix-committers",
+                        help="comma-separated committers of the model matrix (default: all)")
+    parser.add_argument("--matrix-stores",
+                        help="comma-separated store profiles of the model matrix (default: all)")
     parser.add_argument("--keep", action="store_true",
                         help="keep the output on a real endpoint (default: delete it)")
     return parser.parse_args(argv)
@@ -363,31 +490,57 @@ def delete_prefix(store: Store, url: str) -> None:
         store.delete_many(urls[start:start + 1000])
 
 
+def _names(text: str | None) -> list[str] | None:
+    return [n.strip() for n in text.split(",") if n.strip()] if text else None
+
+
+def check_matrix_names(matrix_committers: Sequence[str] | None,
+                       matrix_stores: Sequence[str] | None) -> None:
+    """Refuse an unknown name of the model matrix before anything runs, not after minutes of
+    Spark jobs.  (An unknown ``--committers`` name is reported by the run itself, as a skip
+    with the committer factory's own reason.)"""
+    if not (matrix_committers or matrix_stores):
+        return
+    try:
+        from zerorename_model.protocols import load_all
+        from zerorename_model.stores import PROFILES
+    except ImportError:
+        return  # no model: the report says so
+    for what, given, known in (("model committer", matrix_committers, sorted(load_all())),
+                               ("store profile", matrix_stores, list(PROFILES))):
+        wrong = [n for n in given or () if n not in known]
+        if wrong:
+            raise ValueError(f"unknown {what}(s) {wrong}; known: {known}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    committers = [c.strip() for c in args.committers.split(",") if c.strip()]
+    committers = _names(args.committers) or []
+    check_matrix_names(_names(args.matrix_committers), _names(args.matrix_stores))
     progress = Progress()
     target = start_target(args, progress)
     run_prefix = f"{args.prefix.strip('/')}/run-{uuid.uuid4().hex[:8]}"
     results: list[Result] = []
     try:
-        progress(f"starting Spark ({args.master}; the first session takes a few seconds)")
         from pyspark.sql import SparkSession
 
         from zerorename.spark.session import local_session
 
         owned = SparkSession.getActiveSession() is None  # a caller's session stays running
-        # FATAL: the injected crashes make Spark log ERROR stack traces that are expected here;
-        # the workers' own "zerorename fault: …" lines still show where each fault struck
-        spark = local_session(args.master, app_name="zerorename-demo", log_level="FATAL")
-        progress(f"generating {args.rows} events over 12 months, {TASKS} tasks, "
-                 f"partitioned by {'/'.join(PARTITION_BY)}")
-        df = events(spark, args.rows).cache()
-        snap = InputSnapshot(df, COLUMNS, PARTITION_BY)
-        zombie_df = events(spark, args.rows, tag="zombie-")
+        with progress.step(f"starting Spark ({args.master})"):
+            # FATAL: the injected crashes make Spark log ERROR stack traces that are expected
+            # here; the workers' own "zerorename fault: …" lines still show where each struck
+            spark = local_session(args.master, app_name="zerorename-demo", log_level="FATAL")
+        with progress.step(f"generating {args.rows} events over 12 months, {TASKS} tasks, "
+                           f"partitioned by {'/'.join(PARTITION_BY)}"):
+            df = events(spark, args.rows).cache()
+            snap = InputSnapshot(df, COLUMNS, PARTITION_BY)
+            zombie_df = events(spark, args.rows, tag="zombie-")
         for committer in committers:
-            results.append(run_committer(spark, target, committer, df, snap, zombie_df,
-                                         run_prefix, progress))
+            result = run_committer(spark, target, committer, df, snap, zombie_df, run_prefix,
+                                   progress)
+            results.append(result)
+            print(describe(result, embedded=target.server is not None), flush=True)
         df.unpersist()
         if owned:
             spark.stop()
@@ -397,17 +550,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif not args.keep:
             delete_prefix(target.store(f"s3://{target.bucket}/{run_prefix}"),
                           f"s3://{target.bucket}/{run_prefix}")
-    print()
-    for result in results:
-        print(describe(result, embedded=target.server is not None))
     ran = [r for r in results if not r.skipped]
     failed = [r.committer for r in ran if not r.passed]
     print()
     print(f"{len(ran)} committers ran, {len(results) - len(ran)} skipped; properties "
-          + ("held on every run." if not failed else f"FAILED for: {', '.join(failed)}."))
+          + ("held on every run." if not failed else f"FAILED for: {', '.join(failed)}."),
+          flush=True)
     if not args.no_model:
         print()
-        print(model_matrix(progress))
+        model_report(progress, committers=_names(args.matrix_committers),
+                     stores=_names(args.matrix_stores),
+                     passed=[r.committer for r in ran if r.passed])
     return 1 if failed or not ran else 0
 
 

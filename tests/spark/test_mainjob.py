@@ -23,5 +23,5 @@ def test_main_job_checks_properties_and_explains_skips(spark: Any,
                  "abortability        yes (after the failed job: 0 visible, 0 hidden, "
                  "0 pending, 0 local staging files)", "bytes copied        0"):
         assert line in report
-    assert "v1: skipped — the v1 committer publishes by rename" in out
+    assert "  skipped: the v1 committer publishes by rename" in out  # the report, on stdout
     assert "1 committers ran, 1 skipped; properties held on every run." in out
