@@ -123,11 +123,15 @@ class ConditionalWriteUnsupportedError(CommitError):
 
 class TaskCommittedByOtherAttemptError(CommitError):
     """Another attempt of this task committed first (its record PUT won).  This attempt's
-    uploads have been aborted; ``winner`` names the attempt whose output the task keeps."""
+    uploads have been aborted; ``winner`` names the attempt whose output the task keeps, and
+    ``message`` is that attempt's commit message, built from its record: a driver that never
+    received it (the winner died after its PUT) may commit the task with it."""
 
-    def __init__(self, path: str, reason: str, winner: str) -> None:
+    def __init__(self, path: str, reason: str, winner: str,
+                 message: TaskCommitMessage | None = None) -> None:
         super().__init__(path, reason)
         self.winner = winner
+        self.message = message
 
 
 class TaskFencedError(CommitError):
@@ -733,9 +737,11 @@ class FencedCommitter(BaseCommitter):
             winner = self._put_task_record(url, data)
         if winner is not None:
             self._abort_own(commits)
+            winner_id = winner.task_attempt_id or "(an attempt that did not name itself)"
             raise TaskCommittedByOtherAttemptError(
-                url, f"task {task.task_name} was committed by attempt {winner}; attempt "
-                f"{task.attempt_id} aborted its {len(commits)} upload(s)", winner)
+                url, f"task {task.task_name} was committed by attempt {winner_id}; attempt "
+                f"{task.attempt_id} aborted its {len(commits)} upload(s)", winner_id,
+                self._message_of(task, winner, url))
         self._record_saved = data
         # A task commit that lands after the job's commit point must not count.
         commit = self._read_commit_record()
@@ -750,9 +756,9 @@ class FencedCommitter(BaseCommitter):
         self.stats.sample("committer_task_file_count", len(commits))
         return self.make_message(task, "pendingset", {"pendingset": pset.to_json()}, url, stats)
 
-    def _put_task_record(self, url: str, data: bytes) -> str | None:
+    def _put_task_record(self, url: str, data: bytes) -> PendingSet | None:
         """PUT the record if absent.  None: it is ours now (possibly by an earlier try whose
-        answer was lost); else the attempt id whose record holds the key."""
+        answer was lost); else the record that holds the key."""
         try:
             self.store.put(url, data, if_none_match=True)
             return None
@@ -760,8 +766,22 @@ class FencedCommitter(BaseCommitter):
             existing = self.store.get(url)
         if existing == data:
             return None
-        pset = PendingSet.from_bytes(existing, url)
-        return pset.task_attempt_id or "(an attempt that did not name itself)"
+        return PendingSet.from_bytes(existing, url)
+
+    def _message_of(self, task: TaskContext, pset: PendingSet, url: str
+                    ) -> TaskCommitMessage | None:
+        """The commit message the winning attempt sent (or would have sent) its driver."""
+        try:
+            attempt = int(pset.extra_data.get(TASK_ATTEMPT_NUMBER_KEY, ""))
+        except ValueError:
+            return None
+        if not pset.task_attempt_id:
+            return None
+        return TaskCommitMessage(
+            committer=self.name, job_id=self.job.id, job_attempt=self.job.attempt,
+            task_id=task.task_id, task_attempt=attempt, attempt_id=pset.task_attempt_id,
+            kind="pendingset", payload={"pendingset": pset.to_json()}, record=url,
+            iostatistics=dict(pset.iostatistics))
 
     def _abort_own(self, commits: Iterable[SinglePendingCommit]) -> None:
         failures: list[tuple[str, BaseException]] = []
