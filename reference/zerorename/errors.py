@@ -85,6 +85,11 @@ class DestinationEscapeError(CommitError):
     """A manifest entry or written path resolves outside the job's destination directory."""
 
 
+class KeyTooLongError(BadURLError):
+    """A path would make a key longer than a store can hold (S3: 1,024 bytes of UTF-8);
+    raised before anything is written for it."""
+
+
 class FormatError(CommitError):
     """A persisted file (.pending, .pendingset, manifest, _SUCCESS, message) is corrupt,
     truncated, of an unknown version, or written by another job."""

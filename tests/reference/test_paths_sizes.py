@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 
 import zerorename as zr
+from zerorename.errors import KeyTooLongError, StoreError
+from zerorename.urls import parse_url
 
 from .conftest_helpers import (
     PART,
     RGW,
+    S3A,
     Env,
     FaultyStore,
     committer_backends,
@@ -77,6 +81,7 @@ def test_files_larger_than_a_part_stream_with_bounded_buffers(committer: str,
     driver = zr.create_committer(committer, local_env.store, job)
     driver.setup_job()
     tc = zr.create_committer(committer, local_env.store, job, task=job.task(0))
+    tc.setup_task()
     chunks = [bytes([i % 256]) * 37 for i in range(100)]
     with tc.open("big.bin") as f:
         for chunk in chunks:
@@ -95,3 +100,117 @@ def test_bucket_root_as_destination(backend: str, backend_env: Env) -> None:
     assert env.store.get(f"{bucket_root}/at-root") == b"r"
     assert env.store.get(f"{bucket_root}/d/x") == b"x"
     assert env.uploads(bucket_root) == []
+
+
+# -- keys near S3's 1,024-byte limit ----------------------------------------------------------
+
+#: S3's documented limit: a key is at most 1,024 bytes of UTF-8.
+MAX_KEY_BYTES = 1024
+
+
+class KeyLimitStore(FaultyStore):
+    """Refuses any request naming a key longer than S3's limit, as S3 does (400
+    KeyTooLongError); moto and LocalStore do not enforce it."""
+
+    def _enter(self, op: str, url: str) -> None:
+        key = parse_url(url).key if url else ""
+        if len(key.encode("utf-8")) > MAX_KEY_BYTES:
+            raise StoreError(url, f"{op}: key of {len(key.encode('utf-8'))} bytes",
+                             code="KeyTooLongError", status=400)
+        super()._enter(op, url)
+
+
+def _rel_of_key_bytes(dest: str, total: int, element: int = 200) -> str:
+    """A relative path (elements of at most ``element`` UTF-8 bytes, some multi-byte) that
+    makes ``dest/<rel>`` a key of exactly ``total`` bytes."""
+    budget = total - len(parse_url(dest).key.rstrip("/").encode("utf-8")) - 1
+    elements: list[str] = []
+    while budget > 0:
+        size = min(element, budget) if budget - element != 1 else element - 1
+        name = "é" * (size // 4) + "x" * (size - 2 * (size // 4))  # é is 2 bytes
+        elements.append(name)
+        budget -= len(name.encode("utf-8")) + 1  # and the '/' before the next element
+    rel = "/".join(elements)
+    assert len(f"{parse_url(dest).key.rstrip('/')}/{rel}".encode()) == total
+    return rel
+
+
+@pytest.mark.parametrize(("committer", "backend"),
+                         committer_backends(S3A, moto=S3A, rgw=S3A))
+def test_a_key_of_exactly_1024_bytes_is_committed(committer: str, backend: str,
+                                                  backend_env: Env) -> None:
+    """A key of S3's maximum length is valid: the committer's own records (the magic intent
+    and .pending, the staging local file) must not be longer than the user's key."""
+    env = backend_env
+    dest = env.dest()
+    rel = _rel_of_key_bytes(dest, MAX_KEY_BYTES)
+    store = KeyLimitStore(env.store)
+    run_job(committer, store, dest, {0: {rel: b"long" * 100, "short": b"s"}},
+            protocol="hadoop")
+    assert env.output(dest) == {rel: b"long" * 100, "short": b"s"}
+    assert env.uploads(dest) == []
+
+
+@pytest.mark.parametrize("committer", ["directory", "partitioned"])
+def test_staging_path_element_longer_than_a_local_file_name(committer: str,
+                                                            moto_env: Env) -> None:
+    """A 300-byte path element is a valid S3 key but no valid local file name (255 bytes on
+    most file systems): the staging committers' local files must not mirror the key."""
+    dest = moto_env.dest()
+    rel = f"year=2024/{'p' * 300}/part-0.parquet"
+    run_job(committer, moto_env.store, dest, {0: {rel: b"x" * 700}})
+    assert moto_env.output(dest) == {rel: b"x" * 700}
+    assert moto_env.uploads(dest) == []
+
+
+@pytest.mark.parametrize(("committer", "backend"),
+                         committer_backends(S3A, moto=("magic", "directory"), rgw=()))
+def test_a_key_over_1024_bytes_is_refused_when_opened(committer: str, backend: str,
+                                                      backend_env: Env) -> None:
+    """A key S3 cannot hold is refused by ``open`` with a typed error naming the user's path,
+    before any request; the task goes on and commits its other files."""
+    env = backend_env
+    dest = env.dest()
+    rel = _rel_of_key_bytes(dest, MAX_KEY_BYTES + 1)
+    store = FaultyStore(env.store)
+    job = zr.JobContext(dest, options=options())
+    driver = zr.create_committer(committer, store, job)
+    driver.setup_job()
+    tc = zr.create_committer(committer, store, job, task=job.task(0))
+    tc.setup_task()
+    calls_before = sum(store.calls.values())
+    with pytest.raises(KeyTooLongError) as info:
+        tc.open(rel)
+    assert info.value.path == rel
+    assert "1025" in info.value.reason and "1024" in info.value.reason
+    assert sum(store.calls.values()) == calls_before, "a request was made for a bad key"
+    tc.write("fine", b"f")
+    driver.commit_job([tc.commit_task()])
+    assert env.output(dest) == {"fine": b"f"}
+    assert env.uploads(dest) == []
+
+
+@pytest.mark.parametrize("committer", ["directory", "partitioned"])
+def test_staging_file_written_directly_with_a_too_long_key(committer: str,
+                                                           local_env: Env) -> None:
+    """A file put in ``local_work_dir`` directly (pyarrow's way) whose key would exceed 1,024
+    bytes fails task commit with a typed error naming it, before anything is uploaded."""
+    dest = local_env.dest()
+    store = FaultyStore(local_env.store)
+    job = zr.JobContext(dest, options=options())
+    driver = zr.create_committer(committer, store, job)
+    driver.setup_job()
+    tc = zr.create_committer(committer, store, job, task=job.task(0))
+    tc.setup_task()
+    tc.write("fine", b"f")
+    rel = _rel_of_key_bytes(dest, MAX_KEY_BYTES + 1)
+    local = tc.local_work_dir  # type: ignore[attr-defined]
+    assert isinstance(local, Path)
+    (local / rel).parent.mkdir(parents=True)
+    (local / rel).write_bytes(b"direct")
+    with pytest.raises(KeyTooLongError) as info:
+        tc.commit_task()
+    assert info.value.path.endswith(rel)
+    assert store.calls["create_multipart"] == 0 and store.calls["put"] == 1  # the job marker
+    driver.abort_job()
+    assert local_env.objects(dest) == {}

@@ -12,6 +12,7 @@ paper's Section XIV.C.1 bug: a destination-wide abort kills concurrent jobs).
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 
 import pytest
@@ -109,20 +110,21 @@ def test_sweeping_lost_uploads_spares_a_concurrent_job(committer: str, backend: 
     uploads survive both, and B then commits its output."""
     env = backend_env
     dest = env.dest()
+    suffix = uuid.uuid4().hex[:8]  # the staging committers' local directory is per host
     files_b = {0: {f"b/part-{i}": b"B" * 300 for i in range(files_per_task)}}
-    driver_b, messages_b = _run_tasks(committer, env.store, dest, files_b, job_id="jobB")
+    driver_b, messages_b = _run_tasks(committer, env.store, dest, files_b, job_id=f"jobB-{suffix}")
     pending_b = {(u.url, u.upload_id) for u in env.uploads(dest)}
     assert len(pending_b) == files_per_task
 
     files_a = {0: {f"a/part-{i}": b"A" * 300 for i in range(files_per_task)}}
     store_a = LostAnswerStore(env.store, match=lambda u: "/a/part-" in u, times=2)
-    driver_a, messages_a = _run_tasks(committer, store_a, dest, files_a, job_id="jobA")
+    driver_a, messages_a = _run_tasks(committer, store_a, dest, files_a, job_id=f"jobA-{suffix}")
     assert len(store_a.lost) == 2
     driver_a.commit_job(messages_a)
 
     files_c = {0: {f"c/part-{i}": b"C" * 300 for i in range(files_per_task)}}
     store_c = LostAnswerStore(env.store, match=lambda u: "/c/part-" in u)
-    driver_c, _messages_c = _run_tasks(committer, store_c, dest, files_c, job_id="jobC")
+    driver_c, _messages_c = _run_tasks(committer, store_c, dest, files_c, job_id=f"jobC-{suffix}")
     assert len(store_c.lost) == 1
     driver_c.abort_job()
 

@@ -34,6 +34,7 @@ from zerorename.errors import (
     DuplicateDestinationError,
     FormatError,
     JobFailedError,
+    KeyTooLongError,
     NotFoundError,
     PreconditionFailedError,
 )
@@ -335,6 +336,21 @@ def check_destination(url: str, dest: str, path: str) -> str:
 def dest_url(dest: str, rel: str) -> str:
     """``dest/rel`` for a validated ``rel`` (no normalisation: keys are kept exactly)."""
     return f"{dest.rstrip('/')}/{rel}"
+
+
+#: S3's limit on a key: 1,024 bytes of UTF-8 (RGW, GCS and R2 have the same or larger).
+MAX_KEY_BYTES = 1024
+
+
+def check_key_length(url: str, rel: str) -> str:
+    """``url`` (the final URL of ``rel``) if its key fits S3's limit; else a
+    :class:`KeyTooLongError` naming ``rel``, so a bad path fails when opened, not as a raw
+    store error halfway through a commit."""
+    size = len(parse_url(url).key.encode("utf-8"))
+    if size > MAX_KEY_BYTES:
+        raise KeyTooLongError(rel, f"its key {url} is {size} bytes of UTF-8; S3 keys are at "
+                                   f"most {MAX_KEY_BYTES}")
+    return url
 
 
 # -- files being written -------------------------------------------------------------------

@@ -3,8 +3,8 @@ only job commit completes (Hadoop's ``MagicS3GuardCommitter``, per-job ``__magic
 
 Per file written by a task attempt:
 
-1. PUT an upload intent ``<task dir>/__base/<path>.intent`` (so the upload can be found and
-   aborted even if the writer dies before step 4);
+1. PUT an upload intent ``<task dir>/__base/<sha256 of path>.intent`` (so the upload can be
+   found and aborted even if the writer dies before step 4);
 2. create a multipart upload to ``<dest>/<path>`` — always, even for a 0-byte file, so nothing
    is visible before job commit;
 3. upload fixed-size parts (``fs.s3a.multipart.size``; every part but the last has exactly
@@ -16,14 +16,16 @@ by listing its ``.pending`` files — into ``pendingsets/<attempt id>.pendingset
 completes the uploads of the committed attempts (see :mod:`zerorename.stages`).
 
 Differences from Hadoop, on purpose: no 0-byte "marker" object at the magic path (readers of
-this API never open magic paths); the pendingset is named by task *attempt*, never overwritten;
-an intent precedes every upload; records of aborted uploads are removed only once the abort
-succeeded.
+this API never open magic paths); records are named by a digest of the path, not the path
+itself (Hadoop's ``__base/<path>.pending`` is ~150 bytes longer than the user's key, so a
+valid key near S3's 1,024-byte limit would fail); the pendingset is named by task *attempt*,
+never overwritten; an intent precedes every upload and is kept until the job ends.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import threading
 from typing import ClassVar
 
@@ -32,6 +34,7 @@ from zerorename.committers.base import (
     ReliableStore,
     S3ACommitter,
     check_destination,
+    check_key_length,
     dest_url,
 )
 from zerorename.committers.cleanup import INTENT, PENDING, abort_quietly
@@ -50,6 +53,14 @@ from zerorename.urls import join
 __all__ = ["MagicCommitter", "MagicFile"]
 
 MAGIC_ENABLED_OPTION = "fs.s3a.committer.magic.enabled"
+
+
+def record_name(rel: str) -> str:
+    """The name of ``rel``'s intent and ``.pending`` records (before the suffix): the SHA-256
+    of the path.  Fixed-length, so a record's key does not grow with the user's key — a key
+    of S3's maximum length stays valid, and its records fit too.  The records hold the real
+    destination URL, which is all anyone reads them for."""
+    return hashlib.sha256(rel.encode("utf-8")).hexdigest()
 
 
 class MagicFile(OutputFile):
@@ -129,8 +140,8 @@ class MagicCommitter(S3ACommitter):
         return join(self.layout.task_dir(task.attempt_id), "__base")
 
     def _open(self, task: TaskContext, rel: str) -> OutputFile:
-        final = dest_url(self.dest, rel)
-        record = f"{self._work_path(task)}/{rel}"
+        final = check_key_length(dest_url(self.dest, rel), rel)
+        record = f"{self._work_path(task)}/{record_name(rel)}"
         intent = UploadIntent(job_id=self.job_id, task_attempt_id=task.attempt_id,
                               uris=[encode_url(final)], created=self.clock.now_millis())
         self.store.put(record + INTENT, intent.to_bytes())

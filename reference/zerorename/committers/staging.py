@@ -28,6 +28,7 @@ promises the destination path the task asked for.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import shutil
 import tempfile
@@ -39,12 +40,18 @@ from typing import IO, Any, ClassVar, Protocol
 from zerorename.committers.base import (
     OutputFile,
     S3ACommitter,
+    check_key_length,
     check_relpath,
     dest_url,
 )
 from zerorename.committers.cleanup import abort_quietly
 from zerorename.context import JobContext, TaskContext
-from zerorename.errors import CommitError, ConflictError, NotFoundError
+from zerorename.errors import (
+    CommitError,
+    ConflictError,
+    DuplicateDestinationError,
+    NotFoundError,
+)
 from zerorename.formats import SinglePendingCommit, UploadIntent, encode_url
 from zerorename.messages import TaskCommitMessage
 from zerorename.stages import Loaded, StageContext
@@ -98,12 +105,49 @@ class Area(Protocol):
     def delete(self) -> None: ...
 
 
+#: A task attempt's local directory holds two: ``output`` is ``local_work_dir``, where a file
+#: written directly is named by its path; ``staged`` holds the files opened through the
+#: committer, each named by the SHA-256 of its path, with the path in ``<digest>.key`` beside
+#: it.  A key's local name therefore never depends on the key's shape: S3 allows 1,024-byte
+#: keys and path elements of any length, a local file system 255-byte names.
+OUTPUT_DIR = "output"
+STAGED_DIR = "staged"
+KEY_SUFFIX = ".key"
+#: How often a directory is re-created when a concurrent cleanup keeps removing its parent.
+_MKDIR_ATTEMPTS = 100
+
+
+def local_name(rel: str) -> str:
+    """The fixed-length local file name of ``rel`` in the ``staged`` directory."""
+    return hashlib.sha256(rel.encode("utf-8")).hexdigest()
+
+
+def make_dirs(path: Path) -> None:
+    """``mkdir -p`` that tolerates a concurrent removal of an empty parent: the tasks of a job
+    share its local directory, and a task cleaning up removes it whenever it is empty — which
+    it is, for a moment, between another task creating it and creating its own inside."""
+    for _ in range(_MKDIR_ATTEMPTS):
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+            return
+        except FileNotFoundError:
+            continue  # a parent was removed between two of mkdir's steps: create it again
+    raise CommitError(str(path), f"could not create the local directory: a parent was "
+                                 f"removed {_MKDIR_ATTEMPTS} times while creating it")
+
+
 class DiskFile(OutputFile):
-    def __init__(self, path: Path, url: str, on_done: Any) -> None:
-        super().__init__(url)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.path = path
-        self._f: IO[bytes] = open(path, "wb")  # noqa: SIM115 - closed in _finish/_abort
+    """A file opened through the committer: its path goes to ``<digest>.key`` first, then the
+    bytes to ``<digest>``, so a data file is never found without its name."""
+
+    def __init__(self, directory: Path, rel: str, on_done: Any) -> None:
+        name = local_name(rel)
+        self.path = directory / name
+        self.name_path = directory / f"{name}{KEY_SUFFIX}"
+        super().__init__("file://" + str(self.path))
+        make_dirs(directory)
+        self.name_path.write_text(rel, "utf-8")
+        self._f: IO[bytes] = open(self.path, "wb")  # noqa: SIM115 - closed in _finish/_abort
         self._on_done = on_done
 
     def _write(self, data: bytes) -> None:
@@ -116,6 +160,7 @@ class DiskFile(OutputFile):
     def _abort(self) -> None:
         self._f.close()
         self.path.unlink(missing_ok=True)
+        self.name_path.unlink(missing_ok=True)
         self._on_done(True)
 
 
@@ -125,22 +170,46 @@ class DiskArea:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.url = "file://" + str(path)
+        self.output = path / OUTPUT_DIR
+        self.staged = path / STAGED_DIR
+
+    def create(self) -> None:
+        make_dirs(self.output)
 
     def open(self, rel: str, on_done: Any) -> OutputFile:
-        return DiskFile(self.path / rel, f"{self.url}/{rel}", on_done)
+        return DiskFile(self.staged, rel, on_done)
+
+    def _staged_files(self) -> dict[str, Path]:
+        """Path → data file of every file opened through the committer and not aborted."""
+        found: dict[str, Path] = {}
+        if not self.staged.is_dir():
+            return found
+        for name_path in self.staged.glob(f"*{KEY_SUFFIX}"):
+            data = name_path.with_name(name_path.name[: -len(KEY_SUFFIX)])
+            if data.is_file():
+                found[name_path.read_text("utf-8")] = data
+        return found
+
+    def _source(self, rel: str) -> Path:
+        staged = self.staged / local_name(rel)
+        return staged if staged.is_file() else self.output / rel
 
     def files(self) -> list[tuple[str, int]]:
-        found: list[tuple[str, int]] = []
-        if not self.path.is_dir():
-            return found
-        for top, _dirs, names in os.walk(self.path):
-            for name in names:
-                full = Path(top) / name
-                found.append((full.relative_to(self.path).as_posix(), full.stat().st_size))
-        return sorted(found)
+        found = {rel: path.stat().st_size for rel, path in self._staged_files().items()}
+        if self.output.is_dir():
+            for top, _dirs, names in os.walk(self.output):
+                for name in names:
+                    full = Path(top) / name
+                    rel = full.relative_to(self.output).as_posix()
+                    if rel in found:
+                        raise DuplicateDestinationError(
+                            "file://" + str(full), f"{rel!r} was both opened through the "
+                            "committer and written directly into local_work_dir")
+                    found[rel] = full.stat().st_size
+        return sorted(found.items())
 
     def read_parts(self, rel: str, part_size: int) -> Iterator[bytes]:
-        with open(self.path / rel, "rb") as f:
+        with open(self._source(rel), "rb") as f:
             first = True
             while True:
                 chunk = f.read(part_size)
@@ -154,7 +223,9 @@ class DiskArea:
     def delete(self) -> None:
         shutil.rmtree(self.path, ignore_errors=True)
         with contextlib.suppress(OSError):
-            self.path.parent.rmdir()  # the job's directory, once its last attempt is gone
+            # the job's directory, once its last attempt is gone; a task creating its own
+            # directory in it meanwhile re-creates it (make_dirs)
+            self.path.parent.rmdir()
 
 
 class StoreFile(OutputFile):
@@ -277,9 +348,13 @@ class StagingCommitter(S3ACommitter):
     @property
     def local_work_dir(self) -> Path | None:
         """The task's local directory as a :class:`~pathlib.Path` (None on an injected store);
-        files written there directly (e.g. by pyarrow) are committed too."""
+        files written there directly (e.g. by pyarrow), named by their relative path, are
+        committed too."""
         area = self.area(self._require_task())
-        return area.path if isinstance(area, DiskArea) else None
+        if not isinstance(area, DiskArea):
+            return None
+        area.create()
+        return area.output
 
     def _setup_task(self) -> None:
         """A new attempt starts with an empty local directory: anything there was left by a
@@ -287,9 +362,11 @@ class StagingCommitter(S3ACommitter):
         area = self.area(self._require_task())
         area.delete()
         if isinstance(area, DiskArea):
-            area.path.mkdir(parents=True, exist_ok=True)
+            area.create()
 
     def _open(self, task: TaskContext, rel: str) -> OutputFile:
+        check_key_length(dest_url(self.dest, self.destination_rel(rel)), rel)
+
         def on_done(aborted: bool) -> None:
             self._file_closed(rel, reopenable=aborted)
 
@@ -310,9 +387,10 @@ class StagingCommitter(S3ACommitter):
         area = self.area(task)
         files = area.files()
         entries: list[tuple[str, int, str]] = []
-        for rel, size in files:
+        for rel, size in files:  # every path is checked before anything is uploaded
             check_relpath(rel, where=f"{area.url}/{rel}")
-            entries.append((rel, size, dest_url(self.dest, self.destination_rel(rel))))
+            final = check_key_length(dest_url(self.dest, self.destination_rel(rel)), rel)
+            entries.append((rel, size, final))
         self.check_task_conflicts([self.destination_rel(rel) for rel, _s, _u in entries])
         intent_url = self.layout.task_intent(task.attempt_id)
         if entries:
