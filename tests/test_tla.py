@@ -250,6 +250,10 @@ def test_model_map_lists_every_configuration_with_the_cell_of_expected_json() ->
             assert mapped["cell"] == [model["committer"], model["store"], model["property"]]
             assert mapped["scopes"] in MODEL_MAP["scope_sets"]
             want = "no-partition" if "no partition" in entry["faults"] else "full"
+            if "driver restart" in entry["faults"]:
+                want = "restart"
+            elif "Spark's job commit" in entry["faults"]:
+                want = "full-spark"
             assert mapped["scopes"] == ("abort" if model["property"] == "abortability"
                                         else want), entry["config"]
         else:
