@@ -34,6 +34,7 @@ SUITE = [
     ("partitioned", "s3", ("spark", "hadoop")),
     ("magic", "s3", ("spark", "hadoop")),
     ("magic", "s3-2018", ("spark",)),
+    ("fenced", "s3", ("spark", "hadoop")),
     ("manifest", "abfs", ("spark", "hadoop")),
     ("v1", "abfs", ("spark", "hadoop")),
 ]
@@ -59,7 +60,7 @@ def test_the_reference_suite_catches_v2s_visible_output_after_abort() -> None:
 CRASH_SCOPES = {"task-crash": Faults(crash=1), "driver-crash": Faults(restart=1)}
 
 
-@pytest.mark.parametrize("committer", ["directory", "partitioned", "magic"])
+@pytest.mark.parametrize("committer", ["directory", "partitioned", "magic", "fenced"])
 @pytest.mark.parametrize("scope", list(CRASH_SCOPES))
 def test_every_crash_point_then_recovery(committer: str, scope: str) -> None:
     """Exhaustive: a crash before each store operation of the task (commit_task included) or
@@ -74,7 +75,7 @@ def test_every_crash_point_then_recovery(committer: str, scope: str) -> None:
     assert report.runs >= 5
 
 
-@pytest.mark.parametrize("committer", ["directory", "magic"])
+@pytest.mark.parametrize("committer", ["directory", "magic", "fenced"])
 def test_every_crash_point_then_abort(committer: str) -> None:
     """Exhaustive: a crash of the task anywhere, its retry, and the job failing at any point
     after; the job's abort leaves no output, no record and no upload.  Enumerable because the
@@ -88,7 +89,7 @@ def test_every_crash_point_then_abort(committer: str) -> None:
     assert not report.violations, {k: str(v[0][0]) for k, v in report.violations.items()}
 
 
-@pytest.mark.parametrize("committer", ["directory", "partitioned"])
+@pytest.mark.parametrize("committer", ["directory", "partitioned", "fenced"])
 def test_every_task_crash_point_with_two_tasks(committer: str) -> None:
     """The issue's small scope, 2 tasks x 2 attempts x 1 file, with a crash before any store
     operation of either task: enumerated completely on the reference staging committers."""
@@ -99,7 +100,7 @@ def test_every_task_crash_point_with_two_tasks(committer: str) -> None:
     assert not report.violations, {k: str(v[0][0]) for k, v in report.violations.items()}
 
 
-@pytest.mark.parametrize("committer", ["directory", "magic"])
+@pytest.mark.parametrize("committer", ["directory", "magic", "fenced"])
 def test_reference_on_moto_in_process(committer: str) -> None:
     machine = make_machine(committer, "moto", ReferenceFactory(committer), ALL,
                            partition_drivers=("spark",), backend=moto_backend)
@@ -130,7 +131,7 @@ def rgw_property_bucket(rgw_server: RGWServer) -> Iterator[str]:
 
 
 @pytest.mark.rgw
-@pytest.mark.parametrize("committer", ["directory", "magic"])
+@pytest.mark.parametrize("committer", ["directory", "magic", "fenced"])
 def test_reference_on_ceph_rgw(committer: str, rgw_server: RGWServer,
                                rgw_property_bucket: str) -> None:
     """The same machine on a real S3: RGW's quirks (empty ETag from complete, If-None-Match

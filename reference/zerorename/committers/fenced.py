@@ -43,7 +43,6 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
@@ -211,8 +210,6 @@ class FencedCommitRecord:
     uploads: list[RecordedUpload] = field(default_factory=list)
     #: the committed task records (cleanup need not read them: their uploads are all above)
     records: list[str] = field(default_factory=list)
-    #: unique per writer, so a driver can recognise its own record after a lost answer
-    writer: str = ""
 
     @property
     def attempts(self) -> set[str]:
@@ -229,7 +226,6 @@ class FencedCommitRecord:
             "jobAttempt": self.job_attempt,
             "destination": self.destination,
             "committed": self.committed,
-            "writer": self.writer,
             "tasks": dict(sorted(self.tasks.items())),
             "records": sorted(self.records),
             "uploads": [{"a": u.attempt_id, "u": u.url, "i": u.upload_id, "e": list(u.etags),
@@ -274,8 +270,7 @@ class FencedCommitRecord:
         if not isinstance(records, list) or not all(isinstance(r, str) for r in records):
             raise FormatError(path, "field 'records' is not a list of URLs")
         return cls(job_id=job_id, job_attempt=attempt, destination=str(d.get("destination")),
-                   committed=committed, tasks=dict(tasks), uploads=parsed, records=records,
-                   writer=str(d.get("writer", "")))
+                   committed=committed, tasks=dict(tasks), uploads=parsed, records=records)
 
 
 @dataclass
@@ -379,8 +374,6 @@ class FencedCommitter(BaseCommitter):
         self._commits_lock = threading.Lock()
         self._record_saved: bytes | None = None
         self._recovered: dict[str, str] = {}
-        #: distinguishes this committer's writes from any other writer's after a lost answer
-        self._writer = uuid.uuid4().hex
 
     # -- layout ------------------------------------------------------------------------------
 
@@ -436,7 +429,7 @@ class FencedCommitter(BaseCommitter):
         """
         def body(n: int) -> bytes:
             return json.dumps({"jobId": self.job.id, "jobAttempt": self.job.attempt,
-                               "committer": self.name, "writer": self._writer,
+                               "committer": self.name,
                                "probe": n}).encode("utf-8")
 
         try:
@@ -512,7 +505,7 @@ class FencedCommitter(BaseCommitter):
         records = [s.message.record if s.message is not None else s.url for s in sources]
         return FencedCommitRecord(job_id=self.job.id, job_attempt=self.job.attempt,
                                   destination=self.dest, committed=self.clock.now_millis(),
-                                  tasks=tasks, uploads=uploads, writer=self._writer,
+                                  tasks=tasks, uploads=uploads,
                                   records=[r for r in records if r.startswith(inside)])
 
     def _save_commit_record(self, record: FencedCommitRecord) -> None:
@@ -730,7 +723,7 @@ class FencedCommitter(BaseCommitter):
         pset = PendingSet(job_id=self.job.id, commits=commits, extra_data={
             TASK_ATTEMPT_ID: task.attempt_id, TASK_NAME_KEY: task.task_name,
             TASK_ATTEMPT_NUMBER_KEY: str(task.attempt), SAVED_KEY: str(self.clock.now_millis()),
-            "zerorename.committer": self.name, "zerorename.writer": self._writer,
+            "zerorename.committer": self.name,
         }, iostatistics=stats)
         data = pset.to_bytes()
         with self.stats.duration("task_stage_save_task_record"):
@@ -758,7 +751,9 @@ class FencedCommitter(BaseCommitter):
 
     def _put_task_record(self, url: str, data: bytes) -> PendingSet | None:
         """PUT the record if absent.  None: it is ours now (possibly by an earlier try whose
-        answer was lost); else the record that holds the key."""
+        answer was lost); else the record that holds the key.  Ours is recognised by its
+        bytes: they name this attempt and its upload IDs, which no other writer has (no random
+        nonce is needed, so records are reproducible — the model harness relies on it)."""
         try:
             self.store.put(url, data, if_none_match=True)
             return None
