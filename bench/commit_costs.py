@@ -57,10 +57,10 @@ from moto_child import MotoServer  # noqa: E402
 import zerorename as zr  # noqa: E402
 
 RESULTS = REPO / "bench" / "results"
-S3A = ("directory", "partitioned", "magic")
+S3A = ("directory", "partitioned", "magic", "fenced")
 RENAME_FAMILY = ("manifest", "v1", "v2")
-ON_LOCAL = ("directory", "partitioned", "magic", "manifest", "v1", "v2")
-ON_S3 = ("directory", "partitioned", "magic", "manifest")
+ON_LOCAL = ("directory", "partitioned", "magic", "fenced", "manifest", "v1", "v2")
+ON_S3 = ("directory", "partitioned", "magic", "fenced", "manifest")
 PROTOCOLS = ("spark", "hadoop")
 #: The thread option each committer honours (docs/committers.md, "Threads").
 THREAD_OPTION = {name: "fs.s3a.committer.threads" for name in S3A} | {
