@@ -57,7 +57,10 @@ def test_publishes_exactly_the_committed_output(env_with_rgw: Env, protocol: str
     assert run.success is not None and run.success.committer == "fenced"
 
 
-def test_second_attempt_of_a_task_is_refused_names_the_winner_and_aborts(env: Env) -> None:
+def test_second_attempt_of_a_task_is_refused_names_the_winner_and_aborts(
+        env_with_rgw: Env) -> None:
+    """On a real S3 too (Ceph RGW): its 412 to a second If-None-Match PUT is the arbiter."""
+    env = env_with_rgw
     dest = env.dest()
     job = zr.JobContext(dest, options=options())
     driver = zr.create_committer("fenced", env.store, job)
