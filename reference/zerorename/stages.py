@@ -20,6 +20,11 @@ per-*task* metadata and one small digest per destination in memory, not every et
 attempt of every task is known, so no per-task copy of them stays in memory either.
 Every destination is validated — inside the job destination, unique across the whole job —
 before the first upload is completed or the first file renamed.
+
+A job commit that fails takes back what it published: S3A's ``complete_uploads`` deletes the
+objects it completed; the rename committers journal every file they publish in a
+:class:`Publication` and move (or, where the source is still there, delete) each one back,
+never deleting the only copy of a file.
 """
 
 from __future__ import annotations
@@ -60,6 +65,8 @@ __all__ = [
     "FilenameSample",
     "Loaded",
     "Progress",
+    "Publication",
+    "RevertOutcome",
     "StageContext",
     "StageRunner",
     "TaskSource",
@@ -528,11 +535,121 @@ def create_directories(ctx: StageContext, loaded: Loaded) -> int:
     return deleted
 
 
+@dataclass(frozen=True)
+class RevertOutcome:
+    """What :meth:`Publication.revert` did: files taken back, and the destinations it could
+    not take back (each with its error), which therefore stay visible."""
+
+    reverted: int
+    kept: list[tuple[str, BaseException]]
+
+    def describe(self) -> str:
+        text = f"reverted {self.reverted} published file(s)"
+        if self.kept:
+            url, exc = self.kept[0]
+            text += (f"; {len(self.kept)} could not be reverted and stay visible (first: {url}: "
+                     f"{exc})")
+        return text
+
+
+class Publication:
+    """The journal of one job commit's published files, so that a failure before the job is
+    committed can take every one of them back.
+
+    ``transfer(source, dest)`` publishes one file.  ``keeps_source`` says whether the source
+    survives it: a copy (a store without rename) leaves two copies, so reverting deletes the
+    destination; a rename leaves the destination as the only copy, so reverting moves it back
+    with ``move_back(dest, source)``.  Either way a revert never deletes the only copy of a
+    file, and the job's task output is whole again for a rerun of the job commit.
+
+    Entries are spooled to a local temp file (like the loaded records), so the journal costs
+    no memory per file.  Only transfers that returned (or were found to have landed) are
+    journaled: a crash — a ``BaseException`` — must not reach the store, so nothing reverts it.
+    """
+
+    def __init__(self, store: Store, *, transfer: Callable[[str, str], None],
+                 keeps_source: bool, move_back: Callable[[str, str], None]) -> None:
+        self.store = store
+        self.transfer = transfer
+        self.keeps_source = keeps_source
+        self.move_back = move_back
+        self.count = 0
+        self._spool = EntrySpool()
+        self._lock = threading.Lock()
+
+    def publish(self, source: str, dest: str, size: int) -> bool:
+        """Publish ``source`` as ``dest``; True when an earlier request had already moved it
+        (the source is gone and the destination has the expected ``size``: a retried rename
+        whose first attempt landed, or a file a failed commit could not take back)."""
+        try:
+            self.transfer(source, dest)
+        except NotFoundError:
+            info = self.store.head(dest)
+            if info is None or info.size != size or self.store.head(source) is not None:
+                raise
+            self._journal(source, dest, source_kept=False)
+            return True
+        self._journal(source, dest, source_kept=self.keeps_source)
+        return False
+
+    def _journal(self, source: str, dest: str, *, source_kept: bool) -> None:
+        with self._lock:
+            self._spool.add({"s": source, "d": dest, "k": source_kept})
+            self.count += 1
+
+    def copied_sources(self) -> list[str]:
+        """Sources still beside their published copy (to delete once the job is committed)."""
+        with self._lock:
+            return [e["s"] for e in self._spool if e["k"]]
+
+    def revert(self, pool: BoundedExecutor) -> RevertOutcome:
+        """Take back every journaled file: delete a destination whose source is still there,
+        move any other back to its source.  Best effort: one failure does not stop the rest."""
+        with self._lock:
+            entries = list(self._spool)
+        copies = [e["d"] for e in entries if e["k"]]
+        moved = [(e["s"], e["d"]) for e in entries if not e["k"]]
+        kept: list[tuple[str, BaseException]] = []
+        reverted = 0
+        for start in range(0, len(copies), 1000):
+            batch = copies[start : start + 1000]
+            try:
+                self.store.delete_many(batch)
+            except CommitError as exc:
+                # a bulk delete names the keys that failed (DeleteManyError), else all did
+                failed: dict[str, BaseException] = dict(getattr(exc, "failures", None)
+                                                    or dict.fromkeys(batch, exc))
+                kept.extend(failed.items())
+                reverted += len(batch) - len(failed)
+                continue
+            reverted += len(batch)
+
+        def back(item: tuple[str, str]) -> None:
+            source, dest = item
+            self.move_back(dest, source)
+
+        _results, errors = pool.run_all(back, moved)
+        reverted += len(moved) - len(errors)
+        kept.extend((dest, exc) for (_source, dest), exc in errors)
+        return RevertOutcome(reverted, kept)
+
+    def close(self) -> None:
+        self._spool.close()
+
+    def __enter__(self) -> Publication:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+
 def rename_files(ctx: StageContext, loaded: Loaded, filenames: FilenameSample, *,
-                 delete_target: bool, rename: Callable[[str, str], None]) -> None:
-    """Rename every winning file to its destination, in parallel, stopping at the first
-    failure.  A rename whose source vanished after a retry, but whose destination now has the
-    expected size, is counted as recovered (the earlier attempt did rename it)."""
+                 delete_target: bool, publication: Publication) -> None:
+    """Publish every winning file to its destination, in parallel, stopping at the first
+    failure; each published file is journaled in ``publication`` for a revert.  A rename
+    whose source vanished after a retry, but whose destination now has the expected size, is
+    counted as recovered (the earlier attempt did rename it)."""
     progress = Progress(ctx.job, "job_stage_rename_files", loaded.files)
 
     def move(record: dict[str, Any]) -> None:
@@ -540,13 +657,9 @@ def rename_files(ctx: StageContext, loaded: Loaded, filenames: FilenameSample, *
         progress.tick(dst)
         if delete_target:
             ctx.store.delete(dst)
-        try:
-            with ctx.stats.duration("commit_file_rename"):
-                rename(src, dst)
-        except NotFoundError:
-            info = ctx.store.head(dst)
-            if info is None or info.size != size or ctx.store.head(src) is not None:
-                raise
+        with ctx.stats.duration("commit_file_rename"):
+            recovered = publication.publish(src, dst, size)
+        if recovered:
             ctx.stats.incr("commit_file_rename_recovered")
         ctx.stats.incr("committer_files_committed")
         ctx.stats.incr("committer_bytes_committed", size)

@@ -18,10 +18,18 @@ refuse to run unless ``zerorename.fileoutput.rename-by-copy=true``; use ``magic`
 temporary tree is per job ID (``_temporary/<job id>``, so concurrent jobs to one destination
 do not delete each other's work), ``_SUCCESS`` is the JSON SuccessData rather than 0 bytes,
 and file renames in job commit run in parallel.
+
+A v1 or manifest job commit that fails before ``_SUCCESS`` is saved takes back every file it
+published (moves it back, or deletes the copy where the source is still there: see
+:class:`~zerorename.stages.Publication`) and keeps the job's temporary tree, so that a rerun of
+``commit_job`` — or v1's ``recover_task`` in the next job attempt — finishes the job, and
+``abort_job`` discards it.  Hadoop's FileOutputCommitter leaves the half-merged destination.
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
 from zerorename.committers.base import (
@@ -34,10 +42,10 @@ from zerorename.committers.base import (
 )
 from zerorename.committers.cleanup import abort_quietly, delete_tree
 from zerorename.context import JobContext, TaskContext
-from zerorename.errors import CommitError, FormatError, StoreError
+from zerorename.errors import CommitError, FormatError, JobFailedError, StoreError
 from zerorename.formats import SuccessData
 from zerorename.messages import TaskCommitMessage
-from zerorename.stages import FilenameSample, Progress, StageRunner
+from zerorename.stages import FilenameSample, Progress, Publication, StageRunner
 from zerorename.stats import IOStatistics
 from zerorename.store import ObjectInfo, Store, list_dir
 from zerorename.stores import rename_by_copy
@@ -68,6 +76,9 @@ class RenameCommitter(BaseCommitter):
                               "(O(data), not atomic).  Use the magic, directory or partitioned "
                               f"committer, or set {RENAME_BY_COPY_OPTION}=true to accept it")
         self.layout = JobLayout(join(self.dest, f"_temporary/{self.job.id}"), job.attempt)
+        #: destinations a failed job commit published but could not take back (they are the
+        #: job's files, and for a rename their only copy): abort_job deletes them
+        self._unreverted: list[str] = []
 
     def job_layout(self) -> JobLayout:
         return self.layout
@@ -114,6 +125,60 @@ class RenameCommitter(BaseCommitter):
             self.store.delete(src)
             self.stats.incr("op_rename_by_copy")
 
+    def _copy_to_publish(self, src: str, dst: str) -> None:
+        """Publish by copy on a store without rename; the source stays until the job's
+        cleanup, so a failed job commit can delete the copy without losing the file."""
+        self.store.copy(src, dst)
+        self.stats.incr("op_rename_by_copy")
+
+    def _move_back(self, dest: str, source: str) -> None:
+        """Undo a publish whose source is gone: the destination holds the only copy."""
+        if self.native_rename:
+            self.store.rename(dest, source)
+        else:
+            self.store.copy(dest, source)
+            self.store.delete(dest)
+
+    @contextlib.contextmanager
+    def publishing(self, *, replace: bool) -> Iterator[Publication]:
+        """The journal of the files this job commit publishes.  An error before ``_SUCCESS``
+        is saved takes every one of them back and raises :class:`JobFailedError`; the job's
+        temporary tree is left whole for a rerun of ``commit_job`` or for ``abort_job``.
+        ``replace``: on a store whose rename refuses an existing target, delete it first."""
+        transfer: Callable[[str, str], None]
+        if not self.native_rename:
+            transfer = self._copy_to_publish
+        else:
+            transfer = self.move if replace else self._move_once
+        publication = Publication(self.store, transfer=transfer,
+                                  keeps_source=not self.native_rename,
+                                  move_back=self._move_back)
+        with publication:
+            try:
+                yield publication
+            except Exception as exc:  # (a crash — BaseException — must not touch the store)
+                if self.published or publication.count == 0:
+                    raise
+                with self.executor("revert") as pool:
+                    outcome = publication.revert(pool)
+                self.stats.incr("committer_commits_reverted", outcome.reverted)
+                self._unreverted.extend(url for url, _exc in outcome.kept)
+                path = exc.path if isinstance(exc, CommitError) else self.dest
+                reason = exc.reason if isinstance(exc, CommitError) \
+                    else f"{type(exc).__name__}: {exc}"
+                raise JobFailedError(path, f"job commit failed: {reason}; "
+                                           f"{outcome.describe()}; {self.kept_note()}") from exc
+
+    def kept_note(self) -> str:
+        return (f"the job's task output is kept under {self.layout.attempt_dir}: rerun "
+                "commit_job to finish the job, or call abort_job to discard it")
+
+    def _discard_after_failed_commit(self) -> bool:
+        """Keep the task output of a job that is not published (the failed commit took back
+        what it had published), so that a rerun can finish the job; once ``_SUCCESS`` is
+        saved, a failure is in the cleanup, which abort repeats."""
+        return self.published
+
     def move_dir(self, src: str, dst: str) -> None:
         if self.native_rename:
             self.store.rename(src, dst)
@@ -126,7 +191,11 @@ class RenameCommitter(BaseCommitter):
     def _abort_job(self, *, failed: bool) -> None:
         """Delete the job's temporary tree (and abort uploads of large temp files in it).
         Repeated while it keeps finding something — attempts still finishing may write
-        while we delete — up to three passes."""
+        while we delete — up to three passes.  First, files that a failed job commit of this
+        object published and could not take back are deleted: the job is being discarded."""
+        if self._unreverted:
+            self.store.delete_many(sorted(self._unreverted))
+            self._unreverted.clear()
         for _ in range(3):
             uploads = self.store.list_multipart_uploads(dir_prefix(self.layout.root))
             for upload in uploads:
@@ -136,14 +205,19 @@ class RenameCommitter(BaseCommitter):
                 return
 
     def publish_files(self, moves: list[tuple[str, str, int]], stage: str,
-                      filenames: FilenameSample) -> None:
-        """Rename (src, dst, size) in parallel, stopping at the first failure."""
+                      filenames: FilenameSample, publication: Publication | None = None
+                      ) -> None:
+        """Rename (src, dst, size) in parallel, stopping at the first failure; with a
+        ``publication``, through it (journaled for a revert; copies keep their source)."""
         progress = Progress(self.job, stage, len(moves))
 
         def one(item: tuple[str, str, int]) -> None:
             src, dst, size = item
             with self.stats.duration("commit_file_rename"):
-                self.move(src, dst)
+                if publication is None:
+                    self.move(src, dst)
+                elif publication.publish(src, dst, size):
+                    self.stats.incr("commit_file_rename_recovered")
             self.stats.incr("committer_files_committed")
             self.stats.incr("committer_bytes_committed", size)
             filenames.add(dst)
@@ -223,9 +297,10 @@ class FileOutputCommitterV1(RenameCommitter):
                 moves.extend((f"{committed}/{rel}", dest_url(self.dest, rel), size)
                              for rel, size in _message_files(msg))
         filenames = FilenameSample()
-        runner.run("job_stage_rename_files",
-                   lambda: self.publish_files(moves, "job_stage_rename_files", filenames))
-        return self.finish_job(filenames, runner, messages)
+        with self.publishing(replace=True) as publication:
+            runner.run("job_stage_rename_files", lambda: self.publish_files(
+                moves, "job_stage_rename_files", filenames, publication))
+            return self.finish_job(filenames, runner, messages)
 
     def is_recovery_supported(self) -> bool:
         return True

@@ -8,21 +8,26 @@ parallel, make room for the destination directories, rename every file in parall
 optionally validate the result, save ``_SUCCESS``, clean up.
 
 Store requirements (Hadoop's manifest protocol): consistent listing and atomic file rename.
-On a store without rename (S3) every "rename" is a server-side copy plus a delete: job commit
-becomes O(data) and a crash mid-commit leaves both copies, though never neither.  It works,
-and ``_SUCCESS`` counts the copies (``op_rename_by_copy``), but the magic or staging
-committers are the right choice there.
+On a store without rename (S3) every "rename" is a server-side copy: job commit becomes O(data),
+the sources are deleted with the job's temporary tree once ``_SUCCESS`` is saved, and a crash
+mid-commit leaves both copies, though never neither.  It works, and ``_SUCCESS`` counts the
+copies (``op_rename_by_copy``), but the magic or staging committers are the right choice there.
+
+A job commit that fails before ``_SUCCESS`` is saved takes back every file it published and
+keeps the task output for a rerun or ``abort_job`` (see :mod:`zerorename.committers.fileoutput`).
 
 Options (Hadoop names): ``mapreduce.manifest.committer.io.threads`` (default 16),
 ``…validate.output`` (false), ``…delete.target.files`` (false),
 ``mapreduce.fileoutputcommitter.cleanup.skipped`` (false),
 ``mapreduce.fileoutputcommitter.marksuccessfuljobs`` (true), ``…writer.queue.capacity``
 (manifests loaded ahead of processing; default twice the threads),
-``…summary.report.directory`` (unset: report saved there even when the job fails).
+``…summary.report.directory`` (unset: report saved there even when the job fails; on any
+store, and a report that cannot be saved is a warning, never a failed job).
 """
 
 from __future__ import annotations
 
+import logging
 from typing import ClassVar
 
 from zerorename.committers.base import check_destination, dest_url
@@ -35,6 +40,7 @@ from zerorename.stages import (
     SAVED_KEY,
     TASK_ATTEMPT_NUMBER_KEY,
     FilenameSample,
+    Publication,
     StageContext,
     StageRunner,
     TaskSource,
@@ -46,6 +52,8 @@ from zerorename.stages import (
 from zerorename.store import list_dir
 
 __all__ = ["ManifestCommitter"]
+
+LOG = logging.getLogger(__name__)
 
 PREFIX = "mapreduce.manifest.committer."
 MANIFEST_SUFFIX = "-manifest.json"
@@ -108,32 +116,50 @@ class ManifestCommitter(RenameCommitter):
 
         filenames = FilenameSample()
         capacity = self.opts.get_int(PREFIX + "writer.queue.capacity", default=2 * self.threads)
-        with self.executor("commit", capacity=max(1, capacity)) as pool:
-            ctx = StageContext(self.store, self.job, self.stats, pool, runner, self.name)
-            loaded = runner.run("job_stage_load_manifests", lambda: load_manifests(
-                ctx, sources, check, self.layout.task_dir))
-            with loaded.spool:
-                if self.native_rename:
-                    runner.run("job_stage_create_target_dirs",
-                               lambda: create_directories(ctx, loaded))
-                runner.run("job_stage_rename_files", lambda: rename_files(
-                    ctx, loaded, filenames,
-                    delete_target=self.opts.get_bool(PREFIX + "delete.target.files"),
-                    rename=self._move_once))
-                if self.opts.get_bool(PREFIX + "validate.output"):
-                    runner.run("job_stage_optional_validate_output",
-                               lambda: validate_output(ctx, loaded))
-        self.stats.incr("committer_jobs_completed")
-        success = self.success_data(filenames.names, stage="committer_commit_job",
-                                    task_stats=loaded.task_stats)
-        success.metrics.update({"files": loaded.files, "bytes": loaded.bytes,
-                                "tasks": len(loaded.winners)})
-        if loaded.duplicates_resolved:
-            success.diagnostics["duplicate.task.commits"] = "; ".join(loaded.duplicates_resolved)
-        self.save_success(success, runner)
-        if not self.opts.get_bool("mapreduce.fileoutputcommitter.cleanup.skipped"):
-            runner.run("job_stage_cleanup", lambda: self._cleanup())
+        with self.publishing(replace=False) as publication:
+            with self.executor("commit", capacity=max(1, capacity)) as pool:
+                ctx = StageContext(self.store, self.job, self.stats, pool, runner, self.name)
+                loaded = runner.run("job_stage_load_manifests", lambda: load_manifests(
+                    ctx, sources, check, self.layout.task_dir))
+                with loaded.spool:
+                    if self.native_rename:
+                        runner.run("job_stage_create_target_dirs",
+                                   lambda: create_directories(ctx, loaded))
+                    runner.run("job_stage_rename_files", lambda: rename_files(
+                        ctx, loaded, filenames,
+                        delete_target=self.opts.get_bool(PREFIX + "delete.target.files"),
+                        publication=publication))
+                    if self.opts.get_bool(PREFIX + "validate.output"):
+                        runner.run("job_stage_optional_validate_output",
+                                   lambda: validate_output(ctx, loaded))
+            self.stats.incr("committer_jobs_completed")
+            success = self.success_data(filenames.names, stage="committer_commit_job",
+                                        task_stats=loaded.task_stats)
+            success.metrics.update({"files": loaded.files, "bytes": loaded.bytes,
+                                    "tasks": len(loaded.winners)})
+            if loaded.duplicates_resolved:
+                success.diagnostics["duplicate.task.commits"] = "; ".join(
+                    loaded.duplicates_resolved)
+            self.save_success(success, runner)
+            if self.opts.get_bool("mapreduce.fileoutputcommitter.cleanup.skipped"):
+                self._close_skipped_cleanup(publication)
+            else:
+                runner.run("job_stage_cleanup", lambda: self._cleanup())
         return success
+
+    def _close_skipped_cleanup(self, publication: Publication) -> None:
+        """With cleanup skipped the temporary tree stays, but two things go: the job marker
+        (so the committed job cannot be committed again, by any committer object) and, on a
+        store without rename, the sources that were copied (they are now the destination's
+        files).  The job is published: a failure here is recorded and logged, not raised."""
+        urls = [self.layout.marker, *publication.copied_sources()]
+        try:
+            for start in range(0, len(urls), 1000):
+                self.store.delete_many(urls[start : start + 1000])
+        except CommitError as exc:
+            self.stats.incr("job_stage_cleanup_failures_ignored")
+            LOG.warning("job %s is committed, but deleting its marker and copied sources "
+                        "failed (cleanup is skipped): %s", self.job.id, exc)
 
     def _cleanup(self) -> None:
         try:
