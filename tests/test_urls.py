@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from zerorename.errors import BadURLError, DestinationEscapeError
@@ -13,6 +15,7 @@ from zerorename.urls import (
     join,
     parse_url,
     relative_to,
+    user_url,
 )
 
 
@@ -84,3 +87,31 @@ def test_relative_to() -> None:
 )
 def test_is_hidden(path: str, hidden: bool) -> None:
     assert is_hidden(path) is hidden
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        (Path("/tmp/out dir#1").as_uri(), "file:///tmp/out dir#1"),
+        ("file:///tmp/100%25/a%2Bb", "file:///tmp/100%/a+b"),
+        ("file:///tmp/plain", "file:///tmp/plain"),
+        ("file:///tmp/not%zz-an-escape", "file:///tmp/not%zz-an-escape"),
+        ("s3://bucket/100%25/a%20b", "s3://bucket/100%25/a%20b"),
+        ("s3a://bucket/k%2F", "s3a://bucket/k%2F"),
+        ("mem://b/x%20y", "mem://b/x%20y"),
+    ],
+)
+def test_user_url_decodes_file_uris_only(given: str, expected: str) -> None:
+    """A file: URI is RFC 8089 (``Path.as_uri()`` encodes ' ', '#', '%'); an S3 key is exact
+    (``%`` is an ordinary character in it)."""
+    assert user_url(given) == expected
+
+
+def test_user_url_round_trips_path_as_uri() -> None:
+    for path in ["/tmp/out dir#1", "/tmp/ü/€ x", "/tmp/50%", "/tmp/a?b;c=d", "/tmp/\udcff"]:
+        assert parse_url(user_url(Path(path).as_uri())).key == path.lstrip("/")
+
+
+def test_user_url_refuses_an_encoded_nul() -> None:
+    with pytest.raises(BadURLError, match="NUL"):
+        user_url("file:///tmp/a%00b")

@@ -21,6 +21,7 @@ from zerorename.committers import COMMITTERS, BaseCommitter, OutputFile, create_
 from zerorename.context import JobContext, Options, ProgressEvent, TaskContext
 from zerorename.errors import (
     BadURLError,
+    CallOrderError,
     ClientSideError,
     CommitError,
     ConflictError,
@@ -29,6 +30,7 @@ from zerorename.errors import (
     FormatError,
     JobFailedError,
     NotFoundError,
+    OptionValueError,
     PreconditionFailedError,
     StoreError,
     ThrottledError,
@@ -62,6 +64,7 @@ __all__ = [
     "COMMITTERS",
     "BadURLError",
     "BaseCommitter",
+    "CallOrderError",
     "ClientSideError",
     "CommitError",
     "ConflictError",
@@ -75,6 +78,7 @@ __all__ = [
     "LocalStore",
     "NotFoundError",
     "ObjectInfo",
+    "OptionValueError",
     "Options",
     "OutputFile",
     "PendingSet",

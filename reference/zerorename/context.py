@@ -19,7 +19,7 @@ from typing import Any
 
 from zerorename.clock import SYSTEM_CLOCK, Clock, clock_from_options
 from zerorename.errors import BadURLError, CommitError
-from zerorename.urls import parse_url
+from zerorename.urls import parse_url, user_url
 
 __all__ = [
     "JobContext",
@@ -172,6 +172,10 @@ class TaskContext:
 class JobContext:
     """A job attempt writing to ``dest`` (a directory URL: ``s3://bucket/out``, ``file:///x``).
 
+    A ``file:`` URI is percent-decoded (``Path.as_uri()`` gives ``file:///out%20dir``; the job
+    writes to ``/out dir``) — see :func:`~zerorename.urls.user_url`; ``dest`` holds the
+    decoded form.  Object-store keys are kept exactly.
+
     ``job_id=None`` takes the ID from the options (``fs.s3a.committer.uuid``, then
     ``spark.sql.sources.writeJobUUID``) or generates a UUID4; ``job_id_source`` records which,
     with Hadoop's names.  ``attempt`` is the job attempt (0, then 1… after a driver restart).
@@ -193,10 +197,11 @@ class JobContext:
     def __post_init__(self) -> None:
         if not isinstance(self.dest, str):
             raise BadURLError(str(self.dest), "dest must be a URL string")
-        parsed = parse_url(self.dest)  # raises BadURLError naming the URL
+        dest = user_url(self.dest)  # a file: URI is decoded here, once (BadURLError if bad)
+        parsed = parse_url(dest)
         if parsed.scheme == "file" and not parsed.key.strip("/"):
             raise BadURLError(self.dest, "refusing the file system root as a destination")
-        object.__setattr__(self, "dest", self.dest.rstrip("/"))
+        object.__setattr__(self, "dest", dest.rstrip("/"))
         object.__setattr__(self, "options", MappingProxyType(dict(self.options or {})))
         job_id, source = self._resolve_job_id()
         if not _JOB_ID.match(job_id):

@@ -105,3 +105,14 @@ class DuplicateDestinationError(CommitError):
 
 class JobFailedError(CommitError):
     """A job commit could not complete; what it owned has been aborted."""
+
+
+class CallOrderError(CommitError):
+    """A committer method was called where its protocol does not allow it: ``open`` or
+    ``commit_task`` before ``setup_task``, ``commit_job`` of a job never set up, a second
+    commit, a call after an abort.  Raised before any request: nothing was changed."""
+
+
+class OptionValueError(CommitError):
+    """An option's value is outside what the store or committer can use (a multipart part
+    size below the store's minimum); ``path`` is the option's name, the message its value."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import dataclass
+from urllib.parse import unquote
 
 from zerorename.errors import BadURLError, DestinationEscapeError
 
@@ -46,6 +47,27 @@ def parse_url(url: str) -> StoreURL:
     if not bucket:
         raise BadURLError(url, "missing bucket name")
     return StoreURL(scheme, bucket, key)
+
+
+def user_url(url: str) -> str:
+    """A location as a user gave it, in the form every store and committer works with.
+
+    zerorename's URLs carry keys and paths exactly as the store names them (``file:///tmp/a b``,
+    ``s3://b/100%``), so a URL built by :func:`join` is never decoded again.  A ``file:`` URI
+    produced by a program, though, is RFC 8089: ``Path("/tmp/out dir#1").as_uri()`` is
+    ``file:///tmp/out%20dir%231``.  Such a URI is percent-decoded here, once, where it enters
+    (a job's destination), so no committer writes into a directory literally named
+    ``out%20dir%231``.  Bytes that are not UTF-8 decode as :func:`os.fsdecode` would
+    (``surrogateescape``), so the result names the same file as the ``Path``.  Object-store
+    URLs are returned unchanged: ``%`` is an ordinary character of an S3 key.
+    """
+    parsed = parse_url(url)  # raises BadURLError naming the URL
+    if parsed.scheme != "file" or "%" not in url:
+        return url
+    path = unquote(url.split("://", 1)[1], errors="surrogateescape")
+    if "\x00" in path:
+        raise BadURLError(url, "the decoded path holds a NUL byte (%00)")
+    return f"file://{path}"
 
 
 def join(base: str, relative: str) -> str:

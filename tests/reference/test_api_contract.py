@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -10,6 +11,7 @@ import zerorename as zr
 from zerorename.formats import SUCCESS_NAME
 
 from .conftest_helpers import (
+    ALL,
     S3A,
     Env,
     committer_backends,
@@ -182,3 +184,23 @@ def test_task_operations_need_a_task(committer: str, local_env: Env) -> None:
     with pytest.raises(zr.CommitError, match="belongs to job"):
         zr.create_committer(committer, local_env.store, job, task=other.task(0))
 
+
+
+@pytest.mark.parametrize("committer", ALL)
+def test_file_uri_destination_is_percent_decoded(committer: str, tmp_path: Path) -> None:
+    """``Path.as_uri()`` percent-encodes spaces, ``#`` and ``%`` (RFC 8089): every committer
+    used to write into a directory literally named ``out%20dir%231``.  The destination URI
+    is decoded once, where it enters; relative paths stay exact, ``%`` included."""
+    target = tmp_path / "out dir#1"
+    uri = target.as_uri()
+    assert "%20" in uri and "%23" in uri
+    store = zr.LocalStore(root=tmp_path / "store-root")
+    files = {0: {"part-0": b"zero"}, 1: {"100%25 done/part-1": b"one"}}
+    opts = options(**{"fs.s3a.buffer.dir": str(tmp_path / "buffer")})
+    run = run_job(committer, store, uri, files, opts=opts)
+    assert run.job.dest == f"file://{target}"
+    assert (target / "part-0").read_bytes() == b"zero"
+    assert (target / "100%25 done" / "part-1").read_bytes() == b"one"
+    assert zr.read_success(store, run.job.dest).committer == committer
+    undecoded = sorted(str(p) for p in tmp_path.rglob("*out%20dir*"))
+    assert undecoded == [], f"paths under the undecoded destination: {undecoded}"

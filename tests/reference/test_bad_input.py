@@ -14,6 +14,7 @@ import zerorename as zr
 from zerorename.formats import SinglePendingCommit
 
 from .conftest_helpers import (
+    ALL,
     Env,
     FaultyStore,
     options,
@@ -113,11 +114,12 @@ def _escape_targets(env: Env, dest: str) -> dict[str, str]:
         "absolute-elsewhere": f"{env.base}/elsewhere/part-0",
         "another-bucket": f"{other_root}/part-0",
         "reserved-area": f"{dest}/_temporary/part-0",
+        "under-success-marker": f"{dest}/_SUCCESS/part-0",
     }
 
 
 @pytest.mark.parametrize("target", ["dotdot", "sibling-prefix", "absolute-elsewhere",
-                                    "another-bucket", "reserved-area"])
+                                    "another-bucket", "reserved-area", "under-success-marker"])
 def test_escaping_destination_rejected_before_any_upload_completes(target: str,
                                                                    env: Env) -> None:
     """A pendingset entry whose destination lies outside the job destination (.., a sibling
@@ -174,6 +176,7 @@ def test_duplicate_destination_in_one_task_rejected(local_env: Env) -> None:
     _assert_nothing_published(local_env, dest)
     job = zr.JobContext(local_env.dest("open-twice"), options=options())
     tc = zr.create_committer("magic", local_env.store, job, task=job.task(0))
+    tc.setup_task()
     tc.write("same", b"1")
     with pytest.raises(zr.DuplicateDestinationError, match="already opened"):
         tc.open("same")
@@ -194,7 +197,8 @@ def test_two_tasks_writing_one_destination_rejected(committer: str, local_env: E
 
 @pytest.mark.parametrize("relpath", ["../x", "/abs/x", "a//b", "./a", "a/./b", "a/../b", "",
                                      "dir/", "_temporary/x", "__magic_job-1/x",
-                                     "__staging_job-1/x", "_SUCCESS", "s3://bucket/x"])
+                                     "__staging_job-1/x", "_SUCCESS", "_SUCCESS/part-0",
+                                     "s3://bucket/x"])
 def test_task_paths_that_escape_or_hit_committer_areas_are_refused(relpath: str,
                                                                    local_env: Env) -> None:
     job = zr.JobContext(local_env.dest(), options=options())
@@ -203,6 +207,25 @@ def test_task_paths_that_escape_or_hit_committer_areas_are_refused(relpath: str,
         with pytest.raises(zr.DestinationEscapeError):
             tc.open(relpath)
     assert local_env.objects(local_env.dest()) == {}
+
+
+@pytest.mark.parametrize("committer", ALL)
+def test_output_under_the_success_marker_is_refused_before_anything_is_written(
+        committer: str, local_env: Env) -> None:
+    """``_SUCCESS/part-0`` used to be accepted: on a file system the data was published, and
+    then writing ``_SUCCESS`` failed with a raw IsADirectoryError.  It is refused at open,
+    with the other reserved names, and the store is left as it was."""
+    dest = local_env.dest()
+    job = zr.JobContext(dest, options=options())
+    zr.create_committer(committer, local_env.store, job).setup_job()
+    tc = zr.create_committer(committer, local_env.store, job, task=job.task(0))
+    tc.setup_task()
+    before = local_env.objects(local_env.base)
+    with pytest.raises(zr.DestinationEscapeError, match="_SUCCESS") as info:
+        tc.open("_SUCCESS/part-0")
+    assert info.value.path == "_SUCCESS/part-0"
+    assert local_env.objects(local_env.base) == before
+    assert local_env.uploads(dest) == []
 
 
 def test_commit_job_refuses_a_non_list_of_messages(local_env: Env) -> None:

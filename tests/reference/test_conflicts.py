@@ -84,6 +84,7 @@ def test_partitioned_fail_checks_only_the_task_partitions(local_env: Env) -> Non
     job = zr.JobContext(dest, options=_opts("fail"))
     zr.create_committer("partitioned", local_env.store, job).setup_job()
     tc = zr.create_committer("partitioned", local_env.store, job, task=job.task(0))
+    tc.setup_task()
     tc.write("dateint=20161115/hour=13/b.parquet", b"b")
     with pytest.raises(zr.ConflictError, match="hour=13"):
         tc.commit_task()

@@ -116,6 +116,7 @@ def test_staging_abort_failures_keep_the_original_error(local_env: Env) -> None:
     driver = zr.create_committer("directory", local_env.store, job)
     driver.setup_job()
     tc = zr.create_committer("directory", faulty, job, task=job.task(0))
+    tc.setup_task()
     tc.write("f1", b"1" * 700)
     tc.write("f2", b"2" * 700)
     with pytest.raises(zr.StoreError, match="upload_part"):
@@ -136,6 +137,7 @@ def test_magic_writer_failure_then_abort_job(env: Env) -> None:
     driver = zr.create_committer("magic", env.store, job)
     driver.setup_job()
     tc = zr.create_committer("magic", faulty, job, task=job.task(0))
+    tc.setup_task()
     with pytest.raises(zr.StoreError, match="part-0") as info, tc.open("part-0") as f:
         f.write(b"x" * 1000)
     assert info.value.status == 500
@@ -164,6 +166,7 @@ def test_progress_callback_reports_stages_and_files(committer: str, local_env: E
     messages = []
     for t, task_files in files.items():
         tc = zr.create_committer(committer, local_env.store, job, task=job.task(t))
+        tc.setup_task()
         for rel, data in task_files.items():
             tc.write(rel, data)
         messages.append(tc.commit_task())
@@ -185,6 +188,7 @@ def test_broken_progress_callback_never_fails_a_commit(local_env: Env) -> None:
     driver = zr.create_committer("magic", local_env.store, job)
     driver.setup_job()
     tc = zr.create_committer("magic", local_env.store, job, task=job.task(0))
+    tc.setup_task()
     tc.write("x", b"1")
     driver.commit_job([tc.commit_task()])
     assert local_env.output(dest) == {"x": b"1"}

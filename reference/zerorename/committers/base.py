@@ -10,14 +10,14 @@ statistics, and turn a failed job commit into an aborted job with a failure repo
 from __future__ import annotations
 
 import contextlib
+import enum
 import hashlib
 import io
 import json
-import logging
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from types import TracebackType
+from types import MappingProxyType, TracebackType
 from typing import TYPE_CHECKING, Any, BinaryIO, ClassVar, TypeVar
 
 from zerorename.committers.cleanup import (
@@ -30,6 +30,7 @@ from zerorename.committers.cleanup import (
 )
 from zerorename.context import JobContext, Options, TaskContext, hostname
 from zerorename.errors import (
+    CallOrderError,
     CommitError,
     DestinationEscapeError,
     DuplicateDestinationError,
@@ -69,7 +70,6 @@ from zerorename.store import (
     UploadInfo,
     list_dir,
 )
-from zerorename.stores import store_for_url
 from zerorename.urls import join, parse_url
 
 if TYPE_CHECKING:
@@ -87,14 +87,19 @@ __all__ = [
 
 T = TypeVar("T")
 
-LOG = logging.getLogger(__name__)
-
 #: Default ``fs.s3a.multipart.size``.  Hadoop's is 64M, but the magic committer buffers one
 #: part in memory per open file; 16 MiB × 10,000 parts still allows 160 GB files.
 DEFAULT_PART_SIZE = 16 << 20
 SUCCESS_MARKER = "_SUCCESS"
-#: Path elements that hold committer data; a task may not write output there.
-RESERVED_FIRST_ELEMENTS = ("_temporary",)
+#: First path elements a task may not write under, and why: the committers' working
+#: directories sit at the root of the destination, and so does the job's ``_SUCCESS`` — a file
+#: *under* ``_SUCCESS/`` would make the marker's name a directory, and job commit fail after
+#: the data was published.  (Deeper elements are ordinary names: ``a/_SUCCESS`` is output.)
+RESERVED_FIRST_ELEMENTS: Mapping[str, str] = MappingProxyType({
+    "_temporary": "is reserved for committer data (the rename committers' working directory)",
+    SUCCESS_MARKER: "is reserved: job commit writes the _SUCCESS marker there",
+})
+#: First-element prefixes of the magic and staging committers' per-job directories.
 RESERVED_PREFIXES = ("__magic", "__staging_job-", "__fenced_job-")
 
 RETRY_LIMIT_OPTION = "fs.s3a.retry.limit"
@@ -289,8 +294,8 @@ def check_relpath(rel: str, *, where: str | None = None) -> str:
     """Validate a path relative to the destination: no escape, no reserved committer area.
 
     Rejected: empty; absolute or with a scheme; empty, ``.`` or ``..`` elements; a first
-    element reserved for committer data (``_temporary``, ``__magic…``, ``__staging_job-…``);
-    ``_SUCCESS`` at the root (job commit writes it).
+    element reserved for committer data (``_temporary``, ``__magic…``, ``__staging_job-…``)
+    or for the job's marker (``_SUCCESS``, and anything under ``_SUCCESS/``).
     """
     name = where or rel
     if not isinstance(rel, str) or not rel:
@@ -304,10 +309,12 @@ def check_relpath(rel: str, *, where: str | None = None) -> str:
     if any(p in ("", ".", "..") for p in parts):
         raise DestinationEscapeError(name, f"path {rel!r} has an empty, '.' or '..' element")
     first = parts[0]
-    if first in RESERVED_FIRST_ELEMENTS or first.startswith(RESERVED_PREFIXES):
-        raise DestinationEscapeError(name, f"{first!r} is reserved for committer data")
-    if rel == SUCCESS_MARKER:
-        raise DestinationEscapeError(name, "_SUCCESS is written by job commit")
+    if first in RESERVED_FIRST_ELEMENTS:
+        raise DestinationEscapeError(name, f"path {rel!r}: {first!r} "
+                                           f"{RESERVED_FIRST_ELEMENTS[first]}")
+    if first.startswith(RESERVED_PREFIXES):
+        raise DestinationEscapeError(name, f"path {rel!r}: {first!r} is reserved for "
+                                           "committer data (a committer's job directory)")
     return rel
 
 
@@ -543,6 +550,35 @@ class ObjectWriter(OutputFile):
 # -- the committer ---------------------------------------------------------------------------
 
 
+class Phase(enum.Enum):
+    """Where one committer object is in its protocol; a task committer and a job committer
+    each have one (``task_phase``, ``job_phase``).
+
+    ``NEW`` → ``SET_UP`` (``setup_task``/``setup_job``) → ``COMMITTING`` (a commit started) →
+    ``COMMITTED``; a commit that raised leaves ``FAILED`` (task) or stays ``COMMITTING`` (job:
+    the failed commit aborted the job); ``abort_task``/``abort_job`` lead to ``ABORTED`` from
+    anywhere.  Only the transitions the protocol allows are accepted; any other call raises
+    :class:`~zerorename.errors.CallOrderError` before its first request.
+    """
+
+    NEW = "new"
+    SET_UP = "set up"
+    COMMITTING = "committing"
+    COMMITTED = "committed"
+    FAILED = "failed"
+    ABORTED = "aborted"
+
+
+#: Why a task call is refused in each phase but ``SET_UP`` (the one phase that allows work).
+_TASK_REFUSALS: Mapping[Phase, str] = MappingProxyType({
+    Phase.NEW: "is not set up: call setup_task() first",
+    Phase.COMMITTING: "is being committed",
+    Phase.COMMITTED: "is already committed (a retry is a new task attempt)",
+    Phase.FAILED: "failed its task commit: call abort_task() and run a new task attempt",
+    Phase.ABORTED: "was aborted (a retry is a new task attempt)",
+})
+
+
 class BaseCommitter:
     """Lifecycle, checks and shared machinery; subclasses implement the ``_steps``."""
 
@@ -582,8 +618,10 @@ class BaseCommitter:
         self.mark_success = self.opts.get_bool(MARK_SUCCESS_OPTION, default=True)
         self._opened: set[str] = set()
         self._open_files: dict[str, OutputFile] = {}
+        #: guards the phases and the open-file sets (tasks write files from many threads)
         self._state_lock = threading.Lock()
-        self._task_committed = False
+        self._task_phase = Phase.NEW
+        self._job_started = Phase.NEW  # see job_phase
         self._job_committed = False
         self._published = False
         self.last_success: SuccessData | None = None
@@ -609,6 +647,73 @@ class BaseCommitter:
                               "operations need create_committer(..., task=job.task(...))")
         return self.task
 
+    # -- lifecycle -------------------------------------------------------------------------
+
+    @property
+    def task_phase(self) -> Phase:
+        """Where this task attempt is in its protocol (on this committer object)."""
+        return self._task_phase
+
+    @property
+    def job_phase(self) -> Phase:
+        """Where this job is in its protocol, as far as this committer object knows: a job
+        another object set up is ``NEW`` here (``commit_job`` then checks the store)."""
+        return Phase.COMMITTED if self._job_committed else self._job_started
+
+    def _task_refusal(self, task: TaskContext, call: str, path: str | None = None
+                      ) -> CallOrderError:
+        return CallOrderError(path or task.attempt_id, f"{call}: task attempt {task.attempt_id} "
+                              f"{_TASK_REFUSALS[self._task_phase]}")
+
+    def _require_task_set_up(self, call: str, path: str | None = None) -> TaskContext:
+        """The task, if this attempt is set up and not finished; else CallOrderError.
+        Call with ``_state_lock`` held."""
+        task = self._require_task()
+        if self._task_phase is not Phase.SET_UP:
+            raise self._task_refusal(task, call, path)
+        return task
+
+    def _start_job_commit(self) -> Phase:
+        """The guard of ``commit_job``: refuse a commit the protocol does not allow, before
+        any request, and otherwise mark the commit started (so a second one, concurrent or
+        after a failure, is refused).  Returns the phase before, to restore on refusal.
+
+        "Set up" is detected through the store when this object did not call ``setup_job``
+        itself: the job attempt's marker (``_job.json``, written by ``setup_job``, deleted by
+        job commit and abort) must exist in the records store.  Spark's driver may build a new
+        job committer to commit a job set up by another object or process; the marker is what
+        they share.  One HEAD request, only on that path."""
+        with self._state_lock:
+            phase = self.job_phase
+            if phase is Phase.COMMITTED:
+                raise CallOrderError(self.dest, f"commit_job: job {self.job.id} was already "
+                                                "committed")
+            if phase is Phase.COMMITTING:
+                raise CallOrderError(self.dest, f"commit_job: a job commit of {self.job.id} "
+                                     "already ran on this committer and failed (the job was "
+                                     "aborted; rerun it) or is still running")
+            if phase is Phase.ABORTED:
+                raise CallOrderError(self.dest, f"commit_job: job {self.job.id} was aborted")
+            self._job_started = Phase.COMMITTING
+        if phase is Phase.NEW:
+            marker = self.job_layout().marker
+            try:
+                found = self.records_store().head(marker) is not None
+            except BaseException:
+                self._restore_job_phase(phase)
+                raise
+            if not found:
+                self._restore_job_phase(phase)
+                raise CallOrderError(marker, f"commit_job: job {self.job.id} attempt "
+                                     f"{self.job.attempt} was never set up (no setup_job), or "
+                                     "was already committed or aborted")
+        return phase
+
+    def _restore_job_phase(self, phase: Phase) -> None:
+        with self._state_lock:
+            if self._job_started is Phase.COMMITTING:
+                self._job_started = phase
+
     def executor(self, name: str, capacity: int | None = None) -> BoundedExecutor:
         return BoundedExecutor(self.threads, f"{self.name}-{name}", capacity)
 
@@ -622,11 +727,21 @@ class BaseCommitter:
     # -- job side --------------------------------------------------------------------------
 
     def setup_job(self) -> None:
-        """Check the destination is usable and record that the job attempt exists."""
+        """Check the destination is usable and record that the job attempt exists (the
+        marker that lets another committer object commit it).  Once per committer object."""
+        with self._state_lock:
+            phase = self.job_phase
+            if phase is not Phase.NEW:
+                state = "already set up" if phase is Phase.SET_UP else f"already {phase.value}"
+                raise CallOrderError(self.dest, f"setup_job: job {self.job.id} is {state} on "
+                                                "this committer")
         with self.stats.duration("job_stage_setup"):
             if parse_url(self.dest).key.strip("/") and self.store.head(self.dest) is not None:
                 raise CommitError(self.dest, "destination is a file, not a directory")
             self._setup_job()
+        with self._state_lock:
+            if self._job_started is Phase.NEW:
+                self._job_started = Phase.SET_UP
 
     def _setup_job(self) -> None:
         raise NotImplementedError
@@ -638,18 +753,9 @@ class BaseCommitter:
         ``messages=None``: Hadoop's protocol — find the committed tasks from the store.
         A list: Spark's protocol — commit exactly these tasks (no listing of task data).
         Either way, this job's uploads/data not in the committed set are discarded.  On any
-        failure what was published is taken back and the error re-raised; the S3A committers
-        then abort the job (what it owns is discarded), while v1/v2/manifest keep its task
-        output, so that ``commit_job`` may be called again (to finish it) or ``abort_job``.
-
-        A job attempt that is not set up — never, or no longer: job commit and abort delete
-        its marker — is refused first, before anything changes, so committing a committed job
-        again from any committer object fails and leaves its ``_SUCCESS`` and report alone.
+        failure the job is aborted (what it owns is discarded) and the error re-raised.
         """
-        if self._job_committed:
-            raise CommitError(self.dest, f"job {self.job.id} was already committed")
-        self.require_marker()
-        self._published = False
+        self._start_job_commit()
         parsed: list[TaskCommitMessage] | None = None
         try:
             if messages is not None:
@@ -673,42 +779,23 @@ class BaseCommitter:
     def _commit_job(self, messages: list[TaskCommitMessage] | None) -> SuccessData:
         raise NotImplementedError
 
-    def _after_job_failure(self, exc: BaseException) -> bool:
-        """Abort what the job owns (unless the committer keeps it for a rerun: see
-        :meth:`_discard_after_failed_commit`) and save a failure report; never raises.
-        Returns whether the job was aborted."""
-        discard = self._discard_after_failed_commit()
-        if discard:
-            try:
-                self._abort_job(failed=True)
-            except Exception as secondary:
-                exc.add_note(f"aborting the job after the failure also failed: {secondary}")
+    def _after_job_failure(self, exc: BaseException) -> None:
+        """Abort what the job owns and save a failure report; never raises."""
+        try:
+            self._abort_job(failed=True)
+        except Exception as secondary:
+            exc.add_note(f"aborting the job after the failure also failed: {secondary}")
         try:
             report = self.success_data([], stage="committer_commit_job", success=False)
             report.diagnostics["exception"] = f"{type(exc).__name__}: {exc}"
-            failure = self._save_report(report)
+            self._save_report(report)
         except Exception as secondary:
-            failure = secondary
-        if failure is not None:
-            exc.add_note(f"saving the failure report also failed: {failure}")
-        return discard
-
-    def _discard_after_failed_commit(self) -> bool:
-        """Whether a failed job commit aborts the job.  The S3A committers do (their revert
-        leaves nothing that a rerun could use); the rename committers override this."""
-        return True
-
-    @property
-    def published(self) -> bool:
-        """True once this object's job commit has passed its commit point — saving
-        ``_SUCCESS`` (or that stage, with marksuccessfuljobs=false), or a committer's own
-        (the fenced committer's commit record): from then on the job is committed, whatever
-        fails, and nothing may be reverted."""
-        return self._published
+            exc.add_note(f"saving the failure report also failed: {secondary}")
 
     def abort_job(self) -> None:
         """Discard everything this job owns (uploads, records, temporary data).  Idempotent;
         output already published by a completed job commit is not touched."""
+        self._job_ended()
         with self.stats.duration("job_stage_abort"):
             self._abort_job(failed=False)
 
@@ -717,8 +804,15 @@ class BaseCommitter:
 
     def cleanup_job(self) -> None:
         """Remove the job's temporary data (and any uploads it left).  Idempotent."""
+        self._job_ended()
         with self.stats.duration("job_stage_cleanup"):
             self._abort_job(failed=False)
+
+    def _job_ended(self) -> None:
+        """abort_job/cleanup_job remove the job's records: nothing is left to commit."""
+        with self._state_lock:
+            if not self._job_committed:
+                self._job_started = Phase.ABORTED
 
     def is_recovery_supported(self) -> bool:
         return False
@@ -731,20 +825,29 @@ class BaseCommitter:
     # -- task side -------------------------------------------------------------------------
 
     def setup_task(self) -> None:
-        self._require_task()
+        """Prepare this task attempt (once): the calls that write and commit need it."""
+        task = self._require_task()
+        with self._state_lock:
+            if self._task_phase is not Phase.NEW:
+                if self._task_phase is Phase.SET_UP:
+                    raise CallOrderError(task.attempt_id, f"setup_task: task attempt "
+                                         f"{task.attempt_id} is already set up")
+                raise self._task_refusal(task, "setup_task")
         with self.stats.duration("task_stage_setup"):
             self._setup_task()
+        with self._state_lock:
+            if self._task_phase is Phase.NEW:  # (an abort_task meanwhile wins)
+                self._task_phase = Phase.SET_UP
 
     def _setup_task(self) -> None:
         return None
 
     def open(self, relpath: str) -> OutputFile:
         """Open ``relpath`` (relative to the destination) for writing by this task attempt."""
-        task = self._require_task()
+        self._require_task()
         rel = check_relpath(relpath)
         with self._state_lock:
-            if self._task_committed:
-                raise CommitError(rel, f"task attempt {task.attempt_id} already committed")
+            task = self._require_task_set_up("open", dest_url(self.dest, rel))
             if rel in self._opened:
                 raise DuplicateDestinationError(
                     dest_url(self.dest, rel), f"task attempt {task.attempt_id} already "
@@ -776,7 +879,15 @@ class BaseCommitter:
             f.write(data)
 
     def needs_task_commit(self) -> bool:
-        return self._needs_task_commit(self._require_task())
+        """Has this set-up attempt anything to commit?  False once it is committed, failed
+        or aborted (nothing of it is left to commit); refused before ``setup_task``."""
+        task = self._require_task()
+        with self._state_lock:
+            if self._task_phase is Phase.NEW:
+                raise self._task_refusal(task, "needs_task_commit")
+            if self._task_phase is not Phase.SET_UP:
+                return False
+        return self._needs_task_commit(task)
 
     def _needs_task_commit(self, task: TaskContext) -> bool:
         raise NotImplementedError
@@ -784,11 +895,11 @@ class BaseCommitter:
     def commit_task(self) -> TaskCommitMessage:
         """Make this attempt's output part of the job (invisible until job commit, except
         for v2) and return the message for the driver."""
-        task = self._require_task()
         with self._state_lock:
-            if self._task_committed:
-                raise CommitError(task.attempt_id, "task attempt already committed")
+            task = self._require_task_set_up("commit_task")
             still_open = sorted(self._open_files)
+            if not still_open:
+                self._task_phase = Phase.COMMITTING
         if still_open:
             raise CommitError(dest_url(self.dest, still_open[0]),
                               f"{len(still_open)} file(s) still open at task commit: close "
@@ -797,10 +908,18 @@ class BaseCommitter:
             with self.stats.duration("task_stage_commit"):
                 message = self._commit_task(task)
         except BaseException:
+            # what the attempt wrote may be gone (the staging committers delete it): a retry
+            # on this attempt could commit nothing and report success
+            self._finish_task_phase(Phase.FAILED)
             self.stats.incr("committer_tasks_failed")
             raise
-        self._task_committed = True
+        self._finish_task_phase(Phase.COMMITTED)
         return message
+
+    def _finish_task_phase(self, phase: Phase) -> None:
+        with self._state_lock:
+            if self._task_phase is Phase.COMMITTING:  # (an abort_task meanwhile wins)
+                self._task_phase = phase
 
     def _commit_task(self, task: TaskContext) -> TaskCommitMessage:
         raise NotImplementedError
@@ -815,6 +934,7 @@ class BaseCommitter:
         attempt's records in the store) and more than once."""
         task = self._require_task()
         with self._state_lock:
+            self._task_phase = Phase.ABORTED
             handles = list(self._open_files.values())
             self._open_files.clear()
         for handle in handles:
@@ -891,48 +1011,19 @@ class BaseCommitter:
         )
 
     def save_success(self, data: SuccessData, runner: StageRunner) -> None:
-        """The SaveSuccess stage: ``_SUCCESS`` (unless marksuccessfuljobs=false), which
-        publishes the job, then the optional summary report, which cannot fail it."""
+        """The SaveSuccess stage: ``_SUCCESS`` (unless marksuccessfuljobs=false) and the
+        optional summary report."""
         def save() -> None:
             if self.mark_success:
                 self.store.put(join(self.dest, SUCCESS_MARKER), data.to_bytes())
-            self._published = True
             self._save_report(data)
 
         runner.run("job_stage_save_success_marker", save)
 
-    def _save_report(self, data: SuccessData) -> Exception | None:
-        """Save ``data`` as ``summary-<job id>.json`` in the summary report directory, if one
-        is set, through a store for that directory's own scheme (Hadoop's documented example
-        is a ``file:///`` directory beside an S3 destination).
-
-        Never raises: whether the job failed is decided before the report is written.  A
-        report that cannot be saved is recorded (``summary.report.failure`` in ``data``'s
-        diagnostics, statistic ``committer_summary_report_failures``), logged as a warning and
-        returned."""
+    def _save_report(self, data: SuccessData) -> None:
         directory = self.opts.get_str(*SUMMARY_DIR_OPTIONS)
-        if not directory:
-            return None
-        url = join(directory, f"summary-{self.job.id}.json")
-        try:
-            self.report_store(directory).put(url, data.to_bytes())
-        except Exception as exc:
-            self.stats.incr("committer_summary_report_failures")
-            data.diagnostics["summary.report.failure"] = f"{url}: {exc}"
-            LOG.warning("job %s: the summary report %s could not be saved: %s", self.job.id,
-                        url, exc)
-            return exc
-        return None
-
-    def report_store(self, directory: str) -> Store:
-        """The store for the summary report directory: the destination's own store when the
-        directory has its scheme (``s3a`` counts as ``s3``), else a new one for the
-        directory's scheme with default settings (:func:`zerorename.stores.store_for_url`)."""
-        scheme = parse_url(directory).scheme
-        dest_scheme = parse_url(self.dest).scheme
-        if _SCHEME_ALIASES.get(scheme, scheme) == _SCHEME_ALIASES.get(dest_scheme, dest_scheme):
-            return self.store
-        return ReliableStore(store_for_url(directory), self.store.policy, self.stats)
+        if directory:
+            self.store.put(join(directory, f"summary-{self.job.id}.json"), data.to_bytes())
 
     # -- small helpers ---------------------------------------------------------------------
 
@@ -956,12 +1047,12 @@ class BaseCommitter:
         raise NotImplementedError
 
     def require_marker(self) -> None:
-        """Hadoop protocol: commit_job of a job attempt that was never set up, or has already
-        been committed or aborted (both delete the marker), must fail, not publish again."""
+        """Hadoop protocol: commit_job of a job attempt that was never set up (or has already
+        been committed and cleaned up) must fail, not publish an empty job."""
         marker = self.job_layout().marker
         if self.records_store().head(marker) is None:
             raise NotFoundError(marker, f"job attempt directory does not exist: job {self.job.id}"
-                                        " was never set up, or was already committed or aborted")
+                                        " was never set up, or was already committed/aborted")
 
 
 # -- the S3A family: uncompleted multipart uploads --------------------------------------------
