@@ -3,9 +3,15 @@ touched — adjacent destinations (dataset1/dataset10), or the same destination.
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 import zerorename as zr
+from zerorename.committers.base import RESERVED_FIRST_ELEMENTS, RESERVED_PREFIXES
+from zerorename.stores.local import COMMITTER_AREA_NAMES, COMMITTER_AREA_PREFIXES
+from zerorename.urls import parse_url
 
 from .conftest_helpers import (
     ALL,
@@ -229,3 +235,74 @@ def test_open_speculative_writer_of_the_same_key_is_swept_not_the_winner(
     driver.commit_job([winner.commit_task()])
     assert env.output(dest) == {"part-00000": b"W" * 300}
     assert env.uploads(dest) == []
+
+
+def _directories(root: Path) -> list[str]:
+    """Every directory under ``root`` (relative), the hidden ones included."""
+    return sorted(Path(top).relative_to(root).as_posix()
+                  for top, _dirs, _files in os.walk(root) if Path(top) != root)
+
+
+@pytest.mark.parametrize("ending", ["commit-spark", "commit-hadoop", "abort"])
+@pytest.mark.parametrize("committer", ALL)
+def test_local_store_keeps_no_committer_directories(committer: str, ending: str,
+                                                    local_env: Env) -> None:
+    """On a local file system a directory is not an object, but a job must not leave its
+    working directories behind (``__magic_job-…``, ``__staging_job-…``, ``_temporary/…``)
+    after it commits or aborts; the output's own directories stay."""
+    dest = local_env.dest()
+    files = {0: {"year=2024/part-0": b"0" * 300, "top": b"t"},
+             1: {"year=2024/month=01/part-1": b"1" * 10}}
+    run = run_job(committer, local_env.store, dest, files, commit=False)
+    spare = zr.create_committer(committer, local_env.store, run.job, task=run.job.task(2))
+    spare.setup_task()
+    spare.write("year=2023/aborted", b"a")
+    spare.abort_task()
+    output_dirs = ["year=2024", "year=2024/month=01"]
+    if ending == "abort":
+        run.driver.abort_job()
+        # v2 publishes at task commit (its known weakness): that output stays
+        expected = output_dirs if committer == "v2" else []
+    else:
+        run.driver.commit_job(run.messages if ending == "commit-spark" else None)
+        expected = output_dirs
+    root = Path(parse_url(dest).key and "/" + parse_url(dest).key)
+    assert _directories(root) == expected
+
+
+def test_local_store_knows_every_committer_area() -> None:
+    """LocalStore prunes empty directories only inside the areas the committers reserve; the
+    two lists must not drift apart (a new committer's area would keep its directories)."""
+    assert set(COMMITTER_AREA_PREFIXES) == set(RESERVED_PREFIXES)
+    assert set(COMMITTER_AREA_NAMES) <= set(RESERVED_FIRST_ELEMENTS)
+
+
+@pytest.mark.parametrize("operation", ["put", "rename"])
+def test_local_write_survives_its_directory_being_pruned(operation: str, local_env: Env,
+                                                         monkeypatch: pytest.MonkeyPatch
+                                                         ) -> None:
+    """Another job's cleanup prunes an empty directory of ``_temporary`` at the moment a
+    write has created it and not yet put its file there: the write creates it again."""
+    dest = local_env.dest()
+    target = f"{dest}/_temporary/job-2/00/tasks/attempt/part-0"
+    directory = os.path.dirname("/" + parse_url(target).key)
+    source = f"{dest}/_temporary/job-2/00/source"
+    if operation == "rename":
+        local_env.store.put(source, b"data")
+    pruned: list[str] = []
+    real_makedirs = os.makedirs
+
+    def makedirs(name: str, *args: object, **kwargs: object) -> None:
+        real_makedirs(name, *args, **kwargs)  # type: ignore[arg-type]
+        if not pruned and os.fsdecode(name) == directory:
+            pruned.append(directory)
+            os.rmdir(directory)  # the concurrent prune: it was empty
+
+    monkeypatch.setattr(os, "makedirs", makedirs)
+    if operation == "put":
+        local_env.store.put(target, b"data")
+    else:
+        local_env.store.rename(source, target)
+    monkeypatch.undo()
+    assert pruned, "the interleaving was not reached"
+    assert local_env.store.get(target) == b"data"

@@ -7,9 +7,14 @@ never sees a half-written file and a crash leaves at most a hidden temp file.
 
 Things that differ from a real file system on purpose, to keep S3's object semantics:
 
-* Only regular files are objects.  Directories are implicit: listing never reports them, an
-  empty directory is invisible, and deleting the last file of a directory leaves the directory
-  (we cannot know where the "bucket root" is, so pruning parents could remove a user's folder).
+* Only regular files are objects.  Directories are implicit: listing never reports them, and
+  an empty directory is invisible.  Deleting (or renaming away) the last file of a directory
+  leaves the directory — we cannot know where the "bucket root" is, so pruning parents could
+  remove a user's folder — *except* inside a committer's working area (a path element
+  ``_temporary``, ``__magic…``, ``__staging_job-…``, ``__fenced_job-…``: the names the
+  committers reserve), where empty directories are removed up to and including the area, so
+  a finished job leaves no directories behind.  Writers re-create a directory that such a
+  removal took away under them.
 * ETags are the MD5 hex of the content (what S3 returns for single-part objects); they are
   computed on demand and cached by (inode, size, mtime).
 * Multipart uploads live under ``<root>/.zerorename-uploads/<upload-id>/`` (``root`` defaults to
@@ -62,6 +67,12 @@ __all__ = [
 UPLOADS_DIR = ".zerorename-uploads"
 #: Name prefix of in-flight temp files; never listed.
 TMP_PREFIX = ".zerorename-tmp-"
+#: Path elements naming a committer's working area (the committers reserve them as the first
+#: element of a destination-relative path; tests check the two lists agree).
+COMMITTER_AREA_NAMES = ("_temporary",)
+COMMITTER_AREA_PREFIXES = ("__magic", "__staging_job-", "__fenced_job-")
+#: How often a write re-creates its directory when a concurrent prune keeps removing it.
+_MKDIR_ATTEMPTS = 100
 _PART_FMT = "part-{:05d}"
 _MAX_PART = 10000
 _COPY_CHUNK = 1 << 20
@@ -133,6 +144,26 @@ class RequestCounter:
 def md5_hex(data: bytes) -> str:
     """The ETag S3 gives a single-part object: MD5 hex of the bytes."""
     return hashlib.md5(data, usedforsecurity=False).hexdigest()
+
+
+def _in_committer_area(name: str) -> bool:
+    return name in COMMITTER_AREA_NAMES or name.startswith(COMMITTER_AREA_PREFIXES)
+
+
+def prune_empty_dirs(directory: str) -> None:
+    """Remove ``directory`` and its parents while they are empty and inside a committer's
+    working area (never the area's parent: the destination).  ``os.rmdir`` removes only an
+    empty directory, atomically, so a file being created concurrently is never lost; the
+    writer re-creates a directory removed between its ``makedirs`` and its ``open``."""
+    parts = directory.rstrip("/").split("/")
+    top = next((i for i, name in enumerate(parts) if _in_committer_area(name)), None)
+    if top is None:
+        return
+    for end in range(len(parts), top, -1):
+        try:
+            os.rmdir("/".join(parts[:end]))
+        except OSError:  # not empty, already gone, or not ours to remove
+            return
 
 
 def bare_etag(etag: str) -> str:
@@ -236,22 +267,25 @@ class LocalStore:
         self, url: str, directory: str, data: bytes | None, src: Sequence[str] = ()
     ) -> str:
         """A temp file in ``directory`` holding ``data`` (or the concatenation of ``src``)."""
-        try:
-            os.makedirs(directory, exist_ok=True)
-        except (FileExistsError, NotADirectoryError) as exc:
-            raise StoreError(
-                url, f"a parent of {directory} is a file", "NotADirectory", 409
-            ) from exc
         tmp = os.path.join(directory, f"{TMP_PREFIX}{uuid.uuid4().hex}")
-        with open(tmp, "wb") as f:
-            if data is not None:
-                f.write(data)
-            for part in src:
-                with open(part, "rb") as p:
-                    shutil.copyfileobj(p, f, _COPY_CHUNK)
-            if self.durable:
-                f.flush()
-                os.fsync(f.fileno())
+        for attempt in range(_MKDIR_ATTEMPTS):
+            _make_dirs(url, directory)
+            try:
+                f = open(tmp, "wb")  # noqa: SIM115 - closed below
+            except FileNotFoundError:
+                if attempt + 1 == _MKDIR_ATTEMPTS:
+                    raise
+                continue  # pruned as empty between makedirs and open: create it again
+            with f:
+                if data is not None:
+                    f.write(data)
+                for part in src:
+                    with open(part, "rb") as p:
+                        shutil.copyfileobj(p, f, _COPY_CHUNK)
+                if self.durable:
+                    f.flush()
+                    os.fsync(f.fileno())
+            break
         return tmp
 
     def _publish(
@@ -432,10 +466,12 @@ class LocalStore:
             if os.path.isdir(path):
                 return
             raise _os_error(url, exc) from exc
+        prune_empty_dirs(os.path.dirname(path))
 
     def delete_many(self, urls: Sequence[str]) -> None:
         self._counter.add("delete_many")
         failures: dict[str, StoreError] = {}
+        emptied: set[str] = set()
         for url in urls:
             try:
                 path = self._path(url)
@@ -446,6 +482,10 @@ class LocalStore:
                 failures[url] = exc
             except OSError as exc:
                 failures[url] = _os_error(url, exc)
+            else:
+                emptied.add(os.path.dirname(path))
+        for directory in sorted(emptied, key=len, reverse=True):  # the deepest first
+            prune_empty_dirs(directory)
         if failures:
             raise DeleteManyError(failures, len(urls))
 
@@ -480,19 +520,27 @@ class LocalStore:
             return
         if is_under(d, s):
             raise StoreError(src, f"cannot rename into itself ({dst})", "InvalidRequest", 400)
-        if not os.path.lexists(s):
-            raise NotFoundError(src, f"rename source missing (rename to {dst})")
-        try:
-            os.makedirs(os.path.dirname(d), exist_ok=True)
-            os.rename(s, d)
-        except OSError as exc:
-            if exc.errno in (errno.ENOTEMPTY, errno.EEXIST):
-                raise StoreError(src, f"rename target {dst} is a non-empty directory",
-                                 "DirectoryNotEmpty", 409) from exc
-            if exc.errno in (errno.EISDIR, errno.ENOTDIR):
-                raise StoreError(src, f"rename target {dst} is of another type (file vs dir)",
-                                 "TypeMismatch", 409) from exc
-            raise _os_error(src, exc) from exc
+        for attempt in range(_MKDIR_ATTEMPTS):
+            if not os.path.lexists(s):
+                raise NotFoundError(src, f"rename source missing (rename to {dst})")
+            try:
+                _make_dirs(dst, os.path.dirname(d))
+                os.rename(s, d)
+                break
+            except FileNotFoundError:
+                if attempt + 1 == _MKDIR_ATTEMPTS:
+                    raise _os_error(src, OSError(errno.ENOENT, "rename target directory "
+                                                 "keeps disappearing")) from None
+                continue  # the target's directory was pruned meanwhile: create it again
+            except OSError as exc:
+                if exc.errno in (errno.ENOTEMPTY, errno.EEXIST):
+                    raise StoreError(src, f"rename target {dst} is a non-empty directory",
+                                     "DirectoryNotEmpty", 409) from exc
+                if exc.errno in (errno.EISDIR, errno.ENOTDIR):
+                    raise StoreError(src, f"rename target {dst} is of another type (file vs "
+                                          "dir)", "TypeMismatch", 409) from exc
+                raise _os_error(src, exc) from exc
+        prune_empty_dirs(os.path.dirname(s))
 
     # -- multipart ------------------------------------------------------------------------
 
@@ -625,6 +673,16 @@ class LocalStore:
                 found.append(UploadInfo(url, upload_id, float(meta.get("initiated", 0.0))))
         found.sort(key=lambda u: (u.url, u.initiated or 0.0, u.upload_id))
         return found
+
+
+def _make_dirs(url: str, directory: str) -> None:
+    """``os.makedirs``; a file where a directory must be is a 409 naming ``url``.  A parent
+    pruned concurrently surfaces as FileNotFoundError, which the callers retry."""
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except (FileExistsError, NotADirectoryError) as exc:
+        raise StoreError(url, f"a parent of {directory} is a file", "NotADirectory", 409) \
+            from exc
 
 
 def _is_a_directory(url: str) -> StoreError:
