@@ -14,6 +14,7 @@ import enum
 import hashlib
 import io
 import json
+import logging
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -70,6 +71,7 @@ from zerorename.store import (
     UploadInfo,
     list_dir,
 )
+from zerorename.stores import store_for_url
 from zerorename.urls import join, parse_url
 
 if TYPE_CHECKING:
@@ -86,6 +88,8 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+
+LOG = logging.getLogger(__name__)
 
 #: Default ``fs.s3a.multipart.size``.  Hadoop's is 64M, but the magic committer buffers one
 #: part in memory per open file; 16 MiB × 10,000 parts still allows 160 GB files.
@@ -753,9 +757,12 @@ class BaseCommitter:
         ``messages=None``: Hadoop's protocol — find the committed tasks from the store.
         A list: Spark's protocol — commit exactly these tasks (no listing of task data).
         Either way, this job's uploads/data not in the committed set are discarded.  On any
-        failure the job is aborted (what it owns is discarded) and the error re-raised.
+        failure what was published is taken back and the error re-raised; the S3A committers
+        then abort the job (what it owns is discarded), while v1/v2/manifest keep its task
+        output, so that ``commit_job`` may be called again (to finish it) or ``abort_job``.
         """
         self._start_job_commit()
+        self._published = False
         parsed: list[TaskCommitMessage] | None = None
         try:
             if messages is not None:
@@ -767,7 +774,9 @@ class BaseCommitter:
             # Only errors: a BaseException (interrupt, the simulation's crash of an actor)
             # stops here without another store request, as a killed process would.
             self.stats.incr("committer_jobs_failed")
-            self._after_job_failure(exc)
+            if not self._after_job_failure(exc):
+                with self._state_lock:  # the job is kept whole: a rerun may finish it
+                    self._job_started = Phase.SET_UP
             if isinstance(exc, CommitError):
                 raise
             raise JobFailedError(self.dest, f"job commit failed: {type(exc).__name__}: {exc}") \
@@ -779,18 +788,38 @@ class BaseCommitter:
     def _commit_job(self, messages: list[TaskCommitMessage] | None) -> SuccessData:
         raise NotImplementedError
 
-    def _after_job_failure(self, exc: BaseException) -> None:
-        """Abort what the job owns and save a failure report; never raises."""
-        try:
-            self._abort_job(failed=True)
-        except Exception as secondary:
-            exc.add_note(f"aborting the job after the failure also failed: {secondary}")
+    def _after_job_failure(self, exc: BaseException) -> bool:
+        """Abort what the job owns (unless the committer keeps it for a rerun: see
+        :meth:`_discard_after_failed_commit`) and save a failure report; never raises.
+        Returns whether the job was aborted."""
+        discard = self._discard_after_failed_commit()
+        if discard:
+            try:
+                self._abort_job(failed=True)
+            except Exception as secondary:
+                exc.add_note(f"aborting the job after the failure also failed: {secondary}")
         try:
             report = self.success_data([], stage="committer_commit_job", success=False)
             report.diagnostics["exception"] = f"{type(exc).__name__}: {exc}"
-            self._save_report(report)
+            failure = self._save_report(report)
         except Exception as secondary:
-            exc.add_note(f"saving the failure report also failed: {secondary}")
+            failure = secondary
+        if failure is not None:
+            exc.add_note(f"saving the failure report also failed: {failure}")
+        return discard
+
+    def _discard_after_failed_commit(self) -> bool:
+        """Whether a failed job commit aborts the job.  The S3A committers do (their revert
+        leaves nothing that a rerun could use); the rename committers override this."""
+        return True
+
+    @property
+    def published(self) -> bool:
+        """True once this object's job commit has passed its commit point — saving
+        ``_SUCCESS`` (or that stage, with marksuccessfuljobs=false), or a committer's own
+        (the fenced committer's commit record): from then on the job is committed, whatever
+        fails, and nothing may be reverted."""
+        return self._published
 
     def abort_job(self) -> None:
         """Discard everything this job owns (uploads, records, temporary data).  Idempotent;
@@ -1011,19 +1040,48 @@ class BaseCommitter:
         )
 
     def save_success(self, data: SuccessData, runner: StageRunner) -> None:
-        """The SaveSuccess stage: ``_SUCCESS`` (unless marksuccessfuljobs=false) and the
-        optional summary report."""
+        """The SaveSuccess stage: ``_SUCCESS`` (unless marksuccessfuljobs=false), which
+        publishes the job, then the optional summary report, which cannot fail it."""
         def save() -> None:
             if self.mark_success:
                 self.store.put(join(self.dest, SUCCESS_MARKER), data.to_bytes())
+            self._published = True
             self._save_report(data)
 
         runner.run("job_stage_save_success_marker", save)
 
-    def _save_report(self, data: SuccessData) -> None:
+    def _save_report(self, data: SuccessData) -> Exception | None:
+        """Save ``data`` as ``summary-<job id>.json`` in the summary report directory, if one
+        is set, through a store for that directory's own scheme (Hadoop's documented example
+        is a ``file:///`` directory beside an S3 destination).
+
+        Never raises: whether the job failed is decided before the report is written.  A
+        report that cannot be saved is recorded (``summary.report.failure`` in ``data``'s
+        diagnostics, statistic ``committer_summary_report_failures``), logged as a warning and
+        returned."""
         directory = self.opts.get_str(*SUMMARY_DIR_OPTIONS)
-        if directory:
-            self.store.put(join(directory, f"summary-{self.job.id}.json"), data.to_bytes())
+        if not directory:
+            return None
+        url = join(directory, f"summary-{self.job.id}.json")
+        try:
+            self.report_store(directory).put(url, data.to_bytes())
+        except Exception as exc:
+            self.stats.incr("committer_summary_report_failures")
+            data.diagnostics["summary.report.failure"] = f"{url}: {exc}"
+            LOG.warning("job %s: the summary report %s could not be saved: %s", self.job.id,
+                        url, exc)
+            return exc
+        return None
+
+    def report_store(self, directory: str) -> Store:
+        """The store for the summary report directory: the destination's own store when the
+        directory has its scheme (``s3a`` counts as ``s3``), else a new one for the
+        directory's scheme with default settings (:func:`zerorename.stores.store_for_url`)."""
+        scheme = parse_url(directory).scheme
+        dest_scheme = parse_url(self.dest).scheme
+        if _SCHEME_ALIASES.get(scheme, scheme) == _SCHEME_ALIASES.get(dest_scheme, dest_scheme):
+            return self.store
+        return ReliableStore(store_for_url(directory), self.store.policy, self.stats)
 
     # -- small helpers ---------------------------------------------------------------------
 
@@ -1047,12 +1105,12 @@ class BaseCommitter:
         raise NotImplementedError
 
     def require_marker(self) -> None:
-        """Hadoop protocol: commit_job of a job attempt that was never set up (or has already
-        been committed and cleaned up) must fail, not publish an empty job."""
+        """Hadoop protocol: commit_job of a job attempt that was never set up, or has already
+        been committed or aborted (both delete the marker), must fail, not publish again."""
         marker = self.job_layout().marker
         if self.records_store().head(marker) is None:
             raise NotFoundError(marker, f"job attempt directory does not exist: job {self.job.id}"
-                                        " was never set up, or was already committed/aborted")
+                                        " was never set up, or was already committed or aborted")
 
 
 # -- the S3A family: uncompleted multipart uploads --------------------------------------------
