@@ -140,10 +140,13 @@ def _rel_of_key_bytes(dest: str, total: int, element: int = 200) -> str:
 def test_a_key_of_exactly_1024_bytes_is_committed(committer: str, backend: str,
                                                   backend_env: Env) -> None:
     """A key of S3's maximum length is valid: the committer's own records (the magic intent
-    and .pending, the staging local file) must not be longer than the user's key."""
+    and .pending, the staging local file) must not be longer than the user's key.  (Ceph RGW
+    answers CompleteMultipartUpload with a 500 for keys over about 983 bytes — measured on
+    the test server: 982 completes, 986 fails — so there the key is 980 bytes, still far too
+    long for a record of the key plus ~150 bytes.)"""
     env = backend_env
     dest = env.dest()
-    rel = _rel_of_key_bytes(dest, MAX_KEY_BYTES)
+    rel = _rel_of_key_bytes(dest, 980 if backend == "rgw" else MAX_KEY_BYTES)
     store = KeyLimitStore(env.store)
     run_job(committer, store, dest, {0: {rel: b"long" * 100, "short": b"s"}},
             protocol="hadoop")

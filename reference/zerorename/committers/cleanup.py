@@ -7,9 +7,12 @@ string prefix (``out`` matching ``out10``) killed jobs writing to *adjacent* des
 
 * uploads are found from the job's own records under its job root (``.pendingset`` files,
   ``.pending`` files, and *upload intents* written before each upload is created);
-* an upload whose ID was never recorded (the writer died between creating it and writing its
-  ``.pending``) is found by listing uploads for the **exact key** its intent names, never by a
-  prefix;
+* an upload whose ID was never recorded — the writer died between creating it and writing
+  its ``.pending``, or a CreateMultipartUpload was applied but its answer lost, so the retry
+  made a second upload — is found by listing the uploads of the **exact keys** the job wrote
+  to (named by its records and intents), never by a prefix.  Intents are therefore kept
+  until the job ends, and job commit and abort sweep every key of the job, not only those
+  whose intent lacks a ``.pending``;
 * the committed set is never aborted, and job roots are treated as directories
   (``dir_prefix``) everywhere.
 
