@@ -125,6 +125,34 @@ def test_file_and_directory_with_one_name_fail_without_publishing(committer: str
     assert local_env.objects(dest) == {}
 
 
+@pytest.mark.parametrize("then", ["rerun", "abort"])
+def test_a_file_that_cannot_be_taken_back_stays_named_then_rerun_or_abort(then: str,
+                                                                        local_env: Env) -> None:
+    """The revert itself fails for one file (its rename back answers 500): that file is
+    named in the error and stays visible (its only copy: it is never deleted), the rest is
+    taken back.  A rerun adopts it (source gone, destination complete) and finishes the job
+    exactly; ``abort_job`` on the same committer object deletes it with the task output."""
+    dest = local_env.dest()
+    faulty = FaultyStore(local_env.store)
+    run = run_job("manifest", faulty, dest, FILES, opts=_one_thread_opts(), commit=False)
+    _fail_publishing_from_the_third(local_env, faulty)
+    faulty.fail("rename", times=None, status=500,
+                match=lambda src: src == join(dest, "t0/a"))  # t0/a cannot be moved back
+    with pytest.raises(zr.JobFailedError, match=r"reverted 1 published file.*1 could not be "
+                                                r"reverted and stay visible") as info:
+        run.driver.commit_job(run.messages)
+    assert join(dest, "t0/a") in info.value.reason
+    assert local_env.output(dest) == {"t0/a": WRITTEN["t0/a"]}
+    faulty.faults.clear()
+    if then == "rerun":
+        run.driver.commit_job(run.messages)
+        assert local_env.output(dest) == WRITTEN
+        assert run.driver.stats.counter("commit_file_rename_recovered") == 1
+    else:
+        run.driver.abort_job()
+        assert local_env.objects(dest) == {}
+
+
 def test_v1_task_recovery_after_a_failed_job_commit(local_env: Env) -> None:
     """Issue 11 item 1, v1's recovery: job attempt 0's commit fails part-way; attempt 1
     recovers every committed task and commits exactly the job's output."""

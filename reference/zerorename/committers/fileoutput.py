@@ -192,10 +192,11 @@ class RenameCommitter(BaseCommitter):
         """Delete the job's temporary tree (and abort uploads of large temp files in it).
         Repeated while it keeps finding something — attempts still finishing may write
         while we delete — up to three passes.  First, files that a failed job commit of this
-        object published and could not take back are deleted: the job is being discarded."""
-        if self._unreverted:
+        object published and could not take back are deleted: the job is being discarded —
+        unless a later commit published the job (then they are its output, adopted)."""
+        if self._unreverted and not self.published:
             self.store.delete_many(sorted(self._unreverted))
-            self._unreverted.clear()
+        self._unreverted.clear()
         for _ in range(3):
             uploads = self.store.list_multipart_uploads(dir_prefix(self.layout.root))
             for upload in uploads:
