@@ -295,3 +295,16 @@ def test_recommit_refused_when_manifest_cleanup_is_skipped(local_env: Env) -> No
             again.commit_job(protocol_messages)
     assert local_env.store.get(join(dest, "_SUCCESS")) == success_before
     assert local_env.output(dest) == {"p": b"1"}
+
+
+def test_manifest_on_s3_with_cleanup_skipped_leaves_no_second_copy(moto_env: Env) -> None:
+    """On S3 job commit copies and leaves each source to the job's cleanup; with cleanup
+    skipped, the copied sources (and the marker) are still deleted once the job is committed:
+    the kept temporary tree holds records, not a second copy of the output."""
+    dest = moto_env.dest()
+    opts = options(**{"mapreduce.fileoutputcommitter.cleanup.skipped": "true"})
+    run = run_job("manifest", moto_env.store, dest, FILES, opts=opts)
+    assert moto_env.output(dest) == WRITTEN
+    kept = _temporary(moto_env, dest, run.job.id)
+    assert kept, "cleanup skipped: the manifests stay"
+    assert all(k.endswith("-manifest.json") for k in kept), sorted(kept)
