@@ -3,8 +3,10 @@ touched — adjacent destinations (dataset1/dataset10), or the same destination.
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -305,4 +307,29 @@ def test_local_write_survives_its_directory_being_pruned(operation: str, local_e
         local_env.store.rename(source, target)
     monkeypatch.undo()
     assert pruned, "the interleaving was not reached"
+    assert local_env.store.get(target) == b"data"
+
+
+def test_local_write_survives_a_directory_created_and_pruned_by_another(
+        local_env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The other order: another writer creates the directory first (so ours finds the name
+    taken) and a prune removes it before ours can see a directory there."""
+    dest = local_env.dest()
+    target = f"{dest}/__magic_job-2/00/tasks/attempt/__base/x.pending"
+    directory = os.path.dirname("/" + parse_url(target).key)
+    raced: list[str] = []
+    real_mkdir = os.mkdir
+
+    def mkdir(path: Any, *args: Any, **kwargs: Any) -> None:
+        if not raced and os.fsdecode(path) == directory:
+            raced.append(directory)
+            real_mkdir(path, *args, **kwargs)  # the other writer
+            os.rmdir(path)  # the prune
+            raise FileExistsError(errno.EEXIST, "File exists", path)
+        real_mkdir(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "mkdir", mkdir)
+    local_env.store.put(target, b"data")
+    monkeypatch.undo()
+    assert raced, "the interleaving was not reached"
     assert local_env.store.get(target) == b"data"

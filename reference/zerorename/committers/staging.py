@@ -132,6 +132,14 @@ def make_dirs(path: Path) -> None:
             return
         except FileNotFoundError:
             continue  # a parent was removed between two of mkdir's steps: create it again
+        except FileExistsError:
+            # mkdir found the name taken, then no directory there: removed in between, unless
+            # a file is in the way
+            blocker = next((p for p in (path, *path.parents)
+                            if p.exists() and not p.is_dir()), None)
+            if blocker is not None:
+                raise CommitError(str(blocker), "a file is where the local staging "
+                                                f"directory {path} must go") from None
     raise CommitError(str(path), f"could not create the local directory: a parent was "
                                  f"removed {_MKDIR_ATTEMPTS} times while creating it")
 

@@ -269,13 +269,13 @@ class LocalStore:
         """A temp file in ``directory`` holding ``data`` (or the concatenation of ``src``)."""
         tmp = os.path.join(directory, f"{TMP_PREFIX}{uuid.uuid4().hex}")
         for attempt in range(_MKDIR_ATTEMPTS):
-            _make_dirs(url, directory)
             try:
+                _make_dirs(url, directory)
                 f = open(tmp, "wb")  # noqa: SIM115 - closed below
             except FileNotFoundError:
                 if attempt + 1 == _MKDIR_ATTEMPTS:
                     raise
-                continue  # pruned as empty between makedirs and open: create it again
+                continue  # pruned as empty while we created it or before open: again
             with f:
                 if data is not None:
                     f.write(data)
@@ -677,10 +677,17 @@ class LocalStore:
 
 def _make_dirs(url: str, directory: str) -> None:
     """``os.makedirs``; a file where a directory must be is a 409 naming ``url``.  A parent
-    pruned concurrently surfaces as FileNotFoundError, which the callers retry."""
+    pruned concurrently surfaces as FileNotFoundError, which the callers retry (makedirs
+    reports "exists" when the name it found taken is gone when it checks: that too)."""
     try:
         os.makedirs(directory, exist_ok=True)
     except (FileExistsError, NotADirectoryError) as exc:
+        path = directory.rstrip("/")
+        while path and not os.path.lexists(path):
+            path = os.path.dirname(path)
+        if os.path.isdir(path):  # nothing in the way: a directory was pruned meanwhile
+            raise FileNotFoundError(errno.ENOENT, "pruned while being created",
+                                    directory) from exc
         raise StoreError(url, f"a parent of {directory} is a file", "NotADirectory", 409) \
             from exc
 
