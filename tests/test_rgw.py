@@ -158,7 +158,7 @@ def test_abort_job_pages_through_uploads_and_spares_the_other_job(rgw_client: An
     paging (inclusive KeyMarker included).  Another job's three open uploads, whose keys sort
     between ours, are on the same pages and must survive.  Afterwards the job owns zero
     uploads and zero objects.  Costs ~1 s."""
-    store = S3Store(rgw_client, list_uploads_page_size=2)
+    store = S3Store(rgw_client, list_uploads_page_size=2, min_part_size=1)  # RGW set to 1
     dest = f"s3://{rgw_bucket}/out"
     opts = {"fs.s3a.multipart.size": "256", "fs.s3a.retry.interval": "0",
             "fs.s3a.committer.threads": "2"}

@@ -58,7 +58,9 @@ class StoreCapabilities:
     ``rename``: files can be renamed; ``atomic_dir_rename``: a directory rename is one atomic
     step (HDFS, ABFS; not GCS, never S3); ``conditional_put``: PUT honours If-None-Match/If-Match;
     ``conditional_complete``: complete-multipart honours If-None-Match; ``consistent_listing``:
-    LIST reflects every completed write and delete.
+    LIST reflects every completed write and delete.  Multipart limits, checked by committers
+    against ``fs.s3a.multipart.size`` when they are built: ``min_part_size`` (every part but
+    the last), ``max_part_size`` and ``max_parts`` (None: no limit).
     """
 
     rename: bool = False
@@ -67,6 +69,16 @@ class StoreCapabilities:
     conditional_complete: bool = False
     consistent_listing: bool = True
     multipart: bool = True
+    min_part_size: int = 1
+    max_part_size: int | None = None
+    max_parts: int | None = None
+
+
+#: S3's multipart limits (AWS, "Amazon S3 multipart upload limits"): every part but the last
+#: at least 5 MiB, none over 5 GiB, at most 10,000 parts.
+S3_MIN_PART_SIZE = 5 << 20
+S3_MAX_PART_SIZE = 5 << 30
+S3_MAX_PARTS = 10_000
 
 
 @runtime_checkable

@@ -120,7 +120,7 @@ def moto_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[Env]:
         client = zr.make_s3_client()
         bucket = f"zr-{uuid.uuid4().hex[:12]}"
         client.create_bucket(Bucket=bucket)
-        store = zr.S3Store(client, retry=zr.RetryPolicy(max_attempts=1))
+        store = zr.S3Store(client, retry=zr.RetryPolicy(max_attempts=1), min_part_size=64)
         yield Env("moto", store, f"s3://{bucket}/data", client)
 
 
@@ -139,7 +139,8 @@ def rgw_env(request: pytest.FixtureRequest) -> Iterator[Env]:
                                secret_key=server.secret_key)
     bucket = f"zr-{uuid.uuid4().hex[:12]}"
     client.create_bucket(Bucket=bucket)
-    store = zr.S3Store(client, name="rgw", retry=zr.RetryPolicy(max_attempts=1))
+    store = zr.S3Store(client, name="rgw", retry=zr.RetryPolicy(max_attempts=1),
+                       min_part_size=1)  # the test RGW's rgw_multipart_min_part_size
     yield Env("rgw", store, f"s3://{bucket}/data", client)
     empty_and_delete_bucket(client, bucket)  # memstore keeps every byte in RAM
 

@@ -233,3 +233,32 @@ def test_commit_job_refuses_a_non_list_of_messages(local_env: Env) -> None:
     with pytest.raises(zr.FormatError, match="list"):
         run.driver.commit_job(run.messages[0].dumps())  # type: ignore[arg-type]
     _assert_nothing_published(local_env, local_env.dest())
+
+
+@pytest.mark.parametrize(("size", "reason"), [("1M", "below the minimum"),
+                                              ("5242879", "below the minimum"),
+                                              ("6G", "above the maximum")])
+@pytest.mark.parametrize("committer", ["magic", "directory", "manifest"])
+def test_part_size_outside_the_store_limits_is_refused_when_the_committer_is_built(
+        committer: str, size: str, reason: str, moto_env: Env) -> None:
+    """``fs.s3a.multipart.size=1M`` used to be accepted and fail only at job commit
+    (EntityTooSmall, S3's 5 MiB minimum for every part but the last).  Both sides of the
+    job refuse it when built, naming the option and its value, before any request."""
+    store = FaultyStore(zr.S3Store(moto_env.client, retry=zr.RetryPolicy(max_attempts=1)))
+    job = zr.JobContext(moto_env.dest(), options=options(**{"fs.s3a.multipart.size": size}))
+    for task in (None, job.task(0)):
+        with pytest.raises(zr.OptionValueError, match=reason) as info:
+            zr.create_committer(committer, store, job, task=task)
+        assert info.value.path == "fs.s3a.multipart.size" and size in str(info.value)
+    changing = {"put", "delete", "create_multipart", "upload_part", "complete_multipart"}
+    assert [call for call in store.log if call[0] in changing] == []
+    ok = zr.JobContext(moto_env.dest(), options=options(**{"fs.s3a.multipart.size": "5M"}))
+    assert zr.create_committer(committer, store, ok).part_size == 5 << 20
+
+
+def test_local_store_has_no_part_size_limit(local_env: Env) -> None:
+    """LocalStore declares no multipart limit: tiny parts are fine there."""
+    job = zr.JobContext(local_env.dest(), options=options(**{"fs.s3a.multipart.size": "1"}))
+    assert zr.create_committer("magic", local_env.store, job).part_size == 1
+    caps = local_env.store.capabilities()
+    assert (caps.min_part_size, caps.max_part_size, caps.max_parts) == (1, None, None)

@@ -35,7 +35,7 @@ def test_python_worker_killed_mid_write_on_separate_executor_jvms(
     dest = f"s3://{bucket}/events"
     before = s3.counts()
     summary = write(df, dest, committer="magic", partition_by=("year",),
-                    endpoint_url=s3.endpoint, part_size="64K",
+                    endpoint_url=s3.endpoint, part_size="64K", part_min_size="64K",
                     **{"zerorename.fault.exit_mid_write": "1@0:3"})
     after = s3.counts()
     # the killed attempt's open uploads (parts already sent) were found and aborted

@@ -38,7 +38,7 @@ def test_attempt_that_dies_after_writing_is_retried_once(spark: Any, s3: Any, bu
     expected = snapshot(df, PARTITION_BY)
     dest = f"s3://{bucket}/events"
     summary = write(df, dest, committer=committer, partition_by=PARTITION_BY,
-                    endpoint_url=s3.endpoint, part_size="64K",
+                    endpoint_url=s3.endpoint, part_size="64K", part_min_size="64K",
                     **{"fs.s3a.buffer.dir": str(tmp_path),
                        "zerorename.fault.exit_after_write": "1@0"})
     assert summary is not None and summary.committer == committer
@@ -73,7 +73,7 @@ def test_job_whose_task_exhausts_retries_leaves_nothing(spark: Any, s3: Any, buc
     dest = f"s3://{bucket}/events"
     with pytest.raises(Exception, match=r"(?i)abort|fail|crash|exit"):
         write(events(spark), dest, committer=committer, partition_by=PARTITION_BY,
-              endpoint_url=s3.endpoint, part_size="64K",
+              endpoint_url=s3.endpoint, part_size="64K", part_min_size="64K",
               **{"fs.s3a.buffer.dir": str(tmp_path),
                  "zerorename.fault.exit_after_write": "2@*"})
     assert visible_files(s3, bucket, "events") == set()

@@ -74,7 +74,7 @@ def test_magic_and_directory_write_to_rgw_and_read_back(rgw_server: RGWServer,
         dest = f"{root}/{committer}"
         summary = write(df, dest, committer=committer, partition_by=PARTITION_BY,
                         endpoint_url=rgw_server.endpoint, region=rgw_server.region,
-                        checksums="when_required", part_size=PART_SIZE)
+                        checksums="when_required", part_size=PART_SIZE, part_min_size=1)
         files = visible_files(store, dest)
         assert set(files) == expected.files(summary.job_id), committer
         assert sorted(summary.filenames) == sorted(f"{dest}/{f}" for f in files), committer

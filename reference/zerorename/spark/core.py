@@ -33,6 +33,7 @@ from typing import Any
 
 import zerorename as zr
 from zerorename.committers import COMMITTERS
+from zerorename.context import Options
 from zerorename.errors import CommitError, ConflictError
 from zerorename.store import Store, list_dir
 from zerorename.urls import is_hidden, parse_url, relative_to
@@ -68,7 +69,7 @@ _SECRET_OPTIONS = frozenset({
 OPTION_NAMES = frozenset({
     "path", "dest", "format", "committer", "partition_by", "partitionby", "mode",
     "endpoint_url", "region", "checksums", "part_size", "threads", "job_id", "compression",
-    "max_open_files", "abort_grace_seconds",
+    "max_open_files", "abort_grace_seconds", "part_min_size",
 })
 #: Prefixes of the Hadoop option names passed through to the committer unchanged.
 HADOOP_PREFIXES = ("fs.", "mapreduce.")
@@ -133,6 +134,9 @@ class WriteSpec:
     endpoint_url: str | None = None
     region: str | None = None
     checksums: str | None = None
+    #: the S3 endpoint's minimum non-final part size (S3Store's ``min_part_size``) when it
+    #: is not S3's 5 MiB: a test server configured lower
+    part_min_size: int | None = None
     compression: str = "snappy"
     max_open_files: int = 32
     abort_grace_seconds: float = 3.0
@@ -202,6 +206,8 @@ def spec_from_options(options: Mapping[str, Any], *, overwrite: bool = False) ->
         endpoint_url=str(endpoint) if endpoint else None,
         region=str(opts["region"]) if opts.get("region") else None,
         checksums=_choice(where, "checksums", checksums, CHECKSUMS) if checksums else None,
+        part_min_size=(Options(opts).get_size("part_min_size")
+                       if "part_min_size" in opts else None),
         compression=_choice(where, "compression", opts.get("compression", "snappy"),
                             COMPRESSIONS),
         max_open_files=_number(where, "max_open_files", opts.get("max_open_files", 32), int,
@@ -288,6 +294,8 @@ def make_store(spec: WriteSpec) -> Store:
             client = make_s3_client(endpoint_url=spec.endpoint_url, region=spec.region,
                                     **kwargs)
             _CLIENTS[key] = client
+    if spec.part_min_size is not None:
+        return S3Store(client, min_part_size=spec.part_min_size)
     return S3Store(client)
 
 

@@ -27,6 +27,7 @@ implemented.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import threading
@@ -57,7 +58,17 @@ from zerorename.errors import (
     UnsupportedOperationError,
 )
 from zerorename.retry import DEFAULT_RETRY, RetryPolicy
-from zerorename.store import ListPage, ObjectInfo, Store, StoreCapabilities, UploadInfo, list_all
+from zerorename.store import (
+    S3_MAX_PART_SIZE,
+    S3_MAX_PARTS,
+    S3_MIN_PART_SIZE,
+    ListPage,
+    ObjectInfo,
+    Store,
+    StoreCapabilities,
+    UploadInfo,
+    list_all,
+)
 from zerorename.stores.capabilities import (
     DEFAULT_PROBE_PREFIX,
     cached_probe,
@@ -216,6 +227,11 @@ class S3Store:
     endpoint capability probe writes its few temporary objects (default: the bucket of the URL
     being used, under ``.zerorename-probe/``).  ``list_uploads_page_size``: MaxUploads per
     ListMultipartUploads page (server default 1000; small values exercise pagination).
+    ``min_part_size``: the smallest non-final part the endpoint accepts, reported in
+    :meth:`capabilities` with S3's other multipart limits so that committers refuse a smaller
+    ``fs.s3a.multipart.size`` when they are built (not at job commit, with EntityTooSmall):
+    S3's 5 MiB, lower only for a server configured lower (moto's ``S3_UPLOAD_PART_MIN_SIZE``,
+    RGW's ``rgw_multipart_min_part_size``).
     """
 
     def __init__(
@@ -228,8 +244,10 @@ class S3Store:
         probe_prefix: str = DEFAULT_PROBE_PREFIX,
         probe_bucket: str | None = None,
         list_uploads_page_size: int | None = None,
+        min_part_size: int = S3_MIN_PART_SIZE,
     ) -> None:
         self.client = client
+        self.min_part_size = min_part_size
         self.name = name
         self.retry = retry if retry is not None else DEFAULT_RETRY
         self.endpoint = endpoint_of(client)
@@ -287,7 +305,9 @@ class S3Store:
     # -- capabilities ---------------------------------------------------------------------
 
     def capabilities(self, url: str | None = None) -> StoreCapabilities:
-        """Measured capabilities of this endpoint (probed once per endpoint and process).
+        """Measured capabilities of this endpoint (probed once per endpoint and process),
+        with S3's multipart limits (``min_part_size`` as given to the constructor); the
+        ``capabilities`` given to the constructor, if any, exactly as given.
 
         The probe needs a bucket: ``url``'s, else ``probe_bucket``, else the last one this
         store touched.  With none known, or when the probe itself fails (no permission under
@@ -296,6 +316,11 @@ class S3Store:
         """
         if self._fixed_capabilities is not None:
             return self._fixed_capabilities
+        return dataclasses.replace(self._measured_capabilities(url),
+                                   min_part_size=self.min_part_size,
+                                   max_part_size=S3_MAX_PART_SIZE, max_parts=S3_MAX_PARTS)
+
+    def _measured_capabilities(self, url: str | None) -> StoreCapabilities:
         cached = cached_probe(self.endpoint)
         if cached is not None:
             return cached.capabilities()
