@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import enum
-import hashlib
 import io
 import json
 import logging
@@ -40,7 +39,6 @@ from zerorename.errors import (
     KeyTooLongError,
     NotFoundError,
     OptionValueError,
-    PreconditionFailedError,
 )
 from zerorename.executor import BoundedExecutor, thread_count
 from zerorename.formats import (
@@ -51,7 +49,7 @@ from zerorename.formats import (
     parse_json,
 )
 from zerorename.messages import TaskCommitMessage
-from zerorename.retry import RetryPolicy
+from zerorename.retry import Landed, RetryPolicy, complete_landed, put_landed
 from zerorename.stages import (
     SAVED_KEY,
     TASK_ATTEMPT_NUMBER_KEY,
@@ -121,22 +119,39 @@ THREADS_OPTION = "zerorename.committer.threads"
 
 
 def retry_policy(options: Options) -> RetryPolicy:
-    """Committer-level retries: ``fs.s3a.retry.limit`` retries (default 3) after the first
-    attempt, ``fs.s3a.retry.interval`` base delay (default 50ms, full jitter)."""
+    """Committer-level retries, the one loop every store request of a committer goes through.
+
+    ``fs.s3a.retry.limit`` retries (default 3) after the first attempt, so one logical store
+    operation sends at most limit + 1 requests (:mod:`zerorename.retry`: an S3Store underneath
+    defers to this loop, botocore's is switched off).  Retry ``n`` (0 for the first) waits a
+    uniform random time below ``min(cap, interval * 2**n)``: ``fs.s3a.retry.interval``
+    (default 50ms) is the base, the cap is 16 intervals but at least 1 s; the whole wait is at
+    most :meth:`RetryPolicy.max_total_delay` (0.35 s with the defaults).  A negative limit or
+    interval is a :class:`CommitError` naming the option."""
     retries = options.get_int(RETRY_LIMIT_OPTION, default=3)
+    if retries < 0:
+        raise CommitError(RETRY_LIMIT_OPTION, f"retry limit {retries} is negative")
     interval = options.get_seconds(RETRY_INTERVAL_OPTION, default=0.05)
-    return RetryPolicy(max_attempts=max(1, retries + 1), base_delay=max(0.0, interval),
+    if interval < 0:
+        raise CommitError(RETRY_INTERVAL_OPTION, f"retry interval {interval}s is negative")
+    return RetryPolicy(max_attempts=retries + 1, base_delay=interval,
                        max_delay=max(interval * 16, 1.0))
 
 
 class ReliableStore:
     """A :class:`~zerorename.store.Store` that retries transient failures and counts calls.
 
-    Retrying is only safe when a repeated request means the same thing, so three operations
-    resolve "my earlier attempt may have landed": a conditional PUT that meets 412 after a
-    retry checks whether the object now holds exactly its bytes; a complete that meets
-    NoSuchUpload after a retry checks the destination has the expected length
-    (:meth:`complete_checked`); callers of ``rename`` handle a vanished source themselves.
+    Its loop is the only one that repeats a committer's request: a store underneath that has
+    its own (S3Store) runs each attempt once inside it (:meth:`RetryPolicy.call`), so
+    ``fs.s3a.retry.limit`` bounds the requests whatever the store and its client.
+
+    Retrying is only safe when a repeated request means the same thing, so two operations
+    resolve "my earlier attempt may have landed", with the checks every loop uses
+    (:func:`~zerorename.retry.put_landed`, :func:`~zerorename.retry.complete_landed`): a
+    conditional PUT that meets 412 on a repeat accepts an object holding exactly its bytes; a
+    complete that meets NoSuchUpload on a repeat accepts an object with the ETag its parts
+    produce and, in :meth:`complete_checked`, the expected length.  Callers of ``rename``
+    handle a vanished source themselves.
     """
 
     def __init__(self, inner: Store, policy: RetryPolicy, stats: IOStatistics) -> None:
@@ -145,17 +160,15 @@ class ReliableStore:
         self.policy = policy
         self.stats = stats
 
-    def _call(self, op: str, fn: Callable[[], T], tries: list[int] | None = None) -> T:
+    def _call(self, op: str, fn: Callable[[], T], *, landed: Landed[T] | None = None) -> T:
         def once() -> T:
-            if tries is not None:
-                tries[0] += 1
             with self.stats.duration(f"store_{op}"):
                 return fn()
 
         def on_retry(attempt: int, exc: BaseException, delay: float) -> None:
             self.stats.incr("store_retries")
 
-        return self.policy.call(once, on_retry=on_retry)
+        return self.policy.call(once, on_retry=on_retry, landed=landed)
 
     def capabilities(self) -> StoreCapabilities:
         return self.inner.capabilities()
@@ -165,17 +178,10 @@ class ReliableStore:
 
     def put(self, url: str, data: bytes, *, if_none_match: bool = False,
             if_match: str | None = None) -> str:
-        tries = [0]
-        try:
-            return self._call("put", lambda: self.inner.put(
-                url, data, if_none_match=if_none_match, if_match=if_match), tries)
-        except PreconditionFailedError:
-            if tries[0] > 1 and if_none_match:
-                info = self.inner.head(url)
-                mine = hashlib.md5(data, usedforsecurity=False).hexdigest()
-                if info is not None and info.etag.strip('"') == mine:
-                    return mine
-            raise
+        conditional = if_none_match or if_match is not None
+        return self._call("put", lambda: self.inner.put(
+            url, data, if_none_match=if_none_match, if_match=if_match),
+            landed=put_landed(lambda: self.head(url), data) if conditional else None)
 
     def get(self, url: str) -> bytes:
         return self._call("get", lambda: self.inner.get(url))
@@ -211,23 +217,28 @@ class ReliableStore:
     def complete_multipart(self, url: str, upload_id: str, parts: Sequence[tuple[int, str]], *,
                            if_none_match: bool = False) -> str:
         return self._call("complete_multipart", lambda: self.inner.complete_multipart(
-            url, upload_id, parts, if_none_match=if_none_match))
+            url, upload_id, parts, if_none_match=if_none_match),
+            landed=self._complete_landed(url, parts, None))
 
     def complete_checked(self, url: str, upload_id: str, parts: Sequence[tuple[int, str]],
                          length: int) -> str:
-        """Complete; if a retried complete finds the upload gone, accept the object only when
-        it is there with the expected ``length`` (our first attempt did land)."""
-        tries = [0]
-        try:
-            return self._call("complete_multipart", lambda: self.inner.complete_multipart(
-                url, upload_id, parts), tries)
-        except NotFoundError:
-            if tries[0] > 1:
-                info = self.inner.head(url)
-                if info is not None and info.size == length:
-                    self.stats.incr("store_complete_recovered")
-                    return info.etag
-            raise
+        """Complete; if a repeated complete finds the upload gone, accept the object only when
+        it is there with the expected ``length`` (and the parts' ETag, where the store uses
+        S3's multipart ETags): our earlier attempt did land."""
+        return self._call("complete_multipart", lambda: self.inner.complete_multipart(
+            url, upload_id, parts), landed=self._complete_landed(url, parts, length))
+
+    def _complete_landed(self, url: str, parts: Sequence[tuple[int, str]],
+                         length: int | None) -> Landed[str]:
+        check = complete_landed(lambda: self.head(url), parts, length)
+
+        def counted(error: BaseException) -> str | None:
+            etag = check(error)
+            if etag is not None:
+                self.stats.incr("store_complete_recovered")
+            return etag
+
+        return counted
 
     def abort_multipart(self, url: str, upload_id: str) -> None:
         self._call("abort_multipart", lambda: self.inner.abort_multipart(url, upload_id))

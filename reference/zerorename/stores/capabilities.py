@@ -1,7 +1,7 @@
 """Probe what an S3 endpoint really does, once per endpoint, instead of trusting the docs.
 
 S3-compatible servers disagree on exactly the features a rename-free committer leans on
-(``../shared/research/ecosystem.md`` §1, ``ceph_rgw.md``):
+(the quirks table of ``docs/stores.md`` lists what was measured):
 
 * moto honours If-None-Match on PUT and on CompleteMultipartUpload, but ignores If-Match on
   complete and ignores every pagination parameter of ListMultipartUploads (one page, always);
@@ -14,6 +14,10 @@ S3-compatible servers disagree on exactly the features a rename-free committer l
 prefix, cleans up everything it created, and caches the :class:`ProbeResult` per endpoint URL so
 a process pays for it once.  :meth:`ProbeResult.capabilities` turns it into the
 :class:`~zerorename.store.StoreCapabilities` committers check.
+
+Each probe request goes through the caller's :class:`~zerorename.retry.RetryPolicy` (the
+one retry loop; S3Store passes its own): botocore's retries are off on S3Store's clients, and
+a transient 503 must not be measured, and cached for the process, as "not supported".
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from zerorename.errors import StoreError
+from zerorename.retry import NO_RETRY, RetryPolicy
 from zerorename.store import StoreCapabilities
 
 if TYPE_CHECKING:
@@ -132,6 +137,7 @@ def probe_capabilities(
     prefix: str = DEFAULT_PROBE_PREFIX,
     *,
     refresh: bool = False,
+    retry: RetryPolicy = NO_RETRY,
 ) -> ProbeResult:
     """Measure ``client``'s endpoint with objects under ``s3://bucket/prefix<uuid>/``.
 
@@ -139,13 +145,14 @@ def probe_capabilities(
     three multipart uploads and removes all of them, even when a step fails.  A step that errors
     in an unexpected way counts as "not supported" and is explained in ``notes``; if the probe
     cannot even write or create an upload (no permission, missing bucket), it raises
-    :class:`StoreError` and caches nothing.
+    :class:`StoreError` and caches nothing.  ``retry`` repeats each request that fails
+    transiently; its ``retryable`` predicate sees botocore's exceptions as raised.
     """
     endpoint = endpoint_of(client)
     with _CACHE_LOCK:
         if not refresh and endpoint in _CACHE:
             return _CACHE[endpoint]
-        probe = _Probe(client, bucket, prefix, endpoint)
+        probe = _Probe(client, bucket, prefix, endpoint, retry)
         try:
             result = probe.run()
         except ClientError as exc:
@@ -165,8 +172,10 @@ def probe_capabilities(
 class _Probe:
     """One measurement run; the methods are the steps, ``run`` orders them and cleans up."""
 
-    def __init__(self, client: S3Client, bucket: str, prefix: str, endpoint: str) -> None:
+    def __init__(self, client: S3Client, bucket: str, prefix: str, endpoint: str,
+                 retry: RetryPolicy = NO_RETRY) -> None:
         self.client = client
+        self.retry = retry
         self.bucket = bucket
         base = prefix if prefix else DEFAULT_PROBE_PREFIX
         if not base.endswith("/"):
@@ -181,8 +190,14 @@ class _Probe:
     # -- plumbing -------------------------------------------------------------------------
 
     def _req(self, fn: Callable[..., Any], **kwargs: Any) -> Any:
-        self.requests += 1
-        return fn(Bucket=self.bucket, **kwargs)
+        """One request, repeated by the retry loop while it fails transiently; every
+        attempt is counted in ``requests``."""
+
+        def once() -> Any:
+            self.requests += 1
+            return fn(Bucket=self.bucket, **kwargs)
+
+        return self.retry.call(once)
 
     def _expect_412(self, what: str, fn: Callable[..., Any], **kwargs: Any) -> tuple[bool, Any]:
         """(True, None) on 412; (False, response) on success; (False, None) on other errors."""

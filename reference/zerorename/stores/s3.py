@@ -6,9 +6,12 @@ Design points, each for a reason:
   serves a whole job whatever buckets it touches, and listings answer in the scheme asked.
 * **ETags are returned bare** (MD5 hex, no quotes) so they compare equal across S3Store and
   LocalStore; If-Match accepts either spelling and sends the one the endpoint understands.
-* **Our own retry loop** (:mod:`zerorename.retry`): throttling (503 SlowDown), 5xx and
-  connection errors are repeated with full-jitter backoff; 4xx never are.  Every attempt is
-  counted in :meth:`S3Store.request_counts`.
+* **One retry loop** (:mod:`zerorename.retry`): throttling (503 SlowDown), 5xx and
+  connection errors are repeated with full-jitter backoff; 4xx never are.  botocore's own
+  retries are switched off on whatever client the store is given
+  (:func:`disable_botocore_retries`), and under a committer the committer's loop is the only
+  one that repeats, so ``fs.s3a.retry.limit`` + 1 bounds the HTTP requests of an operation.
+  Every attempt is counted in :meth:`S3Store.request_counts`.
 * **Errors are typed** (:mod:`zerorename.errors`): 404 → ``NotFoundError``, 412 →
   ``PreconditionFailedError``, 503 → ``ThrottledError``, the rest ``StoreError`` with the
   server's code and status; every message names the URL.
@@ -28,7 +31,6 @@ implemented.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -57,7 +59,7 @@ from zerorename.errors import (
     ThrottledError,
     UnsupportedOperationError,
 )
-from zerorename.retry import DEFAULT_RETRY, RetryPolicy
+from zerorename.retry import DEFAULT_RETRY, Landed, RetryPolicy, complete_landed, put_landed
 from zerorename.store import (
     S3_MAX_PART_SIZE,
     S3_MAX_PARTS,
@@ -81,8 +83,8 @@ from zerorename.urls import dir_prefix, is_under, parse_url
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
 
-__all__ = ["S3Store", "make_s3_client", "rename_by_copy", "translate_botocore_error",
-           "translate_client_error"]
+__all__ = ["S3Store", "disable_botocore_retries", "make_s3_client", "rename_by_copy",
+           "translate_botocore_error", "translate_client_error"]
 
 T = TypeVar("T")
 
@@ -150,6 +152,31 @@ def _per_key_error(url: str, code: str, message: str) -> StoreError:
     return StoreError(url, reason, code=code, status=status)
 
 
+def disable_botocore_retries(client: S3Client | Any) -> None:
+    """Switch off botocore's own retry loop on ``client``.
+
+    botocore registers its retry handler — legacy, standard and adaptive mode alike — on the
+    client's ``needs-retry.<service>`` event under the unique id ``retry-config-<service>``
+    (``botocore/client.py`` and ``botocore/retries/standard.py``).  Unregistering it leaves
+    one HTTP request per API call whatever ``Config(retries=...)`` the client was made with,
+    while botocore's other ``needs-retry`` handlers stay: the S3 region redirector re-sends
+    a request to the bucket's region once (then remembers the region), which is not a retry.
+    A ``Config`` could only ask for fewer retries on clients made here (and its
+    ``max_attempts`` counts retries, so 1 still means two tries); this works on the client the
+    user hands in.  The tests count requests at the transport for every retry mode, so a
+    botocore release that renames the handler fails them.  Adaptive mode's client-side rate
+    limiter (a ``before-send`` handler) may still pace requests; it sends none of its own.
+    Objects that are not botocore clients (test doubles) are left alone.
+    """
+    meta = getattr(client, "meta", None)
+    events = getattr(meta, "events", None)
+    service_model = getattr(meta, "service_model", None)
+    if events is None or service_model is None:
+        return
+    service = service_model.service_id.hyphenize()
+    events.unregister(f"needs-retry.{service}", unique_id=f"retry-config-{service}")
+
+
 def make_s3_client(
     endpoint_url: str | None = None,
     region: str | None = None,
@@ -165,7 +192,8 @@ def make_s3_client(
 
     * botocore retries are off (``standard`` mode, ``total_max_attempts=1``; note that
       botocore's ``max_attempts`` counts *retries*, so 1 would still mean 2 tries): our loop
-      retries, so attempts are counted once and tests can inject the sleep.
+      retries, so attempts are counted once and tests can inject the sleep.  (S3Store also
+      switches them off on any client it is given: :func:`disable_botocore_retries`.)
     * ``checksums="when_required"`` (default) sends/validates CRC checksums only where the API
       requires them.  boto3 >= 1.36 otherwise adds CRC32 to every upload, which several
       S3-compatible servers reject or store verbatim (MinIO, SeaweedFS, R2, Qumulo…).
@@ -219,10 +247,25 @@ def _new_session() -> boto3.session.Session:
     return boto3.session.Session(botocore_session=core)
 
 
+class _KeysLeft(StoreError):
+    """A DeleteObjects answer listed transient per-key errors: the attempt failed for those
+    keys only.  Transient like its first error, so the retry loop repeats the attempt."""
+
+    def __init__(self, failures: dict[str, StoreError]) -> None:
+        first_url, first = next(iter(failures.items()))
+        super().__init__(first_url, f"{len(failures)} keys not deleted yet: {first.reason}",
+                         code=first.code, status=first.status)
+        self.failures = failures
+
+
 class S3Store:
     """The store protocol over S3.  See the module docstring for the design.
 
-    ``retry``: the :class:`RetryPolicy` (default: 5 attempts, full jitter).  ``capabilities``:
+    ``retry``: the :class:`RetryPolicy` (default: 5 attempts, full jitter) for the store used
+    on its own; under a committer the committer's loop repeats instead (:mod:`zerorename.retry`:
+    the outermost loop owns the retries).  ``client``: any boto3 S3 client; its botocore
+    retries are switched off (:func:`disable_botocore_retries`), so one attempt is one HTTP
+    request and the policy alone bounds an operation.  ``capabilities``:
     skip probing and report these.  ``probe_prefix``/``probe_bucket``: where the once-per-
     endpoint capability probe writes its few temporary objects (default: the bucket of the URL
     being used, under ``.zerorename-probe/``).  ``list_uploads_page_size``: MaxUploads per
@@ -246,6 +289,7 @@ class S3Store:
         list_uploads_page_size: int | None = None,
         min_part_size: int = S3_MIN_PART_SIZE,
     ) -> None:
+        disable_botocore_retries(client)
         self.client = client
         self.min_part_size = min_part_size
         self.name = name
@@ -288,8 +332,10 @@ class S3Store:
         self._last_bucket = u.bucket
         return u.scheme, u.bucket, u.key
 
-    def _call(self, op: str, url: str, fn: Callable[[], T]) -> T:
-        """One logical operation: counted attempts, typed errors, retried when transient."""
+    def _call(self, op: str, url: str, fn: Callable[[], T], *,
+              landed: Landed[T] | None = None) -> T:
+        """One logical operation: counted attempts, typed errors, retried when transient by
+        the one loop (``landed``: see :meth:`RetryPolicy.call`)."""
 
         def attempt() -> T:
             self._counter.add(op)
@@ -300,7 +346,21 @@ class S3Store:
             except BotoCoreError as exc:
                 raise translate_botocore_error(exc, url, op) from exc
 
-        return self.retry.call(attempt)
+        return self.retry.call(attempt, landed=landed)
+
+    def _raw_retry(self) -> RetryPolicy:
+        """This store's policy for code that handles botocore's exceptions itself (the
+        capability probe): transient by the same rules, judged on the translated error."""
+        policy = self.retry
+
+        def retryable(exc: BaseException) -> bool:
+            if isinstance(exc, ClientError):
+                return policy.retryable(translate_client_error(exc, self.endpoint, "probe"))
+            if isinstance(exc, BotoCoreError):
+                return policy.retryable(translate_botocore_error(exc, self.endpoint, "probe"))
+            return policy.retryable(exc)
+
+        return dataclasses.replace(policy, retryable=retryable)
 
     # -- capabilities ---------------------------------------------------------------------
 
@@ -328,7 +388,8 @@ class S3Store:
         if bucket is None or self._probe_error is not None:
             return _UNKNOWN_CAPABILITIES
         try:
-            result = probe_capabilities(self.client, bucket, self._probe_prefix)
+            result = probe_capabilities(self.client, bucket, self._probe_prefix,
+                                        retry=self._raw_retry())
         except StoreError as exc:
             # e.g. no permission under the probe prefix: answer conservatively, and do not
             # try again from this store (each attempt would cost requests and fail the same)
@@ -366,9 +427,10 @@ class S3Store:
         """PUT, optionally conditional; returns the bare ETag.
 
         A conditional PUT retried after a transient failure may meet its own first attempt
-        (which did land): a 412 then is resolved by HEAD — if the object now holds exactly our
-        bytes (same MD5), the write is reported as done.  Writers that use If-None-Match as a
-        lock must therefore write bodies that differ per writer (they include an attempt id).
+        (which did land): a 412 then is resolved by HEAD (:func:`~zerorename.retry.put_landed`)
+        — if the object now holds exactly our bytes (same MD5), the write is reported as done.
+        Writers that use If-None-Match as a lock must therefore write bodies that differ per
+        writer (they include an attempt id).
         """
         _, bucket, key = self._split(url)
         kwargs: dict[str, Any] = {"Bucket": bucket, "Key": key, "Body": data}
@@ -376,22 +438,15 @@ class S3Store:
             kwargs["IfNoneMatch"] = "*"
         if if_match is not None:
             kwargs["IfMatch"] = self._if_match_value(if_match)
-        attempts = 0
+        conditional = if_none_match or if_match is not None
 
         def once() -> str:
-            nonlocal attempts
-            attempts += 1
             return str(self.client.put_object(**kwargs)["ETag"])
 
+        landed = put_landed(lambda: self.head(url), data) if conditional else None
         try:
-            etag = self._call("put", url, once)
+            etag = self._call("put", url, once, landed=landed)
         except PreconditionFailedError:
-            if attempts > 1 and (if_none_match or if_match is not None):
-                mine = hashlib.md5(data, usedforsecurity=False).hexdigest()
-                info = self.head(url)
-                if info is not None and info.etag == mine:
-                    self._counter.add_bytes(written=len(data))
-                    return mine
             if if_match is not None and self._quoted_if_match_refused(url, if_match):
                 kwargs["IfMatch"] = bare_etag(if_match)
                 etag = self._call("put", url, once)
@@ -500,32 +555,35 @@ class S3Store:
             raise DeleteManyError(failures, len(urls))
 
     def _delete_batch(self, scheme: str, bucket: str, keys: list[str]) -> dict[str, StoreError]:
+        """One batch through the one retry loop: an answer listing transient per-key errors
+        ends the attempt with :class:`_KeysLeft`, and the next attempt sends just those keys,
+        so a batch costs at most ``max_attempts`` requests like any operation.  Returns the
+        keys that failed for good (and, when attempts run out, the transient ones)."""
         failed: dict[str, StoreError] = {}
-        pending = keys
-        for retry_number in range(self.retry.max_attempts):
-            batch = pending
-            first_url = f"{scheme}://{bucket}/{batch[0]}"
+        pending = list(keys)
 
-            def once(batch: list[str] = batch) -> list[Any]:
-                resp = self.client.delete_objects(
-                    Bucket=bucket,
-                    Delete={"Objects": [{"Key": k} for k in batch], "Quiet": True},
-                )
-                return list(resp.get("Errors", []))
-
-            errors = self._call("delete_many", first_url, once)
-            pending = []
-            for e in errors:
+        def once() -> None:
+            nonlocal pending
+            resp = self.client.delete_objects(
+                Bucket=bucket, Delete={"Objects": [{"Key": k} for k in pending], "Quiet": True},
+            )
+            left: dict[str, tuple[str, StoreError]] = {}
+            for e in resp.get("Errors", []):
                 key = str(e.get("Key", ""))
                 url = f"{scheme}://{bucket}/{key}"
                 err = _per_key_error(url, str(e.get("Code", "")), str(e.get("Message", "")))
-                if self.retry.retryable(err) and retry_number + 1 < self.retry.max_attempts:
-                    pending.append(key)
+                if self.retry.retryable(err):
+                    left[url] = (key, err)
                 else:
                     failed[url] = err
-            if not pending:
-                break
-            self.retry.sleep(self.retry.delay(retry_number))
+            if left:
+                pending = [key for key, _ in left.values()]
+                raise _KeysLeft({url: err for url, (_, err) in left.items()})
+
+        try:
+            self._call("delete_many", f"{scheme}://{bucket}/{keys[0]}", once)
+        except _KeysLeft as exc:
+            failed.update(exc.failures)
         return failed
 
     def copy(self, src: str, dst: str) -> str:
@@ -581,6 +639,10 @@ class S3Store:
         but not a concurrent racer: ``capabilities().conditional_complete`` stays False there so
         committers that need exclusivity know.  An empty ETag in the response (RGW) is read
         back with HEAD.
+
+        A repeated complete whose first attempt the server applied (its answer lost) meets
+        NoSuchUpload; it is accepted when the object is there with the ETag our parts produce
+        (:func:`~zerorename.retry.complete_landed`, the check every retry loop uses).
         """
         _, bucket, key = self._split(url)
         emulate = if_none_match and not self.capabilities(url).conditional_complete
@@ -600,10 +662,13 @@ class S3Store:
         }
         if if_none_match:
             kwargs["IfNoneMatch"] = "*"
-        resp = self._call(
-            "complete_multipart", url, lambda: self.client.complete_multipart_upload(**kwargs)
-        )
-        etag = bare_etag(str(resp.get("ETag", "") or ""))
+
+        def once() -> str:
+            resp = self.client.complete_multipart_upload(**kwargs)
+            return bare_etag(str(resp.get("ETag", "") or ""))
+
+        etag = self._call("complete_multipart", url, once,
+                          landed=complete_landed(lambda: self.head(url), ordered))
         if not etag:
             info = self.head(url)
             etag = info.etag if info is not None else ""
