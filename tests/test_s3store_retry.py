@@ -31,7 +31,15 @@ from zerorename.errors import (
     StoreError,
     ThrottledError,
 )
-from zerorename.retry import NO_RETRY, RetryPolicy, is_retryable
+from zerorename.retry import (
+    NO_RETRY,
+    RetryPolicy,
+    complete_landed,
+    is_retryable,
+    multipart_etag,
+    put_landed,
+)
+from zerorename.store import ObjectInfo
 from zerorename.stores import DeleteManyError, S3Store, make_s3_client
 from zerorename.stores import s3 as s3mod
 from zerorename.stores.capabilities import clear_probe_cache
@@ -139,6 +147,94 @@ def test_retryable_classification() -> None:
     assert not is_retryable(NotFoundError("u"))
     assert not is_retryable(StoreError("u", "x", code="AccessDenied", status=403))
     assert not is_retryable(KeyError("x"))
+
+
+def test_a_loop_inside_a_loop_runs_its_function_once(sleeps: Sleeps) -> None:
+    """The outermost loop owns the retries: layers never multiply attempts."""
+    inner_calls: list[int] = []
+
+    def inner() -> str:
+        inner_calls.append(1)
+        raise ThrottledError("s3://b/k")
+
+    def outer() -> str:
+        return policy(sleeps, attempts=5).call(inner)
+
+    with pytest.raises(ThrottledError):
+        policy(sleeps, attempts=3).call(outer)
+    assert len(inner_calls) == 3 and len(sleeps.delays) == 2
+    # and a loop that ended leaves the next one free to retry
+    with pytest.raises(ThrottledError):
+        policy(sleeps, attempts=2).call(inner)
+    assert len(inner_calls) == 5
+
+
+def test_landed_is_asked_only_after_a_repeat(sleeps: Sleeps) -> None:
+    asked: list[BaseException] = []
+
+    def landed(error: BaseException) -> str | None:
+        asked.append(error)
+        return "earlier"
+
+    def precondition() -> str:
+        raise PreconditionFailedError("s3://b/k")
+
+    with pytest.raises(PreconditionFailedError):
+        policy(sleeps).call(precondition, landed=landed)
+    assert asked == []
+    answers: list[BaseException] = [ThrottledError("s3://b/k"), PreconditionFailedError("s3://b/k")]
+
+    def throttled_then_412() -> str:
+        raise answers.pop(0)
+
+    assert policy(sleeps).call(throttled_then_412, landed=landed) == "earlier"
+    assert isinstance(asked[0], PreconditionFailedError)
+
+
+def test_max_total_delay_sums_the_capped_steps() -> None:
+    p = RetryPolicy(max_attempts=6, base_delay=0.1, max_delay=0.5)
+    assert p.max_total_delay() == pytest.approx(0.1 + 0.2 + 0.4 + 0.5 + 0.5)
+    assert NO_RETRY.max_total_delay() == 0
+
+
+def _info(size: int, etag: str) -> ObjectInfo:
+    return ObjectInfo(url="s3://b/k", size=size, etag=etag)
+
+
+def test_multipart_etag_is_s3s_formula() -> None:
+    a, b = hashlib.md5(b"a"), hashlib.md5(b"b")
+    expected = hashlib.md5(a.digest() + b.digest()).hexdigest() + "-2"
+    assert multipart_etag([f'"{a.hexdigest()}"', b.hexdigest()]) == expected
+    assert multipart_etag(["not-an-md5"]) is None and multipart_etag([]) is None
+
+
+def test_complete_landed_checks_what_it_can() -> None:
+    part = hashlib.md5(b"p").hexdigest()
+    ours = multipart_etag([part])
+    assert ours is not None
+    gone = NotFoundError("s3://b/k", "gone", code="NoSuchUpload")
+    parts = [(1, part)]
+    assert complete_landed(lambda: _info(1, ours), parts)(gone) == ours
+    assert complete_landed(lambda: _info(1, ours), parts, 1)(gone) == ours
+    assert complete_landed(lambda: _info(2, ours), parts, 1)(gone) is None      # wrong size
+    other = multipart_etag([hashlib.md5(b"q").hexdigest()])
+    assert other is not None
+    assert complete_landed(lambda: _info(1, other), parts)(gone) is None        # not our parts
+    plain = hashlib.md5(b"p").hexdigest()  # a store whose ETag is the whole object's MD5
+    assert complete_landed(lambda: _info(1, plain), parts, 1)(gone) == plain    # size decides
+    assert complete_landed(lambda: _info(1, plain), parts)(gone) is None        # nothing to check
+    assert complete_landed(lambda: None, parts, 1)(gone) is None                # no object
+    key_gone = NotFoundError("s3://b/k", "gone", code="NoSuchKey")
+    assert complete_landed(lambda: _info(1, ours), parts)(key_gone) is None     # not the upload
+
+
+def test_put_landed_accepts_only_our_bytes() -> None:
+    mine = hashlib.md5(b"mine").hexdigest()
+    refused = PreconditionFailedError("s3://b/k")
+    assert put_landed(lambda: _info(4, f'"{mine}"'), b"mine")(refused) == mine
+    assert put_landed(lambda: _info(4, "other"), b"mine")(refused) is None
+    assert put_landed(lambda: None, b"mine")(refused) is None
+    assert put_landed(lambda: _info(4, mine), b"mine")(ThrottledError("s3://b/k")) is None
 
 
 # -- S3Store retries --------------------------------------------------------------------------
@@ -522,3 +618,62 @@ def test_invalid_bucket_name_on_a_real_client_names_the_url() -> None:
     committer = zr.create_committer("magic", store, job)
     with pytest.raises(ClientSideError, match=r"s3://Bad_Bucket!/out: .*Invalid bucket name"):
         committer.setup_job()
+
+
+# -- the capability probe retries too ---------------------------------------------------------
+
+
+def test_probe_repeats_a_transient_failure_instead_of_measuring_it(
+    monkeypatch: pytest.MonkeyPatch, sleeps: Sleeps
+) -> None:
+    """botocore's retries are off on S3Store's clients, so the probe goes through the store's
+    loop: a one-shot 503 on its first request must not be cached as "no conditional writes"."""
+    from botocore.awsrequest import AWSResponse
+    from moto import mock_aws
+
+    class Body:
+        def stream(self, **kwargs: Any) -> Any:
+            yield (b"<Error><Code>SlowDown</Code><Message>slow</Message></Error>")
+
+    throttled: list[str] = []
+
+    def first_request_throttled(request: Any, **kwargs: Any) -> AWSResponse | None:
+        if throttled:
+            return None  # moto answers
+        throttled.append(request.method)
+        return AWSResponse(request.url, 503, {}, Body())  # type: ignore[arg-type]
+
+    with mock_aws():
+        client = make_s3_client()
+        client.create_bucket(Bucket="bkt")
+        client.meta.events.register_first("before-send.s3", first_request_throttled)
+        store = S3Store(client, retry=policy(sleeps), probe_bucket="bkt")
+        caps = store.capabilities()
+    assert throttled == ["PUT"]
+    assert caps.conditional_put and caps.conditional_complete
+    assert len(sleeps.delays) == 1
+
+
+def test_botocore_retries_are_switched_off_on_the_client_given() -> None:
+    """Whatever retry mode a client was made with, S3Store leaves one request per call."""
+    import boto3
+    from botocore.config import Config
+
+    for mode in ("legacy", "standard", "adaptive"):
+        client = boto3.client("s3", region_name="us-east-1", aws_access_key_id="a",
+                              aws_secret_access_key="b",
+                              config=Config(retries={"mode": mode, "max_attempts": 9}))
+        sent: list[str] = []
+
+        def send(request: Any, sent: list[str] = sent, **kwargs: Any) -> Any:
+            from botocore.awsrequest import AWSResponse
+
+            sent.append(request.method)
+            return AWSResponse(request.url, 500, {}, SimpleNamespace(stream=lambda **k: iter(
+                [b"<Error><Code>InternalError</Code></Error>"])))  # type: ignore[arg-type]
+
+        client.meta.events.register("before-send.s3", send)
+        S3Store(client, retry=NO_RETRY)
+        with pytest.raises(ClientError):
+            client.get_object(Bucket="bkt", Key="k")
+        assert sent == ["GET"], mode
