@@ -12,9 +12,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg", force=False)  # scripts and CI have no display; Jupyter sets its own
 import matplotlib.pyplot as plt
 import networkx as nx
 from matplotlib.axes import Axes
@@ -200,5 +197,36 @@ def tablev_figure(computed: Mapping[str, Mapping[str, bool]],
     ax.tick_params(length=0)
     ax.set_title("Table V, computed (red outline: differs from the paper)", fontsize="medium",
                  loc="left")
+    figure.tight_layout()
+    return figure
+
+
+def requests_per_file_figure(rows: Sequence[Mapping[str, Any]], *,
+                             ax: Axes | None = None) -> Figure:
+    """Requests per committed file by committer and store, from a benchmark's
+    ``requests_per_file`` rows (``bench/results/commit_costs.json``)."""
+    labels = [f"{r['committer']}\n{r['store']}/{r['protocol']}" for r in rows]
+    figure, ax = _axes(ax, (max(6.0, 0.8 * len(rows)), 3.2))
+    ax.bar(range(len(rows)), [float(r["per_file"]) for r in rows], color="tab:blue")
+    ax.set_xticks(range(len(rows)), labels, fontsize="x-small")
+    ax.set_ylabel("requests per file")
+    ax.set_title("requests per committed file", fontsize="medium", loc="left")
+    figure.tight_layout()
+    return figure
+
+
+def commit_time_figure(rows: Sequence[Mapping[str, Any]], *, ax: Axes | None = None) -> Figure:
+    """Job-commit seconds against commit threads, one line per committer, from a benchmark's
+    ``commit_time`` rows."""
+    figure, ax = _axes(ax, (6.0, 3.4))
+    for committer in dict.fromkeys(str(r["committer"]) for r in rows):
+        mine = sorted((int(r["threads"]), float(r["commit_seconds"])) for r in rows
+                      if r["committer"] == committer)
+        ax.plot([t for t, _ in mine], [s for _, s in mine], marker="o", label=committer)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("commit threads")
+    ax.set_ylabel("job commit (s)")
+    ax.legend(fontsize="small", frameon=False)
+    ax.set_title("job-commit time against threads", fontsize="medium", loc="left")
     figure.tight_layout()
     return figure
