@@ -37,8 +37,8 @@ FRESH_SESSION = textwrap.dedent("""\
        .option("committer", "magic").option("partition_by", "part")
        .mode("append")
        .save(dest))
-    back = spark.read.format("zerorename").load(dest)
-    print(sorted((r.id, r.part) for r in back.collect()))
+    back = spark.read.format("zerorename").load(dest).toPandas()  # pandas: the spark extra
+    print(sorted(zip(back["id"].tolist(), back["part"].tolist(), strict=True)))
     spark.stop()
     """)
 
