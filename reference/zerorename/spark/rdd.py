@@ -1,7 +1,7 @@
 """The RDD route: ``mapPartitionsWithIndex`` writes, ``collect`` returns messages, driver commits.
 
 For pipelines built on RDDs rather than DataFrames.  Spark's scheduler gives this the same
-guarantee the Data Source relies on (measured, ecosystem.md §4): ``collect`` returns exactly
+guarantee the Data Source relies on (measured on PySpark 4.3): ``collect`` returns exactly
 one result per partition, from the attempt that succeeded, so the driver commits exactly those
 task messages.  Failed or losing attempts may have staged data; ``commit_job`` (and
 ``abort_job`` when the Spark job fails) find it by job-scoped listing.

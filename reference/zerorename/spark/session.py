@@ -1,7 +1,7 @@
 """A small local SparkSession that works on the first try, for tests, the demo and benchmarks.
 
 Why a helper: three things make a bare ``SparkSession.builder.getOrCreate()`` fail or mislead
-on a developer machine or CI (measured, ``shared/research/ecosystem.md`` §4):
+on a developer machine or CI (measured on PySpark 4.3):
 
 * Spark starts Python workers with ``python3`` from ``PATH`` unless ``PYSPARK_PYTHON`` says
   otherwise; that interpreter usually lacks pyarrow and zerorename, and every write task then
