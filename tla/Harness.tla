@@ -2,7 +2,7 @@
 (***************************************************************************)
 (* What every commit protocol spec shares: task attempts, the job driver,  *)
 (* faults, and the correctness properties of paper Section VIII as         *)
-(* DESIGN.md defines them.  A protocol module EXTENDS this module, adds    *)
+(* docs/design.md defines them.  A protocol module EXTENDS this one, adds  *)
 (* its procedures, and INSTANCEs ObjectStore over the variables below.     *)
 (*                                                                         *)
 (* Attempts (Section II, II.B): attempt 1 of every task starts running; a  *)
@@ -152,8 +152,8 @@ DriverNext ==
   /\ UNCHANGED storeVars
 
 (***************************************************************************)
-(* Correctness (Section VIII.A, DESIGN.md "Properties"), on the reader's   *)
-(* view of the destination.  The destination starts empty.                 *)
+(* Correctness (Section VIII.A, docs/design.md "Properties"), on the       *)
+(* reader's view of the destination.  The destination starts empty.        *)
 (***************************************************************************)
 \* after commitJob returns, every file written by an accepted attempt is
 \* in the destination with exactly its bytes: "you get what was committed"
