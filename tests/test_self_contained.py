@@ -78,3 +78,15 @@ def test_the_spark_extra_has_what_spark_s_arrow_conversions_import() -> None:
         "project"]["optional-dependencies"]["spark"]
     names = {re.split(r"[<>=!~\[; ]", requirement, maxsplit=1)[0] for requirement in extra}
     assert {"pyspark", "pyarrow", "pandas"} <= names
+
+
+def test_the_spark_extra_keeps_pandas_where_pyspark_supports_it() -> None:
+    """PySpark 4.3 needs pandas >= 2.2 and warns that it does not fully support pandas 3
+    ("It is recommended to use pandas < 3.0.0 for now"), so the extra must not install 3."""
+    from packaging.requirements import Requirement
+
+    extra = tomllib.loads((ROOT / "pyproject.toml").read_text())[
+        "project"]["optional-dependencies"]["spark"]
+    pandas = next(Requirement(r) for r in extra if Requirement(r).name == "pandas")
+    assert "2.2.0" in pandas.specifier and "2.1.4" not in pandas.specifier
+    assert "3.0.0" not in pandas.specifier
