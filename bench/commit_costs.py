@@ -52,7 +52,7 @@ sys.path.insert(0, str(REPO / "reference"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fakes import MemoryStore  # noqa: E402
-from moto_child import MotoServer  # noqa: E402
+from servers import MotoServer  # noqa: E402
 
 import zerorename as zr  # noqa: E402
 

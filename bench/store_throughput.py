@@ -19,8 +19,6 @@ import argparse
 import json
 import os
 import platform
-import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,7 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "reference"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from moto_child import MotoServer  # noqa: E402
+from servers import MotoServer, radosgw_version, start_rgw, stop_rgw  # noqa: E402
 
 from zerorename.store import Store  # noqa: E402
 from zerorename.stores import LocalStore, S3Store, make_s3_client  # noqa: E402
@@ -107,36 +105,6 @@ def bench_store(store: Store, base: str, n: int, cap_s: float) -> dict[str, Any]
     return results
 
 
-def start_rgw() -> tuple[dict[str, str] | None, str | None, str]:
-    """(env, state dir we must stop or None, note)."""
-    if os.environ.get("ZR_RGW_EXTERNAL") == "1" and os.environ.get("S3_ENDPOINT"):
-        env = {k: os.environ[k] for k in ("S3_ENDPOINT", "AWS_ACCESS_KEY_ID",
-                                          "AWS_SECRET_ACCESS_KEY") if k in os.environ}
-        return env, None, "external"
-    base = tempfile.mkdtemp(prefix="zr-rgw-bench-")
-    t0 = time.monotonic()
-    proc = subprocess.run(
-        ["bash", str(REPO / "scripts" / "rgw-start.sh")], env=dict(os.environ, CEPH_BASE=base),
-        capture_output=True, text=True, timeout=300, check=False,
-    )
-    if proc.returncode != 0:
-        stop_rgw(base)
-        return None, None, f"rgw-start.sh exit {proc.returncode}: {proc.stderr[-400:]}"
-    env = {}
-    for line in proc.stdout.splitlines():
-        if line.startswith("export ") and "=" in line:
-            k, _, v = line[7:].partition("=")
-            env[k] = v
-    return env, base, f"started in {time.monotonic() - t0:.1f} s"
-
-
-def stop_rgw(base: str) -> None:
-    subprocess.run(["bash", str(REPO / "scripts" / "rgw-stop.sh")],
-                   env=dict(os.environ, CEPH_BASE=base, CEPH_STOP_SIGNAL="KILL"),
-                   capture_output=True, timeout=60, check=False)
-    shutil.rmtree(base, ignore_errors=True)
-
-
 def s3_run(endpoint: str, key: str, secret: str, n: int, cap_s: float) -> dict[str, Any]:
     client = make_s3_client(endpoint, "us-east-1", access_key=key, secret_key=secret)
     bucket = f"zr-bench-{uuid.uuid4().hex[:8]}"
@@ -153,11 +121,7 @@ def versions() -> dict[str, str]:
             out[mod] = __import__(mod).__version__
         except Exception:  # pragma: no cover
             out[mod] = "?"
-    try:
-        out["radosgw"] = subprocess.run(["radosgw", "--version"], capture_output=True, text=True,
-                                        timeout=10, check=False).stdout.split(" (")[0].strip()
-    except OSError:
-        out["radosgw"] = "not installed"
+    out["radosgw"] = radosgw_version()
     return out
 
 
@@ -189,13 +153,12 @@ def main() -> int:
     if args.no_rgw:
         report["backends"]["rgw"] = {"skipped": "--no-rgw"}
     else:
-        env, base, note = start_rgw()
-        if env is None:
+        rgw, base, note = start_rgw()
+        if rgw is None:
             report["backends"]["rgw"] = {"skipped": note}
         else:
             try:
-                res = s3_run(env["S3_ENDPOINT"], env.get("AWS_ACCESS_KEY_ID", "testaccesskey"),
-                             env.get("AWS_SECRET_ACCESS_KEY", "testsecretkey"), n, cap)
+                res = s3_run(rgw.url, rgw.access_key, rgw.secret_key, n, cap)
                 res["server"] = note
                 report["backends"]["rgw"] = res
             finally:

@@ -1,0 +1,368 @@
+"""Side by side: zerorename's committers against what users would pick instead, on one server.
+
+For each server (moto in a child process; Ceph RGW when it starts), each number of files F and
+each thread count T, every strategy of :mod:`strategies` — the minimal deferred multipart,
+rename-by-copy v1 and v2 on plain boto3, zerorename's ``magic``, ``fenced``, ``directory``,
+``partitioned`` and ``manifest`` — and an s3fs transaction (:mod:`s3fs_job`) runs the same job
+into a fresh bucket: F files of 4 KiB written by tasks of 250 files (``--files-per-task``),
+4 tasks at a time (``--slots``), in four timed phases separated by barriers:
+
+* **setup** — the job's setup;
+* **write** — every task sets up and writes its files;
+* **task commit** — every task commits and hands its message to the driver;
+* **job commit** — the driver commits the job with the messages (Spark's protocol).
+
+Every request goes through one boto3 client per server with :class:`wire.WireCounter` hooks
+(s3fs: the same hooks on its aiobotocore client), so the counts are HTTP requests, retries
+included, by operation; bytes copied are what the server copied (CopyObject).  T is the
+strategy's thread option: the job commit's threads (``fs.s3a.committer.threads`` or
+``mapreduce.manifest.committer.io.threads`` for zerorename; the completes or copies of the
+baselines), and the copies of the baselines' task commits.  s3fs completes its uploads one
+at a time whatever T is, so it runs once per F and server.  After each run the output is
+checked (F files visible, ``_SUCCESS``, no upload left) and the bucket is emptied, uncounted.
+
+Results: ``bench/results/side_by_side.json``, ``.md`` and ``.png`` (see
+:mod:`render`, which also writes the README's table).  Times depend on the
+machine (2 cores shared by client, server and anything else: the load average is recorded
+per run); request counts and bytes do not.
+
+    .venv/bin/python bench/side_by_side.py                    # F = 1,000 and 10,000, T = 1, 8, 32
+    .venv/bin/python bench/side_by_side.py --run 1000:1,8,32 --run 10000:32   # chosen cells
+    .venv/bin/python bench/side_by_side.py --quick --out-dir /tmp/x   # the smoke test's run
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+import time
+import traceback
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(REPO / "reference"))
+sys.path.insert(0, str(HERE))
+
+import render  # noqa: E402
+from commit_costs import Layout, environment  # noqa: E402
+from s3fs_job import find_s3fs_python, run_s3fs_job  # noqa: E402
+from servers import MotoServer, S3Endpoint, radosgw_version, rgw_server  # noqa: E402
+from strategies import BASELINES, ZERORENAME, JobTarget, Strategy, make_strategy  # noqa: E402
+from wire import WireCounter  # noqa: E402
+
+import zerorename as zr  # noqa: E402
+
+RESULTS = HERE / "results"
+STRATEGIES = (*BASELINES, "s3fs", *ZERORENAME)
+PHASES = ("setup_job", "write", "commit_task", "commit_job")
+FILE_BYTES = 4096
+
+
+class Server:
+    """One server's counted client and store, shared by every run on it."""
+
+    def __init__(self, endpoint: S3Endpoint, max_threads: int, slots: int) -> None:
+        self.endpoint = endpoint
+        self.counter = WireCounter()
+        # every task's copies or uploads may run on T threads at once: no client-side queue
+        pool = min(256, max(32, slots * max_threads))
+        self.client = self.counter.attach(zr.make_s3_client(
+            endpoint.url, access_key=endpoint.access_key, secret_key=endpoint.secret_key,
+            max_pool_connections=pool))
+        self.store = zr.S3Store(self.client, name=endpoint.name)
+        self._probed = False
+
+    @contextlib.contextmanager
+    def bucket(self) -> Iterator[str]:
+        """A fresh bucket (its capability probe done, uncounted by any phase), emptied and
+        removed afterwards."""
+        name = f"zr-side-{uuid.uuid4().hex[:10]}"
+        self.client.create_bucket(Bucket=name)
+        if not self._probed:
+            self.store.capabilities(f"s3://{name}/probe")
+            self._probed = True
+        try:
+            yield name
+        finally:
+            empty_bucket(self.client, name)
+
+
+def empty_bucket(client: Any, bucket: str) -> None:
+    for upload in client.list_multipart_uploads(Bucket=bucket).get("Uploads", ()):
+        client.abort_multipart_upload(Bucket=bucket, Key=upload["Key"],
+                                      UploadId=upload["UploadId"])
+    keys = [o["Key"] for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket)
+            for o in page.get("Contents", ())]
+    for i in range(0, len(keys), 1000):
+        client.delete_objects(Bucket=bucket, Delete={
+            "Objects": [{"Key": k} for k in keys[i:i + 1000]], "Quiet": True})
+    client.delete_bucket(Bucket=bucket)
+
+
+def check_output(client: Any, bucket: str, prefix: str, files: int) -> dict[str, int]:
+    """What a reader sees after the job (not counted: read after the phases)."""
+    visible = hidden = success = 0
+    for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket,
+                                                                 Prefix=prefix + "/"):
+        for obj in page.get("Contents", ()):
+            rel = obj["Key"][len(prefix) + 1:]
+            if rel == "_SUCCESS":
+                success += 1
+            elif any(p.startswith(("_", ".")) for p in rel.split("/")):
+                hidden += 1
+            else:
+                visible += 1
+    uploads = len(client.list_multipart_uploads(Bucket=bucket).get("Uploads", ()))
+    if visible != files or not success:
+        raise RuntimeError(f"s3://{bucket}/{prefix}: {visible} files visible (expected {files}),"
+                           f" _SUCCESS {'present' if success else 'missing'}")
+    return {"visible_files": visible, "leftover_hidden_objects": hidden,
+            "leftover_uploads": uploads}
+
+
+def run_phases(strategy: Strategy, layout: Layout, slots: int,
+               counter: WireCounter) -> dict[str, dict[str, Any]]:
+    """The four phases, barrier-separated, each timed and counted."""
+    body = b"z" * FILE_BYTES
+    phases: dict[str, dict[str, Any]] = {}
+    states: list[Any] = []
+    messages: list[Any] = []
+
+    def phase(name: str, fn: Callable[[], None]) -> None:
+        before, start = counter.snapshot(), time.perf_counter()
+        fn()
+        took = time.perf_counter() - start
+        phases[name] = {"seconds": took, **counter.snapshot().minus(before).as_dict()}
+
+    def tasks(fn: Callable[[int], Any]) -> list[Any]:
+        with ThreadPoolExecutor(slots) as pool:
+            return list(pool.map(fn, range(layout.tasks)))
+
+    phase("setup_job", strategy.setup_job)
+    phase("write", lambda: states.extend(
+        tasks(lambda t: strategy.write_task(t, layout.paths(t), body))))
+    phase("commit_task", lambda: messages.extend(
+        tasks(lambda t: strategy.commit_task(t, states[t]))))
+    phase("commit_job", lambda: strategy.commit_job(messages))
+    return phases
+
+
+def summarize(row: dict[str, Any], phases: dict[str, dict[str, Any]], files: int) -> None:
+    """The row's headline figures from its phases."""
+    total = sum(p["total"] for p in phases.values())
+    row.update({
+        "phases": {k: {**v, "seconds": round(v["seconds"], 3)} for k, v in phases.items()},
+        "requests_total": total,
+        "requests_per_file": round(total / files, 3),
+        "job_commit_requests": phases["commit_job"]["total"],
+        "bytes_copied": sum(p["bytes_copied"] for p in phases.values()),
+        "copies_of_unknown_size": sum(p["copies_of_unknown_size"] for p in phases.values()),
+        "write_seconds": round(phases["write"]["seconds"], 3),
+        "task_commit_seconds": round(phases["commit_task"]["seconds"], 3),
+        "job_commit_seconds": round(phases["commit_job"]["seconds"], 3),
+        "whole_run_seconds": round(sum(p["seconds"] for p in phases.values()), 3),
+    })
+
+
+def family(name: str) -> str:
+    return "zerorename" if name in ZERORENAME else "s3fs" if name == "s3fs" else "baseline"
+
+
+def run_one(server: Server, name: str, layout: Layout, threads: int | None, slots: int,
+            s3fs_python: str | None) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "strategy": name, "family": family(name), "server": server.endpoint.name,
+        "files": layout.files, "tasks": layout.tasks, "file_bytes": FILE_BYTES,
+        "threads": threads, "slots": slots,
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+    }
+    with server.bucket() as bucket:
+        prefix = "out"
+        if name == "s3fs":
+            assert s3fs_python is not None
+            result = run_s3fs_job(s3fs_python, server.endpoint.url, server.endpoint.access_key,
+                                  server.endpoint.secret_key, bucket, prefix,
+                                  [layout.paths(t) for t in range(layout.tasks)], FILE_BYTES,
+                                  slots)
+            phases = result["phases"]
+            row["versions"] = result["versions"]
+            row["note"] = "fsspec completes the uploads one at a time: no thread option"
+        else:
+            assert threads is not None
+            target = JobTarget(server.client, bucket, prefix, threads)
+            phases = run_phases(make_strategy(name, target, server.store), layout, slots,
+                                server.counter)
+        summarize(row, phases, layout.files)
+        row["output"] = check_output(server.client, bucket, prefix, layout.files)
+    return row
+
+
+def add_ratios(rows: list[dict[str, Any]]) -> None:
+    """Each row against the minimal strategy of its server, F and T (s3fs, which has no thread
+    option, against minimal at the smallest T measured: both then complete one at a time
+    when that is 1)."""
+    keys = ("requests_per_file", "job_commit_requests", "job_commit_seconds",
+            "whole_run_seconds")
+    minimal = {(r["server"], r["files"], r["threads"]): r for r in rows
+               if r["strategy"] == "minimal" and "error" not in r}
+    for row in rows:
+        if "error" in row or row["strategy"] == "minimal":
+            continue
+        threads = row["threads"]
+        if threads is None:
+            measured = [t for s, f, t in minimal if (s, f) == (row["server"], row["files"])]
+            if not measured:
+                continue
+            threads = row["ratio_base_threads"] = min(measured)
+        base = minimal.get((row["server"], row["files"], threads))
+        if base is not None:
+            row["ratio_to_minimal"] = {k: round(row[k] / base[k], 2) if base[k] else None
+                                       for k in keys}
+
+
+def parse_cells(runs: Sequence[str], files: Sequence[int],
+                threads: Sequence[int]) -> list[tuple[int, list[int]]]:
+    """``--run F:T1,T2`` cells, or the product of ``--files`` and ``--threads``."""
+    if not runs:
+        return [(f, list(threads)) for f in files]
+    cells: list[tuple[int, list[int]]] = []
+    for spec in runs:
+        f, _, ts = spec.partition(":")
+        try:
+            cells.append((int(f), [int(t) for t in ts.split(",")] if ts else list(threads)))
+        except ValueError as exc:
+            raise SystemExit(f"--run {spec!r}: expected F:T1,T2 (e.g. 10000:8,32)") from exc
+    return cells
+
+
+def measure(server: Server, cells: Sequence[tuple[int, list[int]]], strategies: Sequence[str],
+            files_per_task: int, slots: int, s3fs_python: str | None,
+            rows: list[dict[str, Any]]) -> None:
+    for files, thread_counts in cells:
+        tasks = max(1, files // files_per_task)
+        layout = Layout(tasks, files // tasks, size=FILE_BYTES)
+        for name in strategies:
+            plan: list[int | None] = [None] if name == "s3fs" else list(thread_counts)
+            for threads in plan:
+                label = f"{server.endpoint.name:5s} F={layout.files:6d} T={threads or '-':>2} " \
+                        f"{name:12s}"
+                if name == "s3fs" and s3fs_python is None:
+                    continue
+                try:
+                    row = run_one(server, name, layout, threads, slots, s3fs_python)
+                except Exception as exc:  # recorded; the run goes on and exits 1
+                    rows.append({"strategy": name, "family": family(name),
+                                 "server": server.endpoint.name, "files": layout.files,
+                                 "threads": threads, "error": f"{type(exc).__name__}: {exc}"})
+                    print(f"  {label} FAILED: {exc}\n{traceback.format_exc()}", flush=True)
+                    continue
+                rows.append(row)
+                print(f"  {label} {row['requests_per_file']:5.2f} req/file, job commit "
+                      f"{row['job_commit_requests']:6d} req {row['job_commit_seconds']:7.2f} s,"
+                      f" whole {row['whole_run_seconds']:7.2f} s, copied "
+                      f"{row['bytes_copied']:,} B", flush=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true",
+                    help="24 files in 4 tasks, T=4, moto only (the smoke test)")
+    ap.add_argument("--files", default="1000,10000", help="comma list of F")
+    ap.add_argument("--threads", default="1,8,32", help="comma list of T")
+    ap.add_argument("--run", action="append", default=[], metavar="F:T1,T2",
+                    help="measure only these cells (repeatable); default: files x threads")
+    ap.add_argument("--files-per-task", type=int, default=250)
+    ap.add_argument("--slots", type=int, default=4, help="tasks running at once")
+    ap.add_argument("--strategies", default=",".join(STRATEGIES))
+    ap.add_argument("--servers", default="moto,rgw", help="comma list from moto, rgw")
+    ap.add_argument("--s3fs-python", default=None,
+                    help="interpreter with s3fs>=2023.1 (default: this one, or a virtualenv "
+                         "the benchmark creates under ~/.cache/zerorename-bench)")
+    ap.add_argument("--no-s3fs-venv", action="store_true",
+                    help="do not create that virtualenv: without s3fs, skip it")
+    ap.add_argument("--out-dir", type=Path, default=RESULTS)
+    ap.add_argument("--no-readme", action="store_true",
+                    help="do not rewrite README.md's table (always off with --quick or "
+                         "--out-dir elsewhere)")
+    args = ap.parse_args(argv)
+    if args.quick:
+        cells, files_per_task, slots = [(24, [4])], 6, 2
+        servers = ["moto"]
+    else:
+        cells = parse_cells(args.run, [int(x) for x in args.files.split(",")],
+                            [int(x) for x in args.threads.split(",")])
+        files_per_task, slots = args.files_per_task, args.slots
+        servers = [s.strip() for s in args.servers.split(",") if s.strip()]
+    strategies = [s.strip() for s in args.strategies.split(",") if s.strip()]
+    unknown = set(strategies) - set(STRATEGIES)
+    if unknown:
+        ap.error(f"--strategies: unknown {sorted(unknown)}; choose from {', '.join(STRATEGIES)}")
+    os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
+    os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
+
+    start = time.monotonic()
+    report: dict[str, Any] = {
+        "benchmark": "side_by_side", "mode": "quick" if args.quick else "full",
+        "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "environment": environment(),
+        "job": {"file_bytes": FILE_BYTES, "files_per_task": files_per_task, "slots": slots,
+                "protocol": "spark", "cells": [{"files": f, "threads": t} for f, t in cells]},
+        "strategies": strategies, "servers": {}, "rows": [],
+    }
+    report["environment"]["radosgw"] = radosgw_version()
+    s3fs_python: str | None = None
+    if "s3fs" in strategies:
+        s3fs_python, note = find_s3fs_python(args.s3fs_python, not args.no_s3fs_venv)
+        report["s3fs"] = {"python": s3fs_python, "note": note}
+        if s3fs_python is None:
+            print(f"s3fs skipped: {note}", file=sys.stderr, flush=True)
+    max_threads = max(max(t) for _, t in cells)
+    rows: list[dict[str, Any]] = report["rows"]
+    for name in servers:
+        t0 = time.monotonic()
+        if name == "moto":
+            with MotoServer() as moto:
+                endpoint = moto.s3_endpoint()
+                report["servers"]["moto"] = {"note": endpoint.note}
+                print(f"moto at {endpoint.url}", flush=True)
+                measure(Server(endpoint, max_threads, slots), cells, strategies,
+                        files_per_task, slots, s3fs_python, rows)
+        elif name == "rgw":
+            with rgw_server() as rgw:
+                if isinstance(rgw, str):
+                    report["servers"]["rgw"] = {"skipped": rgw}
+                    print(f"rgw skipped: {rgw}", flush=True)
+                    continue
+                report["servers"]["rgw"] = {"note": rgw.note}
+                print(f"rgw at {rgw.url} ({rgw.note})", flush=True)
+                measure(Server(rgw, max_threads, slots), cells, strategies, files_per_task,
+                        slots, s3fs_python, rows)
+        else:
+            ap.error(f"--servers: unknown {name!r} (moto, rgw)")
+        report["servers"][name]["seconds"] = round(time.monotonic() - t0, 1)
+    add_ratios(rows)
+    report["environment"]["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    report["total_seconds"] = round(time.monotonic() - start, 1)
+
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    (args.out_dir / "side_by_side.json").write_text(json.dumps(report, indent=2) + "\n")
+    text = render.markdown(report)
+    (args.out_dir / "side_by_side.md").write_text(text)
+    render.plot(report, args.out_dir / "side_by_side.png")
+    print(text)
+    if not (args.quick or args.no_readme) and args.out_dir.resolve() == RESULTS.resolve():
+        render.update_readme()
+    failed = [r for r in rows if "error" in r]
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
