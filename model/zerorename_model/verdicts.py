@@ -284,9 +284,16 @@ def matrix(committers: Sequence[str] | None = None, stores: Sequence[str] | None
         for (c, s, *_rest), result in zip(jobs, pool.map(decide_job, jobs), strict=True):
             cells += result
             if progress:
-                progress(f"{c} on {s}: " + ", ".join(f"{x['property']}={x['verdict']}"
+                progress(f"{c} on {s}: " + ", ".join(f"{x['property']}={shown_verdict(x)}"
                                                       for x in result))
     return cells
+
+
+def shown_verdict(cell: dict[str, Any]) -> str:
+    """A cell's verdict as people read it: ``holds*`` where a scope was only sampled."""
+    if cell["verdict"] == "holds" and not cell["explored"].get("complete", True):
+        return "holds*"
+    return str(cell["verdict"])
 
 
 def format_matrix(cells: Sequence[dict[str, Any]]) -> str:
@@ -294,10 +301,7 @@ def format_matrix(cells: Sequence[dict[str, Any]]) -> str:
     props = list(dict.fromkeys(c["property"] for c in cells))
     rows: dict[tuple[str, str], dict[str, str]] = {}
     for c in cells:
-        mark = c["verdict"]
-        if mark == "holds" and not c["explored"].get("complete", True):
-            mark = "holds*"
-        rows.setdefault((c["committer"], c["store"]), {})[c["property"]] = mark
+        rows.setdefault((c["committer"], c["store"]), {})[c["property"]] = shown_verdict(c)
     width = max([len(p) for p in props] + [8])
     head = f"{'committer':<12} {'store':<8} " + " ".join(f"{p:<{width}}" for p in props)
     lines = [head, "-" * len(head)]

@@ -6,8 +6,8 @@ by default it starts moto's S3 server on 127.0.0.1 (any free port) inside this p
 ``--endpoint-url`` and ``--bucket`` it uses a real S3 endpoint instead (credentials from boto3's
 usual chain; it writes under ``--prefix`` and deletes what it wrote unless ``--keep``).
 
-For each committer (``magic``, ``directory``, ``partitioned``, ``manifest``, ``v1``, ``v2``;
-a committer the store cannot serve is skipped with its own reason) it runs two jobs:
+For each committer (``fenced``, ``magic``, ``directory``, ``partitioned``, ``manifest``,
+``v1``, ``v2``; a committer the store cannot serve is skipped with its own reason) it runs two jobs:
 
 1. **A job that survives faults.**  Task 1's first attempt writes all its data and then the
    Python worker dies (``os._exit``), so Spark retries it (``local[2,3]``: 3 attempts per
@@ -65,7 +65,7 @@ from zerorename.spark.verify import (
 )
 from zerorename.store import Store, list_all
 
-COMMITTERS = ("magic", "directory", "partitioned", "manifest", "v1", "v2")
+COMMITTERS = ("fenced", "magic", "directory", "partitioned", "manifest", "v1", "v2")
 PARTITION_BY = ("year", "month")
 COLUMNS = ("event_id", "user_id", "kind", "amount", "ts", "year", "month")
 TASKS = 4

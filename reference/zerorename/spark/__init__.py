@@ -110,7 +110,7 @@ _register_on_format()
 def write(
     df: DataFrame,
     dest: str,
-    committer: str = "magic",
+    committer: str = "auto",
     partition_by: Sequence[str] | str | None = None,
     mode: str = "append",
     format: str = "parquet",

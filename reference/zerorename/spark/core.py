@@ -54,6 +54,8 @@ SAVE_MODES: dict[str, str] = {
 }
 CONFLICT_MODE = "fs.s3a.committer.staging.conflict-mode"
 COMMITTER_THREADS = "fs.s3a.committer.threads"
+#: The ``committer`` option's default: chosen by :func:`default_committer`.
+AUTO = "auto"
 PART_SIZE = "fs.s3a.multipart.size"
 
 #: Option names that would put a secret into a plan, a log or a pickle: refused with advice.
@@ -127,7 +129,9 @@ class WriteSpec:
     """
 
     dest: str
-    committer: str = "magic"
+    #: ``auto``: ``fenced`` where the store refuses a second If-None-Match PUT, else ``magic``
+    #: (decided once, by the driver, in :meth:`JobDriver.setup`; tasks get the decided name)
+    committer: str = AUTO
     partition_by: tuple[str, ...] = ()
     mode: str = "append"
     job_id: str = field(default_factory=lambda: str(uuid.uuid4()))
@@ -200,7 +204,8 @@ def spec_from_options(options: Mapping[str, Any], *, overwrite: bool = False) ->
     checksums = opts.get("checksums")
     spec = WriteSpec(
         dest=str(dest).rstrip("/"),
-        committer=_choice(where, "committer", opts.get("committer", "magic"), COMMITTERS),
+        committer=_choice(where, "committer", opts.get("committer", AUTO),
+                          (AUTO, *COMMITTERS)),
         partition_by=tuple(str(c) for c in partition_by),
         mode=mode,
         endpoint_url=str(endpoint) if endpoint else None,
@@ -294,9 +299,11 @@ def make_store(spec: WriteSpec) -> Store:
             client = make_s3_client(endpoint_url=spec.endpoint_url, region=spec.region,
                                     **kwargs)
             _CLIENTS[key] = client
+    # the capability probe (which default_committer reads) runs in the destination's bucket
+    bucket = parse_url(spec.dest).bucket
     if spec.part_min_size is not None:
-        return S3Store(client, min_part_size=spec.part_min_size)
-    return S3Store(client)
+        return S3Store(client, min_part_size=spec.part_min_size, probe_bucket=bucket)
+    return S3Store(client, probe_bucket=bucket)
 
 
 def job_context(spec: WriteSpec) -> Any:
@@ -387,6 +394,25 @@ def output_exists(store: Store, dest: str) -> bool:
     return False
 
 
+_FALLBACK_LOGGED: set[str] = set()
+_FALLBACK_LOCK = threading.Lock()
+
+
+def default_committer(store: Store, dest: str) -> str:
+    """``fenced`` where the store honours conditional PUT (the capability probe, measured once
+    per endpoint and process), ``magic`` otherwise — said once per store in the log, since a
+    user who did not pick a committer should know which one wrote their data and why."""
+    if store.capabilities().conditional_put:
+        return "fenced"
+    with _FALLBACK_LOCK:
+        if store.name not in _FALLBACK_LOGGED:
+            _FALLBACK_LOGGED.add(store.name)
+            log.warning("zerorename: %s does not refuse a second If-None-Match PUT, so the "
+                        "fenced committer cannot run there: writing %s with magic", store.name,
+                        dest)
+    return "magic"
+
+
 class JobDriver:
     """The job-side committer for one :class:`WriteSpec`, rebuilt in whichever process needs it.
 
@@ -396,8 +422,10 @@ class JobDriver:
     """
 
     def __init__(self, spec: WriteSpec, store: Store | None = None) -> None:
-        self.spec = spec
         self.store = store if store is not None else make_store(spec)
+        if spec.committer == AUTO:
+            spec = replace(spec, committer=default_committer(self.store, spec.dest))
+        self.spec = spec
         self.job = job_context(spec)
         self.committer = zr.create_committer(spec.committer, self.store, self.job)
 

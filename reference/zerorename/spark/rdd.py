@@ -92,7 +92,7 @@ def write_rdd(
     dest: str,
     *,
     schema: Any,
-    committer: str = "magic",
+    committer: str = "auto",
     partition_by: Sequence[str] | str | None = None,
     mode: str = "append",
     batch_rows: int = BATCH_ROWS,
