@@ -18,6 +18,10 @@ Three measurements of the reference committers (issue 4), through their public A
    fake store (``bench/fakes.py``), under both protocols, for ``magic`` (the S3A job commit that
    ``directory``/``partitioned`` share) and ``manifest``; plus 500 x 1 and 500 x 5 files, so
    the growth per extra task and per extra file can be read off.
+4. **Peak RSS** of a job commit of 100,000 files over 10,000 tasks, each measured in a child
+   process of its own (:mod:`commit_rss`: ``VmHWM`` reset just before ``commit_job``), under
+   both protocols, for ``magic``, ``fenced``, ``directory`` and ``manifest``; the goal is
+   under 200 MB.
 
 Wall times depend on the 2-core machine (client and server share it; the load average is
 recorded); request counts and minimums do not.
@@ -51,6 +55,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "reference"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import commit_rss  # noqa: E402
 from fakes import MemoryStore  # noqa: E402
 from servers import MotoServer  # noqa: E402
 
@@ -448,6 +453,25 @@ def _memory_rows(name: str, layout: Layout) -> list[dict[str, Any]]:
     return rows
 
 
+# -- 4. peak RSS of a job commit ----------------------------------------------------------
+
+RSS_COMMITTERS = ("magic", "fenced", "directory", "manifest")
+
+
+def commit_rss_rows(committers: Sequence[str], tasks: int,
+                    files_per_task: int) -> list[dict[str, Any]]:
+    """Part 4: one child process per committer and protocol (:mod:`commit_rss`)."""
+    rows: list[dict[str, Any]] = []
+    for name in committers:
+        for protocol in PROTOCOLS:
+            row = commit_rss.measure(name, protocol, tasks, files_per_task)
+            rows.append(row)
+            print(f"  {name:10s} {protocol:6s} {tasks:6d} x {files_per_task}: peak RSS "
+                  f"{row['peak_rss_mb']:7.1f} MB (+{row['peak_increase_mb']:.1f} MB over "
+                  f"{row['rss_before_mb']:.1f} MB before the commit)", flush=True)
+    return rows
+
+
 # -- report -------------------------------------------------------------------------------
 
 OPS = ("put", "get", "head", "list_page", "create_multipart", "upload_part",
@@ -531,6 +555,22 @@ def markdown(report: dict[str, Any]) -> str:
                        f"{'' if per_file is None else f'{per_file:,}'} | "
                        f"{r['retained_bytes'] / 1e6:.2f} | "
                        f"{r['messages_bytes_json'] / 1e6:.2f} | {r['commit_seconds_traced']} |")
+    rss = report.get("commit_rss") or []
+    if rss:
+        r0 = rss[0]
+        out += ["", f"## 4. Peak RSS of a job commit, {r0['files']:,} files over "
+                f"{r0['tasks']:,} tasks, in-memory store (child process)", "",
+                f"Method: {r0['method']}; the process also holds the store's objects and the "
+                "messages, so **increase** (peak minus the RSS just before the commit) is the "
+                "commit's own figure.  Goal: under 200 MB.", "",
+                "| committer | protocol | threads | RSS before MB | peak RSS MB | increase MB | "
+                "RSS after MB | commit s | commit requests |",
+                "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+        for r in rss:
+            out.append(f"| {r['committer']} | {r['protocol']} | {r['threads']} | "
+                       f"{r['rss_before_mb']} | {r['peak_rss_mb']} | {r['peak_increase_mb']} | "
+                       f"{r['rss_after_mb']} | {r['commit_seconds']} | "
+                       f"{r['commit_requests']:,} |")
     return "\n".join(out) + "\n"
 
 
@@ -547,7 +587,7 @@ def environment() -> dict[str, Any]:
 
 
 #: report keys of the three measurements
-PART_KEYS = ("requests_per_file", "commit_time", "commit_memory")
+PART_KEYS = ("requests_per_file", "commit_time", "commit_memory", "commit_rss")
 
 
 def merge_previous(report: dict[str, Any], path: Path) -> dict[str, Any]:
@@ -581,7 +621,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--time-committers", default=None,
                     help=f"comma list for the timing part, from {', '.join(ON_S3)} "
                          "(default magic,directory)")
-    ap.add_argument("--parts", default="1,2,3", help="which measurements to run")
+    ap.add_argument("--parts", default="1,2,3,4", help="which measurements to run")
     args = ap.parse_args(argv)
     parts = {p.strip() for p in args.parts.split(",")}
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
@@ -593,10 +633,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         small, s3_protocols, s3_committers = Layout(2, 2), ("spark",), ("magic", "manifest")
         timing, threads, task_threads = Layout(2, 4), (1, 4), 2
         mem_shapes = [(50, 1), (50, 3), (100, 1)]
+        rss_shape, rss_committers = (200, 5), ("magic", "manifest")
     else:
         small, s3_protocols, s3_committers = Layout(4, 5), PROTOCOLS, ON_S3
         timing, threads, task_threads = Layout(50, 20, size=1024), (1, 8, 32), 8
         mem_shapes = [(500, 1), (500, 5), (10_000, 1)]
+        rss_shape, rss_committers = (10_000, 10), RSS_COMMITTERS
     timed = (args.time_committers or ("magic" if args.quick else "magic,directory")).split(",")
     if not set(timed) <= set(ON_S3):
         ap.error(f"--time-committers: choose from {', '.join(ON_S3)} (v1/v2 need rename)")
@@ -606,7 +648,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "benchmark": "commit_costs", "mode": "quick" if args.quick else "full",
         "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "environment": environment(),
-        "requests_per_file": [], "commit_time": [], "commit_memory": [], "part_seconds": {},
+        "requests_per_file": [], "commit_time": [], "commit_memory": [], "commit_rss": [],
+        "part_seconds": {},
     }
 
     def timed_part(key: str, label: str, fn: Callable[[], list[dict[str, Any]]]) -> None:
@@ -622,6 +665,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if "3" in parts:  # first: needs no server, which starts meanwhile
             timed_part("commit_memory", f"3. job commit memory (tasks x files: {mem_shapes})",
                        lambda: commit_memory(("magic", "manifest"), mem_shapes))
+        if "4" in parts:
+            timed_part("commit_rss", f"4. job commit peak RSS ({rss_shape[0]} tasks x "
+                       f"{rss_shape[1]} files)",
+                       lambda: commit_rss_rows(rss_committers, *rss_shape))
         if "1" in parts:
             timed_part("requests_per_file",
                        f"1. requests per file ({small.tasks} tasks x {small.files_per_task}"
