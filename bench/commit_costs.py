@@ -629,6 +629,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     s3_protocols: Sequence[str]
     s3_committers: Sequence[str]
     threads: Sequence[int]
+    rss_committers: Sequence[str]
     if args.quick:
         small, s3_protocols, s3_committers = Layout(2, 2), ("spark",), ("magic", "manifest")
         timing, threads, task_threads = Layout(2, 4), (1, 4), 2

@@ -121,7 +121,7 @@ def main() -> int:
     finally:
         server.stop()
     import moto
-    import pyarrow
+    import pyarrow  # type: ignore[import-untyped]
     import pyspark
 
     report = {

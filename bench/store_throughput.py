@@ -94,12 +94,17 @@ def bench_store(store: Store, base: str, n: int, cap_s: float) -> dict[str, Any]
     for threads in (1, 8):
         prefix = f"{base}/t{threads}-{uuid.uuid4().hex[:6]}"
         count = n if threads == 1 else 2 * n
-        put = run_phase(lambda i, p=prefix: (store.put(f"{p}/k{i:05d}", BODY), None)[1],
-                        count, threads, cap_s)
-        written = put["requests"]
-        get = run_phase(lambda i, p=prefix, w=written: (store.get(f"{p}/k{i % max(w, 1):05d}"),
-                                                        None)[1],
-                        count, threads, cap_s)
+
+        def put_one(i: int, p: str = prefix) -> None:
+            store.put(f"{p}/k{i:05d}", BODY)
+
+        put = run_phase(put_one, count, threads, cap_s)
+        written = max(int(put["requests"]), 1)
+
+        def get_one(i: int, p: str = prefix, w: int = written) -> None:
+            store.get(f"{p}/k{i % w:05d}")
+
+        get = run_phase(get_one, count, threads, cap_s)
         results[f"{threads}_thread{'s' if threads > 1 else ''}"] = {"put": put, "get": get}
     results["request_counts"] = store.request_counts()
     return results

@@ -140,10 +140,10 @@ class WireCounter:
                 self._sizes[(bucket, key)] = sum(parts.get(n, 0) for n in numbers)
             elif op in COPY_OPERATIONS:
                 source = _copy_source(params.get("CopySource"))
-                size = self._sizes.get(source) if source is not None else None
-                if size is None:
+                known = self._sizes.get(source) if source is not None else None
+                if known is None:
                     self._unknown_copies += 1
                 else:
-                    self._copied += size
+                    self._copied += known
                     if op == "CopyObject":
-                        self._sizes[(bucket, key)] = size
+                        self._sizes[(bucket, key)] = known
