@@ -27,7 +27,7 @@ machine (2 cores shared by client, server and anything else: the load average is
 per run); request counts and bytes do not.
 
     .venv/bin/python bench/side_by_side.py                    # F = 1,000 and 10,000, T = 1, 8, 32
-    .venv/bin/python bench/side_by_side.py --run 1000:1,8,32 --run 10000:32   # chosen cells
+    .venv/bin/python bench/side_by_side.py --run 1000:1,8,32 --run moto@10000:32  # chosen cells
     .venv/bin/python bench/side_by_side.py --quick --out-dir /tmp/x   # the smoke test's run
 """
 
@@ -228,18 +228,26 @@ def add_ratios(rows: list[dict[str, Any]]) -> None:
                                        for k in keys}
 
 
-def parse_cells(runs: Sequence[str], files: Sequence[int],
-                threads: Sequence[int]) -> list[tuple[int, list[int]]]:
-    """``--run F:T1,T2`` cells, or the product of ``--files`` and ``--threads``."""
+Cells = list[tuple[int, list[int]]]
+
+
+def parse_cells(runs: Sequence[str], files: Sequence[int], threads: Sequence[int],
+                server: str | None = None) -> Cells:
+    """``--run [SERVER@]F:T1,T2`` cells for ``server`` (a cell naming no server is for every
+    server), or the product of ``--files`` and ``--threads`` when no ``--run`` is given."""
     if not runs:
         return [(f, list(threads)) for f in files]
-    cells: list[tuple[int, list[int]]] = []
+    cells: Cells = []
     for spec in runs:
-        f, _, ts = spec.partition(":")
+        where, at, cell = spec.rpartition("@")
+        if at and server is not None and where != server:
+            continue
+        f, _, ts = cell.partition(":")
         try:
             cells.append((int(f), [int(t) for t in ts.split(",")] if ts else list(threads)))
         except ValueError as exc:
-            raise SystemExit(f"--run {spec!r}: expected F:T1,T2 (e.g. 10000:8,32)") from exc
+            raise SystemExit(f"--run {spec!r}: expected [SERVER@]F:T1,T2 "
+                             "(e.g. 10000:8,32 or moto@10000:32)") from exc
     return cells
 
 
@@ -277,8 +285,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="24 files in 4 tasks, T=4, moto only (the smoke test)")
     ap.add_argument("--files", default="1000,10000", help="comma list of F")
     ap.add_argument("--threads", default="1,8,32", help="comma list of T")
-    ap.add_argument("--run", action="append", default=[], metavar="F:T1,T2",
-                    help="measure only these cells (repeatable); default: files x threads")
+    ap.add_argument("--run", action="append", default=[], metavar="[SERVER@]F:T1,T2",
+                    help="measure only these cells (repeatable; SERVER@ for one server "
+                         "only); default: files x threads")
     ap.add_argument("--files-per-task", type=int, default=250)
     ap.add_argument("--slots", type=int, default=4, help="tasks running at once")
     ap.add_argument("--strategies", default=",".join(STRATEGIES))
@@ -293,14 +302,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="do not rewrite README.md's table (always off with --quick or "
                          "--out-dir elsewhere)")
     args = ap.parse_args(argv)
+    files = [int(x) for x in args.files.split(",")]
+    threads = [int(x) for x in args.threads.split(",")]
     if args.quick:
-        cells, files_per_task, slots = [(24, [4])], 6, 2
-        servers = ["moto"]
+        servers, files_per_task, slots = ["moto"], 6, 2
+        cells_of: dict[str, Cells] = {"moto": [(24, [4])]}
     else:
-        cells = parse_cells(args.run, [int(x) for x in args.files.split(",")],
-                            [int(x) for x in args.threads.split(",")])
-        files_per_task, slots = args.files_per_task, args.slots
         servers = [s.strip() for s in args.servers.split(",") if s.strip()]
+        files_per_task, slots = args.files_per_task, args.slots
+        cells_of = {s: parse_cells(args.run, files, threads, s) for s in servers}
+    for name in servers:
+        if name not in ("moto", "rgw"):
+            ap.error(f"--servers: unknown {name!r} (moto, rgw)")
     strategies = [s.strip() for s in args.strategies.split(",") if s.strip()]
     unknown = set(strategies) - set(STRATEGIES)
     if unknown:
@@ -314,7 +327,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "environment": environment(),
         "job": {"file_bytes": FILE_BYTES, "files_per_task": files_per_task, "slots": slots,
-                "protocol": "spark", "cells": [{"files": f, "threads": t} for f, t in cells]},
+                "protocol": "spark",
+                "cells": {s: [{"files": f, "threads": t} for f, t in c]
+                          for s, c in cells_of.items()}},
         "strategies": strategies, "servers": {}, "rows": [],
     }
     report["environment"]["radosgw"] = radosgw_version()
@@ -324,9 +339,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         report["s3fs"] = {"python": s3fs_python, "note": note}
         if s3fs_python is None:
             print(f"s3fs skipped: {note}", file=sys.stderr, flush=True)
-    max_threads = max(max(t) for _, t in cells)
     rows: list[dict[str, Any]] = report["rows"]
     for name in servers:
+        cells = cells_of[name]
+        if not cells:
+            continue
+        max_threads = max(max(t) for _, t in cells)
         t0 = time.monotonic()
         if name == "moto":
             with MotoServer() as moto:
@@ -345,8 +363,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"rgw at {rgw.url} ({rgw.note})", flush=True)
                 measure(Server(rgw, max_threads, slots), cells, strategies, files_per_task,
                         slots, s3fs_python, rows)
-        else:
-            ap.error(f"--servers: unknown {name!r} (moto, rgw)")
         report["servers"][name]["seconds"] = round(time.monotonic() - t0, 1)
     add_ratios(rows)
     report["environment"]["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
