@@ -4,6 +4,7 @@ Usage (from the repository root)::
 
     .venv/bin/python paper/make_paper.py                 # explore, write results, render
     .venv/bin/python paper/make_paper.py --render-only   # re-render from results/verdicts.json
+    .venv/bin/python paper/make_paper.py --merge --committers fenced,fenced+no-fence
 
 The first form runs, on 2 worker processes:
 
@@ -16,7 +17,17 @@ The first form runs, on 2 worker processes:
 then writes ``results/verdicts.json`` (everything the paper's tables are rendered from) and
 ``results/traces/*.jsonl`` (every witness trace), and substitutes the generated sections of
 ``zerorename.template.md`` (``{{VERDICT_MATRIX}}``, ``{{TABLEV}}``, ``{{DIFFERENCES}}``,
-``{{EXPLORED}}``) to write ``zerorename.md``.
+``{{EXPLORED}}``) to write ``zerorename.md``, and draws the figures under ``figures/`` (the
+matrix as heatmaps, the VIII.C witness as a timeline and a slice).
+
+``--merge --committers a,b`` explores only the named committers, at the same budgets, and
+replaces exactly their part of the existing ``verdicts.json``: their matrix cells, their rows of
+the VIII.C probe (the pairs of :data:`RACE_PAIRS` they appear in: a variant such as
+``fenced+no-fence`` has only those) and their Table V column, with their witness traces; every
+other cell, row, column and trace stays as it was.  The results record each merge (which
+committers, when, with what budgets, how long it took) under ``merged``, and the paper says so.
+A merge is refused when the results were made with other scopes, stores, properties or budgets:
+its cells would not be comparable with the rest.
 
 The budget is a number of runs per scope, not a time limit: the wall-clock limit is set far out
 of reach, so the same commit gives the same results on a fast or a loaded machine.  The
@@ -42,6 +53,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -51,6 +63,7 @@ RESULTS = HERE / "results"
 TRACES = RESULTS / "traces"
 TEMPLATE = HERE / "zerorename.template.md"
 PAPER = HERE / "zerorename.md"
+FIGURES = HERE / "figures"
 PLACEHOLDERS = ("{{VERDICT_MATRIX}}", "{{TABLEV}}", "{{DIFFERENCES}}", "{{EXPLORED}}")
 
 #: runs per scope (a scope is enumerated completely when it has fewer schedules than this, which
@@ -59,16 +72,18 @@ PLACEHOLDERS = ("{{VERDICT_MATRIX}}", "{{TABLEV}}", "{{DIFFERENCES}}", "{{EXPLOR
 PAPER_BUDGET = {"max_runs": 4000, "seconds": None, "hypothesis_examples": 0}
 #: a second pass for every ``holds*`` cell (no violation found, some scope cut off): more runs
 #: there can only turn it into a proof or find a violation
-DEEP_BUDGET = {"max_runs": 20000, "seconds": None, "hypothesis_examples": 0}
+DEEP_RUNS = 20000
+DEEP_BUDGET = {"max_runs": DEEP_RUNS, "seconds": None, "hypothesis_examples": 0}
 #: the VIII.C probe's scopes are few: explore them as far as the second pass does
-RACE_MAX_RUNS = DEEP_BUDGET["max_runs"]
+RACE_MAX_RUNS = DEEP_RUNS
 TABLEV_MAX_RUNS = 4000
 WORKERS = 2
 
 #: The VIII.C race: committers whose job commit can take task output from the store, each on the
-#: store it is built for
+#: store it is built for; and the fenced committer, with the variant that drops its fence (plain
+#: PUTs), whose witness is the evidence that the fence is what excludes the partitioned attempt
 RACE_PAIRS = (("v1", "hdfs"), ("directory", "s3"), ("partitioned", "s3"), ("magic", "s3"),
-              ("manifest", "abfs"))
+              ("manifest", "abfs"), ("fenced", "s3"), ("fenced+no-fence", "s3"))
 RACE_SCOPES = ("partition-hadoop", "partition-spark")
 RACE_PROPS = ("completeness", "exclusivity")
 
@@ -234,10 +249,25 @@ def compute_matrix(budget: dict[str, Any], workers: int, progress: Callable[[str
             fresh = {x["property"]: x for x in again}
             cells = [fresh.get(x["property"], x) if (x["committer"], x["store"]) == (c, s)
                      else x for x in cells]
+    for line in scope_report(cells):
+        progress(line)
     for cell in cells:
         cell["trace"] = _rel(cell["trace"])
         _drop_seconds(cell["explored"])
     return cells, [list(pair) for pair in deepened]
+
+
+def scope_report(cells: Sequence[dict[str, Any]]) -> list[str]:
+    """One line per (committer, store, scope) explored: runs, states, seconds, complete.
+    Printed while the seconds are still there (the results leave them out)."""
+    seen: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for cell in cells:
+        explored = cell["explored"]
+        for summary in explored.get("scopes", [explored] if "scope" in explored else []):
+            seen[(cell["committer"], cell["store"], summary["scope"])] = summary
+    return [f"  {c} on {s}, {scope}: {e['runs']} runs, {e['states']} states, "
+            f"{e.get('seconds', '?')} s, {'complete' if e['complete'] else 'cut off'}"
+            for (c, s, scope), e in seen.items()]
 
 
 def undecided_cells(cells: Sequence[dict[str, Any]]) -> dict[tuple[str, str], list[str]]:
@@ -283,20 +313,35 @@ def _race_one(args: tuple[str, str, str, int]) -> dict[str, Any]:
         path = write_trace(TRACES / f"race.{committer}.{store}.{scope_name}.{prop}.jsonl", trace)
         verdicts[prop] = {"verdict": "violated", "trace": _rel(path), "witness": str(found[0])}
     summary = report.summary()
-    summary.pop("seconds", None)
+    seconds = summary.pop("seconds", None)
     return {"committer": committer, "store": store, "scope": scope_name,
-            "driver": scenario.driver, "verdicts": verdicts, "explored": summary}
+            "driver": scenario.driver, "verdicts": verdicts, "explored": summary,
+            "seconds": seconds}
 
 
-def compute_race(max_runs: int, workers: int) -> list[dict[str, Any]]:
-    jobs = [(c, s, scope, max_runs) for c, s in RACE_PAIRS for scope in RACE_SCOPES]
+def compute_race(max_runs: int, workers: int,
+                 pairs: Sequence[tuple[str, str]] = RACE_PAIRS,
+                 progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+    """The VIII.C probe for ``pairs``: one row per (pair, scope), in that order."""
+    jobs = [(c, s, scope, max_runs) for c, s in pairs for scope in RACE_SCOPES]
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(_race_one, jobs))
+        rows = list(pool.map(_race_one, jobs))
+    for row in rows:
+        seconds = row.pop("seconds")  # machine-dependent: reported, not kept
+        if progress is not None:
+            e = row["explored"]
+            progress(f"  VIII.C {row['committer']} on {row['store']}, {row['scope']}: "
+                     f"{e['runs']} runs, {e['states']} states, {seconds} s, "
+                     f"{'complete' if e['complete'] else 'stopped'}: " + ", ".join(
+                         f"{p}={v['verdict']}" for p, v in row["verdicts"].items()))
+    return rows
 
 
-def compute_tablev() -> dict[str, Any]:
+def compute_tablev(columns: Sequence[str] | None = None) -> dict[str, Any]:
+    """Table V for ``columns`` (default: every registered column of the model's table)."""
     from zerorename_model.tablev import (
         ATTRIBUTES,
+        COLUMNS,
         PAPER_COLUMN,
         PAPER_SOURCE,
         PAPER_TABLE_V,
@@ -305,7 +350,7 @@ def compute_tablev() -> dict[str, Any]:
     )
     from zerorename_model.trace import write_trace
 
-    table = compute(max_runs=TABLEV_MAX_RUNS)
+    table = compute(COLUMNS if columns is None else columns, max_runs=TABLEV_MAX_RUNS)
     cells: dict[str, dict[str, Any]] = {}
     for committer, row in table.items():
         cells[committer] = {}
@@ -358,7 +403,7 @@ def generate(budget: dict[str, Any], workers: int, progress: Callable[[str], Non
     timing["matrix_cpu_s"] = _child_cpu() - cpu
     progress(f"matrix: {timing['matrix_wall_s']:.0f} s wall, {timing['matrix_cpu_s']:.0f} s CPU")
     started, cpu = time.monotonic(), _child_cpu()
-    race = compute_race(RACE_MAX_RUNS, workers)
+    race = compute_race(RACE_MAX_RUNS, workers, progress=progress)
     timing["race_wall_s"] = time.monotonic() - started
     timing["race_cpu_s"] = _child_cpu() - cpu
     progress(f"VIII.C probe: {timing['race_wall_s']:.0f} s wall")
@@ -383,7 +428,127 @@ def generate(budget: dict[str, Any], workers: int, progress: Callable[[str], Non
         "cells": cells,
         "race": race,
         "tablev": tablev,
+        "merged": [],
     }
+
+
+class MergeRefused(ValueError):
+    """A merge whose cells could not stand beside the existing results (another budget, other
+    scopes) or that names nothing the paper explores."""
+
+
+def _traces_of(cells: Sequence[dict[str, Any]], race: Sequence[dict[str, Any]],
+               tablev_cells: dict[str, dict[str, Any]]) -> set[str]:
+    """Every trace a part of the results links (paths relative to ``paper/``)."""
+    named = {c["trace"] for c in cells if c["trace"]}
+    named |= {v["trace"] for row in race for v in row["verdicts"].values() if v["trace"]}
+    named |= {c["trace"] for row in tablev_cells.values() for c in row.values() if c["trace"]}
+    return named
+
+
+def merge_plan(results: dict[str, Any], committers: Sequence[str], budget: dict[str, Any],
+               ) -> tuple[list[str], list[tuple[str, str]], list[str]]:
+    """What a merge of ``committers`` explores: their matrix rows, their VIII.C pairs and their
+    Table V columns; :class:`MergeRefused` when that is nothing, or when the existing results
+    were made under other settings than this script's (their cells would not be comparable)."""
+    from zerorename_model.properties import PROPERTIES
+    from zerorename_model.tablev import COLUMNS, available
+    from zerorename_model.verdicts import MATRIX_COMMITTERS, MATRIX_STORES
+
+    settings = {"budget": (results["budget"], budget),
+                "deep_budget": (results["deep_budget"], DEEP_BUDGET),
+                "race_max_runs": (results["race_max_runs"], RACE_MAX_RUNS),
+                "tablev_max_runs": (results["tablev_max_runs"], TABLEV_MAX_RUNS),
+                "stores": (results["stores"], list(MATRIX_STORES)),
+                "properties": (results["properties"], list(PROPERTIES)),
+                "scopes": (results["scopes"], describe_scopes())}
+    for name, (theirs, ours) in settings.items():
+        if theirs != ours:
+            raise MergeRefused(f"verdicts.json was made with {name} {theirs!r}, this merge "
+                               f"would use {ours!r}: regenerate everything instead")
+    matrix_rows = [c for c in MATRIX_COMMITTERS if c in committers]
+    race_pairs = [(c, s) for c, s in RACE_PAIRS if c in committers]
+    columns = [c for c in available(COLUMNS) if c in committers]
+    unknown = [c for c in committers if c not in matrix_rows + [c for c, _ in race_pairs]
+               + columns]
+    if unknown:
+        raise MergeRefused(f"{', '.join(unknown)}: not a matrix committer, a VIII.C pair or a "
+                           f"Table V column, so a merge has nothing to explore for it")
+    return matrix_rows, race_pairs, columns
+
+
+def merge(results: dict[str, Any], committers: Sequence[str], budget: dict[str, Any],
+          workers: int, progress: Callable[[str], None],
+          now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> dict[str, Any]:
+    """``results`` with exactly the parts of ``committers`` explored again (see the module
+    docstring): their cells, VIII.C rows and Table V column replaced, their traces written and
+    their stale traces removed, everything else as it was; the merge recorded in ``merged``."""
+    from zerorename_model.tablev import ATTRIBUTES, COLUMNS
+    from zerorename_model.verdicts import MATRIX_COMMITTERS, MATRIX_STORES
+
+    matrix_rows, race_pairs, columns = merge_plan(results, committers, budget)
+    old_traces = _traces_of(results["cells"], results["race"], results["tablev"]["cells"])
+    TRACES.mkdir(parents=True, exist_ok=True)
+    timing: dict[str, float] = {}
+    started, cpu = time.monotonic(), _child_cpu()
+    cells: list[dict[str, Any]] = []
+    deepened: list[list[str]] = []
+    if matrix_rows:
+        cells, deepened = compute_matrix(budget, workers, progress, matrix_rows)
+    timing["matrix_wall_s"] = time.monotonic() - started
+    timing["matrix_cpu_s"] = _child_cpu() - cpu
+    started, cpu = time.monotonic(), _child_cpu()
+    race = compute_race(RACE_MAX_RUNS, workers, race_pairs, progress) if race_pairs else []
+    timing["race_wall_s"] = time.monotonic() - started
+    timing["race_cpu_s"] = _child_cpu() - cpu
+    started, own = time.monotonic(), time.process_time()
+    tablev = compute_tablev(columns) if columns else None
+    timing["tablev_wall_s"] = time.monotonic() - started
+    timing["tablev_cpu_s"] = time.process_time() - own
+
+    merged = dict(results)
+    props = list(results["properties"])
+    order = {"committer": list(MATRIX_COMMITTERS), "store": list(MATRIX_STORES)}
+    merged["cells"] = sorted(
+        [c for c in results["cells"] if c["committer"] not in matrix_rows] + cells,
+        key=lambda c: (order["committer"].index(c["committer"]),
+                       order["store"].index(c["store"]), props.index(c["property"])))
+    merged["committers"] = [c for c in MATRIX_COMMITTERS
+                            if any(x["committer"] == c for x in merged["cells"])]
+    merged["deepened"] = sorted(
+        [pair for pair in results["deepened"] if pair[0] not in matrix_rows] + deepened,
+        key=lambda pair: (order["committer"].index(pair[0]), order["store"].index(pair[1])))
+    pair_order = [(c, s) for c, s in RACE_PAIRS]
+    merged["race"] = sorted(
+        [r for r in results["race"] if (r["committer"], r["store"]) not in race_pairs] + race,
+        key=lambda r: (pair_order.index((r["committer"], r["store"])),
+                       RACE_SCOPES.index(r["scope"])))
+    table = dict(results["tablev"])
+    if tablev is not None:
+        kept = {c: row for c, row in results["tablev"]["cells"].items() if c not in columns}
+        all_cells = {**kept, **tablev["cells"]}
+        table["cells"] = {c: all_cells[c] for c in COLUMNS if c in all_cells}
+        attributes = [a for a, _label in ATTRIBUTES]
+        table["differences"] = sorted(
+            [d for d in results["tablev"]["differences"] if d["committer"] not in columns]
+            + tablev["differences"],
+            key=lambda d: (list(COLUMNS).index(d["committer"]),
+                           attributes.index(d["attribute"])))
+    merged["tablev"] = table
+
+    new_traces = _traces_of(merged["cells"], merged["race"], table["cells"])
+    for stale in sorted(old_traces - new_traces):
+        (HERE / stale).unlink(missing_ok=True)
+        progress(f"removed the stale trace {stale}")
+    record = {"committers": list(committers), "at": now().isoformat(timespec="seconds"),
+              "budget": budget, "deep_budget": DEEP_BUDGET, "race_max_runs": RACE_MAX_RUNS,
+              "tablev_max_runs": TABLEV_MAX_RUNS, "workers": workers,
+              "matrix": matrix_rows, "race": [list(p) for p in race_pairs],
+              "tablev": columns, "timing": {k: round(v) for k, v in timing.items()}}
+    # a log, oldest first: a committer's part of the results comes from the last merge naming
+    # it, or from the full run when none does
+    merged["merged"] = [*results.get("merged", []), record]
+    return merged
 
 
 # -- rendering (a pure function of the results) -------------------------------------------------
@@ -479,7 +644,7 @@ def render_explored(results: dict[str, Any]) -> str:
         f"{sum(e['states'] for e in explorations.values())} distinct states. "
         f"Time on {results['workers']} worker processes: matrix {timing['matrix_wall_s']} s "
         f"({timing['matrix_cpu_s']} s CPU), VIII.C probe {timing['race_wall_s']} s, "
-        f"Table V {timing['tablev_wall_s']} s.",
+        f"Table V {timing['tablev_wall_s']} s." + _merges(results),
         "",
         "| scope | job commit protocol | tasks x attempts x files | faults (at most) "
         "| destinations | properties it decides |",
@@ -498,6 +663,32 @@ def render_explored(results: dict[str, Any]) -> str:
         lines.append(f"| {committer} | {len(mine)} | {sum(1 for e in mine if e['complete'])} | "
                      f"{sum(e['runs'] for e in mine)} | {sum(e['states'] for e in mine)} |")
     return "\n".join(lines)
+
+
+def _merges(results: dict[str, Any]) -> str:
+    """Which rows were explored after the full run and merged in, when, how (provenance)."""
+    text = ""
+    for m in results.get("merged", []):
+        t = m["timing"]
+        parts = ([f"matrix rows of {', '.join(f'`{c}`' for c in m['matrix'])}"]
+                 if m["matrix"] else [])
+        parts += ([f"VIII.C rows of {', '.join(f'`{c}` on {s}' for c, s in m['race'])}"]
+                  if m["race"] else [])
+        parts += ([f"Table V column of {', '.join(f'`{c}`' for c in m['tablev'])}"]
+                  if m["tablev"] else [])
+        same = (m["budget"] == results["budget"] and m["deep_budget"] == results["deep_budget"]
+                and m["race_max_runs"] == results["race_max_runs"]
+                and m["tablev_max_runs"] == results["tablev_max_runs"])
+        text += (f" Explored later and merged into these results on {m['at'][:10]} "
+                 f"(`make_paper.py --merge --committers {','.join(m['committers'])}`, which "
+                 f"replaces only those parts and their traces): {'; '.join(parts)}, "
+                 f"{'with the same budgets' if same else 'with other budgets: ' + str(m)}; "
+                 f"on {m['workers']} worker processes, matrix {t['matrix_wall_s']} s "
+                 f"({t['matrix_cpu_s']} s CPU), VIII.C probe {t['race_wall_s']} s, "
+                 f"Table V {t['tablev_wall_s']} s.")
+    if text:
+        text += " The times before this are the full run's."
+    return text
 
 
 def _deepened(results: dict[str, Any]) -> str:
@@ -556,7 +747,7 @@ def _claim_cells(claim: Claim, results: dict[str, Any]) -> list[dict[str, Any]]:
 def _contradicts(claim: Claim, cell: dict[str, Any]) -> bool:
     if cell["verdict"] == "n/a":
         return False
-    return (cell["verdict"] == "violated") != (claim.expected == "violated")
+    return bool((cell["verdict"] == "violated") != (claim.expected == "violated"))
 
 
 def _tablev_explanations() -> dict[tuple[str, str], str]:
@@ -653,29 +844,110 @@ def write_paper(results: dict[str, Any]) -> None:
     PAPER.write_text(render(TEMPLATE.read_text(encoding="utf-8"), results), encoding="utf-8")
 
 
+# -- figures (a pure function of the results and the traces) ----------------------------------
+
+#: The VIII.C witness the paper draws: the magic committer under Hadoop's protocol, where a
+#: partitioned attempt's late pending set replaces the accepted attempt's.
+RACE_FIGURE_TRACE = "results/traces/race.magic.s3.partition-hadoop.exclusivity.jsonl"
+#: Figures are PNG drawn by Agg at a fixed resolution with matplotlib's default style and no
+#: "Software" text chunk, so the same results draw the same bytes (tests/test_paper.py
+#: compares them); a matplotlib upgrade that draws differently is fixed by --render-only.
+FIGURE_DPI = 100
+
+
+def figure_names(results: dict[str, Any]) -> list[str]:
+    """The files :func:`write_figures` draws, relative to the figures directory."""
+    return (["matrix.png"] + [f"matrix.{prop}.png" for prop in results["properties"]]
+            + ["race.timeline.png", "race.slice.png"])
+
+
+def write_figures(results: dict[str, Any], out: Path) -> list[Path]:
+    """Draw the matrix (overall and per property) and the VIII.C witness (timeline and slice)
+    into ``out``; remove any other PNG there, so no stale figure is left."""
+    import matplotlib
+    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
+
+    from zerorename_model import analysis, hb, viz
+
+    out.mkdir(parents=True, exist_ok=True)
+    witness = analysis.load(HERE / RACE_FIGURE_TRACE)
+    cells = results["cells"]
+    drawn: dict[str, Callable[[], Figure]] = {
+        "matrix.png": lambda: viz.verdict_heatmap(
+            cells, title="violated properties per cell (of those that apply)")}
+
+    def _heatmap(prop: str) -> Callable[[], Figure]:
+        return lambda: viz.verdict_heatmap(cells, prop=prop, sampled=True)
+
+    for prop in results["properties"]:
+        drawn[f"matrix.{prop}.png"] = _heatmap(prop)
+
+    def _timeline() -> Figure:
+        _graph, steps = hb.slice_of(witness)
+        figure: Figure = viz.timeline(witness, highlight=[s.index for s in steps])
+        return figure
+
+    drawn["race.timeline.png"] = _timeline
+    drawn["race.slice.png"] = lambda: viz.slice_graph(
+        *hb.slice_of(witness), title="why: the slice of the violation (the timeline's "
+                                     "large points)")
+    assert list(drawn) == figure_names(results)
+    written = []
+    with plt.style.context("default"), matplotlib.rc_context({"savefig.dpi": FIGURE_DPI}):
+        for name, draw in drawn.items():
+            figure = draw()
+            figure.savefig(out / name, format="png", dpi=FIGURE_DPI,
+                           metadata={"Software": None})
+            plt.close(figure)
+            written.append(out / name)
+    for stale in sorted(set(out.glob("*.png")) - set(written)):
+        stale.unlink()
+    return written
+
+
+def save_results(results: dict[str, Any], path: Path = RESULTS / "verdicts.json") -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(results, indent=1, ensure_ascii=False, default=str) + "\n",
+                    encoding="utf-8")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--render-only", action="store_true",
-                        help="re-render zerorename.md from results/verdicts.json")
+                        help="re-render zerorename.md and figures/ from results/verdicts.json")
+    parser.add_argument("--merge", action="store_true",
+                        help="explore only --committers and replace exactly their cells, "
+                             "VIII.C rows and Table V column in results/verdicts.json")
     parser.add_argument("--workers", type=int, default=min(WORKERS, os.cpu_count() or 1))
     parser.add_argument("--max-runs", type=int, default=PAPER_BUDGET["max_runs"],
                         help="runs per scope (to try a budget; the paper uses the default)")
     parser.add_argument("--committers", default=None,
                         help="comma-separated subset of the matrix (to try; the paper uses all)")
     args = parser.parse_args(argv)
-    if not args.render_only:
-        started = time.monotonic()
-        budget = {**PAPER_BUDGET, "max_runs": args.max_runs}
-        committers = args.committers.split(",") if args.committers else None
-        results = generate(budget, args.workers, lambda line: print(line, flush=True),
-                           committers)
-        RESULTS.mkdir(parents=True, exist_ok=True)
-        (RESULTS / "verdicts.json").write_text(
-            json.dumps(results, indent=1, ensure_ascii=False, default=str) + "\n",
-            encoding="utf-8")
+    budget = {**PAPER_BUDGET, "max_runs": args.max_runs}
+    committers = [c for c in args.committers.split(",") if c] if args.committers else None
+    progress: Callable[[str], None] = lambda line: print(line, flush=True)  # noqa: E731
+    started = time.monotonic()
+    if args.merge and args.render_only:
+        parser.error("--merge explores: it cannot be --render-only")
+    if args.merge:
+        if not committers:
+            parser.error("--merge needs --committers")
+        try:
+            save_results(merge(load_results(), committers, budget, args.workers, progress))
+        except MergeRefused as refused:
+            parser.error(str(refused))
+        print(f"merged {', '.join(committers)} in {time.monotonic() - started:.0f} s",
+              file=sys.stderr)
+    elif not args.render_only:
+        save_results(generate(budget, args.workers, progress, committers))
         print(f"results written in {time.monotonic() - started:.0f} s", file=sys.stderr)
-    write_paper(load_results())
+    results = load_results()
+    write_paper(results)
     print(f"wrote {PAPER.relative_to(HERE.parent)}")
+    written = write_figures(results, FIGURES)
+    print(f"wrote {len(written)} figures under {FIGURES.relative_to(HERE.parent)}")
     return 0
 
 

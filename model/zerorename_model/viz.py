@@ -132,10 +132,13 @@ def slice_graph(graph: nx.DiGraph, steps: Sequence[Step], *, ax: Axes | None = N
 
 
 def verdict_heatmap(cells: Sequence[Mapping[str, Any]], *, prop: str | None = None,
-                    ax: Axes | None = None, title: str | None = None) -> Figure:
+                    ax: Axes | None = None, title: str | None = None,
+                    sampled: bool = False) -> Figure:
     """The verdict matrix as a committer × store grid, one figure per property (``prop``) or,
     without it, the number of violated properties per cell.  Cells come from
-    ``verdicts.json``'s ``cells`` (each: committer, store, property, verdict)."""
+    ``verdicts.json``'s ``cells`` (each: committer, store, property, verdict).  With
+    ``sampled``, a cell that holds but whose search was cut off by the run budget
+    (``explored.complete`` false) reads ``holds*``, as the paper's tables show it."""
     committers = list(dict.fromkeys(str(c["committer"]) for c in cells))
     stores = list(dict.fromkeys(str(c["store"]) for c in cells))
     figure, ax = _axes(ax, (1.2 + 1.2 * len(stores), 0.9 + 0.45 * len(committers)))
@@ -143,7 +146,7 @@ def verdict_heatmap(cells: Sequence[Mapping[str, Any]], *, prop: str | None = No
         for col, store in enumerate(stores):
             mine = [c for c in cells if c["committer"] == committer and c["store"] == store
                     and (prop is None or c["property"] == prop)]
-            text, colour = _cell_face(mine, prop)
+            text, colour = _cell_face(mine, prop, sampled)
             ax.add_patch(Rectangle((col, row), 1, 1, facecolor=colour, edgecolor="white"))
             ax.text(col + 0.5, row + 0.5, text, ha="center", va="center", fontsize="small")
     ax.set_xlim(0, len(stores))
@@ -156,11 +159,15 @@ def verdict_heatmap(cells: Sequence[Mapping[str, Any]], *, prop: str | None = No
     return figure
 
 
-def _cell_face(cells: Sequence[Mapping[str, Any]], prop: str | None) -> tuple[str, str]:
+def _cell_face(cells: Sequence[Mapping[str, Any]], prop: str | None,
+               sampled: bool = False) -> tuple[str, str]:
     if not cells:
         return "", "white"
     if prop is not None:
         verdict = str(cells[0]["verdict"])
+        if sampled and verdict == "holds" and not cells[0].get("explored", {}).get(
+                "complete", True):
+            verdict = "holds*"
         return verdict, VERDICT_COLOURS.get(verdict, "white")
     applicable = [c for c in cells if c["verdict"] != "n/a"]
     if not applicable:
