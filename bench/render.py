@@ -307,17 +307,30 @@ def readme_block(side: dict[str, Any], latency: dict[str, Any] | None,
     rss = (costs or {}).get("commit_rss") or []
     if rss:
         r0 = rss[0]
-        parts = [f"`{r['committer']}` {r['peak_rss_mb']:.0f} MB ({r['protocol']}, "
-                 f"+{r['peak_increase_mb']:.0f} MB over the {r['rss_before_mb']:.0f} MB before "
-                 "the commit)" for r in rss]
+        protocols = list(dict.fromkeys(r["protocol"] for r in rss))
+        parts = []
+        for name in sorted({r["committer"] for r in rss}, key=_order):
+            mine = {r["protocol"]: r for r in rss if r["committer"] == name}
+            peak = " / ".join(f"{mine[p]['peak_rss_mb']:.0f}" if p in mine else "–"
+                              for p in protocols)
+            grew = " / ".join(f"+{mine[p]['peak_increase_mb']:.0f}" if p in mine else "–"
+                              for p in protocols)
+            parts.append(f"`{name}` {peak} MB ({grew} MB)")
         worst = max(r["peak_increase_mb"] for r in rss)
         out += ["", f"**Peak RSS of a job commit of {r0['files']:,} files over "
-                f"{r0['tasks']:,} tasks** (`bench/commit_costs.py` part 4; RSS of a child "
-                "process — VmHWM, reset just before `commit_job` — over the in-memory store, "
-                "so the process also holds the store's objects; goal < 200 MB for the "
-                f"commit): " + "; ".join(parts) + f".  Largest increase: {worst:.0f} MB."]
+                f"{r0['tasks']:,} tasks** (`bench/commit_costs.py` part 4, "
+                f"{(costs or {}).get('part_when', {}).get('commit_rss') or costs_when(costs)}; "
+                "VmHWM of a child process, reset just before `commit_job`; the process also "
+                "holds the in-memory store's objects, so the increase over the RSS before the "
+                "commit is in brackets; goal < 200 MB), "
+                f"{' / '.join(p.capitalize() for p in protocols)}"
+                " protocol: " + "; ".join(parts) + f".  Largest increase: {worst:.0f} MB."]
     out.append(END)
     return "\n".join(out)
+
+
+def costs_when(costs: dict[str, Any] | None) -> str:
+    return str((costs or {}).get("when", "?"))
 
 
 def load(path: Path) -> dict[str, Any] | None:
