@@ -86,6 +86,16 @@ def markdown(report: dict[str, Any]) -> str:
            "(s3fs: the same hooks on its own client).  **× minimal**: this row divided by the "
            "minimal strategy's at the same server, F and T (requests per file, job-commit "
            "requests, job commit s, whole run s)."]
+    runs: dict[str, int] = {}
+    for r in report["rows"]:
+        if "run" in r:
+            label = f"{r['run']} on {r.get('reference_commit', '?')}"
+            runs[label] = runs.get(label, 0) + 1
+    if len(runs) > 1:
+        out += ["", "Rows measured at different times (`--merge`): " + "; ".join(
+            f"{n} rows at {label}" for label, n in runs.items()) + "."]
+    elif runs:
+        out += ["", f"Committers as of commit {next(iter(runs)).split(' on ')[-1]}."]
     s3fs = report.get("s3fs")
     if s3fs:
         out += ["", f"s3fs: {s3fs['note']}."]

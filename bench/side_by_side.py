@@ -37,6 +37,7 @@ import argparse
 import contextlib
 import json
 import os
+import subprocess
 import sys
 import time
 import traceback
@@ -172,6 +173,50 @@ def summarize(row: dict[str, Any], phases: dict[str, dict[str, Any]], files: int
     })
 
 
+def reference_commit() -> str:
+    """HEAD's short hash, ``+changes`` when ``reference/`` differs from it: which committers
+    a row measured."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO,
+                              capture_output=True, text=True, timeout=30, check=True).stdout
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "reference/zerorename"],
+                               cwd=REPO, capture_output=True, text=True, timeout=30,
+                               check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return "?"
+    return head.strip() + ("+changes" if dirty.strip() else "")
+
+
+REFERENCE_COMMIT = reference_commit()
+
+
+def row_key(row: dict[str, Any]) -> tuple[str, str, int, int | None]:
+    return row["server"], row["strategy"], row["files"], row["threads"]
+
+
+def merge_previous(report: dict[str, Any], path: Path) -> None:
+    """``--merge``: keep the rows of the previous results at ``path`` that this run did not
+    measure again (each row says when and on which commit it was measured)."""
+    try:
+        previous = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return
+    if previous.get("mode") != report["mode"]:
+        return
+    measured = {row_key(r) for r in report["rows"]}
+    kept = [r for r in previous.get("rows", []) if row_key(r) not in measured]
+    report["rows"][:0] = kept
+    for name, info in previous.get("servers", {}).items():
+        report["servers"].setdefault(name, info)
+    old_cells = previous.get("job", {}).get("cells")
+    for name, cells in (old_cells.items() if isinstance(old_cells, dict) else ()):
+        mine = report["job"]["cells"].setdefault(name, [])
+        mine += [c for c in cells if c not in mine]
+    if report.get("s3fs") is None and previous.get("s3fs"):
+        report["s3fs"] = previous["s3fs"]
+    report["merged_with"] = sorted({*previous.get("merged_with", []), previous["when"]})
+
+
 def family(name: str) -> str:
     return "zerorename" if name in ZERORENAME else "s3fs" if name == "s3fs" else "baseline"
 
@@ -182,6 +227,8 @@ def run_one(server: Server, name: str, layout: Layout, threads: int | None, slot
         "strategy": name, "family": family(name), "server": server.endpoint.name,
         "files": layout.files, "tasks": layout.tasks, "file_bytes": FILE_BYTES,
         "threads": threads, "slots": slots,
+        "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "reference_commit": REFERENCE_COMMIT,
         "load_average": [round(x, 2) for x in os.getloadavg()],
     }
     with server.bucket() as bucket:
@@ -298,6 +345,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--no-s3fs-venv", action="store_true",
                     help="do not create that virtualenv: without s3fs, skip it")
     ap.add_argument("--out-dir", type=Path, default=RESULTS)
+    ap.add_argument("--merge", action="store_true",
+                    help="keep the rows of the previous results in --out-dir that this run "
+                         "does not measure again")
     ap.add_argument("--no-readme", action="store_true",
                     help="do not rewrite README.md's table (always off with --quick or "
                          "--out-dir elsewhere)")
@@ -364,11 +414,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                 measure(Server(rgw, max_threads, slots), cells, strategies, files_per_task,
                         slots, s3fs_python, rows)
         report["servers"][name]["seconds"] = round(time.monotonic() - t0, 1)
+    for row in rows:  # which invocation measured it (kept through --merge)
+        row.setdefault("run", report["when"])
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    if args.merge:
+        merge_previous(report, args.out_dir / "side_by_side.json")
+    for row in rows:
+        row.pop("ratio_to_minimal", None)
+        row.pop("ratio_base_threads", None)
     add_ratios(rows)
     report["environment"]["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     report["total_seconds"] = round(time.monotonic() - start, 1)
 
-    args.out_dir.mkdir(parents=True, exist_ok=True)
     (args.out_dir / "side_by_side.json").write_text(json.dumps(report, indent=2) + "\n")
     text = render.markdown(report)
     (args.out_dir / "side_by_side.md").write_text(text)

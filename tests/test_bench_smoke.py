@@ -1,10 +1,13 @@
-"""The commit-cost benchmark (``bench/commit_costs.py``): a quick run, and the pieces it rests on.
+"""The benchmarks' quick runs, and the pieces they rest on.
 
 No timing is asserted here (wall times depend on the machine and its load).  What is checked:
-the quick run completes and writes a JSON of the documented shape; every committer sends at
-least the requests its protocol needs (a committer below the minimum is skipping a step, or
-the minimum is wrong — both are bugs); the minimum itself matches hand-derived numbers; and the
-in-memory fake store the memory benchmark uses is as strict as it claims.
+the commit-cost quick run completes and writes a JSON of the documented shape; every committer
+sends at least the requests its protocol needs (a committer below the minimum is skipping a
+step, or the minimum is wrong — both are bugs); the minimum itself matches hand-derived
+numbers; the in-memory fake store the memory benchmark uses is as strict as it claims; the
+side-by-side quick run (``bench/side_by_side.py --quick``) measures every strategy with the
+request counts each must send; the latency quick run delays every request of the commit; and
+README.md's performance block is what the committed results render to.
 """
 
 from __future__ import annotations
@@ -21,7 +24,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 
 import commit_costs as cc  # noqa: E402
+import render  # noqa: E402
+import side_by_side as sbs  # noqa: E402
 from fakes import MemoryStore  # noqa: E402
+from s3fs_job import S3FS_PINS, find_s3fs_python  # noqa: E402
 
 from zerorename.errors import (  # noqa: E402
     BadURLError,
@@ -89,9 +95,19 @@ def test_quick_run_writes_every_part(quick: dict[str, Any]) -> None:
             mine = [r for r in mem if (r["committer"], r["protocol"]) == (name, protocol)]
             assert sum("marginal_bytes_per_task" in r for r in mine) == 1
             assert sum("marginal_bytes_per_file" in r for r in mine) == 1
+    rss = quick["commit_rss"]
+    assert {(r["committer"], r["protocol"]) for r in rss} == {
+        (c, p) for c in ("magic", "manifest") for p in cc.PROTOCOLS}
+    for r in rss:
+        assert r["method"].startswith("VmHWM of a child process")
+        assert r["peak_rss_mb"] > 0 and r["rss_before_mb"] > 0
+        assert r["peak_increase_mb"] == pytest.approx(r["peak_rss_mb"] - r["rss_before_mb"],
+                                                      abs=0.11)
+        assert r["output"]["visible_files"] == r["files"] == r["tasks"] * r["files_per_task"]
+        assert r["commit_requests"] >= r["files"]
     text = quick["_markdown"]
     for heading in ("## 1. Requests per committed file", "## 2. Job commit time",
-                    "## 3. Peak memory"):
+                    "## 3. Peak memory", "## 4. Peak RSS"):
         assert heading in text
 
 
@@ -209,3 +225,145 @@ def test_fake_store_objects_listing_and_rename() -> None:
     assert store.get(urls[0]) == urls[0].encode()
     with pytest.raises(UnsupportedOperationError):
         MemoryStore().rename("mem://b/a", "mem://b/c")
+
+
+# -- side by side -------------------------------------------------------------------------
+
+KIB4 = 4096
+
+
+def _run(script: str, out: Path, *extra: str) -> None:
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "bench" / script), "--quick", "--out-dir", str(out), *extra],
+        capture_output=True, text=True, timeout=300, check=False, cwd=REPO)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+
+
+@pytest.fixture(scope="module")
+def side_quick(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
+    """``side_by_side.py --quick`` into a temporary directory (s3fs runs when an interpreter
+    with it is already there; the test never creates the virtualenv)."""
+    out = tmp_path_factory.mktemp("side_by_side")
+    _run("side_by_side.py", out, "--no-s3fs-venv")
+    report: dict[str, Any] = json.loads((out / "side_by_side.json").read_text())
+    return report, out
+
+
+def _phase(row: dict[str, Any], phase: str) -> dict[str, int]:
+    counts: dict[str, int] = row["phases"][phase]["requests"]
+    return counts
+
+
+@pytest.mark.slow
+def test_side_by_side_quick_measures_every_strategy(
+        side_quick: tuple[dict[str, Any], Path]) -> None:
+    report, out = side_quick
+    assert report["benchmark"] == "side_by_side" and report["mode"] == "quick"
+    assert set(report["environment"]) >= {"python", "cpus", "boto3", "moto", "radosgw",
+                                          "load_average_at_start", "load_average_at_end"}
+    rows = report["rows"]
+    assert not [r for r in rows if "error" in r]
+    ran = {r["strategy"] for r in rows}
+    assert ran >= set(sbs.STRATEGIES) - {"s3fs"}
+    if "s3fs" not in ran:  # skipped: the report must say which pins to install
+        assert report["s3fs"]["python"] is None
+        assert all(pin in report["s3fs"]["note"] for pin in S3FS_PINS)
+    for r in rows:
+        assert r["server"] == "moto" and r["file_bytes"] == KIB4
+        assert list(r["phases"]) == list(sbs.PHASES)
+        assert r["requests_total"] == sum(p["total"] for p in r["phases"].values())
+        assert r["requests_total"] == sum(sum(p["requests"].values())
+                                          for p in r["phases"].values())
+        assert r["requests_per_file"] == round(r["requests_total"] / r["files"], 3)
+        assert r["job_commit_requests"] == r["phases"]["commit_job"]["total"]
+        assert r["copies_of_unknown_size"] == 0
+        assert r["output"]["visible_files"] == r["files"]
+        assert r["output"]["leftover_uploads"] == 0
+        assert (r["threads"] is None) == (r["strategy"] == "s3fs")
+        if r["strategy"] != "minimal":
+            base = next(m for m in rows if m["strategy"] == "minimal")
+            assert r["ratio_to_minimal"]["job_commit_requests"] == round(
+                r["job_commit_requests"] / base["job_commit_requests"], 2)
+    text = (out / "side_by_side.md").read_text()
+    assert "## moto, F = 24" in text
+    assert (out / "side_by_side.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.slow
+def test_side_by_side_request_counts(side_quick: tuple[dict[str, Any], Path]) -> None:
+    """The baselines send exactly what their algorithms need; every committer publishes each
+    file once (a complete, or manifest's copy) and uploads its bytes once."""
+    rows = {r["strategy"]: r for r in side_quick[0]["rows"]}
+    files, tasks = rows["minimal"]["files"], rows["minimal"]["tasks"]
+    assert _phase(rows["minimal"], "write") == {"CreateMultipartUpload": files,
+                                                "UploadPart": files}
+    assert _phase(rows["minimal"], "commit_task") == {}
+    assert _phase(rows["minimal"], "commit_job") == {"CompleteMultipartUpload": files,
+                                                     "PutObject": 1}
+    for v in ("rename-v1", "rename-v2"):
+        assert _phase(rows[v], "write") == {"PutObject": files}
+        assert _phase(rows[v], "commit_task") == {"ListObjectsV2": tasks, "CopyObject": files,
+                                                  "DeleteObjects": tasks}
+    assert _phase(rows["rename-v1"], "commit_job") == {
+        "ListObjectsV2": 1, "CopyObject": files, "DeleteObjects": 1, "PutObject": 1}
+    assert _phase(rows["rename-v2"], "commit_job") == {"ListObjectsV2": 1, "PutObject": 1}
+    assert rows["rename-v1"]["bytes_copied"] == 2 * files * KIB4
+    assert rows["rename-v2"]["bytes_copied"] == files * KIB4
+    if "s3fs" in rows:
+        assert _phase(rows["s3fs"], "write") == {"CreateMultipartUpload": files,
+                                                 "UploadPart": files}
+        assert _phase(rows["s3fs"], "commit_job") == {"CompleteMultipartUpload": files,
+                                                      "PutObject": 1}
+    for name in ("magic", "fenced", "directory", "partitioned"):
+        r = rows[name]
+        assert _phase(r, "commit_job")["CompleteMultipartUpload"] == files, name
+        assert sum(p["requests"].get("CreateMultipartUpload", 0)
+                   for p in r["phases"].values()) == files, name
+        assert r["bytes_copied"] == 0, name
+    assert _phase(rows["manifest"], "commit_job")["CopyObject"] == files
+    assert rows["manifest"]["bytes_copied"] == files * KIB4
+    for r in rows.values():  # each file's bytes go up once, plus small records
+        assert files * KIB4 <= r["phases"]["write"]["bytes_uploaded"] + \
+            r["phases"]["commit_task"]["bytes_uploaded"] < files * KIB4 * 1.5, r["strategy"]
+
+
+def test_missing_s3fs_names_the_pins() -> None:
+    python, note = find_s3fs_python("/nonexistent/python", create_venv=False)
+    assert python is None
+    assert all(pin in note for pin in S3FS_PINS) and "--s3fs-python" in note
+
+
+def test_cells_from_options() -> None:
+    assert sbs.parse_cells([], [1000, 10000], [1, 8]) == [(1000, [1, 8]), (10000, [1, 8])]
+    assert sbs.parse_cells(["1000:1,8,32", "10000:32"], [5], [2]) == [
+        (1000, [1, 8, 32]), (10000, [32])]
+    assert sbs.parse_cells(["500"], [5], [2, 4]) == [(500, [2, 4])]
+    runs = ["1000:1,8", "moto@10000:32"]
+    assert sbs.parse_cells(runs, [5], [2], "moto") == [(1000, [1, 8]), (10000, [32])]
+    assert sbs.parse_cells(runs, [5], [2], "rgw") == [(1000, [1, 8])]
+    with pytest.raises(SystemExit):
+        sbs.parse_cells(["x:1"], [5], [2])
+
+
+@pytest.mark.slow
+def test_latency_quick_delays_every_commit_request(tmp_path: Path) -> None:
+    _run("latency.py", tmp_path)
+    report = json.loads((tmp_path / "latency.json").read_text())
+    assert report["benchmark"] == "latency" and report["delay_ms"] == 20.0
+    rows = report["rows"]
+    assert {(r["committer"], r["threads"]) for r in rows} == {
+        (c, t) for c in ("magic", "fenced", "directory", "partitioned", "manifest")
+        for t in (8, 32)}
+    for r in rows:
+        assert r["files"] == report["files"] == 200
+        assert r["bound_seconds"] == round(-(-r["files"] // r["threads"]) * 0.02, 3)
+        assert r["delayed_requests"] == r["commit_requests"] >= r["files"]
+    assert (tmp_path / "latency.png").read_bytes()[:4] == b"\x89PNG"
+    assert "| magic | 8 |" in (tmp_path / "latency.md").read_text()
+
+
+def test_readme_block_is_what_the_results_render_to() -> None:
+    block = render.readme_section((REPO / "README.md").read_text())
+    assert block is not None, "README.md lost its performance markers"
+    assert block == render.current_block(), "stale: run .venv/bin/python bench/render.py"
+
