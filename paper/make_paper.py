@@ -64,7 +64,8 @@ TRACES = RESULTS / "traces"
 TEMPLATE = HERE / "zerorename.template.md"
 PAPER = HERE / "zerorename.md"
 FIGURES = HERE / "figures"
-PLACEHOLDERS = ("{{VERDICT_MATRIX}}", "{{TABLEV}}", "{{DIFFERENCES}}", "{{EXPLORED}}")
+PLACEHOLDERS = ("{{VERDICT_MATRIX}}", "{{TABLEV}}", "{{DIFFERENCES}}", "{{EXPLORED}}",
+                "{{FENCED}}")
 
 #: runs per scope (a scope is enumerated completely when it has fewer schedules than this, which
 #: makes a ``holds`` a proof within the scope); no wall-clock limit, so that results do not depend
@@ -364,9 +365,83 @@ def compute_tablev(columns: Sequence[str] | None = None) -> dict[str, Any]:
                                            "explored": explored, "trace": path}
     differences = [{"committer": d.committer, "attribute": d.attribute, "ours": d.ours,
                     "paper": d.paper, "reason": d.reason} for d in compare(table)]
+    record_reader = {c: record_reader_atomicity(c) for c in table if c in RECORD_READERS}
     return {"source": PAPER_SOURCE, "attributes": [list(a) for a in ATTRIBUTES],
             "paper": PAPER_TABLE_V, "paper_columns": PAPER_COLUMN, "cells": cells,
-            "differences": differences}
+            "differences": differences, "record_reader": record_reader}
+
+
+#: Committers that publish a record of their output (``_SUCCESS`` naming every committed file,
+#: written after the last of them): the module and function that read it, as a reader that
+#: trusts the record rather than a listing would.  Table V's "Atomic Job Commit" probe lists
+#: the destination; for these committers it is asked again of a reader of the record.
+RECORD_READERS = {"fenced": ("zerorename_model.protocols.fenced", "committed_files")}
+RECORD_READER_DRIVERS = ("spark", "hadoop")
+
+
+class _Snapshot:
+    """The store's objects, read-only: a reader that changes nothing it looks at (no request
+    counted, nothing made visible)."""
+
+    def __init__(self, objects: dict[str, Any]) -> None:
+        self.objects = {k: getattr(v, "data", v) for k, v in objects.items()}
+
+    def get(self, url: str) -> bytes:
+        from zerorename_model.errors import not_found
+
+        if url not in self.objects:
+            raise not_found(url)
+        data: bytes = self.objects[url]
+        return data
+
+
+def record_reader_atomicity(committer: str) -> dict[str, Any]:
+    """Table V's atomic-job-commit probe (one task, two files, a driver restart anywhere,
+    including in the middle of ``commit_job``), with the observation made in every state by a
+    reader of the committer's record: it must see nothing of the job, or every file of every
+    accepted attempt with the size the record gives.  Under both job-commit protocols."""
+    from zerorename_model.scenario import Faults, Scenario
+    from zerorename_model.tablev import TWO_FILES, Probe, search
+    from zerorename_model.trace import write_trace
+
+    module, name = RECORD_READERS[committer]
+    read = getattr(importlib.import_module(module), name)
+
+    def sees_a_part(run: Any, _move: Any) -> str | None:
+        store = _Snapshot(run.store.objects)
+        for job in run.jobs:
+            named = read(store, job.spec.dest)
+            if not named:
+                continue
+            got = {rel: store.objects.get(f"{job.spec.dest}/{rel}") for rel in named}
+            want = {rel: data for task, _message in job.accepted.values()
+                    for rel, data in run.written.get(task.name, {}).items()}
+            if got != want or any(len(got[r] or b"") != f.size for r, f in named.items()):
+                return (f"the record names {sorted(got)}, the accepted output is "
+                        f"{sorted(want)}")
+        return None
+
+    explored: dict[str, Any] = {}
+    found, trace = None, None
+    for driver in RECORD_READER_DRIVERS:
+        def scenario(c: str, driver: str = driver) -> Scenario:
+            return Scenario(c, store="s3", tasks=1, files=TWO_FILES, max_attempts=2,
+                            driver=driver, faults=Faults(settle=False, restart=1))
+
+        probe = Probe(scenario, "forall", "a reader of the record sees part of the output",
+                      watch=sees_a_part)
+        result = search(probe, committer, max_runs=TABLEV_MAX_RUNS)
+        explored[driver] = {"found": result.found, "runs": result.runs,
+                            "states": result.states, "complete": result.complete}
+        if result.found and found is None:
+            found = result.found
+            assert result.result is not None
+            trace = _rel(write_trace(
+                TRACES / f"tablev.{committer}.atomic_job_commit.record.jsonl",
+                result.result.trace))
+    return {"value": found is None, "reader": f"{module}.{name}",
+            "detail": found or "no schedule found where a reader of the record sees part of "
+                               "the output", "explored": explored, "trace": trace}
 
 
 def describe_scopes() -> list[dict[str, Any]]:
@@ -438,11 +513,13 @@ class MergeRefused(ValueError):
 
 
 def _traces_of(cells: Sequence[dict[str, Any]], race: Sequence[dict[str, Any]],
-               tablev_cells: dict[str, dict[str, Any]]) -> set[str]:
+               tablev: dict[str, Any]) -> set[str]:
     """Every trace a part of the results links (paths relative to ``paper/``)."""
     named = {c["trace"] for c in cells if c["trace"]}
     named |= {v["trace"] for row in race for v in row["verdicts"].values() if v["trace"]}
-    named |= {c["trace"] for row in tablev_cells.values() for c in row.values() if c["trace"]}
+    named |= {c["trace"] for row in tablev["cells"].values() for c in row.values()
+              if c["trace"]}
+    named |= {r["trace"] for r in tablev.get("record_reader", {}).values() if r["trace"]}
     return named
 
 
@@ -487,7 +564,7 @@ def merge(results: dict[str, Any], committers: Sequence[str], budget: dict[str, 
     from zerorename_model.verdicts import MATRIX_COMMITTERS, MATRIX_STORES
 
     matrix_rows, race_pairs, columns = merge_plan(results, committers, budget)
-    old_traces = _traces_of(results["cells"], results["race"], results["tablev"]["cells"])
+    old_traces = _traces_of(results["cells"], results["race"], results["tablev"])
     TRACES.mkdir(parents=True, exist_ok=True)
     timing: dict[str, float] = {}
     started, cpu = time.monotonic(), _child_cpu()
@@ -534,9 +611,13 @@ def merge(results: dict[str, Any], committers: Sequence[str], budget: dict[str, 
             + tablev["differences"],
             key=lambda d: (list(COLUMNS).index(d["committer"]),
                            attributes.index(d["attribute"])))
+        readers = {c: r for c, r in results["tablev"].get("record_reader", {}).items()
+                   if c not in columns}
+        readers.update(tablev["record_reader"])
+        table["record_reader"] = {c: readers[c] for c in COLUMNS if c in readers}
     merged["tablev"] = table
 
-    new_traces = _traces_of(merged["cells"], merged["race"], table["cells"])
+    new_traces = _traces_of(merged["cells"], merged["race"], table)
     for stale in sorted(old_traces - new_traces):
         (HERE / stale).unlink(missing_ok=True)
         progress(f"removed the stale trace {stale}")
@@ -545,9 +626,11 @@ def merge(results: dict[str, Any], committers: Sequence[str], budget: dict[str, 
               "tablev_max_runs": TABLEV_MAX_RUNS, "workers": workers,
               "matrix": matrix_rows, "race": [list(p) for p in race_pairs],
               "tablev": columns, "timing": {k: round(v) for k, v in timing.items()}}
-    # a log, oldest first: a committer's part of the results comes from the last merge naming
-    # it, or from the full run when none does
-    merged["merged"] = [*results.get("merged", []), record]
+    # the merges that made some part of these results, oldest first: a committer's part comes
+    # from the last merge naming it (or from the full run when none does); a merge whose every
+    # committer this one explored again no longer made anything here
+    merged["merged"] = [m for m in results.get("merged", [])
+                        if not set(m["committers"]) <= set(committers)] + [record]
     return merged
 
 
@@ -789,18 +872,11 @@ def render_differences(results: dict[str, Any]) -> str:
                   f"{p}, {scope.split('-')[1]}" for scope in RACE_SCOPES for p in RACE_PROPS)
               + " |",
               "|---|---|" + "---|" * (len(RACE_SCOPES) * len(RACE_PROPS))]
-    rows: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
+    rows: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for probe in results["race"]:
-        rows.setdefault((probe["committer"], probe["store"]), {})[probe["scope"]] = probe
-    for (committer, store), by_scope in rows.items():
-        marks = []
-        for scope in RACE_SCOPES:
-            for prop in RACE_PROPS:
-                probe = by_scope[scope]
-                v = probe["verdicts"][prop]
-                marks.append(_link("**violated**", v["trace"]) if v["verdict"] == "violated"
-                             else "holds" if probe["explored"]["complete"] else "holds\\*")
-        lines.append(f"| {committer} | {store} | " + " | ".join(marks) + " |")
+        rows.setdefault((probe["committer"], probe["store"]), []).append(probe)
+    for (committer, store), probe_rows in rows.items():
+        lines.append(f"| {committer} | {store} | " + " | ".join(_race_marks(probe_rows)) + " |")
     lines += ["", "(`holds`: the scope was enumerated completely; `holds*`: the run budget "
               "ran out first.)"]
     table = results["tablev"]
@@ -820,6 +896,95 @@ def render_differences(results: dict[str, Any]) -> str:
     return "\n".join(lines).rstrip()
 
 
+#: the committer of Section 6 and its variant without the fence
+FENCED = "fenced"
+FENCED_VARIANT = "fenced+no-fence"
+
+
+def _race_marks(probe_rows: Sequence[dict[str, Any]]) -> list[str]:
+    by_scope = {r["scope"]: r for r in probe_rows}
+    marks = []
+    for scope in RACE_SCOPES:
+        for prop in RACE_PROPS:
+            row = by_scope[scope]
+            v = row["verdicts"][prop]
+            marks.append(_link("**violated**", v["trace"]) if v["verdict"] == "violated"
+                         else "holds" if row["explored"]["complete"] else "holds\\*")
+    return marks
+
+
+def _runs(n: int) -> str:
+    return f"{n} run" if n == 1 else f"{n} runs"
+
+
+def _searched(explored: dict[str, Any]) -> str:
+    """How a Table V search ended: it found its schedule, covered every one, or was cut off."""
+    if explored["found"]:
+        return "found"
+    return "every schedule" if explored["complete"] else "run budget hit"
+
+
+def render_fenced(results: dict[str, Any]) -> str:
+    """Section 6's tables: the fenced committer's matrix row with what its explorations
+    covered, its Table V column with what each probe found (and the job commit's atomicity
+    for a reader of its record), and the VIII.C probe with and without the fence."""
+    props = results["properties"]
+    cells = _index(results)
+    explorations = _scope_runs(results)
+    lines = ["| store | " + " | ".join(props) + " | what was explored |",
+             "|---|" + "---|" * (len(props) + 1)]
+    for store in results["stores"]:
+        row = [cells[(FENCED, store, p)] for p in props if (FENCED, store, p) in cells]
+        if not row:
+            continue
+        mine = [e for (c, s, _scope), e in explorations.items() if (c, s) == (FENCED, store)]
+        if mine:
+            complete = sum(1 for e in mine if e["complete"])
+            covered = (f"{len(mine)} scopes, {complete} enumerated completely; "
+                       f"{sum(e['runs'] for e in mine)} runs, "
+                       f"{sum(e['states'] for e in mine)} states")
+        else:
+            reasons = sorted({c["explored"]["reason"] for c in row if c["verdict"] == "n/a"})
+            covered = "not explored: " + "; ".join(reasons)
+        lines.append(f"| {store} | " + " | ".join(_mark(c) for c in row) + f" | {covered} |")
+    table = results["tablev"]
+    column = table["cells"].get(FENCED)
+    if column is not None:
+        labels = dict(map(tuple, table["attributes"]))
+        lines += ["", "| attribute | `fenced` | what the probe's search found | runs, states |",
+                  "|---|---|---|---|"]
+        for attribute, cell in column.items():
+            e = cell["explored"]
+            how = _searched(e)
+            lines.append(f"| {labels[attribute]} | {_link(_bool(cell['value']), cell['trace'])}"
+                         f" | {cell['detail']} | {_runs(e['runs'])}, {e['states']} states "
+                         f"({how}) |")
+        reader = table.get("record_reader", {}).get(FENCED)
+        if reader is not None:
+            searched = "; ".join(
+                f"{driver}'s protocol: {_runs(e['runs'])}, {e['states']} states ({_searched(e)})"
+                for driver, e in reader["explored"].items())
+            value = _link(_bool(reader["value"]), reader["trace"])
+            lines.append(f"| Atomic Job Commit, for a reader of `_SUCCESS` "
+                         f"(`{reader['reader']}`) | {value} | {reader['detail']} | {searched} |")
+    rows: dict[str, list[dict[str, Any]]] = {}
+    for probe in results["race"]:
+        if probe["committer"] in (FENCED, FENCED_VARIANT):
+            rows.setdefault(f"{probe['committer']} | {probe['store']}", []).append(probe)
+    if rows:
+        lines += ["", "| committer | store | " + " | ".join(
+            f"{p}, {scope.split('-')[1]}" for scope in RACE_SCOPES for p in RACE_PROPS) + " |",
+                  "|---|---|" + "---|" * (len(RACE_SCOPES) * len(RACE_PROPS))]
+        for key, probe_rows in rows.items():
+            lines.append(f"| {key} | " + " | ".join(_race_marks(probe_rows)) + " |")
+        witnesses = [(p, prop, v) for probe_rows in rows.values() for p in probe_rows
+                     for prop, v in p["verdicts"].items() if v["verdict"] == "violated"]
+        for p, prop, v in witnesses:
+            lines += ["", f"`{p['committer']}` on {p['store']}, scope `{p['scope']}`, "
+                          f"{prop}: {v['witness']} ({_link('trace', v['trace'])})."]
+    return "\n".join(lines)
+
+
 def render(template: str, results: dict[str, Any]) -> str:
     """The paper: the template with every generated section substituted."""
     sections = {
@@ -827,6 +992,7 @@ def render(template: str, results: dict[str, Any]) -> str:
         "{{TABLEV}}": render_tablev(results),
         "{{DIFFERENCES}}": render_differences(results),
         "{{EXPLORED}}": render_explored(results),
+        "{{FENCED}}": render_fenced(results),
     }
     for placeholder, text in sections.items():
         if template.count(placeholder) != 1:

@@ -55,7 +55,8 @@ def test_paper_is_exactly_what_the_results_render_to(results: dict[str, Any], pa
 
 def test_every_generated_section_is_in_the_paper(results: dict[str, Any], paper: str) -> None:
     for render in (make_paper.render_matrix, make_paper.render_tablev,
-                   make_paper.render_differences, make_paper.render_explored):
+                   make_paper.render_differences, make_paper.render_explored,
+                   make_paper.render_fenced):
         section = render(results)
         assert section.strip() and section in paper, render.__name__
     assert "{{" not in paper, "a placeholder was left unsubstituted"
@@ -101,6 +102,8 @@ def test_no_trace_file_is_left_over(results: dict[str, Any]) -> None:
               if v["trace"]}
     named |= {c["trace"] for row in results["tablev"]["cells"].values() for c in row.values()
               if c["trace"]}
+    named |= {r["trace"] for r in results["tablev"].get("record_reader", {}).values()
+              if r["trace"]}
     on_disk = {p.relative_to(PAPER_DIR).as_posix()
                for p in (PAPER_DIR / "results" / "traces").glob("*.jsonl")}
     assert on_disk == named
@@ -137,3 +140,154 @@ def test_tablev_false_cells_have_replayable_traces(results: dict[str, Any]) -> N
                 (PAPER_DIR / cell["trace"]).read_text(encoding="utf-8").splitlines()) + "]")
             replayed = tablev.replay(events)
             assert replayed.digest == events[-1]["digest"], cell["trace"]
+
+
+# -- the figures --------------------------------------------------------------------------------
+
+IMAGE = re.compile(r"!\[[^\]]*\]\(([^)]+\.png)\)")
+
+
+def test_committed_figures_are_what_the_results_draw(results: dict[str, Any],
+                                                     tmp_path: Path) -> None:
+    """Drawn again from the committed results, every figure has the committed bytes (PNG from
+    Agg at a fixed dpi, default style, no Software chunk: the same input draws the same file)."""
+    drawn = make_paper.write_figures(results, tmp_path)
+    committed = sorted(p.name for p in (PAPER_DIR / "figures").glob("*.png"))
+    assert sorted(p.name for p in drawn) == committed == sorted(
+        make_paper.figure_names(results))
+    stale = [p.name for p in drawn if p.read_bytes() != (PAPER_DIR / "figures" / p.name)
+             .read_bytes()]
+    assert not stale, (f"paper/figures/ is stale ({stale}): run .venv/bin/python "
+                       "paper/make_paper.py --render-only")
+
+
+def test_a_changed_verdict_changes_the_figure(results: dict[str, Any], tmp_path: Path) -> None:
+    """The comparison above can fail: one flipped cell draws other bytes."""
+    changed = copy.deepcopy(results)
+    cell = next(c for c in changed["cells"]
+                if c["verdict"] == "violated" and c["property"] == "exclusivity")
+    cell["verdict"] = "holds"
+    make_paper.write_figures(changed, tmp_path)
+    committed = PAPER_DIR / "figures"
+    assert (tmp_path / "matrix.exclusivity.png").read_bytes() != \
+        (committed / "matrix.exclusivity.png").read_bytes()
+    assert (tmp_path / "matrix.png").read_bytes() != (committed / "matrix.png").read_bytes()
+    assert (tmp_path / "matrix.completeness.png").read_bytes() == \
+        (committed / "matrix.completeness.png").read_bytes()
+
+
+def test_every_figure_is_shown_and_every_image_link_resolves(paper: str) -> None:
+    shown = set(IMAGE.findall(paper))
+    assert shown, "the paper shows no figure"
+    assert all((PAPER_DIR / link).is_file() for link in shown), shown
+    on_disk = {p.relative_to(PAPER_DIR).as_posix() for p in (PAPER_DIR / "figures").glob("*")}
+    assert on_disk <= shown, f"figures the paper does not show: {sorted(on_disk - shown)}"
+    readme = (PAPER_DIR.parent / "README.md").read_text(encoding="utf-8")
+    in_readme = set(IMAGE.findall(readme))
+    assert {"paper/figures/matrix.png", "paper/figures/race.timeline.png",
+            "paper/figures/race.slice.png"} <= in_readme
+    assert all((PAPER_DIR.parent / link).is_file() for link in in_readme), in_readme
+
+
+# -- merging one committer's rows -------------------------------------------------------------
+
+
+def test_every_race_pair_has_its_rows(results: dict[str, Any]) -> None:
+    rows = {(r["committer"], r["store"], r["scope"]) for r in results["race"]}
+    assert rows == {(c, s, scope) for c, s in make_paper.RACE_PAIRS
+                    for scope in make_paper.RACE_SCOPES}
+
+
+def test_merges_are_recorded_and_the_paper_says_so(results: dict[str, Any],
+                                                   paper: str) -> None:
+    for record in results.get("merged", []):
+        assert record["committers"] and record["at"] and record["budget"]
+        assert f"--merge --committers {','.join(record['committers'])}" in paper
+
+
+def _stubbed_merge(results: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                   committer: str) -> dict[str, Any]:
+    """make_paper.merge on a copy of the results, with the explorations replaced by stubs that
+    answer "holds" for ``committer`` (and write no trace), in a scratch paper directory whose
+    traces are the committed results' trace names."""
+    traces = tmp_path / "results" / "traces"
+    traces.mkdir(parents=True)
+    for name in (PAPER_DIR / "results" / "traces").glob("*.jsonl"):
+        (traces / name.name).write_text("x", encoding="utf-8")
+    monkeypatch.setattr(make_paper, "HERE", tmp_path)
+    monkeypatch.setattr(make_paper, "TRACES", traces)
+
+    def matrix(_budget: Any, _workers: int, _progress: Any,
+               committers: list[str]) -> tuple[list[dict[str, Any]], list[list[str]]]:
+        cells = [dict(c, verdict="holds", trace=None) for c in results["cells"]
+                 if c["committer"] in committers]
+        return cells, []
+
+    def race(_runs: int, _workers: int, pairs: list[tuple[str, str]],
+             _progress: Any = None) -> list[dict[str, Any]]:
+        return [dict(r, verdicts={p: {"verdict": "holds", "trace": None, "witness": None}
+                                  for p in r["verdicts"]})
+                for r in results["race"] if (r["committer"], r["store"]) in pairs]
+
+    def tablev(columns: list[str]) -> dict[str, Any]:
+        return {"cells": {c: {a: dict(cell, value=True, trace=None)
+                              for a, cell in results["tablev"]["cells"][c].items()}
+                          for c in columns}, "differences": [],
+                "record_reader": {c: {"value": True, "trace": None} for c in columns}}
+
+    monkeypatch.setattr(make_paper, "compute_matrix", matrix)
+    monkeypatch.setattr(make_paper, "compute_race", race)
+    monkeypatch.setattr(make_paper, "compute_tablev", tablev)
+    return make_paper.merge(copy.deepcopy(results), [committer], results["budget"], 1,
+                            lambda _line: None)
+
+
+def test_a_merge_replaces_exactly_the_named_committers_part(
+        results: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    merged = _stubbed_merge(results, tmp_path, monkeypatch, "magic")
+    mine = [c for c in merged["cells"] if c["committer"] == "magic"]
+    assert mine and all(c["verdict"] == "holds" for c in mine)
+    assert [c for c in merged["cells"] if c["committer"] != "magic"] == \
+        [c for c in results["cells"] if c["committer"] != "magic"]
+    assert [(c["committer"], c["store"], c["property"]) for c in merged["cells"]] == \
+        [(c["committer"], c["store"], c["property"]) for c in results["cells"]]
+    assert [r for r in merged["race"] if r["committer"] != "magic"] == \
+        [r for r in results["race"] if r["committer"] != "magic"]
+    assert [(r["committer"], r["scope"]) for r in merged["race"]] == \
+        [(r["committer"], r["scope"]) for r in results["race"]]
+    assert list(merged["tablev"]["cells"]) == list(results["tablev"]["cells"])
+    for name, row in results["tablev"]["cells"].items():
+        if name != "magic":
+            assert merged["tablev"]["cells"][name] == row
+    assert all(c["value"] for c in merged["tablev"]["cells"]["magic"].values())
+    # magic's traces are gone (its stub cells name none); every other trace is still there
+    left = {p.name for p in (tmp_path / "results" / "traces").iterdir()}
+    assert not any(n.startswith(("magic.", "race.magic.", "tablev.magic.")) for n in left)
+    kept = make_paper._traces_of(merged["cells"], merged["race"], merged["tablev"])
+    assert {Path(k).name for k in kept} == left
+    [record] = merged["merged"][len(results.get("merged", [])):]
+    assert record["committers"] == ["magic"] and record["budget"] == results["budget"]
+    assert record["matrix"] == ["magic"] and record["tablev"] == ["magic"]
+    assert record["race"] == [["magic", "s3"]]
+    assert "--merge --committers magic" in make_paper.render_explored(merged)
+    again = make_paper.merge(merged, ["magic"], results["budget"], 1, lambda _line: None)
+    # the first magic merge made nothing that is left: its record goes, the others stay
+    assert len(again["merged"]) == len(merged["merged"])
+    assert again["merged"][:-1] == merged["merged"][:-1]
+    assert again["cells"] == merged["cells"] and again["race"] == merged["race"]
+    for key in ("budget", "scopes", "stores", "properties", "timing", "committers"):
+        assert merged[key] == results[key]
+
+
+def test_a_merge_is_refused_when_its_cells_would_not_be_comparable(
+        results: dict[str, Any]) -> None:
+    other = {**results["budget"], "max_runs": results["budget"]["max_runs"] + 1}
+    with pytest.raises(make_paper.MergeRefused, match="budget"):
+        make_paper.merge_plan(results, ["magic"], other)
+    with pytest.raises(make_paper.MergeRefused, match="scopes"):
+        make_paper.merge_plan({**results, "scopes": results["scopes"][1:]}, ["magic"],
+                              results["budget"])
+    with pytest.raises(make_paper.MergeRefused, match="nothing to explore"):
+        make_paper.merge_plan(results, ["no-such-committer"], results["budget"])
+    assert make_paper.merge_plan(results, ["fenced+no-fence"], results["budget"]) == \
+        ([], [("fenced+no-fence", "s3")], [])
