@@ -406,8 +406,7 @@ def test_capabilities(store_env: StoreEnv) -> None:
     if store_env.backend == "local":
         assert caps.rename and caps.atomic_dir_rename and caps.conditional_complete
         return
-    store_env.store.put(store_env.url("touch"), b"")  # so the store knows a bucket to probe
-    caps = store_env.store.capabilities()
+    caps = store_env.store.capabilities(store_env.url("touch"))  # the bucket to probe
     assert not caps.rename and not caps.atomic_dir_rename and caps.consistent_listing
     assert caps.conditional_put
     assert caps.conditional_complete == ("complete_ignores_if_none_match" not in store_env.quirks)

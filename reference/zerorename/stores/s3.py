@@ -16,7 +16,8 @@ Design points, each for a reason:
   ``PreconditionFailedError``, 503 → ``ThrottledError``, the rest ``StoreError`` with the
   server's code and status; every message names the URL.
 * **Server quirks are measured, not assumed** (:mod:`zerorename.stores.capabilities`):
-  RGW's empty ETag from CompleteMultipartUpload is filled in by a HEAD; its refusal of quoted
+  RGW's empty ETag from CompleteMultipartUpload is derived from the parts' ETags (S3's rule;
+  a HEAD only where parts have no MD5 ETags); its refusal of quoted
   If-Match is worked around; its ignored If-None-Match on complete is reported by
   ``capabilities().conditional_complete == False`` and backed by a (non-atomic) HEAD check;
   list-uploads pagination stops on servers that ignore markers (moto) instead of looping.
@@ -59,7 +60,14 @@ from zerorename.errors import (
     ThrottledError,
     UnsupportedOperationError,
 )
-from zerorename.retry import DEFAULT_RETRY, Landed, RetryPolicy, complete_landed, put_landed
+from zerorename.retry import (
+    DEFAULT_RETRY,
+    Landed,
+    RetryPolicy,
+    complete_landed,
+    multipart_etag,
+    put_landed,
+)
 from zerorename.store import (
     S3_MAX_PART_SIZE,
     S3_MAX_PARTS,
@@ -268,8 +276,9 @@ class S3Store:
     request and the policy alone bounds an operation.  ``capabilities``:
     skip probing and report these.  ``probe_prefix``/``probe_bucket``: where the once-per-
     endpoint capability probe writes its few temporary objects (default: the bucket of the URL
-    being used, under ``.zerorename-probe/``).  ``list_uploads_page_size``: MaxUploads per
-    ListMultipartUploads page (server default 1000; small values exercise pagination).
+    given to :meth:`capabilities`, under ``.zerorename-probe/``).  ``list_uploads_page_size``:
+    MaxUploads per ListMultipartUploads page (server default 1000; small values exercise
+    pagination).
     ``min_part_size``: the smallest non-final part the endpoint accepts, reported in
     :meth:`capabilities` with S3's other multipart limits so that committers refuse a smaller
     ``fs.s3a.multipart.size`` when they are built (not at job commit, with EntityTooSmall):
@@ -299,7 +308,6 @@ class S3Store:
         self._probe_prefix = probe_prefix
         self._probe_bucket = probe_bucket
         self._uploads_page_size = list_uploads_page_size
-        self._last_bucket: str | None = None
         self._probe_error: StoreError | None = None
         self._counter = RequestCounter()
 
@@ -329,7 +337,6 @@ class S3Store:
         u = parse_url(url)
         if u.scheme not in ("s3", "s3a"):
             raise BadURLError(url, "S3Store serves s3:// and s3a:// URLs only")
-        self._last_bucket = u.bucket
         return u.scheme, u.bucket, u.key
 
     def _call(self, op: str, url: str, fn: Callable[[], T], *,
@@ -369,10 +376,14 @@ class S3Store:
         with S3's multipart limits (``min_part_size`` as given to the constructor); the
         ``capabilities`` given to the constructor, if any, exactly as given.
 
-        The probe needs a bucket: ``url``'s, else ``probe_bucket``, else the last one this
-        store touched.  With none known, or when the probe itself fails (no permission under
-        the probe prefix), returns a conservative answer (no conditional writes) without
-        caching it.  S3 never has rename.
+        The probe needs a bucket: ``url``'s, else ``probe_bucket``.  Without either, or when
+        the probe itself fails (no permission under the probe prefix), returns a conservative
+        answer (no conditional writes) without caching it.  Never the bucket the store
+        happened to touch last: every committer asks (for the multipart limits) when it is
+        built, so the probe — about 17 requests, three multipart uploads created and
+        aborted — would run inside whichever job built a committer first after the store
+        touched a bucket, and two identical jobs would not send the same requests.  S3 never
+        has rename.
         """
         if self._fixed_capabilities is not None:
             return self._fixed_capabilities
@@ -384,7 +395,7 @@ class S3Store:
         cached = cached_probe(self.endpoint)
         if cached is not None:
             return cached.capabilities()
-        bucket = self._split(url)[1] if url else (self._probe_bucket or self._last_bucket)
+        bucket = self._split(url)[1] if url else self._probe_bucket
         if bucket is None or self._probe_error is not None:
             return _UNKNOWN_CAPABILITIES
         try:
@@ -637,8 +648,13 @@ class S3Store:
         ``if_none_match`` sends If-None-Match ``*``.  On an endpoint measured to ignore it
         (Ceph RGW), the object is first checked with HEAD, which catches a pre-existing object
         but not a concurrent racer: ``capabilities().conditional_complete`` stays False there so
-        committers that need exclusivity know.  An empty ETag in the response (RGW) is read
-        back with HEAD.
+        committers that need exclusivity know.
+
+        An empty ETag in the response (Ceph RGW) is derived from the parts' ETags, as S3
+        forms it (the MD5 of their binary MD5s, then ``-<parts>``:
+        :func:`~zerorename.retry.multipart_etag`), so completing costs one request whatever
+        the server; only parts whose ETags are not MD5s (SSE-KMS, servers with their own
+        scheme) leave nothing to derive, and then the ETag is read back with HEAD.
 
         A repeated complete whose first attempt the server applied (its answer lost) meets
         NoSuchUpload; it is accepted when the object is there with the ETag our parts produce
@@ -670,9 +686,12 @@ class S3Store:
         etag = self._call("complete_multipart", url, once,
                           landed=complete_landed(lambda: self.head(url), ordered))
         if not etag:
-            info = self.head(url)
-            etag = info.etag if info is not None else ""
+            etag = multipart_etag(e for _n, e in ordered) or self._etag_of(url)
         return etag
+
+    def _etag_of(self, url: str) -> str:
+        info = self.head(url)
+        return info.etag if info is not None else ""
 
     def abort_multipart(self, url: str, upload_id: str) -> None:
         """AbortMultipartUpload; an unknown upload is :class:`NotFoundError` (NoSuchUpload)."""
