@@ -197,12 +197,14 @@ class RenameCommitter(BaseCommitter):
         if self._unreverted and not self.published:
             self.store.delete_many(sorted(self._unreverted))
         self._unreverted.clear()
+        known = [self.layout.marker]  # deleted even if a lagging listing misses it; once
         for _ in range(3):
             uploads = self.store.list_multipart_uploads(dir_prefix(self.layout.root))
             for upload in uploads:
                 abort_quietly(self.store, upload.url, upload.upload_id)
-            if not delete_tree(self.store, self.layout.root, known=[self.layout.marker]) \
-                    and not uploads:
+            deleted = delete_tree(self.store, self.layout.root, known=known)
+            known = []  # a later pass deletes only what it lists (no empty-handed DeleteObjects)
+            if not deleted and not uploads:
                 return
 
     def publish_files(self, moves: list[tuple[str, str, int]], stage: str,
