@@ -35,10 +35,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "reference"))
 
 from zerorename.spark import write  # noqa: E402
-from zerorename.spark.embedded import EmbeddedS3  # noqa: E402
 from zerorename.spark.session import local_session  # noqa: E402
 from zerorename.spark.verify import visible_files  # noqa: E402
 from zerorename.stores import S3Store  # noqa: E402
+from zerorename_bridge.embedded_s3 import EmbeddedS3  # noqa: E402
 
 OUT = REPO / "bench" / "results" / "spark_write.json"
 RUNS = (("magic", "magic"), ("directory", "directory"),

@@ -154,7 +154,7 @@ def test_demo_model_report_shows_progress_the_first_finding_at_once_and_explains
     back until it ends), every step says on stderr when it starts, while it runs and when it
     ends, and under the matrix each violation of a committer that passed the Spark runs is
     explained by the scope that found it."""
-    from zerorename import mainjob
+    from zerorename_bridge import mainjob
 
     together = io.StringIO()
     out, err = Both(together), Both(together)
@@ -194,7 +194,7 @@ def test_the_explanation_follows_the_cells_it_is_given() -> None:
     found its violation, described from that scope's scenario; the Section VIII.C race only
     for Hadoop's protocol with a partitioned attempt; a lagging store named as the cause when
     it is the only store."""
-    from zerorename.mainjob import explain_matrix
+    from zerorename_bridge.mainjob import explain_matrix
 
     cells = [_cell("magic", "s3", "exclusivity", "partition-hadoop"),
              _cell("magic", "s3", "completeness", "partition-hadoop"),

@@ -20,8 +20,11 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+# the store protocol's value types, defined once, in the production package's types-only
+# module: the one thing the model imports from it (tests/test_towers.py)
+from zerorename.store import ListPage, ObjectInfo, StoreCapabilities, UploadInfo
 from zerorename_model.errors import ModelStoreError, not_found, precondition_failed
 
 
@@ -62,40 +65,6 @@ PROFILES: dict[str, Profile] = {
 class Obj:
     data: bytes
     etag: str
-
-
-@dataclass(frozen=True)
-class ObjectInfo:
-    """Structurally the same as ``zerorename.store.ObjectInfo``."""
-
-    url: str
-    size: int
-    etag: str
-    mtime: float | None = None
-
-
-@dataclass(frozen=True)
-class ListPage:
-    objects: list[ObjectInfo]
-    prefixes: list[str] = field(default_factory=list)
-    token: str | None = None
-
-
-@dataclass(frozen=True)
-class UploadInfo:
-    url: str
-    upload_id: str
-    initiated: float | None = None
-
-
-@dataclass(frozen=True)
-class StoreCapabilities:
-    rename: bool = False
-    atomic_dir_rename: bool = False
-    conditional_put: bool = False
-    conditional_complete: bool = False
-    consistent_listing: bool = True
-    multipart: bool = True
 
 
 @dataclass(frozen=True)

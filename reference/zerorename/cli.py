@@ -1,8 +1,11 @@
 """The ``zerorename`` command line.
 
-Production subcommands (``uploads``, ``success``) use only the reference package.  The research
-subcommands (``demo``, ``check``, ``table``, ``trace``) import the model lazily, inside their
-handlers, so that a production install never loads test machinery.
+The production subcommands (``uploads``, ``success``) are defined here and use only this
+package.  Other distributions add subcommands through the entry-point group
+:data:`COMMAND_GROUP`, each entry a :class:`Command`; zerorename-research registers the
+research commands (``demo``, ``check``, ``table``, ``trace``) there.  This module never
+imports the research packages: it knows those four names only to say, when one is asked for
+and the research distribution is not installed, what to install (one line, exit status 2).
 """
 
 from __future__ import annotations
@@ -11,10 +14,11 @@ import argparse
 import json
 import re
 import sys
-import textwrap
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import Any, Protocol, runtime_checkable
 
 DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -119,112 +123,12 @@ def cmd_success(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_demo(args: argparse.Namespace) -> int:
-    if not args.model_only:
-        try:
-            from zerorename import mainjob
-        except ImportError as error:
-            print(f"[demo] the Spark main job is unavailable ({error}); running the model demo",
-                  file=sys.stderr)
-        else:
-            return int(mainjob.main(args.rest))
-    from zerorename_model import demo
-
-    return int(demo.main())
-
-
-def cmd_trace(args: argparse.Namespace) -> int:
-    from zerorename_model.trace import format_trace, read_trace, replay
-
-    if args.action == "show":
-        print(format_trace(read_trace(args.file), verbose=args.verbose))
-        return 0
-    outcome = replay(args.file)
-    print(format_trace(outcome.result.trace, verbose=args.verbose))
-    verdict = "same final state" if outcome.same else "DIFFERENT final state"
-    print(f"replay: {verdict} (recorded {outcome.recorded_digest[:12]}, "
-          f"replayed {outcome.replayed_digest[:12]})")
-    return 0 if outcome.same else 1
-
-
-def _progress() -> Any:
-    """A progress callback: one stderr line per step, with the elapsed time."""
-    started = time.monotonic()
-
-    def progress(line: str) -> None:
-        print(f"[{time.monotonic() - started:6.1f}s] {line}", file=sys.stderr, flush=True)
-
-    return progress
-
-
-def cmd_check(args: argparse.Namespace) -> int:
-    progress = _progress()
-    if args.target == "model":
-        from zerorename_model.verdicts import format_matrix, matrix, save
-
-        cells = matrix(args.committer, args.store, args.property, quick=args.quick,
-                       traces=args.traces, progress=progress)
-    else:
-        from zerorename_bridge.verdicts import format_matrix, reference_matrix, save
-
-        cells = reference_matrix(args.committer, args.store, args.property, quick=args.quick,
-                                 traces=args.traces, progress=progress)
-    print(format_matrix(cells))
-    if args.json:
-        save(cells, args.json)
-        print(f"wrote {args.json}", file=sys.stderr)
-    return 0
-
-
-def cmd_table(args: argparse.Namespace) -> int:
-    from zerorename_model import tablev
-
-    return int(tablev.main(json_path=args.json, traces=args.traces, committers=args.committer,
-                           progress=_progress()))
-
-
-def check_names_epilog() -> str:
-    """The names ``check`` accepts, read from the model and the bridge when ``check --help``
-    is formatted (not when the parser is built: production commands never load the model)."""
-    try:
-        from zerorename_model.properties import PROPERTIES
-        from zerorename_model.protocols import load_all
-        from zerorename_model.stores import PROFILES
-    except ImportError as error:
-        return f"(the model is not installed, so no names can be listed: {error})"
-    from zerorename_model.verdicts import MATRIX_COMMITTERS
-
-    committers = sorted(load_all())
-    variants = [c for c in committers if "+" in c]
-    entries = [
-        ("model committers (--target model)", [c for c in committers if "+" not in c]),
-        ("  default (no --committer)", [c for c in MATRIX_COMMITTERS if c in committers]),
-        ("  variants (name+variant: a known bug reintroduced, or deliberately broken; only "
-         "when named)", variants),
-        ("store profiles (default: all)", list(PROFILES)),
-        ("properties (default: all)", list(PROPERTIES)),
-    ]
-    try:
-        from zerorename_bridge.verdicts import REFERENCE_COMMITTERS, REFERENCE_STORES
-    except ImportError:
-        pass
-    else:
-        entries[3:3] = [("reference committers (--target reference)", list(REFERENCE_COMMITTERS)),
-                        ("  their stores (moto: on an in-process moto S3)",
-                         list(REFERENCE_STORES))]
-    lines = []
-    for title, names in entries:
-        indent = " " * (len(title) - len(title.lstrip()) + 4)
-        lines += textwrap.wrap(f"{title}: {', '.join(names)}", 88, subsequent_indent=indent,
-                               break_on_hyphens=False)
-    return "\n".join(lines)
-
-
-class Parser(argparse.ArgumentParser):
+class CommandParser(argparse.ArgumentParser):
     """An ArgumentParser whose epilog can be computed when help is shown (``epilog_from``),
-    so that listing the model's names costs nothing unless someone asks for help."""
+    so that a long list of names (``check``'s) costs nothing unless someone asks for help."""
 
-    def __init__(self, *args: Any, epilog_from: Any = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, epilog_from: Callable[[], str] | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.epilog_from = epilog_from
 
@@ -234,74 +138,165 @@ class Parser(argparse.ArgumentParser):
         return super().format_help()
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = Parser(
-        prog="zerorename",
-        description="Rename-free output committers for object stores, and the model that "
-                    "checks them.")
+@runtime_checkable
+class Command(Protocol):
+    """A ``zerorename`` subcommand: built in, or registered by another distribution as an
+    entry point of :data:`COMMAND_GROUP` (the entry's name is the subcommand's)."""
+
+    @property
+    def summary(self) -> str:
+        """Its line in ``zerorename --help``."""
+        ...
+
+    @property
+    def passes_unknown_options(self) -> bool:
+        """Whether options the parser does not know go to :meth:`run` (the demo hands them
+        to its job) rather than being an error."""
+        ...
+
+    def configure(self, parser: CommandParser) -> None:
+        """Add its arguments to its own parser."""
+        ...
+
+    def run(self, args: argparse.Namespace, unknown: Sequence[str]) -> int:
+        """Do it; return the exit status."""
+        ...
+
+
+#: The entry-point group of subcommands that other distributions add.
+COMMAND_GROUP = "zerorename.commands"
+#: The research commands, named here only to say where they come from when they are missing.
+RESEARCH_COMMANDS = ("demo", "check", "table", "trace")
+RESEARCH_DISTRIBUTION = "zerorename-research"
+RESEARCH_INSTALL = "from a zerorename clone's top directory: pip install -e ./model"
+
+
+@dataclass(frozen=True)
+class BuiltinCommand:
+    """A production subcommand: its arguments and a handler of this module."""
+
+    summary: str
+    add_arguments: Callable[[CommandParser], None]
+    handler: Callable[[argparse.Namespace], int]
+    passes_unknown_options: bool = False
+
+    def configure(self, parser: CommandParser) -> None:
+        self.add_arguments(parser)
+
+    def run(self, args: argparse.Namespace, unknown: Sequence[str]) -> int:
+        return self.handler(args)
+
+
+@dataclass(frozen=True)
+class UnavailableCommand:
+    """A registered-elsewhere command that is not here (its distribution is not installed,
+    or failed to load): it takes any arguments and answers with one line saying why."""
+
+    name: str
+    why: str
+    passes_unknown_options: bool = True
+
+    @property
+    def summary(self) -> str:
+        return f"(unavailable: needs {RESEARCH_DISTRIBUTION})"
+
+    def configure(self, parser: CommandParser) -> None:
+        return None
+
+    def run(self, args: argparse.Namespace, unknown: Sequence[str]) -> int:
+        print(f"zerorename: {self.why}", file=sys.stderr)
+        return 2
+
+
+def _uploads_arguments(parser: CommandParser) -> None:
+    parser.add_argument("action", choices=["list", "abort"])
+    parser.add_argument("dest", help="s3://bucket/prefix")
+    parser.add_argument("--older-than", type=parse_duration, metavar="DURATION")
+    parser.add_argument("--job", help="only uploads of this job ID")
+    parser.add_argument("--dry-run", action="store_true")
+    _add_endpoint_options(parser)
+
+
+def _success_arguments(parser: CommandParser) -> None:
+    parser.add_argument("dest")
+    parser.add_argument("--json", action="store_true", help="print the raw JSON")
+    _add_endpoint_options(parser)
+
+
+def _run_uploads(args: argparse.Namespace) -> int:
+    return cmd_uploads(args)  # looked up when run, so that tests can replace _store_for
+
+
+def _run_success(args: argparse.Namespace) -> int:
+    return cmd_success(args)
+
+
+BUILTIN_COMMANDS: dict[str, Command] = {
+    "uploads": BuiltinCommand("list or abort incomplete multipart uploads under a "
+                              "destination (scoped as a directory)", _uploads_arguments,
+                              _run_uploads),
+    "success": BuiltinCommand("summarise a destination's _SUCCESS file", _success_arguments,
+                              _run_success),
+}
+
+
+def missing_research_command(name: str) -> UnavailableCommand:
+    return UnavailableCommand(
+        name, f"'{name}' is a research command of the {RESEARCH_DISTRIBUTION} distribution, "
+              f"which is not installed; {RESEARCH_INSTALL}")
+
+
+def available_commands() -> dict[str, Command]:
+    """Every subcommand, in the order ``--help`` lists them: the research commands (each
+    registered one, or an :class:`UnavailableCommand` saying what to install), any other
+    registered command, then the built-in ones.  A registered command that fails to load is
+    unavailable with its error, so that a broken plugin never takes ``uploads`` down."""
+    registered: dict[str, Command] = {}
+    for entry in entry_points(group=COMMAND_GROUP):
+        if entry.name in BUILTIN_COMMANDS or entry.name in registered:
+            continue
+        source = getattr(entry.dist, "name", None) or entry.value
+        try:
+            loaded = entry.load()
+        except Exception as error:
+            registered[entry.name] = UnavailableCommand(
+                entry.name, f"the '{entry.name}' command of {source} failed to load: "
+                            f"{type(error).__name__}: {error}")
+            continue
+        if not isinstance(loaded, Command):
+            registered[entry.name] = UnavailableCommand(
+                entry.name, f"{entry.value} (from {source}) is not a zerorename.cli.Command")
+            continue
+        registered[entry.name] = loaded
+    research: dict[str, Command] = {
+        name: registered.pop(name) if name in registered else missing_research_command(name)
+        for name in RESEARCH_COMMANDS}
+    return {**research, **dict(sorted(registered.items())), **BUILTIN_COMMANDS}
+
+
+def build_parser(commands: dict[str, Command] | None = None) -> CommandParser:
+    commands = available_commands() if commands is None else commands
+    parser = CommandParser(prog="zerorename",
+                           description="Rename-free output committers for object stores.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
-                                parser_class=Parser)
-
-    demo = sub.add_parser("demo", help="run the main job: PySpark writes through every "
-                          "committer on an embedded S3, then the quick model matrix")
-    demo.add_argument("--model-only", action="store_true",
-                      help="only the model's eventual-consistency demonstration")
-    demo.add_argument("--job-help", action="store_true",
-                      help="list the main job's own options (any other option is passed on)")
-    demo.set_defaults(func=cmd_demo)
-
-    check = sub.add_parser("check", help="derive the verdict matrix by exploration",
-                           formatter_class=argparse.RawDescriptionHelpFormatter,
-                           epilog_from=check_names_epilog)
-    check.add_argument("--target", choices=["model", "reference"], default="model")
-    check.add_argument("--committer", action="append", help="repeatable; default: all")
-    check.add_argument("--store", action="append", help="repeatable; default: all profiles")
-    check.add_argument("--property", action="append", help="repeatable; default: all")
-    check.add_argument("--quick", action="store_true", help="small budgets (CI: < 3 minutes)")
-    check.add_argument("--json", help="write the cells as JSON here")
-    check.add_argument("--traces", help="write each violation's shrunk trace here")
-    check.set_defaults(func=cmd_check)
-
-    table = sub.add_parser("table", help="compute the paper's Table V by probes, and compare")
-    table.add_argument("--committer", action="append",
-                       help="repeatable; default: every registered committer of the table")
-    table.add_argument("--json", help="write the table as JSON here")
-    table.add_argument("--traces", help="write witness traces here")
-    table.set_defaults(func=cmd_table)
-
-    trace = sub.add_parser("trace", help="show or replay a model trace (JSON lines)")
-    trace.add_argument("action", choices=["show", "replay"])
-    trace.add_argument("file")
-    trace.add_argument("--verbose", "-v", action="store_true", help="show every step")
-    trace.set_defaults(func=cmd_trace)
-
-    uploads = sub.add_parser("uploads", help="list or abort incomplete multipart uploads "
-                             "under a destination (scoped as a directory)")
-    uploads.add_argument("action", choices=["list", "abort"])
-    uploads.add_argument("dest", help="s3://bucket/prefix")
-    uploads.add_argument("--older-than", type=parse_duration, metavar="DURATION")
-    uploads.add_argument("--job", help="only uploads of this job ID")
-    uploads.add_argument("--dry-run", action="store_true")
-    _add_endpoint_options(uploads)
-    uploads.set_defaults(func=cmd_uploads)
-
-    success = sub.add_parser("success", help="summarise a destination's _SUCCESS file")
-    success.add_argument("dest")
-    success.add_argument("--json", action="store_true", help="print the raw JSON")
-    _add_endpoint_options(success)
-    success.set_defaults(func=cmd_success)
+                                parser_class=CommandParser)
+    for name, command in commands.items():
+        # an unavailable command takes --help as any other argument: it answers with its line
+        child = sub.add_parser(name, help=command.summary,
+                               add_help=not isinstance(command, UnavailableCommand))
+        command.configure(child)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args, extra = parser.parse_known_args(argv)
-    if args.command == "demo":
-        args.rest = [*extra, "--help"] if args.job_help else extra
-    elif extra:
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    commands = available_commands()
+    parser = build_parser(commands)
+    args, unknown = parser.parse_known_args(argv)
+    command = commands[args.command]
+    if unknown and not command.passes_unknown_options:
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
-        return int(args.func(args))
+        return int(command.run(args, unknown))
     except KeyboardInterrupt:
         return 130
     except (ValueError, OSError) as error:  # bad input: one clear line, not a traceback

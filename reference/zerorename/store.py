@@ -1,10 +1,16 @@
 """The store protocol: the one interface where committers meet stores.
 
 Reference committers run on :class:`zerorename.S3Store` and :class:`zerorename.LocalStore`;
-the model's stores (``zerorename_model.stores``) satisfy the same protocol structurally, so
-every committer, model or reference, can run on every store, model or real.  The protocol is
-deliberately the object-store vocabulary (S3's operations), with ``rename`` present only where
-a store's :class:`StoreCapabilities` say so.
+the research distribution's model stores satisfy the same protocol, so every committer, model
+or reference, can run on every store, model or real.  The protocol is deliberately the
+object-store vocabulary (S3's operations), with ``rename`` present only where a store's
+:class:`StoreCapabilities` say so.
+
+This module is the seam between the two towers, so it holds only types and two listing
+helpers, and imports nothing but the standard library: the value types (:class:`ObjectInfo`,
+:class:`ListPage`, :class:`UploadInfo`, :class:`StoreCapabilities`) are defined here once, and
+the model builds its answers with these very classes (the one import the model makes from this
+package; ``tests/test_towers.py`` holds it to that).
 
 Conventions shared by every implementation:
 

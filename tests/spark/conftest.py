@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from zerorename.spark.embedded import EmbeddedS3
+from zerorename_bridge.embedded_s3 import EmbeddedS3
 
 #: moto's minimum size for non-final multipart parts during this package (default 5 MiB), so
 #: that small test files still span several parts.  Applied by EmbeddedS3 to the in-process

@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import zerorename as zr
-from zerorename.spark.embedded import EmbeddedS3
 from zerorename.spark.verify import InputSnapshot
 from zerorename.spark.verify import leftovers as find_leftovers
 from zerorename.spark.verify import visible_files as find_visible
+from zerorename_bridge.embedded_s3 import EmbeddedS3
 
 COLUMNS = ("id", "year", "month", "payload", "value")
 

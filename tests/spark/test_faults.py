@@ -16,7 +16,7 @@ import pytest
 
 from zerorename.spark import write
 from zerorename.spark.core import spec_from_options
-from zerorename.spark.faults import DuplicateAttempt
+from zerorename_bridge.spark_faults import DuplicateAttempt
 
 from .helpers import events, leftovers, read_back, rows_of, snapshot, visible_files
 

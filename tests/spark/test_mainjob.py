@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from zerorename import mainjob
+from zerorename_bridge import mainjob
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 

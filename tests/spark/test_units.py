@@ -16,8 +16,6 @@ from zerorename.spark.core import (
     output_exists,
     spec_from_options,
 )
-from zerorename.spark.embedded import classify
-from zerorename.spark.faults import matches
 from zerorename.spark.parquet import (
     NULL_PARTITION,
     PartitionedParquetWriter,
@@ -26,6 +24,8 @@ from zerorename.spark.parquet import (
 )
 from zerorename.spark.reader import list_data_files, read_table
 from zerorename.stores import LocalStore
+from zerorename_bridge.embedded_s3 import classify
+from zerorename_bridge.spark_faults import matches
 
 
 def test_save_modes_map_to_conflict_modes() -> None:

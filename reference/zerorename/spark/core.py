@@ -38,7 +38,7 @@ from zerorename.errors import CommitError, ConflictError
 from zerorename.store import Store, list_dir
 from zerorename.urls import is_hidden, parse_url, relative_to
 
-from . import faults
+from . import hooks
 from .parquet import PartitionedParquetWriter, WrittenFile
 
 log = logging.getLogger("zerorename.spark")
@@ -109,14 +109,14 @@ def _number(dest: str, option: str, value: Any, parse: Callable[[str], Any],
 
 def check_option_names(dest: str, names: Iterable[str]) -> None:
     """Refuse option names the writer does not understand, naming every valid one."""
-    unknown = sorted(n for n in names if n not in OPTION_NAMES
-                     and not n.startswith(HADOOP_PREFIXES) and not n.startswith(faults.PREFIX))
+    unknown = sorted(n for n in names if n not in OPTION_NAMES and not n.startswith(
+                     (*HADOOP_PREFIXES, hooks.OPTION_PREFIX)))
     if unknown:
         raise WriteOptionError(
             dest, f"unknown option(s) {', '.join(map(repr, unknown))}; zerorename accepts "
                   f"{', '.join(sorted(OPTION_NAMES - {'dest', 'partitionby'}))}, Hadoop "
                   f"committer options named {' or '.join(p + '*' for p in HADOOP_PREFIXES)} "
-                  f"and {faults.PREFIX}* (tests)")
+                  f"and {hooks.OPTION_PREFIX}* (tests)")
 
 @dataclass(frozen=True)
 class WriteSpec:
@@ -221,7 +221,7 @@ def spec_from_options(options: Mapping[str, Any], *, overwrite: bool = False) ->
                                     opts.get("abort_grace_seconds", 3.0), float,
                                     "number of seconds"),
         committer_options=committer_options,
-        faults=faults.parse(opts),
+        faults=hooks.parse_options(where, opts),
     )
     if opts.get("job_id"):
         spec = replace(spec, job_id=str(opts["job_id"]))
@@ -348,7 +348,7 @@ def run_task(spec: WriteSpec, partition_id: int, attempt: int,
     committer = zr.create_committer(spec.committer, store, job, task=task)
     committer.setup_task()
 
-    task_faults = faults.TaskFaults(spec.faults, partition_id, attempt)
+    task_faults = hooks.for_task(spec.faults, partition_id, attempt)
     writer = PartitionedParquetWriter(
         open_file=committer.open, file_stem=spec.file_stem(partition_id),
         partition_by=spec.partition_by, compression=spec.compression,

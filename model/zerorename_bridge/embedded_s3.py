@@ -8,7 +8,8 @@ per-operation counts are the honest cost of a committer, and they are in S3's vo
 server also adds up the bytes copied (looked up in moto's in-memory backend, which lives in this
 process), because server-side copy is exactly the cost a rename-free committer avoids.
 
-moto is a development dependency: this module is for the demo, tests and benchmarks only.
+It needs moto, so it lives in the research distribution (a dependency there, never of
+zerorename): for the demo, tests and benchmarks only.
 Multiple processes can use the server (state lives in this process); ``moto-api`` requests
 are not counted.
 """

@@ -65,10 +65,9 @@ class TranslatingStore:
         self._inner = inner
         self.name = getattr(inner, "name", "model")
 
-    def capabilities(self) -> Any:
-        caps = self._inner.capabilities()
-        return zr.StoreCapabilities(**vars(caps)) if not isinstance(
-            caps, zr.StoreCapabilities) else caps
+    def capabilities(self) -> zr.StoreCapabilities:
+        caps: zr.StoreCapabilities = self._inner.capabilities()  # the model uses zr's type
+        return caps
 
     def request_counts(self) -> dict[str, int]:
         counts: dict[str, int] = self._inner.request_counts()

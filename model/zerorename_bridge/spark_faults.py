@@ -1,8 +1,12 @@
 """Fault injection for Spark writes: the demo's and the tests' way to make real tasks fail.
 
 Local Spark cannot produce the failures a committer exists for — it never speculates (one
-host), and tasks only fail when told to.  So the writer honours ``zerorename.fault.<kind>``
-options, each a list of ``partition@attempt[:argument]`` rules (``attempt`` may be ``*``):
+host), and tasks only fail when told to.  So the production writer calls task hooks
+(:mod:`zerorename.spark.hooks`) at two points of every task attempt, and this module is their
+provider, registered under the entry-point group ``zerorename.spark_task_hooks`` (see
+``model/pyproject.toml``): production never imports it by name, and without this distribution
+a write that sets fault options is refused.  The options are ``zerorename.fault.<kind>``, each
+a list of ``partition@attempt[:argument]`` rules (``attempt`` may be ``*``):
 
 * ``raise_after_write`` — raise after every file is written, before ``commit_task``; the
   exception path runs ``abort_task`` (a UDF error, an OOM caught by Python).
@@ -14,7 +18,7 @@ options, each a list of ``partition@attempt[:argument]`` rules (``attempt`` may 
 
 :class:`DuplicateAttempt` is the other half: a second attempt of one task, run outside Spark
 (in a thread, against the same store), as a speculative or partitioned ("zombie") executor
-would.  Empty fault options cost nothing; production writes never set them.
+would.
 """
 
 from __future__ import annotations
@@ -28,11 +32,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .core import WriteSpec
+    from zerorename.spark.core import WriteSpec
 
 log = logging.getLogger("zerorename.spark")
 
-PREFIX = "zerorename.fault."
 KINDS = frozenset({"raise_after_write", "exit_after_write", "exit_mid_write",
                    "sleep_before_commit"})
 EXIT_CODE = 17
@@ -42,19 +45,18 @@ class InjectedFault(RuntimeError):
     """Raised by the ``raise_after_write`` hook (never in normal operation)."""
 
 
-def parse(options: Mapping[str, Any]) -> dict[str, str]:
-    """The fault rules among ``options`` (keys already lower-case), validated."""
-    faults = {k[len(PREFIX):]: str(v) for k, v in options.items() if k.startswith(PREFIX)}
-    unknown = sorted(set(faults) - KINDS)
+def validate(rules: Mapping[str, str]) -> dict[str, str]:
+    """``rules`` (kind → rule: the option names without ``zerorename.fault.``), checked."""
+    unknown = sorted(set(rules) - KINDS)
     if unknown:
         raise ValueError(f"unknown fault hooks {unknown}; known: {sorted(KINDS)}")
-    for rule in faults.values():
+    for rule in rules.values():
         for item in rule.split(","):
             target = item.strip().partition(":")[0]
             part, at, attempt = target.partition("@")
             if not (part.isdigit() and at and (attempt == "*" or attempt.isdigit())):
                 raise ValueError(f"fault rule {item!r}: expected partition@attempt[:arg]")
-    return faults
+    return dict(rules)
 
 
 def matches(rule: str | None, partition_id: int, attempt: int) -> str | None:
@@ -114,6 +116,21 @@ class TaskFaults:
         os._exit(EXIT_CODE)
 
 
+class FaultProvider:
+    """The :class:`zerorename.spark.hooks.TaskHookProvider` of the fault options."""
+
+    def validate(self, rules: Mapping[str, str]) -> dict[str, str]:
+        return validate(rules)
+
+    def for_task(self, rules: Mapping[str, str], partition_id: int,
+                 attempt: int) -> TaskFaults:
+        return TaskFaults(rules, partition_id, attempt)
+
+
+#: registered as ``fault`` in the entry-point group ``zerorename.spark_task_hooks``
+PROVIDER = FaultProvider()
+
+
 class DuplicateAttempt:
     """A duplicate attempt of task ``partition_id`` outside Spark, in a background thread.
 
@@ -156,9 +173,8 @@ class DuplicateAttempt:
 
     def _run(self) -> None:
         import zerorename as zr
-
-        from .core import job_context, make_store
-        from .parquet import PartitionedParquetWriter
+        from zerorename.spark.core import job_context, make_store
+        from zerorename.spark.parquet import PartitionedParquetWriter
 
         try:
             job = job_context(self.spec)

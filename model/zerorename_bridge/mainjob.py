@@ -1,7 +1,7 @@
 """The main job: PySpark writes partitioned Parquet through every zerorename committer, with
 faults injected, on an embedded S3 — then checks what a reader sees.
 
-Run it with ``python -m zerorename.mainjob`` (or ``zerorename demo``).  No account is needed:
+Run it with ``python -m zerorename_bridge.mainjob`` (or ``zerorename demo``).  No account is needed:
 by default it starts moto's S3 server on 127.0.0.1 (any free port) inside this process.  With
 ``--endpoint-url`` and ``--bucket`` it uses a real S3 endpoint instead (credentials from boto3's
 usual chain; it writes under ``--prefix`` and deletes what it wrote unless ``--keep``).
@@ -54,7 +54,6 @@ from typing import Any
 
 import zerorename as zr
 from zerorename.spark.core import make_store, spec_from_options
-from zerorename.spark.faults import DuplicateAttempt
 from zerorename.spark.verify import (
     Comparison,
     InputSnapshot,
@@ -64,6 +63,7 @@ from zerorename.spark.verify import (
     visible_files,
 )
 from zerorename.store import Store, list_all
+from zerorename_bridge.spark_faults import DuplicateAttempt
 
 COMMITTERS = ("fenced", "magic", "directory", "partitioned", "manifest", "v1", "v2")
 PARTITION_BY = ("year", "month")
@@ -139,7 +139,7 @@ def start_target(args: argparse.Namespace, progress: Progress) -> Target:
         progress(f"using {args.endpoint_url or 'the AWS default endpoint'}, "
                  f"bucket {args.bucket}")
         return Target(args.endpoint_url, args.bucket, args.region, args.checksums)
-    from zerorename.spark.embedded import EmbeddedS3
+    from zerorename_bridge.embedded_s3 import EmbeddedS3
 
     server = EmbeddedS3().start()
     server.create_bucket("zerorename-demo")
@@ -459,7 +459,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     if argv and argv[0] == "--":  # ``zerorename demo -- --rows 2000`` passes the separator on
         argv = argv[1:]
     parser = argparse.ArgumentParser(
-        prog="python -m zerorename.mainjob",
+        prog="python -m zerorename_bridge.mainjob",
         description="PySpark writes through every zerorename committer on an embedded S3, "
                     "with injected faults; checks completeness, exclusivity and abortability.")
     parser.add_argument("--endpoint-url", help="a real S3 endpoint instead of the embedded one")

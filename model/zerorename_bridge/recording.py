@@ -46,9 +46,11 @@ class RecordingStore:
     _local: threading.local = field(default_factory=threading.local)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    @property
-    def name(self) -> str:
-        return f"recording:{getattr(self.inner, 'name', type(self.inner).__name__)}"
+    name: str = field(init=False, default="")
+
+    def __post_init__(self) -> None:
+        # an attribute, as the Store protocol declares ``name`` (a property would be read-only)
+        self.name = f"recording:{getattr(self.inner, 'name', type(self.inner).__name__)}"
 
     _current: str | None = None
 

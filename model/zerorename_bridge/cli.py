@@ -1,0 +1,177 @@
+"""The research subcommands of ``zerorename``: ``demo``, ``check``, ``table``, ``trace``.
+
+The ``zerorename`` command belongs to the production distribution, which knows nothing of the
+model: it finds these commands through the entry-point group ``zerorename.commands``, where
+this distribution registers each object below (``model/pyproject.toml``).  Each is a
+:class:`zerorename.cli.Command`.  Loading this module imports no model code: every handler
+imports what it needs when it runs, so ``zerorename uploads`` and ``zerorename --help`` stay
+fast with this distribution installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import textwrap
+import time
+from collections.abc import Callable, Sequence
+
+from zerorename.cli import CommandParser
+
+
+def _progress() -> Callable[[str], None]:
+    """A progress callback: one stderr line per step, with the elapsed time."""
+    started = time.monotonic()
+
+    def progress(line: str) -> None:
+        print(f"[{time.monotonic() - started:6.1f}s] {line}", file=sys.stderr, flush=True)
+
+    return progress
+
+
+class DemoCommand:
+    """``zerorename demo``: the main job (:mod:`zerorename_bridge.mainjob`), or the model's
+    demonstration alone; options it does not know are the main job's."""
+
+    summary = ("run the main job: PySpark writes through every committer on an embedded S3, "
+               "then the quick model matrix")
+    passes_unknown_options = True
+
+    def configure(self, parser: CommandParser) -> None:
+        parser.add_argument("--model-only", action="store_true",
+                            help="only the model's eventual-consistency demonstration")
+        parser.add_argument("--job-help", action="store_true",
+                            help="list the main job's own options (any other option is "
+                                 "passed on)")
+
+    def run(self, args: argparse.Namespace, unknown: Sequence[str]) -> int:
+        if not args.model_only:
+            try:
+                from zerorename_bridge import mainjob
+            except ImportError as error:  # no pyspark: the model's part still runs
+                print(f"[demo] the Spark main job is unavailable ({error}); running the "
+                      "model demo", file=sys.stderr)
+            else:
+                rest = [*unknown, "--help"] if args.job_help else list(unknown)
+                return int(mainjob.main(rest))
+        from zerorename_model import demo
+
+        return int(demo.main())
+
+
+class TraceCommand:
+    """``zerorename trace show|replay FILE``."""
+
+    summary = "show or replay a model trace (JSON lines)"
+    passes_unknown_options = False
+
+    def configure(self, parser: CommandParser) -> None:
+        parser.add_argument("action", choices=["show", "replay"])
+        parser.add_argument("file")
+        parser.add_argument("--verbose", "-v", action="store_true", help="show every step")
+
+    def run(self, args: argparse.Namespace, unknown: Sequence[str]) -> int:
+        from zerorename_model.trace import format_trace, read_trace, replay
+
+        if args.action == "show":
+            print(format_trace(read_trace(args.file), verbose=args.verbose))
+            return 0
+        outcome = replay(args.file)
+        print(format_trace(outcome.result.trace, verbose=args.verbose))
+        verdict = "same final state" if outcome.same else "DIFFERENT final state"
+        print(f"replay: {verdict} (recorded {outcome.recorded_digest[:12]}, "
+              f"replayed {outcome.replayed_digest[:12]})")
+        return 0 if outcome.same else 1
+
+
+def check_names_epilog() -> str:
+    """The names ``check`` accepts, read from the model and the bridge when ``check --help``
+    is formatted (not when the parser is built, so that other commands never load them)."""
+    from zerorename_bridge.verdicts import REFERENCE_COMMITTERS, REFERENCE_STORES
+    from zerorename_model.properties import PROPERTIES
+    from zerorename_model.protocols import load_all
+    from zerorename_model.stores import PROFILES
+    from zerorename_model.verdicts import MATRIX_COMMITTERS
+
+    committers = sorted(load_all())
+    variants = [c for c in committers if "+" in c]
+    entries = [
+        ("model committers (--target model)", [c for c in committers if "+" not in c]),
+        ("  default (no --committer)", [c for c in MATRIX_COMMITTERS if c in committers]),
+        ("  variants (name+variant: a known bug reintroduced, or deliberately broken; only "
+         "when named)", variants),
+        ("reference committers (--target reference)", list(REFERENCE_COMMITTERS)),
+        ("  their stores (moto: on an in-process moto S3)", list(REFERENCE_STORES)),
+        ("store profiles (default: all)", list(PROFILES)),
+        ("properties (default: all)", list(PROPERTIES)),
+    ]
+    lines = []
+    for title, names in entries:
+        indent = " " * (len(title) - len(title.lstrip()) + 4)
+        lines += textwrap.wrap(f"{title}: {', '.join(names)}", 88, subsequent_indent=indent,
+                               break_on_hyphens=False)
+    return "\n".join(lines)
+
+
+class CheckCommand:
+    """``zerorename check``: the verdict matrix, of the model's committers or the reference's."""
+
+    summary = "derive the verdict matrix by exploration"
+    passes_unknown_options = False
+
+    def configure(self, parser: CommandParser) -> None:
+        parser.formatter_class = argparse.RawDescriptionHelpFormatter
+        parser.epilog_from = check_names_epilog
+        parser.add_argument("--target", choices=["model", "reference"], default="model")
+        parser.add_argument("--committer", action="append", help="repeatable; default: all")
+        parser.add_argument("--store", action="append",
+                            help="repeatable; default: all profiles")
+        parser.add_argument("--property", action="append", help="repeatable; default: all")
+        parser.add_argument("--quick", action="store_true",
+                            help="small budgets (CI: < 3 minutes)")
+        parser.add_argument("--json", help="write the cells as JSON here")
+        parser.add_argument("--traces", help="write each violation's shrunk trace here")
+
+    def run(self, args: argparse.Namespace, unknown: Sequence[str]) -> int:
+        from zerorename_model.verdicts import format_matrix, matrix, save
+
+        progress = _progress()
+        if args.target == "model":
+            cells = matrix(args.committer, args.store, args.property, quick=args.quick,
+                           traces=args.traces, progress=progress)
+        else:
+            from zerorename_bridge.verdicts import reference_matrix
+
+            cells = reference_matrix(args.committer, args.store, args.property,
+                                     quick=args.quick, traces=args.traces, progress=progress)
+        print(format_matrix(cells))
+        if args.json:
+            save(cells, args.json)
+            print(f"wrote {args.json}", file=sys.stderr)
+        return 0
+
+
+class TableCommand:
+    """``zerorename table``: the paper's Table V computed by probes."""
+
+    summary = "compute the paper's Table V by probes, and compare"
+    passes_unknown_options = False
+
+    def configure(self, parser: CommandParser) -> None:
+        parser.add_argument("--committer", action="append",
+                            help="repeatable; default: every registered committer of the table")
+        parser.add_argument("--json", help="write the table as JSON here")
+        parser.add_argument("--traces", help="write witness traces here")
+
+    def run(self, args: argparse.Namespace, unknown: Sequence[str]) -> int:
+        from zerorename_model import tablev
+
+        return int(tablev.main(json_path=args.json, traces=args.traces,
+                               committers=args.committer, progress=_progress()))
+
+
+#: the entry points of ``zerorename.commands`` (model/pyproject.toml)
+DEMO = DemoCommand()
+CHECK = CheckCommand()
+TABLE = TableCommand()
+TRACE = TraceCommand()
