@@ -21,6 +21,10 @@ OUTSIDE = ("../shared", "shared/research", "shared/seeds", "shared/DESIGN", "DES
            'DESIGN "')
 
 
+#: the two distributions' project directories (the top-level pyproject.toml is the workspace)
+DISTRIBUTIONS = ("reference", "model")
+
+
 def _git_grep(pattern: str) -> list[str]:
     """Tracked files (this test excepted) whose text contains ``pattern``, as path:line."""
     result = subprocess.run(
@@ -60,21 +64,23 @@ def test_the_documented_install_line_is_one_that_works_from_a_clone() -> None:
     texts = {p.relative_to(ROOT).as_posix(): p.read_text()
              for p in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]}
     assert not [name for name, text in texts.items() if '"zerorename[spark]"' in text]
-    assert 'pip install -e ".[spark]"' in texts["docs/spark.md"]
+    assert 'pip install -e "./reference[spark]"' in texts["docs/spark.md"]
 
 
 def test_package_metadata_uses_the_spdx_license_string() -> None:
     """The table form (``{ text = … }``) makes setuptools >= 77 print a deprecation warning
     at every build; the SPDX string needs setuptools >= 77 to build at all."""
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    assert project["project"]["license"] == "Apache-2.0"
-    requires = project["build-system"]["requires"]
-    assert any(re.fullmatch(r"setuptools>=(7[7-9]|[89]\d|\d{3,})(\.\d+)*", r) for r in requires)
+    for distribution in DISTRIBUTIONS:
+        project = tomllib.loads((ROOT / distribution / "pyproject.toml").read_text())
+        assert project["project"]["license"] == "Apache-2.0"
+        requires = project["build-system"]["requires"]
+        assert any(re.fullmatch(r"setuptools>=(7[7-9]|[89]\d|\d{3,})(\.\d+)*", r)
+                   for r in requires)
 
 
 def test_the_spark_extra_has_what_spark_s_arrow_conversions_import() -> None:
     """``DataFrame.toPandas()`` and Arrow-backed ``createDataFrame`` need pandas and pyarrow."""
-    extra = tomllib.loads((ROOT / "pyproject.toml").read_text())[
+    extra = tomllib.loads((ROOT / "reference" / "pyproject.toml").read_text())[
         "project"]["optional-dependencies"]["spark"]
     names = {re.split(r"[<>=!~\[; ]", requirement, maxsplit=1)[0] for requirement in extra}
     assert {"pyspark", "pyarrow", "pandas"} <= names
@@ -85,7 +91,7 @@ def test_the_spark_extra_keeps_pandas_where_pyspark_supports_it() -> None:
     ("It is recommended to use pandas < 3.0.0 for now"), so the extra must not install 3."""
     from packaging.requirements import Requirement
 
-    extra = tomllib.loads((ROOT / "pyproject.toml").read_text())[
+    extra = tomllib.loads((ROOT / "reference" / "pyproject.toml").read_text())[
         "project"]["optional-dependencies"]["spark"]
     pandas = next(Requirement(r) for r in extra if Requirement(r).name == "pandas")
     assert "2.2.0" in pandas.specifier and "2.1.4" not in pandas.specifier

@@ -125,4 +125,4 @@ def test_importing_zerorename_spark_without_pyarrow_names_the_extra() -> None:
     assert result.returncode != 0
     last_line = result.stderr.strip().splitlines()[-1]
     assert last_line.startswith("ImportError:")
-    assert "pyarrow" in last_line and '".[spark]"' in last_line
+    assert "pyarrow" in last_line and '"./reference[spark]"' in last_line

@@ -20,7 +20,8 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 #: The one install line that works from a clone (zerorename is not on PyPI).
-SPARK_EXTRA_HINT = 'install the "spark" extra from a zerorename checkout: pip install -e ".[spark]"'
+SPARK_EXTRA_HINT = ('install the "spark" extra from a zerorename checkout\'s top directory: '
+                    'pip install -e "./reference[spark]"')
 
 try:
     import pyarrow  # type: ignore[import-untyped]  # noqa: F401
