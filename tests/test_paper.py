@@ -39,7 +39,8 @@ make_paper = _load()
 
 @pytest.fixture(scope="module")
 def results() -> dict[str, Any]:
-    return make_paper.load_results()
+    loaded: dict[str, Any] = make_paper.load_results()
+    return loaded
 
 
 @pytest.fixture(scope="module")
@@ -238,8 +239,9 @@ def _stubbed_merge(results: dict[str, Any], tmp_path: Path, monkeypatch: pytest.
     monkeypatch.setattr(make_paper, "compute_matrix", matrix)
     monkeypatch.setattr(make_paper, "compute_race", race)
     monkeypatch.setattr(make_paper, "compute_tablev", tablev)
-    return make_paper.merge(copy.deepcopy(results), [committer], results["budget"], 1,
-                            lambda _line: None)
+    merged: dict[str, Any] = make_paper.merge(copy.deepcopy(results), [committer],
+                                              results["budget"], 1, lambda _line: None)
+    return merged
 
 
 def test_a_merge_replaces_exactly_the_named_committers_part(
