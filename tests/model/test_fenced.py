@@ -253,9 +253,9 @@ TLA_DIR = Path(__file__).resolve().parents[2] / "tla"
 @pytest.mark.slow
 def test_the_model_agrees_with_every_fenced_tla_configuration(
         s3_cells: dict[str, dict[str, Any]]) -> None:
-    """paper/results/verdicts.json has no fenced row until the paper is regenerated, so the
-    comparison README.md shows is made here, against this exploration: for each
-    tla/FencedCommit_*.cfg mapped to a model cell, the scopes tla/model_map.json names."""
+    """The TLA+ comparison made against this test's own exploration (the paper's is against
+    paper/results/verdicts.json): for each tla/FencedCommit_*.cfg mapped to a model cell, the
+    scopes tla/model_map.json names are explored completely and hold as TLC says."""
 
     expected = json.loads((TLA_DIR / "expected.json").read_text(encoding="utf-8"))["configs"]
     mapping = json.loads((TLA_DIR / "model_map.json").read_text(encoding="utf-8"))
