@@ -56,7 +56,8 @@ MSG_BACK_TO_STATE = 2122               # the loop back that ends a liveness coun
 
 #: JVM flags: the collector TLC asks for (its message 2401 otherwise), and the client compiler
 #: only: most configurations finish in about a second, mostly JVM start-up, and C1 alone
-#: takes about 40% less CPU time for them (it costs some 10% on the 250,000-state run).
+#: takes about 40% less CPU time for them; on the 250,000-state run it made no consistent
+#: difference (10% slower once, 5% faster once).
 #: Options every run uses: ``-deadlock`` because a finished run has no successor state, which
 #: is not an error here (the .cfg files cannot say ``CHECK_DEADLOCK FALSE``: TLC 2.15 rejects
 #: that keyword).
