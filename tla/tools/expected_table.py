@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # a script beside its helpers
 import readme_block as _blocks
@@ -21,12 +22,13 @@ BEGIN = "<!-- expected-table:begin -->"
 END = "<!-- expected-table:end -->"
 
 
-def load() -> list[dict]:
+def load() -> list[dict[str, Any]]:
     with open(TLA_DIR / "expected.json", encoding="utf-8") as fh:
-        return json.load(fh)["configs"]
+        configs: list[dict[str, Any]] = json.load(fh)["configs"]
+    return configs
 
 
-def model_cell(entry: dict) -> str:
+def model_cell(entry: dict[str, Any]) -> str:
     m = entry.get("model")
     if not m:
         return "—"
@@ -38,13 +40,13 @@ def model_cell(entry: dict) -> str:
     return cell
 
 
-def result(entry: dict) -> str:
+def result(entry: dict[str, Any]) -> str:
     if entry["expect"] == "holds":
         return "holds"
     return f"**violates {entry['violates']}**"
 
 
-def table(entries: list[dict]) -> str:
+def table(entries: list[dict[str, Any]]) -> str:
     rows = ["| config | checks | expected | model cell | why |",
             "|---|---|---|---|---|"]
     for e in entries:
