@@ -143,9 +143,3 @@ def test_request_counts_and_profiles_table() -> None:
     assert store.request_counts() == {"put": 1, "get": 1, "list_page": 1}
     assert set(PROFILES) >= {"hdfs", "s3-2018", "s3", "gcs", "abfs"}
     assert not PROFILES["s3-2018"].consistent and PROFILES["s3"].consistent
-
-
-def test_model_store_satisfies_the_reference_store_protocol() -> None:
-    from zerorename.store import Store
-
-    assert isinstance(ModelStore("s3"), Store)

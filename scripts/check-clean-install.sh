@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Build both wheels, install zerorename[spark] ALONE into a fresh virtualenv, and check there
+# that production works without the research tower (scripts/clean_install_probe.py: no
+# research package importable, a committer round trip on moto, a local[1] Spark write,
+# `zerorename check` naming the distribution to install).  moto goes into that virtualenv as
+# test tooling, by a separate pip install: it is not a dependency of zerorename.
+# Run by tests/test_towers.py (marked slow); runnable alone: bash scripts/check-clean-install.sh
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# the workspace's interpreter: its pip (>= 22.3) installs into another virtualenv (--python)
+python="${ZERORENAME_PYTHON:-$root/.venv/bin/python}"
+work="$(mktemp -d "${TMPDIR:-/tmp}/zerorename-clean-install.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+started=$SECONDS
+say() { echo "[clean install] $* ($((SECONDS - started)) s)"; }
+
+"$python" -m pip wheel --quiet --no-deps --wheel-dir "$work/wheels" "$root/reference" "$root/model"
+production=("$work"/wheels/zerorename-[0-9]*.whl)
+research=("$work"/wheels/zerorename_research-[0-9]*.whl)
+[ -f "${production[0]}" ] && [ -f "${research[0]}" ] || { echo "wheels missing" >&2; exit 1; }
+say "built $(basename "${production[0]}") and $(basename "${research[0]}")"
+
+"$python" -m venv --without-pip "$work/venv"
+venv_python="$work/venv/bin/python"
+"$python" -m pip --python "$venv_python" install --quiet "${production[0]}[spark]"
+say "installed $(basename "${production[0]}")[spark] into a fresh virtualenv"
+"$python" -m pip --python "$venv_python" install --quiet "moto[s3]>=5.0"
+say "installed moto (test tooling)"
+
+cd "$work"  # nothing of the repository on the import path
+PYSPARK_PYTHON="$venv_python" PYSPARK_DRIVER_PYTHON="$venv_python" PATH="$work/venv/bin:$PATH" \
+  "$venv_python" "$root/scripts/clean_install_probe.py"
+say "done"
