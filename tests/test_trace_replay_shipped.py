@@ -24,7 +24,7 @@ from zerorename_model.trace import TraceDivergence, read_trace, replay, write_tr
 
 ROOT = Path(__file__).resolve().parents[1]
 #: where the repository keeps files (never the virtualenv, caches or git's own files)
-SHIPPED_DIRS = ("paper", "docs", "tests", "tla", "bench", "model", "reference", "bridge",
+SHIPPED_DIRS = ("paper", "docs", "tests", "tla", "bench", "model", "reference",
                 "property_tests")
 
 
