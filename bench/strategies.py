@@ -31,11 +31,13 @@ Copies run on ``threads`` threads (S3A's rename copies in parallel too).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+from botocore.exceptions import ClientError
 from commit_costs import THREAD_OPTION
 
 import zerorename as zr
@@ -93,12 +95,32 @@ def parallel(threads: int, fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
 
 # -- plain boto3 helpers ------------------------------------------------------------------
 
+#: attempts per request: S3A and boto3 repeat a request that met a server error or
+#: throttling (the shared client has botocore's own retries switched off by S3Store)
+ATTEMPTS = 5
+
+
+def send(client: Any, operation: str, **kwargs: Any) -> Any:
+    """One S3 request, repeated (up to :data:`ATTEMPTS`, backing off) on a 5xx or 429 answer
+    — as S3A's and boto3's retry policies do.  Every attempt is counted at the client.
+    (moto's threaded server can answer 500 to a listing racing a bulk delete in the same
+    bucket.)"""
+    for attempt in range(ATTEMPTS):
+        try:
+            return getattr(client, operation)(**kwargs)
+        except ClientError as exc:
+            status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0)
+            if (status < 500 and status != 429) or attempt == ATTEMPTS - 1:
+                raise
+            time.sleep(0.05 * 2 ** attempt)
+    raise AssertionError("unreachable")
+
 
 def list_keys(client: Any, bucket: str, prefix: str) -> Iterator[str]:
     """Every key under ``prefix`` (ListObjectsV2, 1000 a page)."""
     kwargs: dict[str, Any] = {"Bucket": bucket, "Prefix": prefix, "MaxKeys": PAGE}
     while True:
-        page = client.list_objects_v2(**kwargs)
+        page = send(client, "list_objects_v2", **kwargs)
         for obj in page.get("Contents", ()):
             yield str(obj["Key"])
         if not page.get("IsTruncated"):
@@ -110,7 +132,7 @@ def delete_keys(client: Any, bucket: str, keys: Sequence[str]) -> None:
     """DeleteObjects, 1000 keys a request (S3A's bulk delete)."""
     for i in range(0, len(keys), PAGE):
         batch = keys[i:i + PAGE]
-        out = client.delete_objects(Bucket=bucket, Delete={
+        out = send(client, "delete_objects", Bucket=bucket, Delete={
             "Objects": [{"Key": k} for k in batch], "Quiet": True})
         if out.get("Errors"):
             raise RuntimeError(f"delete of s3://{bucket}/{batch[0]}...: {out['Errors'][:3]}")
@@ -125,8 +147,8 @@ def rename_tree(target: JobTarget, src_prefix: str, dst_prefix: str,
     sources = list(keys) if keys is not None else list(list_keys(client, bucket, src_prefix))
 
     def copy(key: str) -> None:
-        client.copy_object(Bucket=bucket, Key=dst_prefix + key[len(src_prefix):],
-                           CopySource={"Bucket": bucket, "Key": key})
+        send(client, "copy_object", Bucket=bucket, Key=dst_prefix + key[len(src_prefix):],
+             CopySource={"Bucket": bucket, "Key": key})
 
     parallel(target.threads, copy, sources)
     delete_keys(client, bucket, sources)
@@ -152,9 +174,9 @@ class MinimalMultipart:
         pending: list[tuple[str, str, str]] = []
         for path in paths:
             key = self.t.key(path)
-            upload = client.create_multipart_upload(Bucket=bucket, Key=key)["UploadId"]
-            etag = client.upload_part(Bucket=bucket, Key=key, UploadId=upload, PartNumber=1,
-                                      Body=body)["ETag"]
+            upload = send(client, "create_multipart_upload", Bucket=bucket, Key=key)["UploadId"]
+            etag = send(client, "upload_part", Bucket=bucket, Key=key, UploadId=upload,
+                        PartNumber=1, Body=body)["ETag"]
             pending.append((key, upload, etag))
         return pending
 
@@ -166,12 +188,11 @@ class MinimalMultipart:
 
         def complete(item: tuple[str, str, str]) -> None:
             key, upload, etag = item
-            client.complete_multipart_upload(
-                Bucket=bucket, Key=key, UploadId=upload,
-                MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": etag}]})
+            send(client, "complete_multipart_upload", Bucket=bucket, Key=key, UploadId=upload,
+                 MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": etag}]})
 
         parallel(self.t.threads, complete, [item for m in messages for item in m])
-        client.put_object(Bucket=bucket, Key=self.t.key(SUCCESS), Body=b"")
+        send(client, "put_object", Bucket=bucket, Key=self.t.key(SUCCESS), Body=b"")
 
 
 class RenameByCopy:
@@ -193,7 +214,7 @@ class RenameByCopy:
     def write_task(self, task: int, paths: Sequence[str], body: bytes) -> Any:
         attempt = self._attempt_dir(task)
         for path in paths:
-            self.t.client.put_object(Bucket=self.t.bucket, Key=attempt + path, Body=body)
+            send(self.t.client, "put_object", Bucket=self.t.bucket, Key=attempt + path, Body=body)
         return None
 
     def commit_task(self, task: int, state: Any) -> Any:
@@ -211,12 +232,12 @@ class RenameByCopy:
 
             def publish(key: str) -> None:
                 rel = key[len(self.job_dir):].split("/", 1)[1]
-                client.copy_object(Bucket=bucket, Key=self.t.key(rel),
-                                   CopySource={"Bucket": bucket, "Key": key})
+                send(client, "copy_object", Bucket=bucket, Key=self.t.key(rel),
+                     CopySource={"Bucket": bucket, "Key": key})
 
             parallel(self.t.threads, publish, committed)
         delete_keys(client, bucket, leftovers)  # cleanupJob: delete _temporary/
-        client.put_object(Bucket=bucket, Key=self.t.key(SUCCESS), Body=b"")
+        send(client, "put_object", Bucket=bucket, Key=self.t.key(SUCCESS), Body=b"")
 
 
 class ZeroRename:
