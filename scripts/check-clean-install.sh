@@ -14,7 +14,13 @@ trap 'rm -rf "$work"' EXIT
 started=$SECONDS
 say() { echo "[clean install] $* ($((SECONDS - started)) s)"; }
 
-"$python" -m pip wheel --quiet --no-deps --wheel-dir "$work/wheels" "$root/reference" "$root/model"
+# build from a copy of the two project directories: pip builds in the source tree, and
+# setuptools would leave build/ there; the copy also proves each builds from its own directory
+mkdir -p "$work/src"
+tar --exclude=build --exclude='*.egg-info' --exclude=__pycache__ -C "$root" -cf - reference model \
+  | tar -xf - -C "$work/src"
+"$python" -m pip wheel --quiet --no-deps --wheel-dir "$work/wheels" "$work/src/reference" \
+  "$work/src/model"
 production=("$work"/wheels/zerorename-[0-9]*.whl)
 research=("$work"/wheels/zerorename_research-[0-9]*.whl)
 [ -f "${production[0]}" ] && [ -f "${research[0]}" ] || { echo "wheels missing" >&2; exit 1; }
