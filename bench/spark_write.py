@@ -33,6 +33,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "reference"))
+sys.path.insert(0, str(REPO / "model"))  # EmbeddedS3: zerorename_bridge (zerorename-research)
 
 from zerorename.spark import write  # noqa: E402
 from zerorename.spark.session import local_session  # noqa: E402
