@@ -2,7 +2,11 @@
 
 Why a child process for moto: in the benchmark's own process the server would share the GIL
 with the client threads being measured.  Parts may be as small as 1 byte (moto reads
-``S3_UPLOAD_PART_MIN_SIZE`` at import), so benchmarks can use small multipart files.
+``S3_UPLOAD_PART_MIN_SIZE`` at import), so benchmarks can use small multipart files.  moto
+keeps an object in memory up to ``MOTO_S3_DEFAULT_KEY_BUFFER_SIZE`` bytes and in a temporary
+file beyond; its default is ``S3_UPLOAD_PART_MIN_SIZE - 1024``, negative here, which would put
+every object in a file of its own (one descriptor each: a 10,000-file job ran the server out
+of descriptors), so the child sets it to 8 MiB.
 
 RGW comes from ``scripts/rgw-start.sh`` (which apt-installs radosgw when missing; state in a
 fresh temporary directory, 127.0.0.1 only) and is stopped by ``scripts/rgw-stop.sh``; with
@@ -26,9 +30,12 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 
+MOTO_KEY_BUFFER = 8 * 1024 * 1024  # bytes of an object moto keeps in memory (see above)
+
 _MOTO_CHILD = """
 import logging, os, sys
 os.environ["S3_UPLOAD_PART_MIN_SIZE"] = "1"   # read by moto at import: allow tiny parts
+os.environ["MOTO_S3_DEFAULT_KEY_BUFFER_SIZE"] = str(MOTO_KEY_BUFFER)  # objects in memory
 logging.getLogger("werkzeug").setLevel(logging.ERROR)
 from moto.server import ThreadedMotoServer
 server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
@@ -57,8 +64,10 @@ class MotoServer:
     takes a few seconds, which the benchmark spends on the parts that need no server."""
 
     def __init__(self) -> None:
-        env = dict(os.environ, S3_UPLOAD_PART_MIN_SIZE="1")
-        self._proc = subprocess.Popen([sys.executable, "-c", _MOTO_CHILD],
+        env = dict(os.environ, S3_UPLOAD_PART_MIN_SIZE="1",
+                   MOTO_S3_DEFAULT_KEY_BUFFER_SIZE=str(MOTO_KEY_BUFFER))
+        self._proc = subprocess.Popen([sys.executable, "-c", _MOTO_CHILD.replace(
+            "MOTO_KEY_BUFFER", str(MOTO_KEY_BUFFER))],
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                                       env=env)
         self._endpoint: str | None = None
