@@ -102,13 +102,16 @@ def _setup(committer: str, store: Store, job: zr.JobContext) -> zr.BaseCommitter
 def test_magic_sends_no_request_per_file_beyond_the_upload(moto_env: Env, protocol: str
                                                            ) -> None:
     """Per file: create + one part at the task, one complete at job commit.  Per task: one
-    intent (before its uploads) and one pendingset.  Nothing else grows with the files."""
+    intent (before its uploads), one pendingset, and a HEAD of the job marker before the
+    uploads and after the pendingset (a zombie of a finished job starts no upload nobody
+    sweeps).  Nothing else grows with the files."""
     tasks, per_task = 4, 25
     files = files_of(tasks, per_task)
     count = counted_job("magic", moto_env.store, moto_env.dest(), files, options(), protocol)
     F = tasks * per_task
     written = count.phases["write"] + count.phases["task_commit"]
-    assert dict(written) == {"create_multipart": F, "upload_part": F, "put": 2 * tasks}
+    assert dict(written) == {"create_multipart": F, "upload_part": F, "put": 2 * tasks,
+                             "head": 2 * tasks}
     job = count.phases["job_commit"]
     assert job["complete_multipart"] == F
     assert sum(job.values()) - F <= 3 * tasks + 10, dict(job)

@@ -335,6 +335,10 @@ class MagicCommitter(S3ACommitter):
         commits: list[SinglePendingCommit] = []
         try:
             if self.in_memory:
+                # small files are uploaded only now: a zombie attempt whose job has already
+                # committed or aborted (its marker gone) must not start uploads nobody would
+                # complete or sweep — it fails instead, and aborts what it had started
+                self.require_marker()
                 self.flush(task)
                 with self._commits_lock:
                     lost = self._lost
@@ -350,7 +354,11 @@ class MagicCommitter(S3ACommitter):
             check_unique_destinations((c.url for c in commits),
                                       self.layout.task_dir(task.attempt_id))
             self.stats.sample("committer_task_file_count", len(commits))
-            return self.save_pendingset(task, commits)
+            message = self.save_pendingset(task, commits)
+            if self.in_memory:
+                # the job ended while this attempt uploaded: it will never complete them
+                self.require_marker()
+            return message
         except Exception:
             with self._commits_lock:
                 known = commits or list(self._commits.values())
