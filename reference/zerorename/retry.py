@@ -1,7 +1,7 @@
 """The one retry loop: bounded attempts, exponential backoff with full jitter, injectable sleep.
 
 **One loop per logical operation.**  A store operation can pass through several layers that
-each know how to retry — a committer's :class:`~zerorename.committers.base.ReliableStore`, an
+each know how to retry — a committer's :class:`~zerorename.committers.reliable.ReliableStore`, an
 :class:`~zerorename.stores.s3.S3Store`, botocore inside the boto3 client.  Stacked, their
 attempts multiply (4 × 5 × 3 = 60 HTTP requests for one PUT under a persistent 503).  So:
 

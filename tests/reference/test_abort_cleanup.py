@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import zerorename as zr
-from zerorename.committers.base import RESERVED_FIRST_ELEMENTS, RESERVED_PREFIXES
+from zerorename.committers.layout import RESERVED_FIRST_ELEMENTS, RESERVED_PREFIXES
 from zerorename.stores.local import COMMITTER_AREA_NAMES, COMMITTER_AREA_PREFIXES
 from zerorename.urls import parse_url
 

@@ -32,7 +32,7 @@ from botocore.exceptions import ClientError, ConnectionClosedError
 from moto import mock_aws
 
 import zerorename as zr
-from zerorename.committers.base import ReliableStore, retry_policy
+from zerorename.committers.reliable import ReliableStore, retry_policy
 from zerorename.context import Options
 from zerorename.errors import CommitError, NotFoundError, StoreError, ThrottledError
 from zerorename.retry import RetryPolicy

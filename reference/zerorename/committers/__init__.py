@@ -15,11 +15,12 @@ name           what it is
 
 from __future__ import annotations
 
-from zerorename.committers.base import BaseCommitter, OutputFile
+from zerorename.committers.base import BaseCommitter
 from zerorename.committers.fenced import FencedCommitter
 from zerorename.committers.fileoutput import FileOutputCommitterV1, FileOutputCommitterV2
 from zerorename.committers.magic import MagicCommitter
 from zerorename.committers.manifest import ManifestCommitter
+from zerorename.committers.output import OutputFile
 from zerorename.committers.staging import (
     DirectoryStagingCommitter,
     PartitionedStagingCommitter,

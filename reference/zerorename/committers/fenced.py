@@ -47,15 +47,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
-from zerorename.committers.base import (
-    BaseCommitter,
-    JobLayout,
-    OutputFile,
-    ReliableStore,
-    check_destination,
-    dest_url,
-)
+from zerorename.committers.base import BaseCommitter
 from zerorename.committers.cleanup import abort_quietly
+from zerorename.committers.layout import JobLayout
+from zerorename.committers.output import OutputFile
+from zerorename.committers.paths import check_destination, dest_url
+from zerorename.committers.reliable import ReliableStore
 from zerorename.context import JobContext, TaskContext
 from zerorename.errors import (
     CommitError,

@@ -32,15 +32,11 @@ import contextlib
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
-from zerorename.committers.base import (
-    BaseCommitter,
-    JobLayout,
-    ObjectWriter,
-    OutputFile,
-    check_relpath,
-    dest_url,
-)
+from zerorename.committers.base import BaseCommitter
 from zerorename.committers.cleanup import abort_quietly, delete_tree
+from zerorename.committers.layout import JobLayout
+from zerorename.committers.output import ObjectWriter, OutputFile
+from zerorename.committers.paths import check_relpath, dest_url
 from zerorename.context import JobContext, TaskContext
 from zerorename.errors import CommitError, FormatError, JobFailedError, StoreError
 from zerorename.formats import SuccessData

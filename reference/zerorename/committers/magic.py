@@ -58,15 +58,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import ClassVar
 
-from zerorename.committers.base import (
-    OutputFile,
-    ReliableStore,
-    S3ACommitter,
-    check_destination,
-    check_key_length,
-    dest_url,
-)
 from zerorename.committers.cleanup import INTENT, PENDING, abort_quietly
+from zerorename.committers.output import OutputFile
+from zerorename.committers.paths import check_destination, check_key_length, dest_url
+from zerorename.committers.reliable import ReliableStore
+from zerorename.committers.s3a import S3ACommitter
 from zerorename.context import JobContext, TaskContext
 from zerorename.errors import CommitError, NotFoundError
 from zerorename.formats import (

@@ -30,8 +30,8 @@ from __future__ import annotations
 import logging
 from typing import ClassVar
 
-from zerorename.committers.base import check_destination, dest_url
 from zerorename.committers.fileoutput import RenameCommitter
+from zerorename.committers.paths import check_destination, dest_url
 from zerorename.context import TaskContext
 from zerorename.errors import CommitError
 from zerorename.formats import DirEntry, FileEntry, SuccessData, TaskManifest

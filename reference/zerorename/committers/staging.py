@@ -37,14 +37,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any, ClassVar, Protocol
 
-from zerorename.committers.base import (
-    OutputFile,
-    S3ACommitter,
-    check_key_length,
-    check_relpath,
-    dest_url,
-)
 from zerorename.committers.cleanup import abort_quietly
+from zerorename.committers.output import OutputFile
+from zerorename.committers.paths import check_key_length, check_relpath, dest_url
+from zerorename.committers.s3a import S3ACommitter
 from zerorename.context import JobContext, TaskContext
 from zerorename.errors import (
     CommitError,

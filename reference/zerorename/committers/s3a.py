@@ -1,0 +1,262 @@
+"""The S3A committers' shared base (staging and magic): tasks leave uncompleted multipart
+uploads to the final keys and a ``.pendingset`` naming them; job commit completes them.
+
+Apart from :mod:`~zerorename.committers.base` because only these two committers keep
+uploads open across task and job commit, and so own the scans, aborts and sweeps that find
+every upload of a job (:mod:`~zerorename.committers.cleanup`) — the rename committers and
+the fenced committer do not use them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from zerorename.committers.base import BaseCommitter
+from zerorename.committers.cleanup import (
+    PENDING,
+    abort_all_under,
+    abort_owned,
+    abort_quietly,
+    delete_tree,
+    scan_job,
+)
+from zerorename.committers.layout import JobLayout
+from zerorename.committers.paths import check_destination
+from zerorename.committers.reliable import ReliableStore
+from zerorename.context import JobContext, TaskContext
+from zerorename.errors import CommitError, FormatError, JobFailedError, NotFoundError
+from zerorename.formats import (
+    TASK_ATTEMPT_ID,
+    PendingSet,
+    SinglePendingCommit,
+    SuccessData,
+    parse_json,
+)
+from zerorename.messages import TaskCommitMessage
+from zerorename.stages import (
+    SAVED_KEY,
+    TASK_ATTEMPT_NUMBER_KEY,
+    TASK_NAME_KEY,
+    FilenameSample,
+    StageContext,
+    StageRunner,
+    TaskSource,
+    complete_uploads,
+    load_pendingsets,
+)
+from zerorename.store import Store, list_dir
+from zerorename.urls import join
+
+__all__ = ["ABORT_ALL_OPTIONS", "S3ACommitter"]
+
+
+ABORT_ALL_OPTIONS = ("fs.s3a.committer.abort.pending.uploads",
+                     "fs.s3a.committer.staging.abort.pending.uploads")
+
+
+class S3ACommitter(BaseCommitter):
+    """Shared by the staging and magic committers: tasks leave uncompleted multipart uploads
+    to the final keys and a ``.pendingset`` listing them; job commit completes them.
+
+    Records live under a per-job root (``root_pattern``), one subdirectory per job attempt;
+    ``pendingsets/<attempt id>.pendingset`` is named per task *attempt*, so a duplicate
+    attempt can never overwrite a committed one (HADOOP-17258), and Hadoop-protocol job commit
+    picks the last committed attempt of each task.
+    """
+
+    tasks_counter: ClassVar[str] = "committer_tasks_succeeded"
+    root_pattern: ClassVar[str] = ""
+
+    def __init__(self, store: Store, job: JobContext, task: TaskContext | None = None, *,
+                 records: Store | None = None) -> None:
+        super().__init__(store, job, task)
+        #: where records live; uploads always go to ``store``
+        self.records = (ReliableStore(records, self.store.policy, self.stats)
+                        if records is not None else self.store)
+        if not self.caps.multipart:
+            raise CommitError(self.dest, f"the {self.name} committer needs multipart uploads, "
+                                         f"which store {store.name} does not offer")
+        self.abort_all_uploads = self.opts.get_bool(*ABORT_ALL_OPTIONS, default=False)
+        self.layout = JobLayout(self._job_root(), job.attempt)
+
+    def _job_root(self) -> str:
+        return join(self.dest, self.root_pattern.format(id=self.job.id))
+
+    def job_layout(self) -> JobLayout:
+        return self.layout
+
+    def records_store(self) -> ReliableStore:
+        return self.records
+
+    # -- job -------------------------------------------------------------------------------
+
+    def _setup_job(self) -> None:
+        self.check_conflicts_at_setup()
+        self.write_marker()
+
+    def check_conflicts_at_setup(self) -> None:
+        return None
+
+    def prepare_destination(self, ctx: Any, loaded: Any) -> None:
+        """Conflict resolution before any upload completes (staging committers)."""
+        return None
+
+    def _commit_job(self, messages: list[TaskCommitMessage] | None) -> SuccessData:
+        runner = StageRunner(self.stats, self.job)
+        with self.executor("commit") as pool:
+            ctx = StageContext(self.store, self.job, self.stats, pool, runner, self.name,
+                               records_store=self.records)
+            records = runner.run("job_stage_scan_records",
+                                 lambda: scan_job(self.records, self.layout.root))
+            if messages is None:
+                if self.layout.marker not in records.urls:
+                    raise NotFoundError(self.layout.marker, "job attempt directory does not "
+                                        f"exist: job {self.job.id} was never set up, or was "
+                                        "already committed or aborted")
+                sources = [TaskSource(url=u)
+                           for u in records.pendingsets_of_job_attempt(self.job.attempt)]
+            else:
+                sources = [TaskSource(message=m) for m in messages]
+
+            def check(url: str, path: str) -> str:
+                return check_destination(url, self.dest, path)
+
+            loaded = runner.run("job_stage_load_pendingsets",
+                                lambda: load_pendingsets(ctx, sources, check))
+            with loaded.spool:
+                outcome = runner.run("job_stage_abort_uncommitted", lambda: abort_owned(
+                    self.store, records, pool, committed_ids=loaded.committed_ids,
+                    committed_attempts=loaded.winners, dest=self.dest,
+                    records_store=self.records))
+                runner.run("job_stage_prepare_destination",
+                           lambda: self.prepare_destination(ctx, loaded))
+                filenames = FilenameSample()
+                runner.run("job_stage_complete_uploads",
+                           lambda: complete_uploads(ctx, loaded, filenames))
+            self.stats.incr("committer_jobs_completed")
+            success = self.success_data(filenames.names, stage="committer_commit_job",
+                                        task_stats=loaded.task_stats)
+            success.metrics.update({"files": loaded.files, "bytes": loaded.bytes,
+                                    "tasks": len(loaded.winners)})
+            if loaded.duplicates_resolved:
+                success.diagnostics["duplicate.task.commits"] = "; ".join(
+                    loaded.duplicates_resolved)
+            if outcome.unreadable:
+                success.diagnostics["unreadable.records"] = "; ".join(
+                    str(e) for e in outcome.unreadable[:10])
+            if outcome.failures:
+                success.diagnostics["abort.failures"] = "; ".join(
+                    f"{what}: {exc}" for what, exc in outcome.failures[:10])
+            self.save_success(success, runner)
+            known = [self.layout.marker, *(m.record for m in messages or [] if m.record)]
+            runner.run("job_stage_cleanup", lambda: self._cleanup(not outcome.failures,
+                                                                   loaded.committed_ids, known))
+        return success
+
+    def _cleanup(self, delete_records: bool, keep_ids: set[str], known: list[str]) -> None:
+        self._abort_local()
+        if self.abort_all_uploads:
+            self.stats.incr("committer_commits_aborted",
+                            abort_all_under(self.store, self.dest, keep_ids))
+        if delete_records:
+            delete_tree(self.records, self.layout.root, known=known)
+            # Attempts still finishing (speculative, or ones the driver gave up on) may have
+            # written records while we cleaned: sweep them too, never touching the committed.
+            self._sweep_root(keep_ids, passes=2)
+
+    def _abort_job(self, *, failed: bool) -> None:
+        records = scan_job(self.records, self.layout.root)
+        with self.executor("abort") as pool:
+            outcome = abort_owned(self.store, records, pool, dest=self.dest,
+                                  records_store=self.records)
+        self.stats.incr("committer_commits_aborted", outcome.aborted)
+        if self.abort_all_uploads:
+            self.stats.incr("committer_commits_aborted", abort_all_under(self.store, self.dest))
+        self._abort_local()
+        if outcome.failures:
+            what, first = outcome.failures[0]
+            raise JobFailedError(what, f"could not abort {len(outcome.failures)} upload(s) of "
+                                       f"job {self.job.id} ({first}); its records are kept "
+                                       f"under {self.layout.root} for a retry of abort_job")
+        delete_tree(self.records, self.layout.root, listed_urls=records.urls,
+                    known=[self.layout.marker])
+        self._sweep_root(set(), passes=2)
+
+    def _sweep_root(self, keep_ids: set[str], *, passes: int) -> None:
+        """Re-list the job root up to ``passes`` times; abort and delete whatever appeared
+        since the last listing (records of attempts that were still running).  This narrows,
+        but cannot close, the window of a process that keeps writing after its job ended."""
+        for _ in range(passes):
+            records = scan_job(self.records, self.layout.root)
+            if not records.urls:
+                return
+            with self.executor("sweep") as pool:
+                outcome = abort_owned(self.store, records, pool, dest=self.dest,
+                                      committed_ids=keep_ids, records_store=self.records)
+            self.stats.incr("committer_commits_aborted", outcome.aborted)
+            if outcome.failures:
+                return  # keep the records for a later abort_job
+            delete_tree(self.records, self.layout.root, listed_urls=records.urls)
+
+    def _abort_local(self) -> None:
+        """Remove local data of this job in this process (staging committers)."""
+        return None
+
+    # -- task ------------------------------------------------------------------------------
+
+    def save_pendingset(self, task: TaskContext, commits: list[Any]) -> TaskCommitMessage:
+        """Save this attempt's pendingset (attempt-unique name) and build its message."""
+        stats = self.count_task_success()
+        pset = PendingSet(
+            job_id=self.job.id, commits=commits,
+            extra_data={
+                TASK_ATTEMPT_ID: task.attempt_id, TASK_NAME_KEY: task.task_name,
+                TASK_ATTEMPT_NUMBER_KEY: str(task.attempt), SAVED_KEY: str(self.clock.now_millis()),
+                "zerorename.committer": self.name,
+            },
+            iostatistics=stats,
+        )
+        url = self.layout.pendingset(task.attempt_id)
+        with self.stats.duration("task_stage_save_pendingset"):
+            self.records.put(url, pset.to_bytes())
+        return self.make_message(task, "pendingset", {"pendingset": pset.to_json()}, url, stats)
+
+    def abort_recorded(self, task: TaskContext, known: dict[str, str]) -> None:
+        """Abort the uploads this attempt recorded (its pendingset, its ``.pending`` files and
+        ``known`` id → url), then delete those records.  Intents are kept: the job sweeps
+        their keys, which also finds an upload whose create answer was lost (its ID is in no
+        record); a task must not sweep, as a sibling attempt may be writing the same key."""
+        ids = dict(known)
+        to_delete: list[str] = []
+        pset_url = self.layout.pendingset(task.attempt_id)
+        try:
+            pset = PendingSet.from_json(parse_json(self.records.get(pset_url), pset_url),
+                                        pset_url)
+            ids.update({c.upload_id: c.url for c in pset.commits})
+            to_delete.append(pset_url)
+        except NotFoundError:
+            pass
+        listed = [o.url for o in list_dir(self.records, self.layout.task_dir(task.attempt_id))]
+        pendings = [u for u in listed if u.endswith(PENDING)]
+        with self.executor("abort-task") as pool:
+            def read(url: str) -> tuple[str, SinglePendingCommit | None]:
+                try:
+                    return url, SinglePendingCommit.from_bytes(self.records.get(url), url)
+                except (NotFoundError, FormatError):
+                    return url, None
+
+            for url, commit in pool.imap(read, pendings):
+                if commit is not None:
+                    ids[commit.upload_id] = commit.url
+                    to_delete.append(url)
+
+            def abort(item: tuple[str, str]) -> bool:
+                return abort_quietly(self.store, item[1], item[0])
+
+            _results, errors = pool.run_all(abort, sorted(ids.items()))
+        if errors:
+            (uid, url), exc = errors[0]
+            raise CommitError(url, f"could not abort upload {uid} of task attempt "
+                                   f"{task.attempt_id}: {exc}")
+        existing = set(listed) | {pset_url}
+        self.records.delete_many(sorted(u for u in set(to_delete) if u in existing))
