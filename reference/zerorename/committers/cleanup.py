@@ -28,11 +28,21 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from zerorename.committers.layout import (
+    INTENT,
+    MAGIC_AREA,
+    PENDING,
+    PENDINGSET,
+    RENAME_AREA,
+    STAGING_AREA,
+    JobLayout,
+    place_of,
+)
 from zerorename.errors import CommitError, NotFoundError
 from zerorename.executor import BoundedExecutor
 from zerorename.formats import PendingSet, SinglePendingCommit, UploadIntent, parse_json
 from zerorename.store import ObjectInfo, Store, UploadInfo, list_dir
-from zerorename.urls import dir_prefix, is_under, join
+from zerorename.urls import dir_prefix, is_under
 
 __all__ = [
     "AbortOutcome",
@@ -47,9 +57,6 @@ __all__ = [
     "sweep_keys",
 ]
 
-PENDING = ".pending"
-PENDINGSET = ".pendingset"
-INTENT = ".intent"
 #: Above this many keys, one listing of the destination beats one listing per key.
 _PER_KEY_SWEEP_LIMIT = 8
 _DELETE_BATCH = 1000
@@ -75,25 +82,22 @@ class JobRecords:
 
     def pendingsets_of_job_attempt(self, job_attempt: int) -> list[str]:
         """The ``.pendingset`` files saved under job attempt ``job_attempt``."""
-        prefix = dir_prefix(join(self.root, f"{job_attempt:02d}"))
+        prefix = dir_prefix(JobLayout(self.root, job_attempt).attempt_dir)
         return sorted(u for urls in self.pendingsets.values() for u in urls
                       if u.startswith(prefix))
 
 
 def _attempt_of(root: str, url: str) -> str | None:
-    """The task attempt a record belongs to, from its path: ``<root>/<NN>/tasks/<attempt>``
-    (a directory, or ``<attempt>.intent``) or ``<root>/<NN>/pendingsets/<attempt>.pendingset``.
-    """
-    rel = url[len(dir_prefix(root)):]
-    parts = rel.split("/")
-    if len(parts) < 3:
-        return None
-    if parts[1] == "tasks":
-        name = parts[2]
-        return name[: -len(INTENT)] if len(parts) == 3 and name.endswith(INTENT) else name
-    if parts[1] == "pendingsets" and len(parts) == 3 and parts[2].endswith(PENDINGSET):
-        return parts[2][: -len(PENDINGSET)]
-    return None
+    """The task attempt a record belongs to, from its place in the job's layout."""
+    place = place_of(root, url)
+    return place.task_attempt if place is not None else None
+
+
+def _is_task_intent(root: str, url: str) -> bool:
+    """A task attempt's own intent (``tasks/<attempt>.intent``, the staging committers' one
+    per task commit), not a file's (magic's, under the task's directory)."""
+    place = place_of(root, url)
+    return place is not None and place.in_tasks and place.task_level
 
 
 def scan_job(store: Store, root: str) -> JobRecords:
@@ -225,7 +229,7 @@ def abort_owned(
         else:
             attempt = _attempt_of(records.root, url) or ""
             candidates = [u for u in records.intents.get(attempt, [])
-                          if u.endswith(f"/tasks/{attempt}{INTENT}")]
+                          if _is_task_intent(records.root, u)]
         for intent in candidates:
             if intent in all_intents and intent not in intents_to_read:
                 intents_to_read.append(intent)
@@ -259,7 +263,7 @@ def abort_owned(
 def _intent_covered(intent: str, attempt: str, records: JobRecords, pending_names: set[str],
                     committed: bool) -> bool:
     """Is the upload(s) an intent names also recorded with an ID we will see?"""
-    if intent.endswith(f"/tasks/{attempt}{INTENT}"):  # staging: one intent per task commit
+    if _is_task_intent(records.root, intent):  # staging: one intent per task commit
         return committed or bool(records.pendingsets.get(attempt))
     return intent[: -len(INTENT)] + PENDING in pending_names  # magic: one per file
 
@@ -348,7 +352,8 @@ class PendingUpload:
     job_id: str | None = None
 
 
-JOB_ROOT_NAMES = ("__magic_job-{id}", "__staging_job-{id}", "_temporary/{id}")
+#: The committers' job areas searched for a job's records by ``zerorename uploads --job``.
+UPLOAD_RECORD_AREAS = (MAGIC_AREA, STAGING_AREA, RENAME_AREA)
 
 
 def list_uploads(store: Store, dest: str, *, job_id: str | None = None,
@@ -384,8 +389,8 @@ def list_uploads(store: Store, dest: str, *, job_id: str | None = None,
 def _owned_by_job(store: Store, dest: str, job_id: str) -> dict[str, float | None]:
     """Upload IDs (and intent keys) recorded by ``job_id`` → creation time (s) if known."""
     owned: dict[str, float | None] = {}
-    for pattern in JOB_ROOT_NAMES:
-        root = join(dest, pattern.format(id=job_id))
+    for area in UPLOAD_RECORD_AREAS:
+        root = area.root(dest, job_id)
         records = scan_job(store, root)
         for urls in list(records.pendings.values()) + list(records.pendingsets.values()):
             for url in urls:

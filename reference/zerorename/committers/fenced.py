@@ -49,7 +49,13 @@ from typing import Any, ClassVar
 
 from zerorename.committers.base import BaseCommitter
 from zerorename.committers.cleanup import abort_quietly
-from zerorename.committers.layout import JobLayout
+from zerorename.committers.layout import (
+    FENCED_AREA,
+    MAGIC_AREA,
+    RENAME_AREA,
+    STAGING_AREA,
+    JobLayout,
+)
 from zerorename.committers.output import OutputFile
 from zerorename.committers.paths import check_destination, dest_url
 from zerorename.committers.reliable import ReliableStore
@@ -102,9 +108,8 @@ __all__ = [
 ]
 
 COMMIT_RECORD_FORMAT = "zerorename.FencedJobCommit/1"
-ROOT_PREFIX = "__fenced_job-"
 #: top-level directories of a destination that show another committer's job may be active
-OTHER_JOB_ROOTS = ("__magic_job-", "__staging_job-", "_temporary")
+OTHER_JOB_ROOTS = tuple(area.prefix for area in (MAGIC_AREA, STAGING_AREA, RENAME_AREA))
 #: the ``_SUCCESS`` key holding every committed file (Hadoop readers ignore unknown keys)
 SUCCESS_FILES_KEY = "zerorename.fenced.files"
 
@@ -365,7 +370,7 @@ class FencedCommitter(BaseCommitter):
         if not self.caps.multipart:
             raise CommitError(self.dest, f"the fenced committer needs multipart uploads, "
                                          f"which store {store.name} does not offer")
-        self.root = join(self.dest, f"{ROOT_PREFIX}{self.job.id}")
+        self.root = FENCED_AREA.root(self.dest, self.job.id)
         self.layout = JobLayout(self.root, job.attempt)
         self._commits: dict[str, SinglePendingCommit] = {}
         self._commits_lock = threading.Lock()
@@ -681,7 +686,7 @@ class FencedCommitter(BaseCommitter):
                     continue
                 if name.startswith(OTHER_JOB_ROOTS):
                     return False
-                if name.startswith(ROOT_PREFIX) and self._job_root_active(prefix):
+                if FENCED_AREA.holds(name) and self._job_root_active(prefix):
                     return False
             if page.token is None:
                 return True

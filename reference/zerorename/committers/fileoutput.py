@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 
 from zerorename.committers.base import BaseCommitter
 from zerorename.committers.cleanup import abort_quietly, delete_tree
-from zerorename.committers.layout import JobLayout
+from zerorename.committers.layout import RENAME_AREA, JobLayout
 from zerorename.committers.output import ObjectWriter, OutputFile
 from zerorename.committers.paths import check_relpath, dest_url
 from zerorename.context import JobContext, TaskContext
@@ -45,7 +45,7 @@ from zerorename.stages import FilenameSample, Progress, Publication, StageRunner
 from zerorename.stats import IOStatistics
 from zerorename.store import ObjectInfo, Store, list_dir
 from zerorename.stores import rename_by_copy
-from zerorename.urls import dir_prefix, join
+from zerorename.urls import dir_prefix
 
 __all__ = ["FileOutputCommitterV1", "FileOutputCommitterV2", "RenameCommitter"]
 
@@ -71,7 +71,7 @@ class RenameCommitter(BaseCommitter):
                               f"store {store.name} has none: it would copy every byte "
                               "(O(data), not atomic).  Use the magic, directory or partitioned "
                               f"committer, or set {RENAME_BY_COPY_OPTION}=true to accept it")
-        self.layout = JobLayout(join(self.dest, f"_temporary/{self.job.id}"), job.attempt)
+        self.layout = JobLayout(RENAME_AREA.root(self.dest, self.job.id), job.attempt)
         #: destinations a failed job commit published but could not take back (they are the
         #: job's files, and for a rename their only copy): abort_job deletes them
         self._unreverted: list[str] = []

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from zerorename.urls import join
+from zerorename.urls import dir_prefix, join
 
 __all__ = [
     "FENCED_AREA",
@@ -27,6 +27,8 @@ __all__ = [
     "SUCCESS_MARKER",
     "JobArea",
     "JobLayout",
+    "RecordPlace",
+    "place_of",
 ]
 
 SUCCESS_MARKER = "_SUCCESS"
@@ -74,6 +76,22 @@ RESERVED_FIRST_ELEMENTS: Mapping[str, str] = MappingProxyType({
 RESERVED_PREFIXES = ("__magic", STAGING_AREA.prefix, FENCED_AREA.prefix)
 
 
+#: Suffixes of the upload records under a job root: a task attempt's pendingset (every upload
+#: it commits), one file's pending commit (magic, file-based tracking), and an upload intent
+#: (keys named before their uploads are created).
+PENDINGSET = ".pendingset"
+PENDING = ".pending"
+INTENT = ".intent"
+TASKS_DIR = "tasks"
+PENDINGSETS_DIR = "pendingsets"
+
+
+def attempt_dir_name(job_attempt: int) -> str:
+    """A job attempt's directory under the job root: two digits, so listings sort by
+    attempt."""
+    return f"{job_attempt:02d}"
+
+
 @dataclass(frozen=True)
 class JobLayout:
     """Where a job keeps its records: ``root`` holds every job attempt; ``attempt_dir`` this
@@ -84,10 +102,10 @@ class JobLayout:
 
     @property
     def attempt_dir(self) -> str:
-        return join(self.root, f"{self.attempt:02d}")
+        return self.attempt_dir_of(self.attempt)
 
     def attempt_dir_of(self, attempt: int) -> str:
-        return join(self.root, f"{attempt:02d}")
+        return join(self.root, attempt_dir_name(attempt))
 
     @property
     def marker(self) -> str:
@@ -97,20 +115,20 @@ class JobLayout:
 
     @property
     def tasks_dir(self) -> str:
-        return join(self.attempt_dir, "tasks")
+        return join(self.attempt_dir, TASKS_DIR)
 
     def task_dir(self, attempt_id: str) -> str:
         return join(self.tasks_dir, attempt_id)
 
     def task_intent(self, attempt_id: str) -> str:
-        return join(self.tasks_dir, f"{attempt_id}.intent")
+        return join(self.tasks_dir, f"{attempt_id}{INTENT}")
 
     @property
     def pendingsets_dir(self) -> str:
-        return join(self.attempt_dir, "pendingsets")
+        return join(self.attempt_dir, PENDINGSETS_DIR)
 
     def pendingset(self, attempt_id: str) -> str:
-        return join(self.pendingsets_dir, f"{attempt_id}.pendingset")
+        return join(self.pendingsets_dir, f"{attempt_id}{PENDINGSET}")
 
     @property
     def manifests_dir(self) -> str:
@@ -127,3 +145,33 @@ class JobLayout:
         base = self.committed_dir if attempt is None else join(self.attempt_dir_of(attempt),
                                                               "committed")
         return join(base, task_name)
+
+
+@dataclass(frozen=True)
+class RecordPlace:
+    """Where a record found by listing a job root sits in :class:`JobLayout`: the task
+    attempt it belongs to, and whether it is the attempt's own record (its
+    ``tasks/<attempt>.intent`` or ``pendingsets/<attempt>.pendingset``) rather than a file
+    under its task directory."""
+
+    task_attempt: str
+    task_level: bool
+    in_tasks: bool
+
+
+def place_of(root: str, url: str) -> RecordPlace | None:
+    """The inverse of :class:`JobLayout` for any job attempt under ``root``: cleanup lists a
+    job root and must attribute each record to its task attempt; None for records no task
+    attempt owns (markers, manifests)."""
+    rel = url[len(dir_prefix(root)):]
+    parts = rel.split("/")
+    if len(parts) < 3:
+        return None
+    name = parts[2]
+    if parts[1] == TASKS_DIR:
+        if len(parts) == 3 and name.endswith(INTENT):
+            return RecordPlace(name[: -len(INTENT)], task_level=True, in_tasks=True)
+        return RecordPlace(name, task_level=len(parts) == 3, in_tasks=True)
+    if parts[1] == PENDINGSETS_DIR and len(parts) == 3 and name.endswith(PENDINGSET):
+        return RecordPlace(name[: -len(PENDINGSET)], task_level=True, in_tasks=False)
+    return None

@@ -58,7 +58,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import ClassVar
 
-from zerorename.committers.cleanup import INTENT, PENDING, abort_quietly
+from zerorename.committers.cleanup import abort_quietly
+from zerorename.committers.layout import INTENT, MAGIC_AREA, PENDING, JobArea
 from zerorename.committers.output import OutputFile
 from zerorename.committers.paths import check_destination, check_key_length, dest_url
 from zerorename.committers.reliable import ReliableStore
@@ -180,7 +181,7 @@ class MagicCommitter(S3ACommitter):
 
     name: ClassVar[str] = "magic"
     hadoop_class: ClassVar[str] = "org.apache.hadoop.fs.s3a.commit.magic.MagicS3GuardCommitter"
-    root_pattern: ClassVar[str] = "__magic_job-{id}"
+    job_area: ClassVar[JobArea] = MAGIC_AREA
 
     def __init__(self, store: Store, job: JobContext, task: TaskContext | None = None) -> None:
         super().__init__(store, job, task)

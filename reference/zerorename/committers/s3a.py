@@ -13,14 +13,13 @@ from typing import Any, ClassVar
 
 from zerorename.committers.base import BaseCommitter
 from zerorename.committers.cleanup import (
-    PENDING,
     abort_all_under,
     abort_owned,
     abort_quietly,
     delete_tree,
     scan_job,
 )
-from zerorename.committers.layout import JobLayout
+from zerorename.committers.layout import PENDING, JobArea, JobLayout
 from zerorename.committers.paths import check_destination
 from zerorename.committers.reliable import ReliableStore
 from zerorename.context import JobContext, TaskContext
@@ -45,7 +44,6 @@ from zerorename.stages import (
     load_pendingsets,
 )
 from zerorename.store import Store, list_dir
-from zerorename.urls import join
 
 __all__ = ["ABORT_ALL_OPTIONS", "S3ACommitter"]
 
@@ -58,14 +56,15 @@ class S3ACommitter(BaseCommitter):
     """Shared by the staging and magic committers: tasks leave uncompleted multipart uploads
     to the final keys and a ``.pendingset`` listing them; job commit completes them.
 
-    Records live under a per-job root (``root_pattern``), one subdirectory per job attempt;
+    Records live under a per-job root (``job_area``), one subdirectory per job attempt;
     ``pendingsets/<attempt id>.pendingset`` is named per task *attempt*, so a duplicate
     attempt can never overwrite a committed one (HADOOP-17258), and Hadoop-protocol job commit
     picks the last committed attempt of each task.
     """
 
     tasks_counter: ClassVar[str] = "committer_tasks_succeeded"
-    root_pattern: ClassVar[str] = ""
+    #: the family's job roots in the destination (a subclass names its own)
+    job_area: ClassVar[JobArea]
 
     def __init__(self, store: Store, job: JobContext, task: TaskContext | None = None, *,
                  records: Store | None = None) -> None:
@@ -80,7 +79,7 @@ class S3ACommitter(BaseCommitter):
         self.layout = JobLayout(self._job_root(), job.attempt)
 
     def _job_root(self) -> str:
-        return join(self.dest, self.root_pattern.format(id=self.job.id))
+        return self.job_area.root(self.dest, self.job.id)
 
     def job_layout(self) -> JobLayout:
         return self.layout

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import IO, Any, ClassVar, Protocol
 
 from zerorename.committers.cleanup import abort_quietly
+from zerorename.committers.layout import RENAME_AREA, STAGING_AREA, JobArea
 from zerorename.committers.output import OutputFile
 from zerorename.committers.paths import check_key_length, check_relpath, dest_url
 from zerorename.committers.s3a import S3ACommitter
@@ -303,7 +304,7 @@ def local_base(options_value: str) -> Path:
 class StagingCommitter(S3ACommitter):
     """Shared by ``directory`` and ``partitioned``; see the module docstring."""
 
-    root_pattern: ClassVar[str] = "__staging_job-{id}"
+    job_area: ClassVar[JobArea] = STAGING_AREA
 
     def __init__(self, store: Store, job: JobContext, task: TaskContext | None = None, *,
                  local_store: Store | None = None, cluster_store: Store | None = None) -> None:
@@ -501,7 +502,7 @@ class PartitionedStagingCommitter(StagingCommitter):
 
 def _is_committer_area(rel: str) -> bool:
     first = rel.split("/", 1)[0]
-    return first == "_temporary" or first.startswith(("__magic", "__staging_job-"))
+    return first == RENAME_AREA.prefix or first.startswith(("__magic", STAGING_AREA.prefix))
 
 
 def _delete_all(ctx: StageContext, urls: list[str]) -> None:
