@@ -28,7 +28,7 @@ from zerorename.committers.output import (
     OutputFile,
     check_part_size,
 )
-from zerorename.committers.paths import check_relpath, dest_url, same_scheme
+from zerorename.committers.paths import check_destination, check_relpath, dest_url, same_scheme
 from zerorename.committers.reliable import ReliableStore, retry_policy
 from zerorename.context import JobContext, TaskContext, hostname
 from zerorename.errors import (
@@ -42,7 +42,7 @@ from zerorename.errors import (
 from zerorename.executor import BoundedExecutor, thread_count
 from zerorename.formats import SuccessData
 from zerorename.messages import TaskCommitMessage
-from zerorename.stages import StageRunner
+from zerorename.stages import FilenameSample, Loaded, StageRunner
 from zerorename.stats import IOStatistics
 from zerorename.store import Store
 from zerorename.stores import store_for_url
@@ -547,6 +547,19 @@ class BaseCommitter:
             iostatistics=stats.snapshot(),
         )
 
+    def job_success(self, filenames: FilenameSample, loaded: Loaded) -> SuccessData:
+        """The ``_SUCCESS`` of a job commit that published the tasks in ``loaded``, with
+        their totals and the duplicate task commits it resolved; counts the job completed."""
+        self.stats.incr("committer_jobs_completed")
+        success = self.success_data(filenames.names, stage="committer_commit_job",
+                                    task_stats=loaded.task_stats)
+        success.metrics.update({"files": loaded.files, "bytes": loaded.bytes,
+                                "tasks": len(loaded.winners)})
+        if loaded.duplicates_resolved:
+            success.diagnostics["duplicate.task.commits"] = "; ".join(
+                loaded.duplicates_resolved)
+        return success
+
     def save_success(self, data: SuccessData, runner: StageRunner) -> None:
         """The SaveSuccess stage: ``_SUCCESS`` (unless marksuccessfuljobs=false), which
         publishes the job, then the optional summary report, which cannot fail it."""
@@ -592,6 +605,11 @@ class BaseCommitter:
         return ReliableStore(store_for_url(directory), self.store.policy, self.stats)
 
     # -- small helpers ---------------------------------------------------------------------
+
+    def check_in_destination(self, url: str, path: str) -> str:
+        """:func:`~zerorename.committers.paths.check_destination` against this job's
+        destination: every URL a task record names passes it before job commit uses it."""
+        return check_destination(url, self.dest, path)
 
     def put_json(self, url: str, data: Mapping[str, Any]) -> None:
         self.records_store().put(url, json.dumps(dict(data), ensure_ascii=False)

@@ -58,7 +58,7 @@ from zerorename.committers.layout import (
 )
 from zerorename.committers.output import OutputFile
 from zerorename.committers.paths import check_destination, dest_url
-from zerorename.committers.reliable import ReliableStore
+from zerorename.committers.uploads import PendingUploadFile
 from zerorename.context import JobContext, TaskContext
 from zerorename.errors import (
     CommitError,
@@ -303,56 +303,9 @@ def expected_multipart_etag(etags: Sequence[str]) -> str | None:
 # -- task output -------------------------------------------------------------------------------
 
 
-class FencedFile(OutputFile):
-    """One file of a task attempt: an upload to its final key whose part ETags stay in memory;
-    never completed here."""
-
-    def __init__(self, committer: FencedCommitter, rel: str, final: str,
-                 upload_id: str) -> None:
-        super().__init__(final)
-        self.committer = committer
-        self.store: ReliableStore = committer.store
-        self.rel = rel
-        self.upload_id = upload_id
-        self.part_size = committer.part_size
-        self._buf = bytearray()
-        self._etags: list[str] = []
-
-    def _send(self, chunk: bytes) -> None:
-        number = len(self._etags) + 1
-        self._etags.append(self.store.upload_part(self.url, self.upload_id, number, chunk))
-        self.committer.stats.incr("stream_write_block_uploads")
-
-    def _write(self, data: bytes) -> None:
-        self._buf += data
-        while len(self._buf) >= self.part_size:
-            self._send(bytes(self._buf[: self.part_size]))
-            del self._buf[: self.part_size]
-
-    def _finish(self) -> None:
-        try:
-            if self._buf or not self._etags:  # a 0-byte file is one empty part
-                self._send(bytes(self._buf))
-            self._buf = bytearray()
-        except Exception:
-            try:
-                abort_quietly(self.store, self.url, self.upload_id)
-            finally:
-                self.committer.file_done(self.rel, None)
-            raise
-        except BaseException:  # a crash: forget the file locally, touch nothing remote
-            self.committer.file_done(self.rel, None)
-            raise
-        self.committer.file_done(self.rel, SinglePendingCommit.create(
-            self.url, self.upload_id, self._etags, self._pos, job_id=self.committer.job_id,
-            task_id=self.committer.attempt_name, now=self.committer.clock.now_millis()))
-
-    def _abort(self) -> None:
-        self._buf = bytearray()
-        try:
-            abort_quietly(self.store, self.url, self.upload_id)
-        finally:
-            self.committer.file_done(self.rel, None)
+class FencedFile(PendingUploadFile):
+    """One file of a task attempt: an upload to its final key (created at open) whose part
+    ETags stay in memory; never completed here."""
 
 
 # -- the committer -----------------------------------------------------------------------------
@@ -475,12 +428,8 @@ class FencedCommitter(BaseCommitter):
                 sources = runner.run("job_stage_list_task_records", self._task_sources)
             else:
                 sources = [TaskSource(message=m) for m in messages]
-
-            def check(url: str, path: str) -> str:
-                return check_destination(url, self.dest, path)
-
-            loaded = runner.run("job_stage_load_pendingsets",
-                                lambda: load_pendingsets(ctx, sources, check))
+            loaded = runner.run("job_stage_load_pendingsets", lambda: load_pendingsets(
+                ctx, sources, self.check_in_destination))
             try:
                 record = self._record_from(loaded, sources)
                 stats = loaded.task_stats
@@ -704,7 +653,7 @@ class FencedCommitter(BaseCommitter):
         final = dest_url(self.dest, rel)
         upload_id = self.store.create_multipart(final)
         self.stats.incr("committer_fenced_files_created")
-        return FencedFile(self, rel, final, upload_id)
+        return FencedFile(self, rel, final, task.attempt_id, upload_id)
 
     def file_done(self, rel: str, commit: SinglePendingCommit | None) -> None:
         """Called by a :class:`FencedFile` when it is closed (``commit``) or aborted (None)."""

@@ -62,8 +62,8 @@ from zerorename.committers.cleanup import abort_quietly
 from zerorename.committers.layout import INTENT, MAGIC_AREA, PENDING, JobArea
 from zerorename.committers.output import OutputFile
 from zerorename.committers.paths import check_destination, check_key_length, dest_url
-from zerorename.committers.reliable import ReliableStore
 from zerorename.committers.s3a import S3ACommitter
+from zerorename.committers.uploads import PendingUploadFile
 from zerorename.context import JobContext, TaskContext
 from zerorename.errors import CommitError, NotFoundError
 from zerorename.formats import (
@@ -105,7 +105,7 @@ class DeferredFile:
     data: bytes
 
 
-class MagicFile(OutputFile):
+class MagicFile(PendingUploadFile):
     """One file of a magic task attempt: an upload to its final key, never completed here.
 
     ``upload_id`` is given when the upload was created at open (file-based tracking); in
@@ -115,64 +115,22 @@ class MagicFile(OutputFile):
 
     def __init__(self, committer: MagicCommitter, task: TaskContext, rel: str, final: str,
                  record: str | None, upload_id: str | None) -> None:
-        super().__init__(final)
+        super().__init__(committer, rel, final, task.attempt_id, upload_id)
         self.committer = committer
-        self.store: ReliableStore = committer.store
         self.task = task
-        self.rel = rel
         self.record = record
-        self.upload_id = upload_id
-        self.part_size = committer.part_size
-        self._buf = bytearray()
-        self._etags: list[str] = []
 
-    def _send(self, chunk: bytes) -> None:
-        if self.upload_id is None:
-            self.upload_id = self.committer.start_upload(self.task, self.url)
-        number = len(self._etags) + 1
-        self._etags.append(self.store.upload_part(self.url, self.upload_id, number, chunk))
-        self.committer.stats.incr("stream_write_block_uploads")
+    def _start_upload(self) -> str:
+        return self.committer.start_upload(self.task, self.url)
 
-    def _write(self, data: bytes) -> None:
-        self._buf += data
-        while len(self._buf) >= self.part_size:
-            self._send(bytes(self._buf[: self.part_size]))
-            del self._buf[: self.part_size]
+    def _close_without_upload(self) -> None:
+        """In memory, under one part: the file waits for its batch."""
+        data, self._buf = bytes(self._buf), bytearray()
+        self.committer.defer(self.task, DeferredFile(self.rel, self.url, data))
 
-    def _finish(self) -> None:
-        if self.upload_id is None:  # in memory, under one part: it waits for its batch
-            data, self._buf = bytes(self._buf), bytearray()
-            self.committer.defer(self.task, DeferredFile(self.rel, self.url, data))
-            return
-        try:
-            if self._buf or not self._etags:  # a 0-byte file is one empty part
-                self._send(bytes(self._buf))
-            self._buf = bytearray()
-            commit = SinglePendingCommit.create(
-                self.url, self.upload_id, self._etags, self._pos, job_id=self.committer.job_id,
-                task_id=self.task.attempt_id, now=self.committer.clock.now_millis())
-            if self.record is not None:
-                self.store.put(self.record + PENDING, commit.to_bytes())
-        except Exception:
-            try:
-                abort_quietly(self.store, self.url, self.upload_id)
-            finally:
-                self.committer.file_done(self.rel, None)
-            raise
-        except BaseException:  # a crash: forget the file locally, touch nothing remote
-            self.committer.file_done(self.rel, None)
-            raise
-        self.committer.file_done(self.rel, commit)
-
-    def _abort(self) -> None:
-        """Abort the upload, if one was started; its key's intent stays for the job's sweep,
-        which also finds an upload whose create answer was lost (not this ``upload_id``)."""
-        self._buf = bytearray()
-        try:
-            if self.upload_id is not None:
-                abort_quietly(self.store, self.url, self.upload_id)
-        finally:
-            self.committer.file_done(self.rel, None)
+    def _record(self, commit: SinglePendingCommit) -> None:
+        if self.record is not None:
+            self.store.put(self.record + PENDING, commit.to_bytes())
 
 
 class MagicCommitter(S3ACommitter):

@@ -111,16 +111,13 @@ class ManifestCommitter(RenameCommitter):
         else:
             sources = [TaskSource(message=m) for m in messages]
 
-        def check(url: str, path: str) -> str:
-            return check_destination(url, self.dest, path)
-
         filenames = FilenameSample()
         capacity = self.opts.get_int(PREFIX + "writer.queue.capacity", default=2 * self.threads)
         with self.publishing(replace=False) as publication:
             with self.executor("commit", capacity=max(1, capacity)) as pool:
                 ctx = StageContext(self.store, self.job, self.stats, pool, runner, self.name)
                 loaded = runner.run("job_stage_load_manifests", lambda: load_manifests(
-                    ctx, sources, check, self.layout.task_dir))
+                    ctx, sources, self.check_in_destination, self.layout.task_dir))
                 with loaded.spool:
                     if self.native_rename:
                         runner.run("job_stage_create_target_dirs",
@@ -132,14 +129,7 @@ class ManifestCommitter(RenameCommitter):
                     if self.opts.get_bool(PREFIX + "validate.output"):
                         runner.run("job_stage_optional_validate_output",
                                    lambda: validate_output(ctx, loaded))
-            self.stats.incr("committer_jobs_completed")
-            success = self.success_data(filenames.names, stage="committer_commit_job",
-                                        task_stats=loaded.task_stats)
-            success.metrics.update({"files": loaded.files, "bytes": loaded.bytes,
-                                    "tasks": len(loaded.winners)})
-            if loaded.duplicates_resolved:
-                success.diagnostics["duplicate.task.commits"] = "; ".join(
-                    loaded.duplicates_resolved)
+            success = self.job_success(filenames, loaded)
             self.save_success(success, runner)
             if self.opts.get_bool("mapreduce.fileoutputcommitter.cleanup.skipped"):
                 self._close_skipped_cleanup(publication)

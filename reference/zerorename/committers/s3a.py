@@ -20,7 +20,6 @@ from zerorename.committers.cleanup import (
     scan_job,
 )
 from zerorename.committers.layout import PENDING, JobArea, JobLayout
-from zerorename.committers.paths import check_destination
 from zerorename.committers.reliable import ReliableStore
 from zerorename.context import JobContext, TaskContext
 from zerorename.errors import CommitError, FormatError, JobFailedError, NotFoundError
@@ -116,12 +115,8 @@ class S3ACommitter(BaseCommitter):
                            for u in records.pendingsets_of_job_attempt(self.job.attempt)]
             else:
                 sources = [TaskSource(message=m) for m in messages]
-
-            def check(url: str, path: str) -> str:
-                return check_destination(url, self.dest, path)
-
-            loaded = runner.run("job_stage_load_pendingsets",
-                                lambda: load_pendingsets(ctx, sources, check))
+            loaded = runner.run("job_stage_load_pendingsets", lambda: load_pendingsets(
+                ctx, sources, self.check_in_destination))
             with loaded.spool:
                 outcome = runner.run("job_stage_abort_uncommitted", lambda: abort_owned(
                     self.store, records, pool, committed_ids=loaded.committed_ids,
@@ -132,14 +127,7 @@ class S3ACommitter(BaseCommitter):
                 filenames = FilenameSample()
                 runner.run("job_stage_complete_uploads",
                            lambda: complete_uploads(ctx, loaded, filenames))
-            self.stats.incr("committer_jobs_completed")
-            success = self.success_data(filenames.names, stage="committer_commit_job",
-                                        task_stats=loaded.task_stats)
-            success.metrics.update({"files": loaded.files, "bytes": loaded.bytes,
-                                    "tasks": len(loaded.winners)})
-            if loaded.duplicates_resolved:
-                success.diagnostics["duplicate.task.commits"] = "; ".join(
-                    loaded.duplicates_resolved)
+            success = self.job_success(filenames, loaded)
             if outcome.unreadable:
                 success.diagnostics["unreadable.records"] = "; ".join(
                     str(e) for e in outcome.unreadable[:10])

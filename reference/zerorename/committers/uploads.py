@@ -1,0 +1,120 @@
+"""Files written straight to their final keys as multipart uploads the task never completes:
+the magic and fenced committers' files.
+
+Both committers stream a file's parts to an upload of its final key and keep, at close, the
+pending commit (upload ID, part ETags, size) that job commit completes.  They differ only in
+when the upload is created (at open, or once the file outgrows one part) and in what happens
+to the pending commit besides handing it to the committer (a ``.pending`` record, or nothing)
+— so the streaming, the part arithmetic (every part but the last exactly ``part_size``, which
+S3 requires and Cloudflare R2 insists on) and the rules for failures live here once: an error
+aborts the file's upload, a crash (a ``BaseException``) touches nothing remote.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from zerorename.clock import Clock
+from zerorename.committers.cleanup import abort_quietly
+from zerorename.committers.output import OutputFile
+from zerorename.committers.reliable import ReliableStore
+from zerorename.errors import CommitError
+from zerorename.formats import SinglePendingCommit
+from zerorename.stats import IOStatistics
+
+__all__ = ["PendingUploadFile", "UploadOwner"]
+
+
+class UploadOwner(Protocol):
+    """What a :class:`PendingUploadFile` needs from the committer that opened it."""
+
+    store: ReliableStore
+    stats: IOStatistics
+    clock: Clock
+    part_size: int
+
+    @property
+    def job_id(self) -> str: ...
+
+    def file_done(self, rel: str, commit: SinglePendingCommit | None) -> None:
+        """The file is closed (``commit``: its pending commit) or aborted (None)."""
+
+
+class PendingUploadFile(OutputFile):
+    """One file of a task attempt: an upload to its final key, never completed here.
+
+    ``upload_id`` is given when the committer created the upload at open; otherwise the
+    upload is created by :meth:`_start_upload` when the first full part is sent, and a file
+    closed before that is handed over by :meth:`_close_without_upload`."""
+
+    def __init__(self, owner: UploadOwner, rel: str, final: str, task_attempt_id: str,
+                 upload_id: str | None) -> None:
+        super().__init__(final)
+        self.owner = owner
+        self.store = owner.store
+        self.rel = rel
+        self.task_attempt_id = task_attempt_id
+        self.upload_id = upload_id
+        self.part_size = owner.part_size
+        self._buf = bytearray()
+        self._etags: list[str] = []
+
+    # hooks
+    def _start_upload(self) -> str:
+        """Create the upload of a file opened without one."""
+        raise CommitError(self.url, "this file was opened without an upload")
+
+    def _close_without_upload(self) -> None:
+        """Close a file whose upload was never created (it stayed under one part)."""
+        raise CommitError(self.url, "this file was opened without an upload")
+
+    def _record(self, commit: SinglePendingCommit) -> None:
+        """Keep the closed file's pending commit somewhere besides the committer's memory."""
+        return None
+
+    # OutputFile
+    def _send(self, chunk: bytes) -> None:
+        if self.upload_id is None:
+            self.upload_id = self._start_upload()
+        number = len(self._etags) + 1
+        self._etags.append(self.store.upload_part(self.url, self.upload_id, number, chunk))
+        self.owner.stats.incr("stream_write_block_uploads")
+
+    def _write(self, data: bytes) -> None:
+        self._buf += data
+        while len(self._buf) >= self.part_size:
+            self._send(bytes(self._buf[: self.part_size]))
+            del self._buf[: self.part_size]
+
+    def _finish(self) -> None:
+        if self.upload_id is None:
+            self._close_without_upload()
+            return
+        try:
+            if self._buf or not self._etags:  # a 0-byte file is one empty part
+                self._send(bytes(self._buf))
+            self._buf = bytearray()
+            commit = SinglePendingCommit.create(
+                self.url, self.upload_id, self._etags, self._pos, job_id=self.owner.job_id,
+                task_id=self.task_attempt_id, now=self.owner.clock.now_millis())
+            self._record(commit)
+        except Exception:
+            try:
+                abort_quietly(self.store, self.url, self.upload_id)
+            finally:
+                self.owner.file_done(self.rel, None)
+            raise
+        except BaseException:  # a crash: forget the file locally, touch nothing remote
+            self.owner.file_done(self.rel, None)
+            raise
+        self.owner.file_done(self.rel, commit)
+
+    def _abort(self) -> None:
+        """Abort the upload, if one was started (an upload whose create answer was lost is
+        not this ``upload_id``: the job's sweep of the key finds it)."""
+        self._buf = bytearray()
+        try:
+            if self.upload_id is not None:
+                abort_quietly(self.store, self.url, self.upload_id)
+        finally:
+            self.owner.file_done(self.rel, None)
