@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from zerorename.committers.fenced import SUCCESS_FILES_KEY, CommittedFile
+from zerorename.committers.fenced_records import SUCCESS_FILES_KEY, CommittedFile
 from zerorename.errors import FormatError, NotFoundError
 from zerorename.formats import SuccessData, parse_json
 from zerorename.store import Store

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 import zerorename as zr
-from zerorename.committers.fenced import (
+from zerorename.committers.fenced import FencedCommitter
+from zerorename.committers.fenced_records import (
     ConditionalWriteUnsupportedError,
-    FencedCommitter,
     TaskCommittedByOtherAttemptError,
     TaskFencedError,
     expected_multipart_etag,

@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 
 import zerorename as zr
-from zerorename.committers.fenced import (
+from zerorename.committers.fenced_records import (
     JobAlreadyCommittedError,
     TaskCommittedByOtherAttemptError,
 )
@@ -363,7 +363,8 @@ def test_kill_9_of_the_driver_at_every_request_of_commit_job(moto_endpoint: str,
 TASK_CHILD = textwrap.dedent('''
     import json, os, sys, time
     import zerorename as zr
-    from zerorename.committers.fenced import TaskCommittedByOtherAttemptError, TaskFencedError
+    from zerorename.committers.fenced_records import (
+        TaskCommittedByOtherAttemptError, TaskFencedError)
     endpoint, dest, job_id, go = sys.argv[1:5]
     client = zr.make_s3_client(endpoint, "us-east-1", access_key="testing",
                                secret_key="testing")
