@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import zerorename as zr
-from zerorename.committers.base import Phase
+from zerorename.committers.phases import Phase
 
 from .conftest_helpers import ALL, S3A, Env, FaultyStore, options, run_job
 

@@ -1,5 +1,5 @@
 """What every zerorename committer shares: the lifecycle (setup → write → task commit →
-job commit, or abort) with its state checks, the task commit messages, and ``_SUCCESS``.
+job commit, or abort) with its state checks and the task commit messages.
 
 The public methods here are Hadoop's ``OutputCommitter`` (plus ``open``/``write``).  They
 check the call is legal (task methods need a task, a task commits once, a job commits once),
@@ -7,30 +7,30 @@ run the subclass's step with a per-call :class:`~zerorename.executor.BoundedExec
 statistics, and turn a failed job commit into an aborted job with a failure report.  The
 pieces it stands on are their own modules: the retrying store (:mod:`.reliable`), the
 directories of a job (:mod:`.layout`), path checks (:mod:`.paths`), file objects
-(:mod:`.output`).
+(:mod:`.output`), the phases and their refusals (:mod:`.phases`), ``_SUCCESS`` and the
+summary report (:mod:`.success`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import enum
 import json
-import logging
 import threading
 from collections.abc import Mapping, Sequence
-from types import MappingProxyType
 from typing import Any, ClassVar
 
-from zerorename.committers.layout import SUCCESS_MARKER, JobLayout
+from zerorename.committers.layout import JobLayout
 from zerorename.committers.output import (
     DEFAULT_PART_SIZE,
     PART_SIZE_OPTION,
     OutputFile,
     check_part_size,
 )
-from zerorename.committers.paths import check_destination, check_relpath, dest_url, same_scheme
+from zerorename.committers.paths import check_destination, check_relpath, dest_url
+from zerorename.committers.phases import TASK_REFUSALS, Phase
 from zerorename.committers.reliable import ReliableStore, retry_policy
-from zerorename.context import JobContext, TaskContext, hostname
+from zerorename.committers.success import JobReports
+from zerorename.context import JobContext, TaskContext
 from zerorename.errors import (
     CallOrderError,
     CommitError,
@@ -42,56 +42,17 @@ from zerorename.errors import (
 from zerorename.executor import BoundedExecutor, thread_count
 from zerorename.formats import SuccessData
 from zerorename.messages import TaskCommitMessage
-from zerorename.stages import FilenameSample, Loaded, StageRunner
 from zerorename.stats import IOStatistics
 from zerorename.store import Store
-from zerorename.stores import store_for_url
-from zerorename.urls import join, parse_url
+from zerorename.urls import parse_url
 
-__all__ = ["BaseCommitter", "Phase"]
-
-LOG = logging.getLogger(__name__)
+__all__ = ["BaseCommitter"]
 
 MARK_SUCCESS_OPTION = "mapreduce.fileoutputcommitter.marksuccessfuljobs"
-SUMMARY_DIR_OPTIONS = (
-    "fs.s3a.committer.summary.report.directory",
-    "mapreduce.manifest.committer.summary.report.directory",
-)
 THREADS_OPTION = "zerorename.committer.threads"
 
 
-class Phase(enum.Enum):
-    """Where one committer object is in its protocol; a task committer and a job committer
-    each have one (``task_phase``, ``job_phase``).
-
-    ``NEW`` → ``SET_UP`` (``setup_task``/``setup_job``) → ``COMMITTING`` (a commit started) →
-    ``COMMITTED``.  A task commit that raised leaves ``FAILED``; a job commit that raised
-    stays ``COMMITTING`` when it aborted the job (S3A committers) and returns to ``SET_UP``
-    when the committer keeps the job for a rerun (v1/v2/manifest).  ``abort_task``,
-    ``abort_job`` and ``cleanup_job`` lead to ``ABORTED`` from anywhere.  Only the
-    transitions the protocol allows are accepted; any other call raises
-    :class:`~zerorename.errors.CallOrderError` before its first request.
-    """
-
-    NEW = "new"
-    SET_UP = "set up"
-    COMMITTING = "committing"
-    COMMITTED = "committed"
-    FAILED = "failed"
-    ABORTED = "aborted"
-
-
-#: Why a task call is refused in each phase but ``SET_UP`` (the one phase that allows work).
-_TASK_REFUSALS: Mapping[Phase, str] = MappingProxyType({
-    Phase.NEW: "is not set up: call setup_task() first",
-    Phase.COMMITTING: "is being committed",
-    Phase.COMMITTED: "is already committed (a retry is a new task attempt)",
-    Phase.FAILED: "failed its task commit: call abort_task() and run a new task attempt",
-    Phase.ABORTED: "was aborted (a retry is a new task attempt)",
-})
-
-
-class BaseCommitter:
+class BaseCommitter(JobReports):
     """Lifecycle, checks and shared machinery; subclasses implement the ``_steps``."""
 
     name: ClassVar[str] = ""
@@ -175,7 +136,7 @@ class BaseCommitter:
     def _task_refusal(self, task: TaskContext, call: str, path: str | None = None
                       ) -> CallOrderError:
         return CallOrderError(path or task.attempt_id, f"{call}: task attempt {task.attempt_id} "
-                              f"{_TASK_REFUSALS[self._task_phase]}")
+                              f"{TASK_REFUSALS[self._task_phase]}")
 
     def _require_task_set_up(self, call: str, path: str | None = None) -> TaskContext:
         """The task, if this attempt is set up and not finished; else CallOrderError.
@@ -517,92 +478,6 @@ class BaseCommitter:
             seen[msg.task_id] = msg.attempt_id
             parsed.append(msg)
         return parsed
-
-    # -- _SUCCESS --------------------------------------------------------------------------
-
-    def success_data(self, filenames: list[str], *, stage: str, success: bool = True,
-                     task_stats: IOStatistics | None = None) -> SuccessData:
-        stats = IOStatistics(self.clock)
-        stats.aggregate(self.stats)
-        stats.aggregate(task_stats)
-        if stage == "committer_commit_job" and self._commit_started is not None:
-            # this commit, timed up to now: _SUCCESS is written before the commit returns
-            stats.record_duration(stage, self.clock.monotonic() - self._commit_started,
-                                  failed=not success)
-        return SuccessData(
-            committer=self.name, job_id=self.job.id, job_id_source=self.job.job_id_source,
-            timestamp=self.clock.now_millis(),
-            hostname=hostname(),
-            description=f"zerorename {self.name} committer, job attempt {self.job.attempt}",
-            success=success, filenames=filenames, stage=stage,
-            state="SUCCEEDED" if success else "FAILED",
-            diagnostics={
-                "committer.class": f"{type(self).__module__}.{type(self).__name__}",
-                "hadoop.committer": self.hadoop_class,
-                "stage": stage,
-                "threads": str(self.threads),
-                "fs.s3a.multipart.size": str(self.part_size),
-                "destination": self.dest,
-            },
-            iostatistics=stats.snapshot(),
-        )
-
-    def job_success(self, filenames: FilenameSample, loaded: Loaded) -> SuccessData:
-        """The ``_SUCCESS`` of a job commit that published the tasks in ``loaded``, with
-        their totals and the duplicate task commits it resolved; counts the job completed."""
-        self.stats.incr("committer_jobs_completed")
-        success = self.success_data(filenames.names, stage="committer_commit_job",
-                                    task_stats=loaded.task_stats)
-        success.metrics.update({"files": loaded.files, "bytes": loaded.bytes,
-                                "tasks": len(loaded.winners)})
-        if loaded.duplicates_resolved:
-            success.diagnostics["duplicate.task.commits"] = "; ".join(
-                loaded.duplicates_resolved)
-        return success
-
-    def save_success(self, data: SuccessData, runner: StageRunner) -> None:
-        """The SaveSuccess stage: ``_SUCCESS`` (unless marksuccessfuljobs=false), which
-        publishes the job, then the optional summary report, which cannot fail it."""
-        def save() -> None:
-            if self.mark_success:
-                self.store.put(join(self.dest, SUCCESS_MARKER), data.to_bytes())
-            self._published = True
-            self._save_report(data)
-
-        runner.run("job_stage_save_success_marker", save)
-
-    def _save_report(self, data: SuccessData) -> Exception | None:
-        """Save ``data`` as ``summary-<job id>.json`` in the summary report directory, if one
-        is set, through a store for that directory's own scheme (Hadoop's documented example
-        is a ``file:///`` directory beside an S3 destination).
-
-        Never raises: whether the job failed is decided before the report is written.  A
-        report that cannot be saved is recorded (``summary.report.failure`` in ``data``'s
-        diagnostics, statistic ``committer_summary_report_failures``), logged as a warning and
-        returned."""
-        directory = self.opts.get_str(*SUMMARY_DIR_OPTIONS)
-        if not directory:
-            return None
-        url = join(directory, f"summary-{self.job.id}.json")
-        try:
-            self.report_store(directory).put(url, data.to_bytes())
-        except Exception as exc:
-            self.stats.incr("committer_summary_report_failures")
-            data.diagnostics["summary.report.failure"] = f"{url}: {exc}"
-            LOG.warning("job %s: the summary report %s could not be saved: %s", self.job.id,
-                        url, exc)
-            return exc
-        return None
-
-    def report_store(self, directory: str) -> Store:
-        """The store for the summary report directory: the destination's own store when the
-        directory has its scheme (``s3a`` counts as ``s3``), else a new one for the
-        directory's scheme with default settings (:func:`zerorename.stores.store_for_url`)."""
-        scheme = parse_url(directory).scheme
-        dest_scheme = parse_url(self.dest).scheme
-        if same_scheme(scheme, dest_scheme):
-            return self.store
-        return ReliableStore(store_for_url(directory), self.store.policy, self.stats)
 
     # -- small helpers ---------------------------------------------------------------------
 
