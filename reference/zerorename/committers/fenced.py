@@ -69,7 +69,7 @@ from zerorename.committers.layout import (
 )
 from zerorename.committers.output import OutputFile
 from zerorename.committers.paths import dest_url
-from zerorename.committers.uploads import PendingUploadFile
+from zerorename.committers.uploads import PendingUploadFile, task_pendingset
 from zerorename.context import JobContext, TaskContext
 from zerorename.errors import (
     CommitError,
@@ -82,16 +82,13 @@ from zerorename.errors import (
 )
 from zerorename.executor import BoundedExecutor
 from zerorename.formats import (
-    TASK_ATTEMPT_ID,
     PendingSet,
     SinglePendingCommit,
     SuccessData,
 )
 from zerorename.messages import TaskCommitMessage
 from zerorename.stages import (
-    SAVED_KEY,
     TASK_ATTEMPT_NUMBER_KEY,
-    TASK_NAME_KEY,
     FilenameSample,
     Loaded,
     StageContext,
@@ -479,11 +476,7 @@ class FencedCommitter(BaseCommitter):
             commits = [self._commits[rel] for rel in sorted(self._commits)]
         url = self.task_record_url(task)
         stats = self.count_task_success()
-        pset = PendingSet(job_id=self.job.id, commits=commits, extra_data={
-            TASK_ATTEMPT_ID: task.attempt_id, TASK_NAME_KEY: task.task_name,
-            TASK_ATTEMPT_NUMBER_KEY: str(task.attempt), SAVED_KEY: str(self.clock.now_millis()),
-            "zerorename.committer": self.name,
-        }, iostatistics=stats)
+        pset = task_pendingset(self.name, task, commits, stats, self.clock.now_millis())
         data = pset.to_bytes()
         with self.stats.duration("task_stage_save_task_record"):
             winner = self._put_task_record(url, data)

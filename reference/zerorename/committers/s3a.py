@@ -21,10 +21,10 @@ from zerorename.committers.cleanup import (
 )
 from zerorename.committers.layout import PENDING, JobArea, JobLayout
 from zerorename.committers.reliable import ReliableStore
+from zerorename.committers.uploads import task_pendingset
 from zerorename.context import JobContext, TaskContext
 from zerorename.errors import CommitError, FormatError, JobFailedError, NotFoundError
 from zerorename.formats import (
-    TASK_ATTEMPT_ID,
     PendingSet,
     SinglePendingCommit,
     SuccessData,
@@ -32,9 +32,6 @@ from zerorename.formats import (
 )
 from zerorename.messages import TaskCommitMessage
 from zerorename.stages import (
-    SAVED_KEY,
-    TASK_ATTEMPT_NUMBER_KEY,
-    TASK_NAME_KEY,
     FilenameSample,
     StageContext,
     StageRunner,
@@ -194,15 +191,7 @@ class S3ACommitter(BaseCommitter):
     def save_pendingset(self, task: TaskContext, commits: list[Any]) -> TaskCommitMessage:
         """Save this attempt's pendingset (attempt-unique name) and build its message."""
         stats = self.count_task_success()
-        pset = PendingSet(
-            job_id=self.job.id, commits=commits,
-            extra_data={
-                TASK_ATTEMPT_ID: task.attempt_id, TASK_NAME_KEY: task.task_name,
-                TASK_ATTEMPT_NUMBER_KEY: str(task.attempt), SAVED_KEY: str(self.clock.now_millis()),
-                "zerorename.committer": self.name,
-            },
-            iostatistics=stats,
-        )
+        pset = task_pendingset(self.name, task, commits, stats, self.clock.now_millis())
         url = self.layout.pendingset(task.attempt_id)
         with self.stats.duration("task_stage_save_pendingset"):
             self.records.put(url, pset.to_bytes())

@@ -12,17 +12,19 @@ aborts the file's upload, a crash (a ``BaseException``) touches nothing remote.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 from zerorename.clock import Clock
 from zerorename.committers.cleanup import abort_quietly
 from zerorename.committers.output import OutputFile
 from zerorename.committers.reliable import ReliableStore
+from zerorename.context import TaskContext
 from zerorename.errors import CommitError
-from zerorename.formats import SinglePendingCommit
+from zerorename.formats import TASK_ATTEMPT_ID, PendingSet, SinglePendingCommit
+from zerorename.stages import SAVED_KEY, TASK_ATTEMPT_NUMBER_KEY, TASK_NAME_KEY
 from zerorename.stats import IOStatistics
 
-__all__ = ["PendingUploadFile", "UploadOwner"]
+__all__ = ["PendingUploadFile", "UploadOwner", "task_pendingset"]
 
 
 class UploadOwner(Protocol):
@@ -118,3 +120,15 @@ class PendingUploadFile(OutputFile):
                 abort_quietly(self.store, self.url, self.upload_id)
         finally:
             self.owner.file_done(self.rel, None)
+
+
+def task_pendingset(committer: str, task: TaskContext, commits: list[SinglePendingCommit],
+                    stats: dict[str, Any], saved_millis: int) -> PendingSet:
+    """The record of a task attempt's pending uploads (Hadoop's ``.pendingset``), naming the
+    attempt, its task and the committer that wrote it — what job commit reads to pick each
+    task's winning attempt, whichever committer saved it."""
+    return PendingSet(job_id=task.job.id, commits=commits, extra_data={
+        TASK_ATTEMPT_ID: task.attempt_id, TASK_NAME_KEY: task.task_name,
+        TASK_ATTEMPT_NUMBER_KEY: str(task.attempt), SAVED_KEY: str(saved_millis),
+        "zerorename.committer": committer,
+    }, iostatistics=stats)
