@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 
 import boto3
@@ -17,18 +18,24 @@ FILES = {0: {"a.csv": b"a" * 10, "b.csv": b"b" * 10}, 1: {"c.csv": b"c" * 10}}
 
 @pytest.fixture
 def s3() -> Iterator[S3Store]:
+    """A fresh bucket: moto's in-process state can outlive a ``mock_aws`` block that another
+    suite opened differently, so the name is this test's own."""
     with mock_aws():
         client = boto3.client("s3", region_name="us-east-1")
-        client.create_bucket(Bucket="bucket")
+        client.create_bucket(Bucket=BUCKET)
         yield S3Store(client)
 
 
+BUCKET = f"recording-{uuid.uuid4().hex[:12]}"
+DEST = f"s3://{BUCKET}/out"
+
+
 def _keys(store: S3Store) -> set[str]:
-    return {o.url for o in store.list_page("s3://bucket/").objects}
+    return {o.url for o in store.list_page(f"s3://{BUCKET}/").objects}
 
 
 def test_a_clean_run_reads_back_as_the_store_it_left(s3: S3Store) -> None:
-    job = run_recorded_job("magic", s3, "s3://bucket/out", FILES)
+    job = run_recorded_job("magic", s3, DEST, FILES)
     assert job.error is None
     t = analysis.from_events(job.events)
     assert {"driver0", "j0.t0.a0", "j0.t1.a0"} <= set(t.actors)
@@ -44,7 +51,7 @@ def test_a_clean_run_reads_back_as_the_store_it_left(s3: S3Store) -> None:
 
 def test_an_injected_fault_is_in_the_trace_and_the_job_is_aborted(s3: S3Store) -> None:
     fault = InjectedFault("complete_multipart", nth=2, status=500)
-    job = run_recorded_job("magic", s3, "s3://bucket/out", FILES, faults=[fault],
+    job = run_recorded_job("magic", s3, DEST, FILES, faults=[fault],
                            options={"fs.s3a.retry.limit": "0"})
     assert fault.fired and job.error is not None
     t = analysis.from_events(job.events)
@@ -57,9 +64,9 @@ def test_an_injected_fault_is_in_the_trace_and_the_job_is_aborted(s3: S3Store) -
 def test_a_lost_answer_is_applied_but_reported_as_an_error(s3: S3Store) -> None:
     recording = RecordingStore(s3, [InjectedFault("put", nth=1, lost_answer=True)])
     with recording.acting("someone"), pytest.raises(Exception, match="lost"):
-        recording.put("s3://bucket/x", b"1")
-    assert "s3://bucket/x" in _keys(s3)
-    t = analysis.from_events(recording.trace("none", "s3://bucket/"))
+        recording.put(f"s3://{BUCKET}/x", b"1")
+    assert f"s3://{BUCKET}/x" in _keys(s3)
+    t = analysis.from_events(recording.trace("none", f"s3://{BUCKET}/"))
     assert [s.actor for s in t.steps] == ["someone"]
-    assert "s3://bucket/x" in analysis.store_state(t).objects
+    assert f"s3://{BUCKET}/x" in analysis.store_state(t).objects
     assert hb.build(t).number_of_nodes() == 2  # the step and the final state
