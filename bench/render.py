@@ -215,6 +215,7 @@ def latency_plot(report: dict[str, Any], path: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
     threads = sorted({r["threads"] for r in report["rows"]})
@@ -226,6 +227,8 @@ def latency_plot(report: dict[str, Any], path: Path) -> None:
                       for t in threads], "k--", label="⌈F/T⌉·r")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
+    ax.yaxis.set_minor_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
     ax.set_xticks(threads, [str(t) for t in threads])
     ax.set_xlabel("threads (T)")
     ax.set_ylabel("job commit seconds")
@@ -314,7 +317,7 @@ def readme_block(side: dict[str, Any], latency: dict[str, Any] | None,
                 f"front of the in-memory one, F = {latency['files']:,}): seconds at T = "
                 f"{' / '.join(map(str, threads))} against ⌈F/T⌉·r = {bounds}: "
                 + "; ".join(parts) + ".  Table and plot: `bench/results/latency.md`."]
-    rss = (costs or {}).get("commit_rss") or []
+    rss = [r for r in (costs or {}).get("commit_rss") or [] if "error" not in r]
     if rss:
         r0 = rss[0]
         protocols = list(dict.fromkeys(r["protocol"] for r in rss))
