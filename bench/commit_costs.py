@@ -569,8 +569,9 @@ def markdown(report: dict[str, Any]) -> str:
         out += ["", f"## 4. Peak RSS of a job commit, {r0['tasks'] * r0['files_per_task']:,} "
                 f"files over {r0['tasks']:,} tasks, in-memory store (child process)", "",
                 f"Method: {r0.get('method', 'VmHWM of a child process')}; the process also "
-                "holds the store's objects and the messages, so **increase** (peak minus the RSS just before the commit) is the "
-                "commit's own figure.  Goal: under 200 MB.", "",
+                "holds the store's objects and the messages, so **increase** (peak minus the "
+                "RSS just before the commit) is the commit's own figure.  Goal: under 200 MB.",
+                "",
                 "| committer | protocol | threads | RSS before MB | peak RSS MB | increase MB | "
                 "RSS after MB | commit s | commit requests |",
                 "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
