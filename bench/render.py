@@ -162,7 +162,7 @@ def plot(report: dict[str, Any], path: Path) -> None:
                 mine = [r for r in rows if r["strategy"] == name]
                 style = "--" if name in ("minimal", "rename-v1", "rename-v2", "s3fs") else "-"
                 if mine and mine[0]["threads"] is None and threads:  # s3fs: no thread option
-                    ax.plot(threads, [mine[0][key]] * len(threads), ":", label=name)
+                    ax.plot(threads, [mine[0][key]] * len(threads), ":", marker="x", label=name)
                     continue
                 ax.plot([r["threads"] for r in mine], [r[key] for r in mine], style,
                         marker="o", label=name)
@@ -270,14 +270,27 @@ def _readme_table(rows: list[dict[str, Any]], threads: list[int], whole_t: int) 
     return out
 
 
+def _runs(side: dict[str, Any]) -> str:
+    """When each server's rows were measured, on which commit, and the load meanwhile."""
+    rows = [r for r in side["rows"] if "error" not in r]
+    parts = []
+    for server in dict.fromkeys(r["server"] for r in rows):
+        mine = [r for r in rows if r["server"] == server]
+        runs = ", ".join(dict.fromkeys(f"{r.get('run', side['when'])} on commit "
+                                       f"{r.get('reference_commit', '?')}" for r in mine))
+        parts.append(f"{server} {runs}")
+    loads = [r["load_average"][0] for r in rows]
+    load = f"load average {min(loads):.1f} to {max(loads):.1f}" if loads else ""
+    return "; ".join(parts) + (f"; {load}" if load else "")
+
+
 def readme_block(side: dict[str, Any], latency: dict[str, Any] | None,
                  costs: dict[str, Any] | None) -> str:
     """The README's performance block (markers included) from the three results."""
     env, job = side["environment"], side["job"]
     out = [BEGIN,
            f"**Side by side with what users would pick instead** (`bench/side_by_side.py`, "
-           f"{side['when']}, load average {env['load_average_at_start'][0]:.1f} to "
-           f"{env['load_average_at_end'][0]:.1f} on {env['cpus']} cores): "
+           f"{_runs(side)}, on {env['cpus']} shared cores): "
            f"{job['file_bytes'] // 1024} KiB files written by tasks of {job['files_per_task']} "
            f"files, {job['slots']} at a time, Spark's protocol (the driver passes the messages), "
            "every request counted at the same boto3 client (s3fs: the same hooks on its own); "
