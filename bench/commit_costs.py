@@ -587,10 +587,25 @@ def markdown(report: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
+def reference_commit() -> str:
+    """HEAD's short hash, ``+changes`` when ``reference/`` differs from it: which committers
+    a row measured."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO,
+                              capture_output=True, text=True, timeout=30, check=True).stdout
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "reference/zerorename"],
+                               cwd=REPO, capture_output=True, text=True, timeout=30,
+                               check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return "?"
+    return head.strip() + ("+changes" if dirty.strip() else "")
+
+
 def environment() -> dict[str, Any]:
     env: dict[str, Any] = {"python": platform.python_version(), "machine": platform.machine(),
                            "platform": platform.platform(), "cpus": os.cpu_count(),
-                           "load_average_at_start": [round(x, 2) for x in os.getloadavg()]}
+                           "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
+                           "reference_commit": reference_commit()}
     for dist in ("boto3", "botocore", "moto"):  # metadata only: importing moto takes seconds
         try:
             env[dist] = importlib.metadata.version(dist)

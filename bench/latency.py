@@ -40,7 +40,14 @@ sys.path.insert(0, str(HERE.parent / "reference"))
 sys.path.insert(0, str(HERE))
 
 import render  # noqa: E402
-from commit_costs import THREAD_OPTION, Layout, commit, environment, prepare_job  # noqa: E402
+from commit_costs import (  # noqa: E402
+    THREAD_OPTION,
+    Layout,
+    commit,
+    environment,
+    prepare_job,
+    reference_commit,
+)
 from fakes import MemoryStore  # noqa: E402
 
 from zerorename.store import ListPage, ObjectInfo, StoreCapabilities, UploadInfo  # noqa: E402
@@ -48,6 +55,7 @@ from zerorename.store import ListPage, ObjectInfo, StoreCapabilities, UploadInfo
 RESULTS = HERE / "results"
 COMMITTERS = ("magic", "fenced", "directory", "partitioned", "manifest")
 PAGE = 1000
+REFERENCE_COMMIT = reference_commit()  # the committers this process measures
 
 
 class DelayedStore:
@@ -158,6 +166,7 @@ def measure(committer: str, layout: Layout, threads: int, delay: float) -> dict[
         "bound_seconds": round(bound, 3),
         "ratio_to_bound": round(seconds / bound, 2),
         "own_requests_bound_seconds": round(own_bound, 3),
+        "reference_commit": REFERENCE_COMMIT,
         "load_average": [round(x, 2) for x in os.getloadavg()],
     }
 

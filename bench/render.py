@@ -193,7 +193,8 @@ def plot(report: dict[str, Any], path: Path) -> None:
 def latency_markdown(report: dict[str, Any]) -> str:
     env = report["environment"]
     out = [f"# Job commit under latency ({report['mode']} run)", "",
-           f"{report['when']}, {env['machine']}, {env['cpus']} CPUs, Python {env['python']}; "
+           f"{report['when']}, {env['machine']}, {env['cpus']} CPUs, Python {env['python']}, "
+           f"committers as of commit {env.get('reference_commit', '?')}; "
            f"load average at start {env['load_average_at_start'][0]:.1f}, at end "
            f"{env['load_average_at_end'][0]:.1f}; total {report['total_seconds']:.0f} s.", "",
            f"{report['files']:,} files in {report['tasks']} tasks, r = "
@@ -325,7 +326,9 @@ def readme_block(side: dict[str, Any], latency: dict[str, Any] | None,
             mine = {r["threads"]: r for r in latency["rows"] if r["committer"] == name}
             parts.append(f"`{name}` " + " / ".join(_s(mine[t]["commit_seconds"]) if t in mine
                                                    else "–" for t in threads))
-        out += ["", f"**Job commit under latency** (`bench/latency.py`, {latency['when']}; "
+        commit = latency["environment"].get("reference_commit")
+        out += ["", f"**Job commit under latency** (`bench/latency.py`, {latency['when']}"
+                + (f" on commit {commit}" if commit else "") + "; "
                 f"r = {latency['delay_ms']:g} ms added to every request by a delaying store in "
                 f"front of the in-memory one, F = {latency['files']:,}): seconds at T = "
                 f"{' / '.join(map(str, threads))} against ⌈F/T⌉·r = {bounds}: "

@@ -37,7 +37,6 @@ import argparse
 import contextlib
 import json
 import os
-import subprocess
 import sys
 import time
 import traceback
@@ -53,7 +52,7 @@ sys.path.insert(0, str(REPO / "reference"))
 sys.path.insert(0, str(HERE))
 
 import render  # noqa: E402
-from commit_costs import Layout, environment  # noqa: E402
+from commit_costs import Layout, environment, reference_commit  # noqa: E402
 from s3fs_job import find_s3fs_python, run_s3fs_job  # noqa: E402
 from servers import MotoServer, S3Endpoint, radosgw_version, rgw_server  # noqa: E402
 from strategies import BASELINES, ZERORENAME, JobTarget, Strategy, make_strategy  # noqa: E402
@@ -171,20 +170,6 @@ def summarize(row: dict[str, Any], phases: dict[str, dict[str, Any]], files: int
         "job_commit_seconds": round(phases["commit_job"]["seconds"], 3),
         "whole_run_seconds": round(sum(p["seconds"] for p in phases.values()), 3),
     })
-
-
-def reference_commit() -> str:
-    """HEAD's short hash, ``+changes`` when ``reference/`` differs from it: which committers
-    a row measured."""
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO,
-                              capture_output=True, text=True, timeout=30, check=True).stdout
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "reference/zerorename"],
-                               cwd=REPO, capture_output=True, text=True, timeout=30,
-                               check=True).stdout
-    except (OSError, subprocess.SubprocessError):
-        return "?"
-    return head.strip() + ("+changes" if dirty.strip() else "")
 
 
 REFERENCE_COMMIT = reference_commit()
