@@ -379,28 +379,13 @@ RECORD_READERS = {"fenced": ("zerorename_model.protocols.fenced", "committed_fil
 RECORD_READER_DRIVERS = ("spark", "hadoop")
 
 
-class _Snapshot:
-    """The store's objects, read-only: a reader that changes nothing it looks at (no request
-    counted, nothing made visible)."""
-
-    def __init__(self, objects: dict[str, Any]) -> None:
-        self.objects = {k: getattr(v, "data", v) for k, v in objects.items()}
-
-    def get(self, url: str) -> bytes:
-        from zerorename_model.errors import not_found
-
-        if url not in self.objects:
-            raise not_found(url)
-        data: bytes = self.objects[url]
-        return data
-
-
 def record_reader_atomicity(committer: str) -> dict[str, Any]:
     """Table V's atomic-job-commit probe (one task, two files, a driver restart anywhere,
     including in the middle of ``commit_job``), with the observation made in every state by a
     reader of the committer's record: it must see nothing of the job, or every file of every
     accepted attempt with the size the record gives.  Under both job-commit protocols."""
     from zerorename_model.scenario import Faults, Scenario
+    from zerorename_model.stores import ObjectSnapshot
     from zerorename_model.tablev import TWO_FILES, Probe, search
     from zerorename_model.trace import write_trace
 
@@ -408,7 +393,7 @@ def record_reader_atomicity(committer: str) -> dict[str, Any]:
     read = getattr(importlib.import_module(module), name)
 
     def sees_a_part(run: Any, _move: Any) -> str | None:
-        store = _Snapshot(run.store.objects)
+        store = ObjectSnapshot(run.store.objects)
         for job in run.jobs:
             named = read(store, job.spec.dest)
             if not named:

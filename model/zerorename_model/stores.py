@@ -21,6 +21,7 @@ import hashlib
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 # the store protocol's value types, defined once, in the production package's types-only
 # module: the one thing the model imports from it (tests/test_towers.py)
@@ -370,3 +371,18 @@ class ModelStore:
         if upload is None or upload.url != url:
             raise not_found(url, "NoSuchUpload")
         return upload
+
+
+class ObjectSnapshot:
+    """The objects of a store, read-only: a reader that changes nothing it looks at (no request
+    counted, no lagging write made visible), for checking what a reader of a record would see
+    in a given state of a run."""
+
+    def __init__(self, objects: dict[str, Any]) -> None:
+        self.objects = {k: getattr(v, "data", v) for k, v in objects.items()}
+
+    def get(self, url: str) -> bytes:
+        if url not in self.objects:
+            raise not_found(url)
+        data: bytes = self.objects[url]
+        return data

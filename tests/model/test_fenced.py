@@ -20,13 +20,13 @@ from typing import Any
 import pytest
 
 from tests.model.test_protocols import Steer, run
-from zerorename_model.errors import not_found
 from zerorename_model.explore import explore
 from zerorename_model.harness import Run
 from zerorename_model.properties import PROPERTIES
 from zerorename_model.protocols import get
 from zerorename_model.protocols.fenced import SMALL_FILE_BYTES, committed_files
 from zerorename_model.scenario import Faults, Scenario
+from zerorename_model.stores import ObjectSnapshot
 from zerorename_model.tablev import LABELS, TWO_FILES, Probe, probe, search
 from zerorename_model.trace import read_trace
 from zerorename_model.verdicts import FILES, SCOPES, Budget, decide_pair
@@ -133,12 +133,12 @@ def test_a_retry_that_loses_reports_the_winner_and_the_task_is_not_retried_again
 def test_the_record_reader_sees_the_committed_files() -> None:
     _h, result = run(Scenario("fenced", tasks=2, files=("part-{task:05d}", "y=1/p {task}.csv")))
     job = result.jobs[0]
-    store = _Snapshot(result.final)
+    store = ObjectSnapshot(result.final)
     files = committed_files(store, job.spec.dest)
     assert job.dest_at_commit is not None and set(files) == set(job.dest_at_commit)
     for rel, data in job.dest_at_commit.items():
         assert files[rel].size == len(data)
-    assert committed_files(_Snapshot({}), job.spec.dest) == {}
+    assert committed_files(ObjectSnapshot({}), job.spec.dest) == {}
 
 
 # -- Table V ----------------------------------------------------------------------------------
@@ -159,23 +159,10 @@ def test_table_v_column(attribute: str) -> None:
     assert cell.explored["found"] or cell.explored["complete"], "a value from a cut search"
 
 
-class _Snapshot:
-    """A read-only store over a dict of objects: a reader that changes nothing it looks at."""
-
-    def __init__(self, objects: dict[str, Any]) -> None:
-        self.objects = {k: getattr(v, "data", v) for k, v in objects.items()}
-
-    def get(self, url: str) -> bytes:
-        if url not in self.objects:
-            raise not_found(url)
-        data: bytes = self.objects[url]
-        return data
-
-
 def _record_reader_sees_a_part(run_: Run, _move: Any) -> str | None:
     """In this state, a reader of ``_SUCCESS`` that then GETs what it names sees nothing of
     the job, or all of its accepted output (each named file with the recorded size)."""
-    store = _Snapshot(run_.store.objects)
+    store = ObjectSnapshot(run_.store.objects)
     for job in run_.jobs:
         named = committed_files(store, job.spec.dest)
         if not named:
