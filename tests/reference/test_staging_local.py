@@ -15,7 +15,7 @@ import pytest
 import zerorename as zr
 from zerorename.committers.staging import BUFFER_DIR_OPTION
 
-from .conftest_helpers import Env, options
+from .conftest_helpers import Env, options, run_job
 
 pytestmark = pytest.mark.usefixtures("no_leaked_threads")
 
@@ -101,3 +101,23 @@ def test_concurrent_task_setups_on_one_host(committer: str, local_env: Env,
     for t in threads:
         t.join()
     assert errors == [], f"{len(errors)} of 400 set-ups failed, first: {errors[0]!r}"
+
+
+@pytest.mark.parametrize("area", ["magic", "fenced"])
+def test_directory_replace_keeps_every_other_committers_job_area(area: str,
+                                                                 moto_env: Env) -> None:
+    """Conflict mode ``replace`` deletes the destination before publishing, but never another
+    job's committer area: a ``magic`` or ``fenced`` job writing to the same destination keeps
+    every record it has saved (marker, task records), and commits its output after ours with
+    Hadoop's protocol, which finds its committed tasks by listing those records."""
+    dest = moto_env.dest()
+    moto_env.put(dest, "old/part-0", b"old")
+    other = run_job(area, moto_env.store, dest, {0: {"other/part": b"o"}}, commit=False)
+    records = {k for k in moto_env.objects(dest) if k.startswith(f"__{area}_job-")}
+    assert records, "the other job has saved records"
+    run_job("directory", moto_env.store, dest, {0: {"new/part": b"n"}},
+            opts=options(**{"fs.s3a.committer.staging.conflict-mode": "replace"}))
+    assert records <= set(moto_env.objects(dest)), "the other job's records were deleted"
+    assert moto_env.output(dest) == {"new/part": b"n"}
+    other.driver.commit_job(None)
+    assert moto_env.output(dest) == {"new/part": b"n", "other/part": b"o"}

@@ -28,6 +28,7 @@ __all__ = [
     "JobArea",
     "JobLayout",
     "RecordPlace",
+    "in_committer_area",
     "place_of",
 ]
 
@@ -74,6 +75,14 @@ RESERVED_FIRST_ELEMENTS: Mapping[str, str] = MappingProxyType({
 #: First-element prefixes of the magic, staging and fenced committers' per-job directories
 #: (``__magic`` also covers Hadoop's magic paths, ``__magic/…``, besides ``__magic_job-``).
 RESERVED_PREFIXES = ("__magic", STAGING_AREA.prefix, FENCED_AREA.prefix)
+
+
+def in_committer_area(rel: str) -> bool:
+    """Is ``rel`` (a path relative to a destination) inside some committer's working area —
+    any job's, of any family?  What a job may write there or delete from there is not output:
+    a staging job replacing the destination must leave every other job's area alone."""
+    first = rel.split("/", 1)[0]
+    return first == RENAME_AREA.prefix or first.startswith(RESERVED_PREFIXES)
 
 
 #: Suffixes of the upload records under a job root: a task attempt's pendingset (every upload

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import IO, Any, ClassVar, Protocol
 
 from zerorename.committers.cleanup import abort_quietly
-from zerorename.committers.layout import RENAME_AREA, STAGING_AREA, JobArea
+from zerorename.committers.layout import STAGING_AREA, JobArea, in_committer_area
 from zerorename.committers.output import OutputFile
 from zerorename.committers.paths import check_key_length, check_relpath, dest_url
 from zerorename.committers.s3a import S3ACommitter
@@ -471,7 +471,7 @@ class DirectoryStagingCommitter(StagingCommitter):
         if self.conflict_mode != "replace":
             return
         doomed = [o.url for o in list_dir(self.store, self.dest)
-                  if not _is_committer_area(o.url[len(self.dest) + 1:])]
+                  if not in_committer_area(o.url[len(self.dest) + 1:])]
         _delete_all(ctx, doomed)
 
 
@@ -498,11 +498,6 @@ class PartitionedStagingCommitter(StagingCommitter):
         for partition in sorted(loaded.directories):
             doomed.extend(o.url for o in list_dir(self.store, join(self.dest, partition)))
         _delete_all(ctx, doomed)
-
-
-def _is_committer_area(rel: str) -> bool:
-    first = rel.split("/", 1)[0]
-    return first == RENAME_AREA.prefix or first.startswith(("__magic", STAGING_AREA.prefix))
 
 
 def _delete_all(ctx: StageContext, urls: list[str]) -> None:
