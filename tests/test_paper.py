@@ -9,12 +9,10 @@ whole matrix.  Nothing here explores: a stale paper is fixed by
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
 import re
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -24,22 +22,17 @@ from zerorename_model import tablev, trace
 PAPER_DIR = Path(__file__).resolve().parents[1] / "paper"
 LINK = re.compile(r"\]\((results/traces/[^)]+\.jsonl)\)")
 
+sys.path.insert(0, str(PAPER_DIR))  # paper/zrpaper, as paper/make_paper.py imports it
 
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("make_paper", PAPER_DIR / "make_paper.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while it loads
-    spec.loader.exec_module(module)
-    return module
-
-
-make_paper = _load()
+from zrpaper import figures, merge, render, settings  # noqa: E402
+from zrpaper.differences import render_differences, render_fenced  # noqa: E402
+from zrpaper.matrix import render_matrix  # noqa: E402
+from zrpaper.sections import render_explored, render_tablev  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def results() -> dict[str, Any]:
-    loaded: dict[str, Any] = make_paper.load_results()
+    loaded: dict[str, Any] = settings.load_results()
     return loaded
 
 
@@ -50,16 +43,15 @@ def paper() -> str:
 
 def test_paper_is_exactly_what_the_results_render_to(results: dict[str, Any], paper: str) -> None:
     template = (PAPER_DIR / "zerorename.template.md").read_text(encoding="utf-8")
-    assert paper == make_paper.render(template, results), (
+    assert paper == render.render(template, results), (
         "paper/zerorename.md is stale: run .venv/bin/python paper/make_paper.py --render-only")
 
 
 def test_every_generated_section_is_in_the_paper(results: dict[str, Any], paper: str) -> None:
-    for render in (make_paper.render_matrix, make_paper.render_tablev,
-                   make_paper.render_differences, make_paper.render_explored,
-                   make_paper.render_fenced):
-        section = render(results)
-        assert section.strip() and section in paper, render.__name__
+    for section_of in (render_matrix, render_tablev, render_differences, render_explored,
+                       render_fenced):
+        section = section_of(results)
+        assert section.strip() and section in paper, section_of.__name__
     assert "{{" not in paper, "a placeholder was left unsubstituted"
 
 
@@ -68,12 +60,12 @@ def test_a_changed_verdict_changes_the_rendered_tables(results: dict[str, Any]) 
     changed = copy.deepcopy(results)
     cell = next(c for c in changed["cells"] if c["verdict"] == "violated")
     cell["verdict"], cell["trace"] = "holds", None
-    assert make_paper.render_matrix(changed) != make_paper.render_matrix(results)
+    assert render_matrix(changed) != render_matrix(results)
     flipped = copy.deepcopy(results)
     name = next(iter(flipped["tablev"]["cells"]))
     value = flipped["tablev"]["cells"][name]["speculative_tasks"]
     value["value"] = not value["value"]
-    assert make_paper.render_tablev(flipped) != make_paper.render_tablev(results)
+    assert render_tablev(flipped) != render_tablev(results)
 
 
 def test_results_cover_the_whole_matrix(results: dict[str, Any]) -> None:
@@ -152,10 +144,10 @@ def test_committed_figures_are_what_the_results_draw(results: dict[str, Any],
                                                      tmp_path: Path) -> None:
     """Drawn again from the committed results, every figure has the committed bytes (PNG from
     Agg at a fixed dpi, default style, no Software chunk: the same input draws the same file)."""
-    drawn = make_paper.write_figures(results, tmp_path)
+    drawn = figures.write_figures(results, tmp_path)
     committed = sorted(p.name for p in (PAPER_DIR / "figures").glob("*.png"))
     assert sorted(p.name for p in drawn) == committed == sorted(
-        make_paper.figure_names(results))
+        figures.figure_names(results))
     stale = [p.name for p in drawn if p.read_bytes() != (PAPER_DIR / "figures" / p.name)
              .read_bytes()]
     assert not stale, (f"paper/figures/ is stale ({stale}): run .venv/bin/python "
@@ -168,7 +160,7 @@ def test_a_changed_verdict_changes_the_figure(results: dict[str, Any], tmp_path:
     cell = next(c for c in changed["cells"]
                 if c["verdict"] == "violated" and c["property"] == "exclusivity")
     cell["verdict"] = "holds"
-    make_paper.write_figures(changed, tmp_path)
+    figures.write_figures(changed, tmp_path)
     committed = PAPER_DIR / "figures"
     assert (tmp_path / "matrix.exclusivity.png").read_bytes() != \
         (committed / "matrix.exclusivity.png").read_bytes()
@@ -195,8 +187,8 @@ def test_every_figure_is_shown_and_every_image_link_resolves(paper: str) -> None
 
 def test_every_race_pair_has_its_rows(results: dict[str, Any]) -> None:
     rows = {(r["committer"], r["store"], r["scope"]) for r in results["race"]}
-    assert rows == {(c, s, scope) for c, s in make_paper.RACE_PAIRS
-                    for scope in make_paper.RACE_SCOPES}
+    assert rows == {(c, s, scope) for c, s in settings.RACE_PAIRS
+                    for scope in settings.RACE_SCOPES}
 
 
 def test_merges_are_recorded_and_the_paper_says_so(results: dict[str, Any],
@@ -206,17 +198,14 @@ def test_merges_are_recorded_and_the_paper_says_so(results: dict[str, Any],
         assert f"--merge --committers {','.join(record['committers'])}" in paper
 
 
-def _stubbed_merge(results: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                   committer: str) -> dict[str, Any]:
-    """make_paper.merge on a copy of the results, with the explorations replaced by stubs that
+def _stubbed_merge(results: dict[str, Any], tmp_path: Path, committer: str) -> dict[str, Any]:
+    """merge.merge on a copy of the results, with the explorations replaced by stubs that
     answer "holds" for ``committer`` (and write no trace), in a scratch paper directory whose
     traces are the committed results' trace names."""
     traces = tmp_path / "results" / "traces"
     traces.mkdir(parents=True)
     for name in (PAPER_DIR / "results" / "traces").glob("*.jsonl"):
         (traces / name.name).write_text("x", encoding="utf-8")
-    monkeypatch.setattr(make_paper, "HERE", tmp_path)
-    monkeypatch.setattr(make_paper, "TRACES", traces)
 
     def matrix(_budget: Any, _workers: int, _progress: Any,
                committers: list[str]) -> tuple[list[dict[str, Any]], list[list[str]]]:
@@ -236,17 +225,16 @@ def _stubbed_merge(results: dict[str, Any], tmp_path: Path, monkeypatch: pytest.
                           for c in columns}, "differences": [],
                 "record_reader": {c: {"value": True, "trace": None} for c in columns}}
 
-    monkeypatch.setattr(make_paper, "compute_matrix", matrix)
-    monkeypatch.setattr(make_paper, "compute_race", race)
-    monkeypatch.setattr(make_paper, "compute_tablev", tablev)
-    merged: dict[str, Any] = make_paper.merge(copy.deepcopy(results), [committer],
-                                              results["budget"], 1, lambda _line: None)
+    merged: dict[str, Any] = merge.merge(
+        copy.deepcopy(results), [committer], results["budget"], 1, lambda _line: None,
+        explorations=merge.Explorations(matrix=matrix, race=race, tablev=tablev),
+        paper_dir=tmp_path)
     return merged
 
 
 def test_a_merge_replaces_exactly_the_named_committers_part(
-        results: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    merged = _stubbed_merge(results, tmp_path, monkeypatch, "magic")
+        results: dict[str, Any], tmp_path: Path) -> None:
+    merged = _stubbed_merge(results, tmp_path, "magic")
     mine = [c for c in merged["cells"] if c["committer"] == "magic"]
     assert mine and all(c["verdict"] == "holds" for c in mine)
     assert [c for c in merged["cells"] if c["committer"] != "magic"] == \
@@ -265,14 +253,14 @@ def test_a_merge_replaces_exactly_the_named_committers_part(
     # magic's traces are gone (its stub cells name none); every other trace is still there
     left = {p.name for p in (tmp_path / "results" / "traces").iterdir()}
     assert not any(n.startswith(("magic.", "race.magic.", "tablev.magic.")) for n in left)
-    kept = make_paper._traces_of(merged["cells"], merged["race"], merged["tablev"])
+    kept = merge.traces_of(merged["cells"], merged["race"], merged["tablev"])
     assert {Path(k).name for k in kept} == left
     [record] = merged["merged"][len(results.get("merged", [])):]
     assert record["committers"] == ["magic"] and record["budget"] == results["budget"]
     assert record["matrix"] == ["magic"] and record["tablev"] == ["magic"]
     assert record["race"] == [["magic", "s3"]]
-    assert "--merge --committers magic" in make_paper.render_explored(merged)
-    again = make_paper.merge(merged, ["magic"], results["budget"], 1, lambda _line: None)
+    assert "--merge --committers magic" in render_explored(merged)
+    again = _stubbed_merge(merged, tmp_path / "again", "magic")
     # the first magic merge made nothing that is left: its record goes, the others stay
     assert len(again["merged"]) == len(merged["merged"])
     assert again["merged"][:-1] == merged["merged"][:-1]
@@ -284,12 +272,12 @@ def test_a_merge_replaces_exactly_the_named_committers_part(
 def test_a_merge_is_refused_when_its_cells_would_not_be_comparable(
         results: dict[str, Any]) -> None:
     other = {**results["budget"], "max_runs": results["budget"]["max_runs"] + 1}
-    with pytest.raises(make_paper.MergeRefused, match="budget"):
-        make_paper.merge_plan(results, ["magic"], other)
-    with pytest.raises(make_paper.MergeRefused, match="scopes"):
-        make_paper.merge_plan({**results, "scopes": results["scopes"][1:]}, ["magic"],
+    with pytest.raises(merge.MergeRefused, match="budget"):
+        merge.merge_plan(results, ["magic"], other)
+    with pytest.raises(merge.MergeRefused, match="scopes"):
+        merge.merge_plan({**results, "scopes": results["scopes"][1:]}, ["magic"],
                               results["budget"])
-    with pytest.raises(make_paper.MergeRefused, match="nothing to explore"):
-        make_paper.merge_plan(results, ["no-such-committer"], results["budget"])
-    assert make_paper.merge_plan(results, ["fenced+no-fence"], results["budget"]) == \
+    with pytest.raises(merge.MergeRefused, match="nothing to explore"):
+        merge.merge_plan(results, ["no-such-committer"], results["budget"])
+    assert merge.merge_plan(results, ["fenced+no-fence"], results["budget"]) == \
         ([], [("fenced+no-fence", "s3")], [])

@@ -1,0 +1,143 @@
+"""Computing the results: the verdict matrix (with a deeper second pass for every cell a scope
+left undecided), then the VIII.C probe and Table V (:mod:`zrpaper.race`,
+:mod:`zrpaper.table5`), into the dict ``results/verdicts.json`` holds.
+
+The model is imported inside the functions, so rendering (``--render-only``) needs none of it.
+"""
+
+from __future__ import annotations
+
+import resource
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict
+from typing import Any
+
+from zrpaper.cells import kind
+from zrpaper.race import compute_race
+from zrpaper.settings import DEEP_BUDGET, RACE_MAX_RUNS, TABLEV_MAX_RUNS, TRACES, rel
+from zrpaper.table5 import compute_tablev
+
+
+def compute_matrix(budget: dict[str, Any], workers: int, progress: Callable[[str], None],
+                   committers: Sequence[str] | None = None,
+                   ) -> tuple[list[dict[str, Any]], list[list[str]]]:
+    """The matrix at ``budget``, then every ``holds*`` cell again at :data:`DEEP_BUDGET`;
+    returns the cells and the (committer, store) pairs explored twice."""
+    from zerorename_model.verdicts import Budget, decide_job, matrix, model_resolver
+
+    cells = matrix(committers, None, quick=False, budget=Budget(**budget), traces=str(TRACES),
+                   workers=workers, progress=progress)
+    deepened = undecided_cells(cells) if DEEP_BUDGET["max_runs"] > budget["max_runs"] else {}
+    jobs = [(c, s, tuple(props), Budget(**DEEP_BUDGET), str(TRACES), model_resolver)
+            for (c, s), props in deepened.items()]
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        for (c, s, *_rest), again in zip(jobs, pool.map(decide_job, jobs), strict=True):
+            progress(f"again with {DEEP_BUDGET['max_runs']} runs per scope: {c} on {s}: "
+                     + ", ".join(f"{x['property']}={kind(x)}" for x in again))
+            fresh = {x["property"]: x for x in again}
+            cells = [fresh.get(x["property"], x) if (x["committer"], x["store"]) == (c, s)
+                     else x for x in cells]
+    for line in scope_report(cells):
+        progress(line)
+    for cell in cells:
+        cell["trace"] = rel(cell["trace"])
+        _drop_seconds(cell["explored"])
+    return cells, [list(pair) for pair in deepened]
+
+
+def scope_report(cells: Sequence[dict[str, Any]]) -> list[str]:
+    """One line per (committer, store, scope) explored: runs, states, seconds, complete.
+    Printed while the seconds are still there (the results leave them out)."""
+    seen: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for cell in cells:
+        explored = cell["explored"]
+        for summary in explored.get("scopes", [explored] if "scope" in explored else []):
+            seen[(cell["committer"], cell["store"], summary["scope"])] = summary
+    return [f"  {c} on {s}, {scope}: {e['runs']} runs, {e['states']} states, "
+            f"{e.get('seconds', '?')} s, {'complete' if e['complete'] else 'cut off'}"
+            for (c, s, scope), e in seen.items()]
+
+
+def undecided_cells(cells: Sequence[dict[str, Any]]) -> dict[tuple[str, str], list[str]]:
+    """The ``holds*`` cells (no violation found, a scope cut off), by (committer, store)."""
+    pairs: dict[tuple[str, str], list[str]] = {}
+    for cell in cells:
+        if kind(cell) == "holds*":
+            pairs.setdefault((cell["committer"], cell["store"]), []).append(cell["property"])
+    return pairs
+
+
+def _drop_seconds(explored: dict[str, Any]) -> None:
+    """Wall-clock seconds per scope depend on the machine: keep them out of the results, so
+    that regenerating changes the files only when a result changes."""
+    explored.pop("seconds", None)
+    for scope in explored.get("scopes", []):
+        scope.pop("seconds", None)
+
+
+
+def describe_scopes() -> list[dict[str, Any]]:
+    from zerorename_model.verdicts import SCOPES
+
+    described = []
+    for scope in SCOPES:
+        scenario = scope.make("v1", "s3")
+        faults = {k: v for k, v in asdict(scenario.faults).items() if v and k != "settle"}
+        described.append({"name": scope.name, "props": list(scope.props),
+                          "driver": scenario.driver, "tasks": scenario.tasks,
+                          "attempts": scenario.max_attempts, "files": list(scenario.files),
+                          "dests": list(scenario.dests), "faults": faults})
+    return described
+
+
+def child_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def generate(budget: dict[str, Any], workers: int, progress: Callable[[str], None],
+             committers: Sequence[str] | None = None) -> dict[str, Any]:
+    from zerorename_model.properties import PROPERTIES
+    from zerorename_model.verdicts import MATRIX_COMMITTERS, MATRIX_STORES
+
+    if TRACES.exists():
+        shutil.rmtree(TRACES)
+    TRACES.mkdir(parents=True)
+    timing: dict[str, float] = {}
+    started, cpu = time.monotonic(), child_cpu()
+    cells, deepened = compute_matrix(budget, workers, progress, committers)
+    timing["matrix_wall_s"] = time.monotonic() - started
+    timing["matrix_cpu_s"] = child_cpu() - cpu
+    progress(f"matrix: {timing['matrix_wall_s']:.0f} s wall, {timing['matrix_cpu_s']:.0f} s CPU")
+    started, cpu = time.monotonic(), child_cpu()
+    race = compute_race(RACE_MAX_RUNS, workers, progress=progress)
+    timing["race_wall_s"] = time.monotonic() - started
+    timing["race_cpu_s"] = child_cpu() - cpu
+    progress(f"VIII.C probe: {timing['race_wall_s']:.0f} s wall")
+    started, own = time.monotonic(), time.process_time()
+    tablev = compute_tablev()
+    timing["tablev_wall_s"] = time.monotonic() - started
+    timing["tablev_cpu_s"] = time.process_time() - own
+    progress(f"Table V: {timing['tablev_wall_s']:.0f} s wall")
+    return {
+        "generated_by": "paper/make_paper.py",
+        "budget": budget,
+        "deep_budget": DEEP_BUDGET,
+        "deepened": deepened,
+        "race_max_runs": RACE_MAX_RUNS,
+        "tablev_max_runs": TABLEV_MAX_RUNS,
+        "workers": workers,
+        "timing": {k: round(v) for k, v in timing.items()},
+        "committers": [c for c in MATRIX_COMMITTERS if any(x["committer"] == c for x in cells)],
+        "stores": list(MATRIX_STORES),
+        "properties": list(PROPERTIES),
+        "scopes": describe_scopes(),
+        "cells": cells,
+        "race": race,
+        "tablev": tablev,
+        "merged": [],
+    }
+

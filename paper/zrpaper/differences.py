@@ -1,0 +1,171 @@
+"""Where the model differs from the paper (claims, the VIII.C probe, Table V) and Section 6's
+tables for the ``fenced`` committer."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from zrpaper.cells import (
+    index,
+    kind,
+    link,
+    mark,
+    runs_text,
+    scope_runs,
+    search_outcome,
+    show_bool,
+)
+from zrpaper.claims import CLAIM_EXPLANATIONS, PAPER_CLAIMS, Claim, tablev_explanations
+from zrpaper.settings import RACE_PROPS, RACE_SCOPES
+
+#: the committer of Section 6 and its variant without the fence
+FENCED = "fenced"
+FENCED_VARIANT = "fenced+no-fence"
+
+def _claim_cells(claim: Claim, results: dict[str, Any]) -> list[dict[str, Any]]:
+    cells = index(results)
+    return [cells[(c, s, p)] for c in claim.committers for s in claim.stores
+            for p in claim.props if (c, s, p) in cells]
+
+
+def _contradicts(claim: Claim, cell: dict[str, Any]) -> bool:
+    if cell["verdict"] == "n/a":
+        return False
+    return bool((cell["verdict"] == "violated") != (claim.expected == "violated"))
+
+
+def render_differences(results: dict[str, Any]) -> str:
+    lines = ["### The verdict matrix against the paper's claims", "",
+             "| claim | source | cells | the paper says | ours |", "|---|---|---|---|---|"]
+    differing: list[tuple[Claim, list[dict[str, Any]]]] = []
+    for claim in PAPER_CLAIMS:
+        cells = _claim_cells(claim, results)
+        wrong = [c for c in cells if _contradicts(claim, c)]
+        ours = Counter(kind(c) for c in cells)
+        summary = ", ".join(f"{n} {k}" for k, n in sorted(ours.items()))
+        verdict = (f"**differs**: {summary}" if wrong else f"agrees: {summary}" if cells
+                   else "not computed")
+        lines.append(f"| {claim.key} | {claim.section} | {' '.join(claim.committers)} on "
+                     f"{' '.join(claim.stores)}: {', '.join(claim.props)} | {claim.expected} "
+                     f"| {verdict} |")
+        if wrong:
+            differing.append((claim, wrong))
+    for claim, wrong in differing:
+        lines += ["", f"#### {claim.key} ({claim.section})", "",
+                  f"The paper: \"{claim.quote}\".", "",
+                  "Ours: " + "; ".join(
+                      f"{c['committer']} on {c['store']}, {c['property']}: "
+                      f"{link(kind(c), c['trace'])}"
+                      + (f" (scope `{c['explored']['scope']}`)" if "scope" in c["explored"]
+                         else "") for c in wrong) + ".", "",
+                  "Why: " + CLAIM_EXPLANATIONS.get(
+                      claim.key, "unexplained so far: read the witness traces.")]
+    lines += ["", "### The VIII.C race: Hadoop's job commit protocol against Spark's", "",
+              "The same scope (2 tasks, at most 2 attempts each, one partitioned attempt at any "
+              "point of any schedule) with the job commit told nothing (Hadoop: it lists the "
+              "store) or told the accepted attempts' messages (Spark):", "",
+              "| committer | store | " + " | ".join(
+                  f"{p}, {scope.split('-')[1]}" for scope in RACE_SCOPES for p in RACE_PROPS)
+              + " |",
+              "|---|---|" + "---|" * (len(RACE_SCOPES) * len(RACE_PROPS))]
+    rows: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for probe in results["race"]:
+        rows.setdefault((probe["committer"], probe["store"]), []).append(probe)
+    for (committer, store), probe_rows in rows.items():
+        lines.append(f"| {committer} | {store} | " + " | ".join(race_marks(probe_rows)) + " |")
+    lines += ["", "(`holds`: the scope was enumerated completely; `holds*`: the run budget "
+              "ran out first.)"]
+    table = results["tablev"]
+    labels = dict(map(tuple, table["attributes"]))
+    explanations = tablev_explanations()
+    lines += ["", "### Table V against the paper", ""]
+    if not table["differences"]:
+        lines.append("Every computed cell agrees with the paper.")
+    for d in table["differences"]:
+        cell = table["cells"][d["committer"]][d["attribute"]]
+        why = explanations.get((d["committer"], d["attribute"]),
+                               "unexplained so far: read the witness trace.")
+        lines += [f"#### {d['committer']}: {labels[d['attribute']]} (ours {d['ours']}, paper "
+                  f"{d['paper']})", "",
+                  f"Finding: {d['reason']} ({link('trace', cell['trace'])}).", "",
+                  f"Why: {why}", ""]
+    return "\n".join(lines).rstrip()
+
+
+
+def race_marks(probe_rows: Sequence[dict[str, Any]]) -> list[str]:
+    by_scope = {r["scope"]: r for r in probe_rows}
+    marks = []
+    for scope in RACE_SCOPES:
+        for prop in RACE_PROPS:
+            row = by_scope[scope]
+            v = row["verdicts"][prop]
+            marks.append(link("**violated**", v["trace"]) if v["verdict"] == "violated"
+                         else "holds" if row["explored"]["complete"] else "holds\\*")
+    return marks
+
+
+def render_fenced(results: dict[str, Any]) -> str:
+    """Section 6's tables: the fenced committer's matrix row with what its explorations
+    covered, its Table V column with what each probe found (and the job commit's atomicity
+    for a reader of its record), and the VIII.C probe with and without the fence."""
+    props = results["properties"]
+    cells = index(results)
+    explorations = scope_runs(results)
+    lines = ["| store | " + " | ".join(props) + " | what was explored |",
+             "|---|" + "---|" * (len(props) + 1)]
+    for store in results["stores"]:
+        row = [cells[(FENCED, store, p)] for p in props if (FENCED, store, p) in cells]
+        if not row:
+            continue
+        mine = [e for (c, s, _scope), e in explorations.items() if (c, s) == (FENCED, store)]
+        if mine:
+            complete = sum(1 for e in mine if e["complete"])
+            covered = (f"{len(mine)} scopes, {complete} enumerated completely; "
+                       f"{sum(e['runs'] for e in mine)} runs, "
+                       f"{sum(e['states'] for e in mine)} states")
+        else:
+            reasons = sorted({c["explored"]["reason"] for c in row if c["verdict"] == "n/a"})
+            covered = "not explored: " + "; ".join(reasons)
+        lines.append(f"| {store} | " + " | ".join(mark(c) for c in row) + f" | {covered} |")
+    table = results["tablev"]
+    column = table["cells"].get(FENCED)
+    if column is not None:
+        labels = dict(map(tuple, table["attributes"]))
+        lines += ["", "| attribute | `fenced` | what the probe's search found | runs, states |",
+                  "|---|---|---|---|"]
+        for attribute, cell in column.items():
+            e = cell["explored"]
+            how = search_outcome(e)
+            lines.append(f"| {labels[attribute]} | {link(show_bool(cell['value']), cell['trace'])}"
+                         f" | {cell['detail']} | {runs_text(e['runs'])}, {e['states']} states "
+                         f"({how}) |")
+        reader = table.get("record_reader", {}).get(FENCED)
+        if reader is not None:
+            searched = "; ".join(
+                f"{driver}'s protocol: {runs_text(e['runs'])}, {e['states']} states "
+                f"({search_outcome(e)})"
+                for driver, e in reader["explored"].items())
+            value = link(show_bool(reader["value"]), reader["trace"])
+            lines.append(f"| Atomic Job Commit, for a reader of `_SUCCESS` "
+                         f"(`{reader['reader']}`) | {value} | {reader['detail']} | {searched} |")
+    rows: dict[str, list[dict[str, Any]]] = {}
+    for probe in results["race"]:
+        if probe["committer"] in (FENCED, FENCED_VARIANT):
+            rows.setdefault(f"{probe['committer']} | {probe['store']}", []).append(probe)
+    if rows:
+        lines += ["", "| committer | store | " + " | ".join(
+            f"{p}, {scope.split('-')[1]}" for scope in RACE_SCOPES for p in RACE_PROPS) + " |",
+                  "|---|---|" + "---|" * (len(RACE_SCOPES) * len(RACE_PROPS))]
+        for key, probe_rows in rows.items():
+            lines.append(f"| {key} | " + " | ".join(race_marks(probe_rows)) + " |")
+        witnesses = [(p, prop, v) for probe_rows in rows.values() for p in probe_rows
+                     for prop, v in p["verdicts"].items() if v["verdict"] == "violated"]
+        for p, prop, v in witnesses:
+            lines += ["", f"`{p['committer']}` on {p['store']}, scope `{p['scope']}`, "
+                          f"{prop}: {v['witness']} ({link('trace', v['trace'])})."]
+    return "\n".join(lines)
+
+

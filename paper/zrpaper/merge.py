@@ -1,0 +1,164 @@
+"""Merging: explore only some committers again and replace exactly their part of the results
+(matrix cells, VIII.C rows, Table V column, traces), recording the merge; refused when the
+existing results were made under other settings, whose cells would not be comparable."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from zrpaper.compute import child_cpu, compute_matrix, describe_scopes
+from zrpaper.race import compute_race
+from zrpaper.settings import (
+    DEEP_BUDGET,
+    HERE,
+    RACE_MAX_RUNS,
+    RACE_PAIRS,
+    RACE_SCOPES,
+    TABLEV_MAX_RUNS,
+    TRACES,
+)
+from zrpaper.table5 import compute_tablev
+
+
+@dataclass(frozen=True)
+class Explorations:
+    """What a merge runs to explore its rows (a test passes stubs)."""
+
+    matrix: Callable[..., tuple[list[dict[str, Any]], list[list[str]]]] = compute_matrix
+    race: Callable[..., list[dict[str, Any]]] = compute_race
+    tablev: Callable[[Sequence[str]], dict[str, Any]] = compute_tablev
+
+
+class MergeRefused(ValueError):
+    """A merge whose cells could not stand beside the existing results (another budget, other
+    scopes) or that names nothing the paper explores."""
+
+
+def traces_of(cells: Sequence[dict[str, Any]], race: Sequence[dict[str, Any]],
+               tablev: dict[str, Any]) -> set[str]:
+    """Every trace a part of the results links (paths relative to ``paper/``)."""
+    named = {c["trace"] for c in cells if c["trace"]}
+    named |= {v["trace"] for row in race for v in row["verdicts"].values() if v["trace"]}
+    named |= {c["trace"] for row in tablev["cells"].values() for c in row.values()
+              if c["trace"]}
+    named |= {r["trace"] for r in tablev.get("record_reader", {}).values() if r["trace"]}
+    return named
+
+
+def merge_plan(results: dict[str, Any], committers: Sequence[str], budget: dict[str, Any],
+               ) -> tuple[list[str], list[tuple[str, str]], list[str]]:
+    """What a merge of ``committers`` explores: their matrix rows, their VIII.C pairs and their
+    Table V columns; :class:`MergeRefused` when that is nothing, or when the existing results
+    were made under other settings than this script's (their cells would not be comparable)."""
+    from zerorename_model.properties import PROPERTIES
+    from zerorename_model.tablev import COLUMNS, available
+    from zerorename_model.verdicts import MATRIX_COMMITTERS, MATRIX_STORES
+
+    settings = {"budget": (results["budget"], budget),
+                "deep_budget": (results["deep_budget"], DEEP_BUDGET),
+                "race_max_runs": (results["race_max_runs"], RACE_MAX_RUNS),
+                "tablev_max_runs": (results["tablev_max_runs"], TABLEV_MAX_RUNS),
+                "stores": (results["stores"], list(MATRIX_STORES)),
+                "properties": (results["properties"], list(PROPERTIES)),
+                "scopes": (results["scopes"], describe_scopes())}
+    for name, (theirs, ours) in settings.items():
+        if theirs != ours:
+            raise MergeRefused(f"verdicts.json was made with {name} {theirs!r}, this merge "
+                               f"would use {ours!r}: regenerate everything instead")
+    matrix_rows = [c for c in MATRIX_COMMITTERS if c in committers]
+    race_pairs = [(c, s) for c, s in RACE_PAIRS if c in committers]
+    columns = [c for c in available(COLUMNS) if c in committers]
+    unknown = [c for c in committers if c not in matrix_rows + [c for c, _ in race_pairs]
+               + columns]
+    if unknown:
+        raise MergeRefused(f"{', '.join(unknown)}: not a matrix committer, a VIII.C pair or a "
+                           f"Table V column, so a merge has nothing to explore for it")
+    return matrix_rows, race_pairs, columns
+
+
+def merge(results: dict[str, Any], committers: Sequence[str], budget: dict[str, Any],
+          workers: int, progress: Callable[[str], None],
+          now: Callable[[], datetime] = lambda: datetime.now(UTC),
+          explorations: Explorations = Explorations(), paper_dir: Path = HERE,
+          ) -> dict[str, Any]:
+    """``results`` with exactly the parts of ``committers`` explored again (see the module
+    docstring): their cells, VIII.C rows and Table V column replaced, their traces written and
+    their stale traces removed, everything else as it was; the merge recorded in ``merged``."""
+    from zerorename_model.tablev import ATTRIBUTES, COLUMNS
+    from zerorename_model.verdicts import MATRIX_COMMITTERS, MATRIX_STORES
+
+    matrix_rows, race_pairs, columns = merge_plan(results, committers, budget)
+    old_traces = traces_of(results["cells"], results["race"], results["tablev"])
+    (paper_dir / TRACES.relative_to(HERE)).mkdir(parents=True, exist_ok=True)
+    timing: dict[str, float] = {}
+    started, cpu = time.monotonic(), child_cpu()
+    cells: list[dict[str, Any]] = []
+    deepened: list[list[str]] = []
+    if matrix_rows:
+        cells, deepened = explorations.matrix(budget, workers, progress, matrix_rows)
+    timing["matrix_wall_s"] = time.monotonic() - started
+    timing["matrix_cpu_s"] = child_cpu() - cpu
+    started, cpu = time.monotonic(), child_cpu()
+    race = explorations.race(RACE_MAX_RUNS, workers, race_pairs, progress) if race_pairs else []
+    timing["race_wall_s"] = time.monotonic() - started
+    timing["race_cpu_s"] = child_cpu() - cpu
+    started, own = time.monotonic(), time.process_time()
+    tablev = explorations.tablev(columns) if columns else None
+    timing["tablev_wall_s"] = time.monotonic() - started
+    timing["tablev_cpu_s"] = time.process_time() - own
+
+    merged = dict(results)
+    props = list(results["properties"])
+    order = {"committer": list(MATRIX_COMMITTERS), "store": list(MATRIX_STORES)}
+    merged["cells"] = sorted(
+        [c for c in results["cells"] if c["committer"] not in matrix_rows] + cells,
+        key=lambda c: (order["committer"].index(c["committer"]),
+                       order["store"].index(c["store"]), props.index(c["property"])))
+    merged["committers"] = [c for c in MATRIX_COMMITTERS
+                            if any(x["committer"] == c for x in merged["cells"])]
+    merged["deepened"] = sorted(
+        [pair for pair in results["deepened"] if pair[0] not in matrix_rows] + deepened,
+        key=lambda pair: (order["committer"].index(pair[0]), order["store"].index(pair[1])))
+    pair_order = [(c, s) for c, s in RACE_PAIRS]
+    merged["race"] = sorted(
+        [r for r in results["race"] if (r["committer"], r["store"]) not in race_pairs] + race,
+        key=lambda r: (pair_order.index((r["committer"], r["store"])),
+                       RACE_SCOPES.index(r["scope"])))
+    table = dict(results["tablev"])
+    if tablev is not None:
+        kept = {c: row for c, row in results["tablev"]["cells"].items() if c not in columns}
+        all_cells = {**kept, **tablev["cells"]}
+        table["cells"] = {c: all_cells[c] for c in COLUMNS if c in all_cells}
+        attributes = [a for a, _label in ATTRIBUTES]
+        table["differences"] = sorted(
+            [d for d in results["tablev"]["differences"] if d["committer"] not in columns]
+            + tablev["differences"],
+            key=lambda d: (list(COLUMNS).index(d["committer"]),
+                           attributes.index(d["attribute"])))
+        readers = {c: r for c, r in results["tablev"].get("record_reader", {}).items()
+                   if c not in columns}
+        readers.update(tablev["record_reader"])
+        table["record_reader"] = {c: readers[c] for c in COLUMNS if c in readers}
+    merged["tablev"] = table
+
+    new_traces = traces_of(merged["cells"], merged["race"], table)
+    for stale in sorted(old_traces - new_traces):
+        (paper_dir / stale).unlink(missing_ok=True)
+        progress(f"removed the stale trace {stale}")
+    record = {"committers": list(committers), "at": now().isoformat(timespec="seconds"),
+              "budget": budget, "deep_budget": DEEP_BUDGET, "race_max_runs": RACE_MAX_RUNS,
+              "tablev_max_runs": TABLEV_MAX_RUNS, "workers": workers,
+              "matrix": matrix_rows, "race": [list(p) for p in race_pairs],
+              "tablev": columns, "timing": {k: round(v) for k, v in timing.items()}}
+    # the merges that made some part of these results, oldest first: a committer's part comes
+    # from the last merge naming it (or from the full run when none does); a merge whose every
+    # committer this one explored again no longer made anything here
+    merged["merged"] = [m for m in results.get("merged", [])
+                        if not set(m["committers"]) <= set(committers)] + [record]
+    return merged
+

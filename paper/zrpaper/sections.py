@@ -1,0 +1,126 @@
+"""The paper's sections about how the results were made (scopes, budgets, coverage, merges) and
+Table V."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zrpaper.cells import link, scope_runs, show_bool
+
+
+def _faults(faults: dict[str, int]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sorted(faults.items())) or "none"
+
+
+def render_explored(results: dict[str, Any]) -> str:
+    budget, timing = results["budget"], results["timing"]
+    explorations = scope_runs(results)
+    complete = sum(1 for e in explorations.values() if e["complete"])
+    lines = [
+        f"Budget: at most **{budget['max_runs']} runs per scope** for every (committer, store) "
+        f"pair (no time limit, so the results do not depend on the machine)"
+        + (f"; where a scope was cut off before a property was violated, hypothesis then tried "
+           f"{budget['hypothesis_examples']} derandomized examples per open property"
+           if budget["hypothesis_examples"] else
+           "; a scope cut off by the budget is not sampled further (its cells read `holds*`)")
+        + ". " + _deepened(results)
+        + f"VIII.C probe: at most {results['race_max_runs']} runs per scope. "
+        + f"Table V: at most {results['tablev_max_runs']} runs per probe.",
+        "",
+        f"Explorations behind the verdicts (for a violated cell the scope that violated it, "
+        f"for a holding cell every scope that checks it): {len(explorations)} "
+        f"(committer, store, scope) explorations, {complete} of them enumerated completely; "
+        f"{sum(e['runs'] for e in explorations.values())} runs, "
+        f"{sum(e['states'] for e in explorations.values())} distinct states. "
+        f"Time on {results['workers']} worker processes: matrix {timing['matrix_wall_s']} s "
+        f"({timing['matrix_cpu_s']} s CPU), VIII.C probe {timing['race_wall_s']} s, "
+        f"Table V {timing['tablev_wall_s']} s." + _merges(results),
+        "",
+        "| scope | job commit protocol | tasks x attempts x files | faults (at most) "
+        "| destinations | properties it decides |",
+        "|---|---|---|---|---|---|",
+    ]
+    for scope in results["scopes"]:
+        lines.append(
+            f"| {scope['name']} | {scope['driver']} | {scope['tasks']} x {scope['attempts']} x "
+            f"{len(scope['files'])} | {_faults(scope['faults'])} | "
+            f"{', '.join(d.removeprefix('s3://bucket/') for d in scope['dests'])} | "
+            f"{', '.join(scope['props'])} |")
+    lines += ["", "| committer | explorations | enumerated completely | runs | states |",
+              "|---|---|---|---|---|"]
+    for committer in results["committers"]:
+        mine = [e for (c, _s, _scope), e in explorations.items() if c == committer]
+        lines.append(f"| {committer} | {len(mine)} | {sum(1 for e in mine if e['complete'])} | "
+                     f"{sum(e['runs'] for e in mine)} | {sum(e['states'] for e in mine)} |")
+    return "\n".join(lines)
+
+
+def _merges(results: dict[str, Any]) -> str:
+    """Which rows were explored after the full run and merged in, when, how (provenance)."""
+    text = ""
+    for m in results.get("merged", []):
+        t = m["timing"]
+        parts = ([f"matrix rows of {', '.join(f'`{c}`' for c in m['matrix'])}"]
+                 if m["matrix"] else [])
+        parts += ([f"VIII.C rows of {', '.join(f'`{c}` on {s}' for c, s in m['race'])}"]
+                  if m["race"] else [])
+        parts += ([f"Table V column of {', '.join(f'`{c}`' for c in m['tablev'])}"]
+                  if m["tablev"] else [])
+        same = (m["budget"] == results["budget"] and m["deep_budget"] == results["deep_budget"]
+                and m["race_max_runs"] == results["race_max_runs"]
+                and m["tablev_max_runs"] == results["tablev_max_runs"])
+        text += (f" Explored later and merged into these results on {m['at'][:10]} "
+                 f"(`make_paper.py --merge --committers {','.join(m['committers'])}`, which "
+                 f"replaces only those parts and their traces): {'; '.join(parts)}, "
+                 f"{'with the same budgets' if same else 'with other budgets: ' + str(m)}; "
+                 f"on {m['workers']} worker processes, matrix {t['matrix_wall_s']} s "
+                 f"({t['matrix_cpu_s']} s CPU), VIII.C probe {t['race_wall_s']} s, "
+                 f"Table V {t['tablev_wall_s']} s.")
+    if text:
+        text += " The times before this are the full run's."
+    return text
+
+
+def _deepened(results: dict[str, Any]) -> str:
+    pairs = results["deepened"]
+    if not pairs:
+        return ""
+    by_committer: dict[str, list[str]] = {}
+    for committer, store in pairs:
+        by_committer.setdefault(committer, []).append(store)
+    listed = "; ".join(f"`{c}` on {', '.join(stores)}" for c, stores in by_committer.items())
+    return (f"Every cell that held in the scopes explored but with some scope cut off was explored "
+            f"again with at most **{results['deep_budget']['max_runs']} runs per scope**: "
+            f"{listed}. ")
+
+
+def render_tablev(results: dict[str, Any]) -> str:
+    table = results["tablev"]
+    names = list(table["cells"])
+    columns = table["paper_columns"]
+    lines = ["| attribute | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
+    for attribute, label in table["attributes"]:
+        row = []
+        for name in names:
+            cell = table["cells"][name][attribute]
+            text = show_bool(cell["value"])
+            if not cell["value"]:
+                text = link(text, cell["trace"])
+            paper = table["paper"][attribute].get(columns.get(name, ""))
+            if paper is not None and paper != cell["value"]:
+                text = f"**{text}** (paper: {show_bool(paper)})"
+            row.append(text)
+        lines.append(f"| {label} | " + " | ".join(row) + " |")
+    ours: dict[str, list[str]] = {}
+    for name in names:
+        if name in columns:
+            ours.setdefault(columns[name], []).append(f"`{name}`")
+    lines += ["", f"Paper: {table['source']}. Its columns are "
+              + ", ".join(f"{paper} (our {' and '.join(mine)})" for paper, mine in ours.items())
+              + f"; the other columns are not in the paper. {len(table['differences'])} cells "
+              "differ from the paper (bold). A `False` links to the trace of the run that "
+              "decided it: the counterexample for a `forall` attribute, the fault-free run "
+              "for an `exists` attribute that no schedule showed."]
+    return "\n".join(lines)
+
+

@@ -1,0 +1,60 @@
+"""Where the paper's files are, the budgets it is explored with, and the results file.
+
+Shared by the computing and the rendering halves: a setting that changed between a full run and
+a merge would make their cells incomparable (``merge.merge_plan`` refuses then)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+#: ``paper/``: every path the results name is relative to it
+HERE = Path(__file__).resolve().parents[1]
+RESULTS = HERE / "results"
+TRACES = RESULTS / "traces"
+TEMPLATE = HERE / "zerorename.template.md"
+PAPER = HERE / "zerorename.md"
+FIGURES = HERE / "figures"
+PLACEHOLDERS = ("{{VERDICT_MATRIX}}", "{{TABLEV}}", "{{DIFFERENCES}}", "{{EXPLORED}}",
+                "{{FENCED}}")
+
+#: runs per scope (a scope is enumerated completely when it has fewer schedules than this, which
+#: makes a ``holds`` a proof within the scope); no wall-clock limit, so that results do not depend
+#: on the machine's speed, and no hypothesis sampling: a scope cut off is reported ``holds*``.
+PAPER_BUDGET = {"max_runs": 4000, "seconds": None, "hypothesis_examples": 0}
+#: a second pass for every ``holds*`` cell (no violation found, some scope cut off): more runs
+#: there can only turn it into a proof or find a violation
+DEEP_RUNS = 20000
+DEEP_BUDGET = {"max_runs": DEEP_RUNS, "seconds": None, "hypothesis_examples": 0}
+#: the VIII.C probe's scopes are few: explore them as far as the second pass does
+RACE_MAX_RUNS = DEEP_RUNS
+TABLEV_MAX_RUNS = 4000
+WORKERS = 2
+
+#: The VIII.C race: committers whose job commit can take task output from the store, each on the
+#: store it is built for; and the fenced committer, with the variant that drops its fence (plain
+#: PUTs), whose witness is the evidence that the fence is what excludes the partitioned attempt
+RACE_PAIRS = (("v1", "hdfs"), ("directory", "s3"), ("partitioned", "s3"), ("magic", "s3"),
+              ("manifest", "abfs"), ("fenced", "s3"), ("fenced+no-fence", "s3"))
+RACE_SCOPES = ("partition-hadoop", "partition-spark")
+RACE_PROPS = ("completeness", "exclusivity")
+
+
+def rel(path: str | Path | None) -> str | None:
+    """A path as the paper links it (relative to ``paper/``)."""
+    if path is None:
+        return None
+    return Path(path).resolve().relative_to(HERE).as_posix()
+
+
+def load_results(path: Path = RESULTS / "verdicts.json") -> dict[str, Any]:
+    results: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return results
+
+
+def save_results(results: dict[str, Any], path: Path = RESULTS / "verdicts.json") -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(results, indent=1, ensure_ascii=False, default=str) + "\n",
+                    encoding="utf-8")
+
