@@ -20,12 +20,25 @@ import pytest
 from property_tests.machine import check_machine, make_machine
 from tests.rgw_plugin import RGWServer, empty_and_delete_bucket, rgw_server
 from zerorename_bridge.adapters import ReferenceFactory
-from zerorename_bridge.backends import moto_backend, moto_server_backend, rgw_backend
+from zerorename_bridge.backends import (
+    moto_backend,
+    moto_server_backend,
+    release_moto_backends,
+    rgw_backend,
+)
 from zerorename_model.explore import explore
 from zerorename_model.properties import PROPERTIES
 from zerorename_model.scenario import Faults, Scenario
 
 ALL = tuple(PROPERTIES)
+
+
+@pytest.fixture(autouse=True)
+def _release_moto() -> Iterator[None]:
+    """Stop the process-wide moto mock (and server) a test's backend started: left active,
+    later tests' ``mock_aws`` blocks nest inside it and share its buckets."""
+    yield
+    release_moto_backends()
 #: (committer, store, drivers): with Hadoop's discover-by-listing protocol a committer that
 #: lists the object store cannot be correct on s3-2018; the Spark protocol needs no listing.
 SUITE = [

@@ -10,6 +10,7 @@ import pytest
 from moto import mock_aws
 
 from zerorename.stores import S3Store
+from zerorename_bridge.backends import moto_backend, release_moto_backends
 from zerorename_bridge.recording import InjectedFault, RecordingStore, run_recorded_job
 from zerorename_model import analysis, hb, viz
 
@@ -18,16 +19,35 @@ FILES = {0: {"a.csv": b"a" * 10, "b.csv": b"b" * 10}, 1: {"c.csv": b"c" * 10}}
 
 @pytest.fixture
 def s3() -> Iterator[S3Store]:
-    """A fresh bucket: moto's in-process state can outlive a ``mock_aws`` block that another
-    suite opened differently, so the name is this test's own."""
+    """An empty moto S3 with one bucket.  The mock must start empty: if a ``mock_aws`` started
+    elsewhere is still active (the property suite's moto backend was, until
+    ``release_moto_backends``), this block nests inside it, inherits every bucket and object,
+    and one test's committed output is read as the next test's leftover."""
     with mock_aws():
         client = boto3.client("s3", region_name="us-east-1")
+        leaked = [b["Name"] for b in client.list_buckets().get("Buckets", [])]
+        assert not leaked, (f"moto state leaked into this test (buckets {leaked}): a mock_aws "
+                            "started by an earlier test is still active")
         client.create_bucket(Bucket=BUCKET)
         yield S3Store(client)
 
 
 BUCKET = f"recording-{uuid.uuid4().hex[:12]}"
 DEST = f"s3://{BUCKET}/out"
+
+
+def test_a_moto_backend_once_released_leaves_nothing_to_later_mocks() -> None:
+    """The order that made the fault test fail: the property suite's in-process moto backend
+    (a process-wide mock, cached), then this module's ``mock_aws`` blocks.  Once the backend
+    is released, a new block starts with no bucket, and what it writes is gone after it."""
+    backend = moto_backend()
+    backend.put("s3://bucket/left-behind", b"x")
+    release_moto_backends()
+    for _ in range(2):
+        with mock_aws():
+            client = boto3.client("s3", region_name="us-east-1")
+            assert client.list_buckets().get("Buckets", []) == []
+            client.create_bucket(Bucket=BUCKET)
 
 
 def _keys(store: S3Store) -> set[str]:

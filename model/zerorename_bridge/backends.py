@@ -125,6 +125,26 @@ def moto_server_backend(bucket: str = "bucket") -> RealBackend:
     return RealBackend(_MOTO["server_store"], f"s3://{bucket}")
 
 
+def release_moto_backends() -> None:
+    """Stop the in-process mock and the server that :func:`moto_backend` and
+    :func:`moto_server_backend` started, and forget them (the next call starts afresh).
+
+    Why it matters: moto's ``mock_aws`` is process-wide and nests.  While the mock started
+    here is active, a later ``with mock_aws():`` block (another test's) neither resets the
+    backends on entry nor removes their data on exit, so buckets and objects of one test
+    outlive it and turn up in the next (tests/test_recording.py read a previous test's
+    committed ``b.csv`` as its own job's leftover).  Test suites call this when their moto
+    runs end."""
+    mock = _MOTO.pop("mock", None)
+    _MOTO.pop("store", None)
+    if mock is not None:
+        mock.stop()
+    server = _MOTO.pop("server", None)
+    _MOTO.pop("server_store", None)
+    if server is not None:
+        server.stop()
+
+
 _RGW: dict[tuple[str, str, str], Any] = {}
 
 
