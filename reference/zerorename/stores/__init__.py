@@ -11,7 +11,8 @@ from zerorename.stores.capabilities import (
     clear_probe_cache,
     probe_capabilities,
 )
-from zerorename.stores.local import DeleteManyError, LocalStore, RequestCounter
+from zerorename.stores.common import DeleteManyError, RequestCounter
+from zerorename.stores.local import LocalStore
 from zerorename.stores.s3 import S3Store, make_s3_client, rename_by_copy, translate_client_error
 from zerorename.urls import parse_url
 

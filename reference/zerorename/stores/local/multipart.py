@@ -1,0 +1,166 @@
+"""Multipart uploads emulated with files, so that the S3 committers run on a local disk.
+
+An upload lives under ``<root>/.zerorename-uploads/<upload-id>/`` (``meta.json`` naming its
+destination, one file per part); ``root`` defaults to the system temp dir, so every process on
+the machine — tasks and driver — shares them.  Creating, completing and aborting each hinge on
+one ``os.rename`` of the upload's directory, so a concurrent abort or second complete sees
+NoSuchUpload rather than half an upload.  Completing concatenates the parts into a temp file
+beside the destination and publishes it atomically.  There is no 5 MiB minimum part size (S3
+has one).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import time
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+
+from zerorename.errors import NotFoundError, StoreError
+from zerorename.store import UploadInfo
+from zerorename.stores.common import bare_etag, md5_hex
+from zerorename.stores.local.files import LocalFiles
+
+__all__ = ["LocalMultipart"]
+
+_PART_FMT = "part-{:05d}"
+_MAX_PART = 10000
+
+
+class LocalMultipart(LocalFiles):
+    """Create, upload part, complete, abort and list emulated multipart uploads."""
+
+    def _upload_dir(self, url: str, upload_id: str) -> Path:
+        if not upload_id or not all(c in "0123456789abcdef" for c in upload_id):
+            raise NotFoundError(url, f"no such upload {upload_id!r}", code="NoSuchUpload")
+        return self.uploads_dir / upload_id
+
+    def _check_meta(self, url: str, upload_id: str, directory: Path) -> None:
+        try:
+            meta = json.loads((directory / "meta.json").read_text("utf-8"))
+        except FileNotFoundError as exc:
+            raise NotFoundError(url, f"no such upload {upload_id}", code="NoSuchUpload") from exc
+        if meta.get("url") != self._url(self._path(url)):
+            raise NotFoundError(url, f"upload {upload_id} belongs to {meta.get('url')}",
+                                code="NoSuchUpload")
+
+    def create_multipart(self, url: str) -> str:
+        self._counter.add("create_multipart")
+        self._file_path(url)
+        upload_id = uuid.uuid4().hex
+        self.uploads_dir.mkdir(parents=True, exist_ok=True)
+        staging = self.uploads_dir / f".new-{upload_id}"
+        staging.mkdir()
+        meta = {"url": self._url(self._path(url)), "initiated": time.time()}
+        (staging / "meta.json").write_text(json.dumps(meta), "utf-8")
+        os.rename(staging, self.uploads_dir / upload_id)  # appears complete, or not at all
+        return upload_id
+
+    def upload_part(self, url: str, upload_id: str, part_number: int, data: bytes) -> str:
+        self._counter.add("upload_part")
+        if not 1 <= part_number <= _MAX_PART:
+            raise StoreError(url, f"part number {part_number} not in 1..{_MAX_PART}",
+                             "InvalidArgument", 400)
+        directory = self._upload_dir(url, upload_id)
+        self._check_meta(url, upload_id, directory)
+        try:
+            tmp = self._write_temp(url, str(directory), data)
+            os.replace(tmp, directory / _PART_FMT.format(part_number))
+        except FileNotFoundError as exc:  # aborted or completed meanwhile
+            raise NotFoundError(url, f"no such upload {upload_id}", code="NoSuchUpload") from exc
+        self._counter.add_bytes(written=len(data))
+        return md5_hex(data)
+
+    def complete_multipart(
+        self, url: str, upload_id: str, parts: Sequence[tuple[int, str]], *,
+        if_none_match: bool = False,
+    ) -> str:
+        """Concatenate the parts beside the destination and publish atomically.
+
+        The upload is claimed first (renamed aside), so a concurrent abort or second complete
+        sees NoSuchUpload.  If publishing fails (If-None-Match lost, bad part), the upload is
+        put back and stays listed, as on S3, for the caller to abort.  Unlike S3, completing an
+        already completed upload again is NoSuchUpload rather than an idempotent 200.
+        """
+        self._counter.add("complete_multipart")
+        path = self._file_path(url)
+        directory = self._upload_dir(url, upload_id)
+        claimed = self.uploads_dir / f".completing-{upload_id}-{uuid.uuid4().hex[:8]}"
+        try:
+            os.rename(directory, claimed)
+        except FileNotFoundError as exc:
+            raise NotFoundError(url, f"no such upload {upload_id}", code="NoSuchUpload") from exc
+        try:
+            self._check_meta(url, upload_id, claimed)
+            files = self._validate_parts(url, claimed, parts)
+            tmp = self._write_temp(url, os.path.dirname(path), None, files)
+            etag = self._etag(tmp, os.stat(tmp))
+            self._publish(url, tmp, path, if_none_match=if_none_match, if_match=None)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.rename(claimed, directory)
+            raise
+        shutil.rmtree(claimed, ignore_errors=True)
+        return etag
+
+    def _validate_parts(
+        self, url: str, directory: Path, parts: Sequence[tuple[int, str]]
+    ) -> list[str]:
+        if not parts:
+            raise StoreError(url, "complete with no parts", "MalformedXML", 400)
+        files: list[str] = []
+        previous = 0
+        for number, etag in sorted(parts, key=lambda p: p[0]):  # sorted like S3Store does
+            if number == previous:
+                raise StoreError(url, f"part {number} listed twice", "InvalidPartOrder", 400)
+            previous = number
+            part = directory / _PART_FMT.format(number)
+            try:
+                have = self._etag(str(part), part.stat())
+            except FileNotFoundError as exc:
+                raise StoreError(
+                    url, f"part {number} was not uploaded", "InvalidPart", 400
+                ) from exc
+            if have != bare_etag(etag):
+                raise StoreError(url, f"part {number} has ETag {have}, not {bare_etag(etag)}",
+                                 "InvalidPart", 400)
+            files.append(str(part))
+        return files
+
+    def abort_multipart(self, url: str, upload_id: str) -> None:
+        self._counter.add("abort_multipart")
+        directory = self._upload_dir(url, upload_id)
+        self._check_meta(url, upload_id, directory)
+        doomed = self.uploads_dir / f".aborting-{upload_id}-{uuid.uuid4().hex[:8]}"
+        try:
+            os.rename(directory, doomed)
+        except FileNotFoundError as exc:
+            raise NotFoundError(url, f"no such upload {upload_id}", code="NoSuchUpload") from exc
+        shutil.rmtree(doomed, ignore_errors=True)
+
+    def list_multipart_uploads(self, prefix: str) -> list[UploadInfo]:
+        """Uploads whose destination URL starts with ``prefix``, ordered by (url, initiated)."""
+        self._counter.add("list_multipart_uploads")
+        want = self._url(self._path(prefix))
+        found: list[UploadInfo] = []
+        try:
+            names = os.listdir(self.uploads_dir)
+        except FileNotFoundError:
+            return []
+        for upload_id in names:
+            if upload_id.startswith("."):
+                continue
+            try:
+                meta = json.loads((self.uploads_dir / upload_id / "meta.json").read_text("utf-8"))
+            except (FileNotFoundError, NotADirectoryError, json.JSONDecodeError):
+                continue
+            url = str(meta.get("url", ""))
+            if url.startswith(want):
+                found.append(UploadInfo(url, upload_id, float(meta.get("initiated", 0.0))))
+        found.sort(key=lambda u: (u.url, u.initiated or 0.0, u.upload_id))
+        return found
+
