@@ -4,7 +4,8 @@ Spark runs our code in three kinds of process, and nothing but pickled values cr
 them (measured on PySpark 4.3: ``DataSource.writer()`` runs in one Python worker, each task's
 ``write()`` in another, ``commit()``/``abort()`` in a third — never in the user's driver
 process).  So the whole job is described by one small, picklable, secret-free
-:class:`WriteSpec`, and each side rebuilds its store and committer from it:
+:class:`~zerorename.spark.spec.WriteSpec` (:mod:`zerorename.spark.spec`, re-exported here),
+and each side rebuilds its store and committer from it:
 
 * :func:`run_task` — one task attempt: committer ``setup_task``, stream Parquet through
   ``open()``, ``commit_task``; returns a :class:`TaskOutcome` carrying the
@@ -26,206 +27,62 @@ import logging
 import re
 import threading
 import time
-import uuid
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 import zerorename as zr
-from zerorename.committers import COMMITTERS
-from zerorename.context import Options
 from zerorename.errors import CommitError, ConflictError
 from zerorename.store import Store, list_dir
 from zerorename.urls import is_hidden, parse_url, relative_to
 
 from . import hooks
 from .parquet import PartitionedParquetWriter, WrittenFile
+from .spec import (
+    AUTO,
+    CHECKSUMS,
+    COMMITTER_THREADS,
+    COMPRESSIONS,
+    CONFLICT_MODE,
+    FORMATS,
+    HADOOP_PREFIXES,
+    OPTION_NAMES,
+    PART_SIZE,
+    SAVE_MODES,
+    WriteOptionError,
+    WriteSpec,
+    check_option_names,
+    spec_from_options,
+)
+
+#: with the names of :mod:`zerorename.spark.spec`, importable from here as before the split
+__all__ = [
+    "AUTO",
+    "CHECKSUMS",
+    "COMMITTER_THREADS",
+    "COMPRESSIONS",
+    "CONFLICT_MODE",
+    "FORMATS",
+    "HADOOP_PREFIXES",
+    "OPTION_NAMES",
+    "PART_SIZE",
+    "SAVE_MODES",
+    "JobDriver",
+    "SparkJobError",
+    "TaskOutcome",
+    "WriteOptionError",
+    "WriteSpec",
+    "check_option_names",
+    "default_committer",
+    "job_context",
+    "make_store",
+    "output_exists",
+    "run_task",
+    "spark_job_error",
+    "spec_from_options",
+]
 
 log = logging.getLogger("zerorename.spark")
-
-#: Spark save mode → Hadoop conflict mode (``fs.s3a.committer.staging.conflict-mode``).
-SAVE_MODES: dict[str, str] = {
-    "append": "append",
-    "overwrite": "replace",
-    "error": "fail",
-    "errorifexists": "fail",
-    "default": "fail",
-    "ignore": "fail",
-}
-CONFLICT_MODE = "fs.s3a.committer.staging.conflict-mode"
-COMMITTER_THREADS = "fs.s3a.committer.threads"
-#: The ``committer`` option's default: chosen by :func:`default_committer`.
-AUTO = "auto"
-PART_SIZE = "fs.s3a.multipart.size"
-
-#: Option names that would put a secret into a plan, a log or a pickle: refused with advice.
-_SECRET_OPTIONS = frozenset({
-    "access_key", "secret_key", "session_token", "aws_access_key_id", "aws_secret_access_key",
-    "aws_session_token", "fs.s3a.access.key", "fs.s3a.secret.key", "fs.s3a.session.token",
-})
-
-#: The options a write or a read understands (lower case: Spark lower-cases option names).
-#: Besides these, only Hadoop-named committer options (:data:`HADOOP_PREFIXES`) and the test
-#: hooks (``zerorename.fault.*``) are accepted: a misspelt name must fail, not fall back to a
-#: default (``.option("comitter", "directory")`` would otherwise write with ``magic``).
-OPTION_NAMES = frozenset({
-    "path", "dest", "format", "committer", "partition_by", "partitionby", "mode",
-    "endpoint_url", "region", "checksums", "part_size", "threads", "job_id", "compression",
-    "max_open_files", "abort_grace_seconds", "part_min_size",
-})
-#: Prefixes of the Hadoop option names passed through to the committer unchanged.
-HADOOP_PREFIXES = ("fs.", "mapreduce.")
-#: The only file format the writer produces.
-FORMATS = frozenset({"parquet"})
-#: Parquet codecs pyarrow writes (``none`` = uncompressed).
-COMPRESSIONS = frozenset({"snappy", "gzip", "brotli", "zstd", "lz4", "none"})
-#: boto3's checksum settings (see ``zerorename.stores.make_s3_client``).
-CHECKSUMS = frozenset({"when_required", "default"})
-
-
-class WriteOptionError(CommitError, ValueError):
-    """A writer option is unknown, or its value is one the writer does not support.
-
-    Also a ``ValueError`` (a bad argument), so code that caught the earlier ``ValueError``
-    keeps working; ``path`` is the destination (or ``<no destination>``).
-    """
-
-
-def _choice(dest: str, option: str, value: Any, allowed: Iterable[str]) -> str:
-    text = str(value).strip().lower()
-    if text not in allowed:
-        raise WriteOptionError(dest, f"option {option}={value!r} is not supported; "
-                                     f"expected one of {sorted(allowed)}")
-    return text
-
-
-def _number(dest: str, option: str, value: Any, parse: Callable[[str], Any],
-            kind: str) -> Any:
-    try:
-        return parse(str(value).strip())
-    except ValueError:
-        raise WriteOptionError(dest, f"option {option}={value!r} is not a {kind}") from None
-
-
-def check_option_names(dest: str, names: Iterable[str]) -> None:
-    """Refuse option names the writer does not understand, naming every valid one."""
-    unknown = sorted(n for n in names if n not in OPTION_NAMES and not n.startswith(
-                     (*HADOOP_PREFIXES, hooks.OPTION_PREFIX)))
-    if unknown:
-        raise WriteOptionError(
-            dest, f"unknown option(s) {', '.join(map(repr, unknown))}; zerorename accepts "
-                  f"{', '.join(sorted(OPTION_NAMES - {'dest', 'partitionby'}))}, Hadoop "
-                  f"committer options named {' or '.join(p + '*' for p in HADOOP_PREFIXES)} "
-                  f"and {hooks.OPTION_PREFIX}* (tests)")
-
-@dataclass(frozen=True)
-class WriteSpec:
-    """Everything a task or the driver needs to take part in one write job.
-
-    ``job_id`` is a fresh UUID per job unless given: it names the job's files
-    (``part-00003-<job_id>.parquet``) and scopes every committer's staging area, so two jobs
-    into one destination (or into ``out`` and ``out10``) never touch each other's work.
-    ``faults`` are test hooks (``zerorename.fault.*`` options), empty in production.
-    """
-
-    dest: str
-    #: ``auto``: ``fenced`` where the store refuses a second If-None-Match PUT, else ``magic``
-    #: (decided once, by the driver, in :meth:`JobDriver.setup`; tasks get the decided name)
-    committer: str = AUTO
-    partition_by: tuple[str, ...] = ()
-    mode: str = "append"
-    job_id: str = field(default_factory=lambda: str(uuid.uuid4()))
-    endpoint_url: str | None = None
-    region: str | None = None
-    checksums: str | None = None
-    #: the S3 endpoint's minimum non-final part size (S3Store's ``min_part_size``) when it
-    #: is not S3's 5 MiB: a test server configured lower
-    part_min_size: int | None = None
-    compression: str = "snappy"
-    max_open_files: int = 32
-    abort_grace_seconds: float = 3.0
-    committer_options: Mapping[str, str] = field(default_factory=dict)
-    faults: Mapping[str, str] = field(default_factory=dict)
-    skip: bool = False
-
-    @property
-    def conflict_mode(self) -> str:
-        return SAVE_MODES[self.mode]
-
-    def job_options(self) -> dict[str, str]:
-        """Options for ``zr.JobContext``: the committer's, plus the save mode's conflict mode."""
-        return {CONFLICT_MODE: self.conflict_mode, **self.committer_options}
-
-    def file_stem(self, partition_id: int) -> str:
-        """``part-00003-<job uuid>``: same for every attempt of a task (see parquet.py)."""
-        return f"part-{partition_id:05d}-{self.job_id}"
-
-
-def spec_from_options(options: Mapping[str, Any], *, overwrite: bool = False) -> WriteSpec:
-    """Build a :class:`WriteSpec` from writer options (Data Source options or keyword args).
-
-    Every name and every value with a fixed set of choices is checked here, so a typo fails
-    with the list of valid choices (:class:`WriteOptionError`) before anything is written,
-    in whichever process builds the spec.  ``mode`` in the options wins over ``overwrite``
-    because Spark refuses the ``error`` and ``ignore`` save modes for Python data sources;
-    they travel as an option instead.
-    """
-    opts = {str(k).lower(): v for k, v in options.items() if v is not None}
-    dest = opts.get("path") or opts.get("dest")
-    where = str(dest) if dest else "<no destination>"
-    secret = sorted(k for k in opts if k in _SECRET_OPTIONS)
-    if secret:
-        raise WriteOptionError(
-            where, f"options {secret} would put credentials in the query plan, logs and "
-                   "pickled tasks; zerorename takes credentials only from boto3's default "
-                   "chain (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE, instance roles)")
-    check_option_names(where, opts)
-    if not dest:
-        raise WriteOptionError(where, "no destination: call .save('s3://bucket/prefix') "
-                                      "or pass dest=")
-    parse_url(str(dest))
-    endpoint = opts.get("endpoint_url")
-    if endpoint and "@" in str(endpoint).split("//", 1)[-1].split("/", 1)[0]:
-        raise WriteOptionError(where, "endpoint_url must not contain user:password; "
-                                      "use boto3's chain")
-    if "format" in opts:
-        _choice(where, "format", opts["format"], FORMATS)
-    mode = _choice(where, "mode", opts.get("mode") or ("overwrite" if overwrite else "append"),
-                   SAVE_MODES)
-    mode = "error" if mode in ("errorifexists", "default") else mode
-    partition_by = opts.get("partition_by", opts.get("partitionby", ()))
-    if isinstance(partition_by, str):
-        partition_by = [c.strip() for c in partition_by.split(",") if c.strip()]
-    committer_options = {k: str(v) for k, v in opts.items() if k.startswith(HADOOP_PREFIXES)}
-    if "threads" in opts:
-        committer_options[COMMITTER_THREADS] = str(opts["threads"])
-    if "part_size" in opts:
-        committer_options[PART_SIZE] = str(opts["part_size"])
-    checksums = opts.get("checksums")
-    spec = WriteSpec(
-        dest=str(dest).rstrip("/"),
-        committer=_choice(where, "committer", opts.get("committer", AUTO),
-                          (AUTO, *COMMITTERS)),
-        partition_by=tuple(str(c) for c in partition_by),
-        mode=mode,
-        endpoint_url=str(endpoint) if endpoint else None,
-        region=str(opts["region"]) if opts.get("region") else None,
-        checksums=_choice(where, "checksums", checksums, CHECKSUMS) if checksums else None,
-        part_min_size=(Options(opts).get_size("part_min_size")
-                       if "part_min_size" in opts else None),
-        compression=_choice(where, "compression", opts.get("compression", "snappy"),
-                            COMPRESSIONS),
-        max_open_files=_number(where, "max_open_files", opts.get("max_open_files", 32), int,
-                               "whole number (integer)"),
-        abort_grace_seconds=_number(where, "abort_grace_seconds",
-                                    opts.get("abort_grace_seconds", 3.0), float,
-                                    "number of seconds"),
-        committer_options=committer_options,
-        faults=hooks.parse_options(where, opts),
-    )
-    if opts.get("job_id"):
-        spec = replace(spec, job_id=str(opts["job_id"]))
-    return spec
 
 
 class SparkJobError(CommitError):
