@@ -199,6 +199,77 @@ def test_uploads_job_filter_leaves_other_jobs_alone(s3: Any,
     assert _pending(s3) == {"s3://bkt/out/b1.csv", "s3://bkt/out/stray.csv"}
 
 
+def _fenced_job(store: Any, dest: str, job_id: str, committed: Sequence[str],
+                running: Sequence[str] = ()) -> Any:
+    """A fenced job, not committed: one committed task per file of ``committed`` (its uploads
+    named in the task's record under ``__fenced_job-<id>/00/tasks/``) and one task attempt
+    still writing ``running`` (uploads no record names).  Returns the job committer and the
+    task commit messages."""
+    import zerorename as zr
+
+    job = zr.JobContext(dest, job_id=job_id, options={"fs.s3a.committer.threads": "1"})
+    committer = zr.create_committer("fenced", store, job)
+    committer.setup_job()
+    messages = []
+    for number, rel in enumerate(committed):
+        task = zr.create_committer("fenced", store, job, task=job.task(number))
+        task.setup_task()
+        task.write(rel, b"data")
+        messages.append(task.commit_task())
+    if running:
+        task = zr.create_committer("fenced", store, job, task=job.task(len(committed)))
+        task.setup_task()
+        for rel in running:
+            task.write(rel, b"data")
+    return committer, messages
+
+
+def test_uploads_job_filter_finds_a_fenced_jobs_uploads(
+        s3: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """The fenced committer keeps its task records under ``__fenced_job-<id>/`` (no
+    ``.pending`` per file): ``--job A`` lists and aborts the uploads A's task records name,
+    never another fenced job's, a magic job's or a stray upload; an uncommitted attempt's
+    uploads, which no record names, are not attributed to A."""
+    dest = "s3://bkt/out"
+    _fenced_job(s3, dest, "job-a", ["a1.csv", "sub/a2.csv"], running=["a3.csv"])
+    _fenced_job(s3, dest, "job-b", ["b1.csv"])
+    _open_task(s3, dest, "job-m", ["m1.csv"])
+    s3.create_multipart("s3://bkt/out/stray.csv")
+    code, out, _err = _run(capsys, "uploads", "list", dest, "--job", "job-a")
+    assert code == 0
+    assert {line.split("\t")[0] for line in out.splitlines()} == {
+        "s3://bkt/out/a1.csv", "s3://bkt/out/sub/a2.csv"}
+    assert all("source=record" in line for line in out.splitlines())
+
+    code, _out, err = _run(capsys, "uploads", "abort", dest, "--job", "job-a")
+    assert code == 0 and "aborted 2 upload(s)" in err
+    assert _pending(s3) == {"s3://bkt/out/a3.csv", "s3://bkt/out/b1.csv",
+                            "s3://bkt/out/m1.csv", "s3://bkt/out/stray.csv"}
+
+
+def test_uploads_job_filter_finds_a_fenced_jobs_committed_but_incomplete_uploads(
+        s3: Any, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fenced job commit that passed its commit point but could not complete its uploads
+    leaves only the commit record (``commit.json``: the task records are gone); its uploads
+    are still the job's, and ``--job`` finds them there."""
+    from zerorename.errors import JobFailedError, StoreError
+
+    dest = "s3://bkt/out"
+    committer, messages = _fenced_job(s3, dest, "job-c", ["c1.csv", "c2.csv"])
+    s3.create_multipart("s3://bkt/out/stray.csv")
+
+    def refuse(url: str, *args: Any, **kwargs: Any) -> str:
+        raise StoreError(url, "complete refused (test)", code="AccessDenied", status=403)
+
+    with monkeypatch.context() as patch, pytest.raises(JobFailedError, match="is committed"):
+        patch.setattr(s3, "complete_multipart", refuse)
+        committer.commit_job(messages)
+    code, out, _err = _run(capsys, "uploads", "list", dest, "--job", "job-c")
+    assert code == 0
+    assert {line.split("\t")[0] for line in out.splitlines()} == {
+        "s3://bkt/out/c1.csv", "s3://bkt/out/c2.csv"}
+
+
 def test_uploads_older_than_uses_the_jobs_own_records(
         s3: Any, capsys: pytest.CaptureFixture[str]) -> None:
     """moto reports every upload as initiated in 2010, so ages come from the job's records:

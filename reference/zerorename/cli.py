@@ -212,7 +212,9 @@ def _uploads_arguments(parser: CommandParser) -> None:
     parser.add_argument("action", choices=["list", "abort"])
     parser.add_argument("dest", help="s3://bucket/prefix")
     parser.add_argument("--older-than", type=parse_duration, metavar="DURATION")
-    parser.add_argument("--job", help="only uploads of this job ID")
+    parser.add_argument("--job", help="only uploads of this job ID, as its own records name "
+                                      "them (pending commits, upload intents, task records, "
+                                      "a fenced job's commit record)")
     parser.add_argument("--dry-run", action="store_true")
     _add_endpoint_options(parser)
 

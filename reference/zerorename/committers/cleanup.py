@@ -28,7 +28,10 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from zerorename.committers.fenced_records import FencedCommitRecord
 from zerorename.committers.layout import (
+    FENCED_AREA,
+    FENCED_COMMIT_RECORD,
     INTENT,
     MAGIC_AREA,
     PENDING,
@@ -38,11 +41,11 @@ from zerorename.committers.layout import (
     JobLayout,
     place_of,
 )
-from zerorename.errors import CommitError, NotFoundError
+from zerorename.errors import CommitError, FormatError, NotFoundError
 from zerorename.executor import BoundedExecutor
 from zerorename.formats import PendingSet, SinglePendingCommit, UploadIntent, parse_json
 from zerorename.store import ObjectInfo, Store, UploadInfo, list_dir
-from zerorename.urls import dir_prefix, is_under
+from zerorename.urls import dir_prefix, is_under, join
 
 __all__ = [
     "AbortOutcome",
@@ -352,8 +355,9 @@ class PendingUpload:
     job_id: str | None = None
 
 
-#: The committers' job areas searched for a job's records by ``zerorename uploads --job``.
-UPLOAD_RECORD_AREAS = (MAGIC_AREA, STAGING_AREA, RENAME_AREA)
+#: The committers' job areas searched for a job's records by ``zerorename uploads --job`` (the
+#: fenced committer's task records are ``.pendingset`` files under ``<NN>/tasks/``).
+UPLOAD_RECORD_AREAS = (MAGIC_AREA, STAGING_AREA, FENCED_AREA, RENAME_AREA)
 
 
 def list_uploads(store: Store, dest: str, *, job_id: str | None = None,
@@ -412,7 +416,21 @@ def _owned_by_job(store: Store, dest: str, job_id: str) -> dict[str, float | Non
                     continue
                 for u in intent.urls:
                     owned.setdefault(u, intent.created / 1000 if intent.created else None)
+    for upload_id in _fenced_commit_uploads(store, dest, job_id):
+        owned.setdefault(upload_id, None)
     return owned
+
+
+def _fenced_commit_uploads(store: Store, dest: str, job_id: str) -> set[str]:
+    """The uploads a fenced job's commit record names: once its job commit has passed the
+    commit point the task records are deleted, and an upload not completed yet (the commit
+    failed after that point) is named there only.  Empty without a readable record."""
+    url = join(FENCED_AREA.root(dest, job_id), FENCED_COMMIT_RECORD)
+    try:
+        record = FencedCommitRecord.from_bytes(store.get(url), url, job_id=job_id, dest=dest)
+    except (NotFoundError, FormatError):  # not a fenced job, nothing committed, or not ours
+        return set()
+    return record.upload_ids
 
 
 def abort_uploads(store: Store, uploads: Iterable[PendingUpload | UploadInfo]) -> int:

@@ -62,6 +62,7 @@ from zerorename.committers.fenced_records import (
 )
 from zerorename.committers.layout import (
     FENCED_AREA,
+    FENCED_COMMIT_RECORD,
     MAGIC_AREA,
     RENAME_AREA,
     STAGING_AREA,
@@ -147,7 +148,7 @@ class FencedCommitter(BaseCommitter):
 
     @property
     def commit_record_url(self) -> str:
-        return join(self.root, "commit.json")
+        return join(self.root, FENCED_COMMIT_RECORD)
 
     def tasks_dir(self, job_attempt: int | None = None) -> str:
         attempt = self.job.attempt if job_attempt is None else job_attempt

@@ -19,6 +19,7 @@ from zerorename.urls import dir_prefix, join
 
 __all__ = [
     "FENCED_AREA",
+    "FENCED_COMMIT_RECORD",
     "MAGIC_AREA",
     "RENAME_AREA",
     "RESERVED_FIRST_ELEMENTS",
@@ -62,6 +63,9 @@ MAGIC_AREA = JobArea("__magic_job-")
 STAGING_AREA = JobArea("__staging_job-")
 FENCED_AREA = JobArea("__fenced_job-")
 RENAME_AREA = JobArea("_temporary", nested=True)
+#: The fenced committer's job commit record, at its job root: kept after the job, it fences
+#: late task commits, and until every upload it names is completed it is their only record.
+FENCED_COMMIT_RECORD = "commit.json"
 
 #: First path elements a task may not write under, and why: the committers' working
 #: directories sit at the root of the destination, and so does the job's ``_SUCCESS`` — a file
