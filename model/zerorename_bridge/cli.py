@@ -98,8 +98,9 @@ def check_names_epilog() -> str:
     entries = [
         ("model committers (--target model)", [c for c in committers if "+" not in c]),
         ("  default (no --committer)", [c for c in MATRIX_COMMITTERS if c in committers]),
-        ("  variants (name+variant: a known bug reintroduced, or deliberately broken; only "
-         "when named)", variants),
+        ("  variants (name+variant: a known bug reintroduced, or deliberately broken; the "
+         "Section XIV bugs are rows by default (--variants), any may be named)", variants),
+        ("protocols (--protocol; default both)", ["hadoop", "spark", "both"]),
         ("reference committers (--target reference)", list(REFERENCE_COMMITTERS)),
         ("  their stores (moto: on an in-process moto S3)", list(REFERENCE_STORES)),
         ("store profiles (default: all)", list(PROFILES)),
@@ -127,23 +128,36 @@ class CheckCommand:
         parser.add_argument("--store", action="append",
                             help="repeatable; default: all profiles")
         parser.add_argument("--property", action="append", help="repeatable; default: all")
+        parser.add_argument("--protocol", choices=["hadoop", "spark", "both"], default="both",
+                            help="the job-commit protocol(s) each cell is decided under: "
+                                 "hadoop (commit_job(None) lists the store for committed "
+                                 "tasks), spark (the driver passes the accepted attempts' "
+                                 "messages); default both, side by side")
+        parser.add_argument("--variants", action=argparse.BooleanOptionalAction, default=True,
+                            help="the production bugs of Section XIV as rows: each variant "
+                                 "beside its fixed committer (model target; those whose fixed "
+                                 "committer and store are selected; default: shown)")
         parser.add_argument("--quick", action="store_true",
-                            help="small budgets (CI: < 3 minutes)")
+                            help="small budgets (CI)")
         parser.add_argument("--json", help="write the cells as JSON here")
         parser.add_argument("--traces", help="write each violation's shrunk trace here")
 
     def run(self, args: argparse.Namespace, unknown: Sequence[str]) -> int:
+        from zerorename_model.scopes import PROTOCOLS
         from zerorename_model.verdicts import format_matrix, matrix, save
 
         progress = _progress()
+        protocols = PROTOCOLS if args.protocol == "both" else (args.protocol,)
         if args.target == "model":
             cells = matrix(args.committer, args.store, args.property, quick=args.quick,
-                           traces=args.traces, progress=progress)
+                           traces=args.traces, progress=progress, protocols=protocols,
+                           variants=args.variants)
         else:
             from zerorename_bridge.verdicts import reference_matrix
 
             cells = reference_matrix(args.committer, args.store, args.property,
-                                     quick=args.quick, traces=args.traces, progress=progress)
+                                     quick=args.quick, traces=args.traces, progress=progress,
+                                     protocols=protocols)
         print(format_matrix(cells))
         if args.json:
             save(cells, args.json)

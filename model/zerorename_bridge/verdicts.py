@@ -9,6 +9,7 @@ from typing import Any
 
 from zerorename_bridge.adapters import ReferenceFactory
 from zerorename_bridge.backends import moto_backend
+from zerorename_model.scopes import PROTOCOLS
 from zerorename_model.stores import PROFILES
 from zerorename_model.verdicts import Budget, format_matrix, matrix, save
 
@@ -42,7 +43,8 @@ def resolve(committer: str, store: str) -> tuple[Any, Any]:
 def reference_matrix(committers: Sequence[str] | None = None,
                      stores: Sequence[str] | None = None, props: Sequence[str] | None = None,
                      *, quick: bool = True, traces: str | None = None,
-                     progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+                     progress: Callable[[str], None] | None = None,
+                     protocols: Sequence[str] = PROTOCOLS) -> list[dict[str, Any]]:
     wanted = list(stores or REFERENCE_STORES)
     cells: list[dict[str, Any]] = []
     for group, budget in (([s for s in wanted if s != "moto"], QUICK if quick else FULL),
@@ -52,5 +54,5 @@ def reference_matrix(committers: Sequence[str] | None = None,
             cells += matrix(committers or REFERENCE_COMMITTERS, group, props, quick=quick,
                             traces=traces, progress=progress, resolve=resolve,
                             known=REFERENCE_COMMITTERS, known_stores=(*PROFILES, "moto"),
-                            budget=budget)
+                            budget=budget, protocols=protocols)
     return cells

@@ -1,11 +1,15 @@
-"""Production bugs of the zero-rename paper's Section XIV, each shown on one schedule.
+"""Production bugs of the zero-rename paper's Section XIV: committer variants, the matrix scope
+that decides each, and one schedule that shows each.
 
 Every bug is a committer *variant* (the fixed protocol with the bug put back, registered as
-``name+BUG`` next to the protocol) and one schedule, written as patterns over the harness's
-move descriptions.  :func:`show` runs the variant and the fixed committer on that same schedule
-and returns both runs: the variant's goes wrong the way the bug report says, the fixed one's
-does not.  What "wrong" means is not written here: the caller reads the runs' outcomes and the
-property checkers' findings (:func:`zerorename_model.properties.check_all`).
+``name+BUG`` next to the protocol).  Its verdicts come from exploration, like every cell of the
+matrix: ``scope`` names the scope family (``zerorename_model.scopes``) in which the matrix
+explores the variant and the fixed committer side by side, under both protocols, and ``shows``
+the property the bug report says breaks (data for readers and tests: the verdict is never
+taken from it).  Separately, ``scenario`` with ``once``/``prefer`` is one schedule written as
+patterns over the harness's move descriptions: :func:`show` runs both committers on that same
+schedule, for a story a person can follow step by step.  What "wrong" means is not written
+here: the caller reads the runs' outcomes and the property checkers' findings.
 """
 
 from __future__ import annotations
@@ -30,9 +34,12 @@ class ProductionBug:
     summary: str
     variant: str       # the registered committer with the bug
     fixed: str         # the registered committer without it
+    scope: str         # the scope family the matrix explores both in
+    shows: str         # the property the report says the bug breaks
     scenario: Scenario
     once: tuple[str, ...] = ()
     prefer: tuple[str, ...] = ()
+    store: str = "s3"  # the store profile of its matrix rows
 
 
 BUGS: tuple[ProductionBug, ...] = (
@@ -40,27 +47,27 @@ BUGS: tuple[ProductionBug, ...] = (
         "HADOOP-17258", "XIV.A.1",
         "the pendingset was written without overwrite: once an attempt that saved it died, "
         "every later attempt of the task failed, and so did the job",
-        "magic+HADOOP-17258", "magic",
+        "magic+HADOOP-17258", "magic", "crash", "liveness",
         Scenario("magic", tasks=1, driver="hadoop", files=FILES, faults=Faults(crash=1)),
         once=(r"^crash j0\.t0\.a0: report success$",)),
     ProductionBug(
         "HADOOP-17112", "XIV.C.4",
         "a pending commit's URI was read back undecoded, so a path with a space named a key "
         "with no upload and job commit failed",
-        "magic+HADOOP-17112", "magic",
+        "magic+HADOOP-17112", "magic", "spaces", "liveness",
         Scenario("magic", files=("my dir/part {task}.csv",))),
     ProductionBug(
         "prefix-cleanup", "VIII (over-aggressive cleanup)",
         "cleanup listed uploads by the bare string prefix: cleaning up dataset1 aborted the "
         "pending uploads of a concurrent job writing dataset10",
-        "magic+prefix-cleanup", "magic",
+        "magic+prefix-cleanup", "magic", "two-jobs", "concurrency",
         Scenario("magic", tasks=1, files=FILES, dests=("s3://bucket/out1", "s3://bucket/out10")),
         prefer=(r"^step j1\.t0\.a0: (create_multipart|upload_part|put) ",)),
     ProductionBug(
         "SPARK-33402", "XIV.B",
         "two jobs started in the same second got one job ID; the staging committer's cluster "
         "path built from it alone let one job's task commit replace the other's",
-        "directory+SPARK-33402", "directory",
+        "directory+SPARK-33402", "directory", "same-job-id", "concurrency",
         Scenario("directory", tasks=1, driver="hadoop", files=FILES,
                  dests=("s3://bucket/a", "s3://bucket/b"), same_job_id=True),
         prefer=(r"^step j1\.t0\.a0",)),

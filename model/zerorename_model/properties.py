@@ -4,15 +4,28 @@ finished run.  Each returns the list of violations it found (empty: the property
 The destination is observed as a reader sees it (names with a ``_`` or ``.`` component are not
 output).  A file's bytes name the attempt that wrote them, so a checker can tell which attempt's
 output a destination holds without trusting anything the committer says.
+
+Two exclusivities are checked, because the paper argues both: *strict* ``exclusivity`` (only the
+output of attempts the driver accepted: "a partitioned task attempt's uploads must never become
+visible") and ``valid-outcome`` (for each task, exactly the complete output of one attempt that
+committed: "the pending set from either attempt must constitute a valid result").  The race of
+Section VIII.C breaks the first and keeps the second.  ``liveness`` asks that a job whose faults
+were bounded commits at all (HADOOP-17258 broke it and nothing else).
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from zerorename_model.harness import JobState, RunResult, hidden
+from zerorename_model.harness import JobState, Run, RunResult, hidden
+from zerorename_model.run_facts import RunFacts, run_facts
+
+#: the step limit of the runs exploration makes (``Run``'s default): a run cut there is undecided
+#: for liveness, not a job that never commits
+MAX_STEPS: int = inspect.signature(Run).parameters["max_steps"].default
 
 
 @dataclass(frozen=True)
@@ -71,9 +84,8 @@ def exclusivity(result: RunResult) -> list[Violation]:
         for rel, data in sorted(job.dest_at_commit.items()):
             if allowed.get(rel) == data or (rel not in allowed and kept.get(rel) == data):
                 continue
-            writer = data.decode(errors="replace").split("|")
-            who = "|".join(writer[:4]) if len(writer) >= 4 else "unknown writer"
-            found.append(Violation("exclusivity", i, f"{rel}: written by {who}, not accepted"))
+            found.append(Violation("exclusivity", i,
+                                   f"{rel}: written by {_writer_of(data)}, not accepted"))
     return found
 
 
@@ -166,13 +178,94 @@ def _written_by_job(result: RunResult, job: JobState, rel: str, data: bytes) -> 
                    f"{job.spec.job_id}|".encode())
 
 
+def valid_outcome(result: RunResult) -> list[Violation]:
+    """After commit_job returns, each task's visible output is exactly the complete output of one
+    of its attempts that committed (finished commit_task): never a mix of two attempts, never
+    part of one, never an attempt that did not commit, and never nothing.  Weaker than strict
+    exclusivity: it allows the output of a committed attempt the driver did not accept (the
+    partitioned attempt of Section VIII.C whose late task commit a listing job commit took)."""
+    found = []
+    facts: RunFacts | None = None
+    for i, job in _committed_jobs(result):
+        assert job.dest_at_commit is not None
+        visible = job.dest_at_commit
+        tasks = {t.name: t for launched in job.attempts.values() for t in launched}
+        output = {name: {_published(result, task, rel): data
+                         for rel, data in result.written.get(name, {}).items()}
+                  for name, task in tasks.items()}
+        writer = {(rel, data): name for name, files in output.items()
+                  for rel, data in files.items()}
+        kept = result.preexisting.get(job.spec.dest, {})
+        shown: dict[int, set[str]] = {}
+        for rel, data in sorted(visible.items()):
+            name = writer.get((rel, data))
+            if name is not None:
+                shown.setdefault(tasks[name].task_id, set()).add(name)
+            elif kept.get(rel) != data:
+                found.append(Violation("valid-outcome", i, f"{rel}: written by "
+                                       f"{_writer_of(data)}, no attempt of this job"))
+        accepted = {task.name for task, _message in job.accepted.values()}
+        for task_id, launched in sorted(job.attempts.items()):
+            names = sorted(shown.get(task_id, set()))
+            if not names:
+                if any(output[t.name] for t in launched):
+                    found.append(Violation("valid-outcome", i,
+                                           f"task {task_id}: no attempt's output is visible"))
+                continue
+            if len(names) > 1:
+                found.append(Violation("valid-outcome", i, f"task {task_id}: a mix of "
+                                       f"attempts {', '.join(names)}"))
+                continue
+            [name] = names
+            missing = sorted(rel for rel, data in output[name].items() if visible.get(rel) != data)
+            if missing:
+                found.append(Violation("valid-outcome", i, f"task {task_id}: part of {name}'s "
+                                       f"output ({', '.join(missing)} not visible)"))
+            elif name not in accepted:
+                facts = facts or run_facts(result)
+                if name not in facts.committed:
+                    found.append(Violation("valid-outcome", i, f"task {task_id}: the output of "
+                                           f"{name}, an attempt that never committed"))
+    return found
+
+
+def liveness(result: RunResult) -> list[Violation]:
+    """With faults bounded, every job commits.  Bounded: the driver was not told to give up
+    (``fail_job``) and none of its requests was throttled, and every task lost fewer attempts
+    to injected faults (crashes, partitions, throttled requests, a driver restart's killed
+    attempts) than it may have.  A job that ends otherwise, under those faults, failed because
+    of its committer (HADOOP-17258: the second attempt of a task fails forever once the first
+    one's pendingset exists).  A run cut at the step limit is undecided, not a violation."""
+    found = []
+    facts: RunFacts | None = None
+    for i, job in enumerate(result.jobs):
+        if job.outcome == "committed":
+            continue
+        facts = facts or run_facts(result)
+        if not facts.bounded(i, job, result.scenario.max_attempts):
+            continue
+        if job.outcome == "lost" and result.steps >= MAX_STEPS:
+            continue
+        why = job.error or "; ".join(facts.failures) or "no error reported"
+        found.append(Violation("liveness", i, f"the job ended {job.outcome} although its faults "
+                               f"were bounded: {why}"))
+    return found
+
+
+def _writer_of(data: bytes) -> str:
+    writer = data.decode(errors="replace").split("|")
+    return "|".join(writer[:4]) if len(writer) >= 4 else "unknown writer"
+
+
 PROPERTIES: dict[str, Callable[[RunResult], list[Violation]]] = {
     "completeness": completeness,
     "exclusivity": exclusivity,
+    "valid-outcome": valid_outcome,
     "consistency": consistency,
     "concurrency": concurrency,
     "abortability": abortability,
     "continuity": continuity,
+    "liveness": liveness,
 }
 
 

@@ -1,13 +1,18 @@
-"""The verdict matrix: every (committer, store, property) cell decided by exploration.
+"""The verdict matrix: every (committer, store, property, protocol) cell decided by exploration.
 
-For each committer and store profile, a few *scopes* are explored (each a scenario with fault
-budgets) and every property is checked on every run.  A cell is
+For each committer and store profile, the scopes of :mod:`zerorename_model.scopes` are
+explored (each a scenario with fault budgets, under one job-commit protocol) and every property
+is checked on every run.  A cell is decided per protocol, from the scopes of that protocol:
 
 * ``violated`` when some run broke the property: its schedule is shrunk and saved as a trace;
-* ``holds`` when no run did; ``explored.complete`` says whether the whole scope was enumerated
+* ``holds`` when no run did; ``explored.complete`` says whether every scope was enumerated
   (a proof within bounds) or only sampled (the run budget ran out first, then hypothesis tried);
 * ``n/a`` when the committer cannot run on the store at all (its fault-free run fails, e.g. a
   multipart committer on HDFS), or the property cannot arise (consistency on a consistent store).
+
+The production bugs of the paper's Section XIV (:mod:`zerorename_model.bugs`) are rows too: each
+variant, and the fixed committer beside it, explored in the scope family the bug names, both
+marked with the bug (``bug``; the variant's ``variant_of`` names the fixed committer).
 
 Nothing here knows which committer "should" pass: the table is whatever exploration finds.
 """
@@ -24,61 +29,21 @@ from typing import Any
 
 from zerorename_model.explore import explore, run_once, search, shrink
 from zerorename_model.harness import RunResult
+from zerorename_model.matrix_text import format_matrix, shown_verdict
 from zerorename_model.properties import PROPERTIES, applicable
 from zerorename_model.protocols import get, load_all
-from zerorename_model.scenario import Faults, Scenario
+from zerorename_model.scenario import Scenario
+from zerorename_model.scopes import PROTOCOLS, SCOPES, Scope
 from zerorename_model.stores import PROFILES
 from zerorename_model.trace import write_trace
+
+__all__ = ["FULL", "MATRIX_COMMITTERS", "MATRIX_STORES", "PROTOCOLS", "QUICK", "SCOPES",
+           "Budget", "Scope", "decide_job", "decide_pair", "format_matrix", "matrix",
+           "model_resolver", "save", "shown_verdict"]
 
 MATRIX_COMMITTERS = ("v1", "v2", "directory", "partitioned", "magic", "manifest", "direct",
                      "stocator", "emr", "lakefs", "fenced")
 MATRIX_STORES = ("hdfs", "s3-2018", "s3", "gcs", "abfs")
-FILES = ("part-{task:05d}",)
-NESTED_FILES = ("year=2024/my file {task}.csv",)
-
-
-@dataclass(frozen=True)
-class Scope:
-    """A named scenario family and the properties it decides."""
-
-    name: str
-    props: tuple[str, ...]
-    make: Callable[[str, str], Scenario]
-
-
-def _single(driver: str, faults: Faults, tasks: int = 2) -> Callable[[str, str], Scenario]:
-    def make(committer: str, store: str) -> Scenario:
-        return Scenario(committer, store=store, tasks=tasks, files=FILES, max_attempts=2,
-                        driver=driver, faults=faults)
-    return make
-
-
-def _two_jobs(committer: str, store: str) -> Scenario:
-    return Scenario(committer, store=store, tasks=1, files=NESTED_FILES, max_attempts=2,
-                    dests=("s3://bucket/out/dataset1", "s3://bucket/out/dataset10"),
-                    driver="hadoop", faults=Faults(crash=1))
-
-
-OUTPUT_PROPS = ("completeness", "exclusivity", "consistency")
-#: Each scope is small enough to enumerate (2 tasks x 2 attempts x 1 file, one fault of a kind,
-#: at every point of every schedule); a property's cell combines every scope that checks it.
-#: Abortability is decided by two scopes rather than one with both faults: the job failing at any
-#: point of two tasks' schedules, and an attempt crashing (leaving what only the job can clean)
-#: before its retry and the job's failure.  Together they cover a crashed attempt's leftovers, a
-#: committed task's uncompleted output and an in-flight attempt at the moment of failure, in
-#: about 3,500 runs for the staging committer where the combined scope needs 55,000.
-SCOPES = tuple(
-    [Scope(f"crash-{d}", OUTPUT_PROPS, _single(d, Faults(crash=1))) for d in ("hadoop", "spark")]
-    + [Scope(f"duplicate-{d}", OUTPUT_PROPS, _single(d, Faults(speculate=1)))
-       for d in ("hadoop", "spark")]
-    + [Scope(f"partition-{d}", (*OUTPUT_PROPS, "continuity"), _single(d, Faults(partition=1)))
-       for d in ("hadoop", "spark")]
-    + [Scope("restart", OUTPUT_PROPS, _single("hadoop", Faults(restart=1))),
-       Scope("abort", ("abortability",), _single("spark", Faults(fail_job=1))),
-       Scope("abort-crash", ("abortability",),
-             _single("spark", Faults(crash=1, fail_job=1), tasks=1)),
-       Scope("two-jobs", ("concurrency",), _two_jobs)]
-)
 
 
 @dataclass(frozen=True)
@@ -117,44 +82,79 @@ def runnable_on(committer: str, store: str, resolve: Resolver = model_resolver) 
     return job.error or f"fault-free job ended {job.outcome}"
 
 
+@dataclass(frozen=True)
+class Row:
+    """Which row a cell belongs to: a committer of the matrix (``bug`` None), or one side of a
+    production bug's comparison (``bug`` its report; ``variant_of`` set on the variant)."""
+
+    bug: str | None = None
+    variant_of: str | None = None
+    families: tuple[str, ...] | None = None  # the scope families explored (None: every one)
+
+
 def decide_pair(committer: str, store: str, props: Sequence[str], budget: Budget,
                 traces: str | None, resolve: Resolver = model_resolver,
+                protocols: Sequence[str] = PROTOCOLS, row: Row | None = None,
                 ) -> list[dict[str, Any]]:
-    """Every requested property's cell for one (committer, store)."""
+    """Every requested property's cell, under each protocol, for one (committer, store)."""
+    row = row or Row()
+    reason = runnable_on(committer, store, resolve)
+    cells: list[dict[str, Any]] = []
+    for protocol in protocols:
+        scopes = [s for s in SCOPES if s.protocol == protocol
+                  and (row.families is None or s.family in row.families)]
+        decided = _decide_protocol(committer, store, props, budget, traces, resolve,
+                                   protocol, scopes, reason, row)
+        cells += [decided[p] for p in props if p in decided]
+    order = {p: i for i, p in enumerate(props)}
+    return sorted(cells, key=lambda c: order[c["property"]])  # stable: protocols stay in order
+
+
+def _decide_protocol(committer: str, store: str, props: Sequence[str], budget: Budget,
+                     traces: str | None, resolve: Resolver, protocol: str,
+                     scopes: Sequence[Scope], reason: str | None, row: Row,
+                     ) -> dict[str, dict[str, Any]]:
     factory, backend = resolve(committer, store)
     cells: dict[str, dict[str, Any]] = {}
-    reason = runnable_on(committer, store, resolve)
-    for scope in SCOPES:
+
+    def cell(prop: str, verdict: str, trace: str | None,
+             explored: dict[str, Any]) -> dict[str, Any]:
+        return {"committer": committer, "store": store, "property": prop,
+                "protocol": protocol, "verdict": verdict, "trace": trace,
+                "explored": explored, "variant_of": row.variant_of, "bug": row.bug}
+
+    for scope in scopes:
         wanted = [p for p in scope.props if p in props
                   and cells.get(p, {}).get("verdict") in (None, "holds")]
         for prop in [p for p in wanted if reason or not applicable(p, store)]:
-            cells[prop] = _cell(committer, store, prop, "n/a", None,
-                                {"reason": reason or f"{store} is consistent"})
+            cells[prop] = cell(prop, "n/a", None, {"reason": reason or f"{store} is consistent"})
         wanted = [p for p in wanted if cells.get(p, {}).get("verdict") != "n/a"]
         if not wanted:
             continue
         found, explored = _explore_scope(scope, scope.make(committer, store), factory, wanted,
                                          budget, backend)
         for prop in wanted:
-            if prop in found:
-                scenario, choices = found[prop]
-                witness = _witness(scenario, factory, prop, choices, budget, backend)
-                path = None
-                if traces:
-                    trace = list(witness.result.trace)
-                    trace[-1] = {**trace[-1], "violations": [
-                        str(v) for v in PROPERTIES[prop](witness.result)]}
-                    path = str(write_trace(Path(traces) / f"{committer}.{store}.{prop}.jsonl",
-                                           trace))
-                earlier = cells.get(prop, {}).get("explored", {}).get("scopes", [])
-                cells[prop] = _cell(committer, store, prop, "violated", path,
-                                    {**explored, "steps": witness.result.steps,
-                                     "witness": str(PROPERTIES[prop](witness.result)[0]),
-                                     "witness_tasks": witness.scenario.tasks,
-                                     "scopes": [*earlier, explored]})
-            else:
-                _merge_holds(cells, _cell(committer, store, prop, "holds", None, explored))
-    return [cells[p] for p in props if p in cells]
+            if prop not in found:
+                _merge_holds(cells, cell(prop, "holds", None, explored))
+                continue
+            scenario, choices = found[prop]
+            witness = _witness(scenario, factory, prop, choices, budget, backend)
+            path = None
+            if traces:
+                trace = list(witness.result.trace)
+                trace[-1] = {**trace[-1], "violations": [
+                    str(v) for v in PROPERTIES[prop](witness.result)]}
+                name = [committer, store, prop, protocol]
+                if row.bug and not row.variant_of:  # the fixed side of a bug's comparison
+                    name.append(row.bug)
+                path = str(write_trace(Path(traces) / (".".join(name) + ".jsonl"), trace))
+            earlier = cells.get(prop, {}).get("explored", {}).get("scopes", [])
+            cells[prop] = cell(prop, "violated", path,
+                               {**explored, "steps": witness.result.steps,
+                                "witness": str(PROPERTIES[prop](witness.result)[0]),
+                                "witness_tasks": witness.scenario.tasks,
+                                "scopes": [*earlier, explored]})
+    return cells
 
 
 def _lags(store: str) -> bool:
@@ -241,16 +241,33 @@ def _merge_holds(cells: dict[str, dict[str, Any]], cell: dict[str, Any]) -> None
     explored["runs"] += cell["explored"]["runs"]
 
 
-def _cell(committer: str, store: str, prop: str, verdict: str, trace: str | None,
-          explored: dict[str, Any]) -> dict[str, Any]:
-    return {"committer": committer, "store": store, "property": prop, "verdict": verdict,
-            "trace": trace, "explored": explored}
+Job = tuple[Any, ...]
 
 
-def decide_job(args: tuple[str, str, tuple[str, ...], Budget, str | None, Resolver],
-            ) -> list[dict[str, Any]]:
-    """:func:`decide_pair` on one tuple of arguments (what a process pool maps over)."""
+def decide_job(args: Job) -> list[dict[str, Any]]:
+    """:func:`decide_pair` on one tuple of arguments (what a process pool maps over):
+    ``(committer, store, props, budget, traces, resolve[, protocols[, row]])``."""
     return decide_pair(*args)
+
+
+def bug_jobs(committers: Sequence[str], stores: Sequence[str], props: Sequence[str],
+             budget: Budget, traces: str | None, protocols: Sequence[str]) -> list[Job]:
+    """The production-bug rows whose fixed committer and store are asked for: the variant and
+    the fixed committer, each explored in the bug's scope family only."""
+    from zerorename_model.bugs import BUGS
+
+    jobs: list[Job] = []
+    for bug in BUGS:
+        if bug.fixed not in committers or bug.store not in stores:
+            continue
+        wanted = tuple(p for p in props if any(
+            p in s.props for s in SCOPES if s.family == bug.scope))
+        if not wanted:
+            continue
+        for committer, variant_of in ((bug.variant, bug.fixed), (bug.fixed, None)):
+            jobs.append((committer, bug.store, wanted, budget, traces, model_resolver,
+                         tuple(protocols), Row(bug.report, variant_of, (bug.scope,))))
+    return jobs
 
 
 def matrix(committers: Sequence[str] | None = None, stores: Sequence[str] | None = None,
@@ -259,10 +276,12 @@ def matrix(committers: Sequence[str] | None = None, stores: Sequence[str] | None
            progress: Callable[[str], None] | None = None,
            resolve: Resolver = model_resolver, known: Sequence[str] | None = None,
            known_stores: Sequence[str] | None = None,
-           budget: Budget | None = None) -> list[dict[str, Any]]:
-    """Decide every requested cell, in parallel over (committer, store) pairs.  ``resolve``
-    (a module-level function, so worker processes can import it) maps a (committer, store)
-    pair to its factory and backend; the reference target passes its own."""
+           budget: Budget | None = None, protocols: Sequence[str] = PROTOCOLS,
+           variants: bool = False) -> list[dict[str, Any]]:
+    """Decide every requested cell, in parallel over (committer, store) pairs, under each of
+    ``protocols``; with ``variants``, the production-bug rows too (model committers only).
+    ``resolve`` (a module-level function, so worker processes can import it) maps a
+    (committer, store) pair to its factory and backend; the reference target passes its own."""
     known = list(known) if known is not None else list(load_all())
     committers = list(committers or [c for c in MATRIX_COMMITTERS if c in known])
     stores = list(stores or known_stores or MATRIX_STORES)
@@ -276,41 +295,35 @@ def matrix(committers: Sequence[str] | None = None, stores: Sequence[str] | None
     for p in props:
         if p not in PROPERTIES:
             raise ValueError(f"unknown property {p!r}; known: {sorted(PROPERTIES)}")
+    for d in protocols:
+        if d not in PROTOCOLS:
+            raise ValueError(f"unknown protocol {d!r}; known: {list(PROTOCOLS)}")
     budget = budget or (QUICK if quick else FULL)
-    jobs = [(c, s, props, budget, traces, resolve) for c in committers for s in stores]
+    jobs: list[Job] = [(c, s, props, budget, traces, resolve, tuple(protocols))
+                       for c in committers for s in stores]
+    if variants and resolve is model_resolver:
+        jobs += bug_jobs(committers, stores, props, budget, traces, protocols)
     cells: list[dict[str, Any]] = []
     workers = workers or min(2, os.cpu_count() or 1)
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        for (c, s, *_rest), result in zip(jobs, pool.map(decide_job, jobs), strict=True):
+        for job, result in zip(jobs, pool.map(decide_job, jobs), strict=True):
             cells += result
             if progress:
-                progress(f"{c} on {s}: " + ", ".join(f"{x['property']}={shown_verdict(x)}"
-                                                      for x in result))
+                progress(_progress_line(job, result))
     return cells
 
 
-def shown_verdict(cell: dict[str, Any]) -> str:
-    """A cell's verdict as people read it: ``holds*`` where a scope was only sampled."""
-    if cell["verdict"] == "holds" and not cell["explored"].get("complete", True):
-        return "holds*"
-    return str(cell["verdict"])
-
-
-def format_matrix(cells: Sequence[dict[str, Any]]) -> str:
-    """One row per (committer, store), one column per property; ``holds*`` = sampled only."""
-    props = list(dict.fromkeys(c["property"] for c in cells))
-    rows: dict[tuple[str, str], dict[str, str]] = {}
-    for c in cells:
-        rows.setdefault((c["committer"], c["store"]), {})[c["property"]] = shown_verdict(c)
-    width = max([len(p) for p in props] + [8])
-    head = f"{'committer':<12} {'store':<8} " + " ".join(f"{p:<{width}}" for p in props)
-    lines = [head, "-" * len(head)]
-    for (committer, store), row in rows.items():
-        lines.append(f"{committer:<12} {store:<8} "
-                     + " ".join(f"{row.get(p, ''):<{width}}" for p in props))
-    lines.append("holds = no violation in the whole scope (proved within bounds); "
-                 "holds* = none found, but the scope was only sampled")
-    return "\n".join(lines)
+def _progress_line(job: Job, cells: Sequence[dict[str, Any]]) -> str:
+    """``magic on s3: completeness=violated/holds, … (hadoop/spark)``."""
+    committer, store, *_rest = job
+    row = job[7] if len(job) > 7 else Row()
+    by_prop: dict[str, list[str]] = {}
+    for cell in cells:
+        by_prop.setdefault(cell["property"], []).append(shown_verdict(cell))
+    protocols = "/".join(dict.fromkeys(c["protocol"] for c in cells))
+    what = f" ({row.bug}, scope {', '.join(row.families or ())})" if row.bug else ""
+    return (f"{committer} on {store}{what}: "
+            + ", ".join(f"{p}={'/'.join(v)}" for p, v in by_prop.items()) + f" ({protocols})")
 
 
 def save(cells: Sequence[dict[str, Any]], path: str) -> None:
