@@ -34,7 +34,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from zerorename_model.harness import Actor, Prune, Run, RunResult, hidden
+from zerorename_model.harness import (
+    Actor,
+    Call,
+    Move,
+    MoveKind,
+    Note,
+    NoteKind,
+    Op,
+    Prune,
+    Run,
+    RunResult,
+    hidden,
+)
 from zerorename_model.protocols import get
 from zerorename_model.scenario import Faults, Scenario
 
@@ -84,7 +96,6 @@ TWO_FILES = ("part-{task:05d}-0", "part-{task:05d}-1")  # atomicity needs someth
 #: header says what ran and :func:`replay` can run it again (committers ignore the option)
 WRAP_OPTION = "zerorename.tablev.wrap"
 
-Move = tuple[str, Any]
 Watch = Callable[[Run, Move | None], str | None]
 Check = Callable[[RunResult], str | None]
 Allow = Callable[[Run, Move], bool]
@@ -157,7 +168,8 @@ def replay(trace: list[dict[str, Any]], factory: Any = None) -> RunResult:
     replay of :mod:`zerorename_model.trace`, which ``zerorename trace replay`` uses too."""
     from zerorename_model.trace import run_recorded
 
-    return run_recorded(trace, factory, source="<Table V cell trace>")
+    result: RunResult = run_recorded(trace, factory, source="<Table V cell trace>")
+    return result
 
 
 # -- the search ----------------------------------------------------------------------------------
@@ -177,7 +189,8 @@ class _Chooser:
         run = self.run
         moves = run.options()
         allowed = [i for i, m in enumerate(moves)
-                   if self.probe.allow is None or m[0] == "step" or self.probe.allow(run, m)]
+                   if self.probe.allow is None or m.kind is MoveKind.STEP
+                   or self.probe.allow(run, m)]
         position = len(self.taken)
         if self.found is not None:
             index = allowed[0]
@@ -194,7 +207,7 @@ class _Chooser:
         if self.found is None and self.probe.watch is not None:
             self.found = self.probe.watch(run, moves[index])
             if self.found:
-                run.note(f"probe: {self.found}")
+                run.note(f"probe: {self.found}", NoteKind.PROBE)
         return index
 
 
@@ -250,17 +263,24 @@ def _accepted(job: Any) -> set[str]:
     return {task.name for task, _message in job.accepted.values()}
 
 
-def _said(actor: Actor, what: str) -> bool:
-    return any(h.startswith(what) for h in actor.history)
+def _told(actor: Actor, call: Call, answer: object) -> bool:
+    """Whether ``actor`` made ``call`` and was answered ``answer``."""
+    return any(s.call is call and s.result == answer for s in actor.history)
+
+
+def _reported(actor: Actor) -> bool:
+    """Whether ``actor`` reported to its driver (with or without a task commit)."""
+    return any(s.call is not None and s.call.reports for s in actor.history)
 
 
 def _in_task_commit(actor: Actor) -> bool:
-    return _said(actor, "can_commit?=True") and not _said(actor, "report success")
+    return _told(actor, Call.CAN_COMMIT, True) and not _reported(actor)
 
 
 def _in_job_commit(run: Run, actor: Actor) -> bool:
     job = run.jobs[actor.job_index]
-    return (actor.task is None and job.outcome == "running" and actor.pending != "await tasks"
+    awaiting = actor.pending is not None and actor.pending.call is Call.AWAIT_TASKS
+    return (actor.task is None and job.outcome == "running" and not awaiting
             and len(job.accepted) == run.scenario.tasks)
 
 
@@ -306,20 +326,17 @@ def _committed_problem(result: RunResult) -> str | None:
 
 def _rerun(result: RunResult) -> str | None:
     """A task accepted before a driver restart that the next job attempt ran again."""
-    done: set[str] = set()
+    done: set[int] = set()
     restarted = False
-    for event in result.trace:
-        if event.get("t") == "op" and event.get("op", "").startswith("report success") \
-                and event.get("result") == "True":
-            done.add(event["actor"].split(".")[1])
-        elif event.get("t") == "note":
-            message = event["msg"]
-            if message.startswith("crash driver"):
-                restarted = True
-            elif restarted and message.startswith("launch "):
-                task = message.split()[1].split(".")[1]
-                if task in done:
-                    return f"task {task} was committed before the restart and ran again"
+    for event in result.events:
+        if (isinstance(event, Op) and event.task is not None and event.said.call is not None
+                and event.said.call.reports and event.said.result is True):
+            done.add(event.task.task_id)
+        elif isinstance(event, Note) and event.kind is NoteKind.RESTART:
+            restarted = True
+        elif (isinstance(event, Note) and restarted and event.kind is NoteKind.LAUNCH
+              and event.task is not None and event.task.task_id in done):
+            return f"task t{event.task.task_id} was committed before the restart and ran again"
     return None
 
 
@@ -341,7 +358,7 @@ def _recovery_check(result: RunResult) -> str | None:
 
 def _aborted_attempt_visible(run: Run, _move: Move | None) -> str | None:
     for actor in run.actors:
-        if actor.task is not None and actor.done and _said(actor, "can_commit?=False"):
+        if actor.task is not None and actor.done and _told(actor, Call.CAN_COMMIT, False):
             seen, _total, rels = _visible_share(run, {actor.name})
             if seen:
                 return f"{actor.name} was told to abort, and its {rels[0]} is still visible"
@@ -362,7 +379,7 @@ def _aborted_job_visible(run: Run, _move: Move | None) -> str | None:
 
 def _uncommitted_visible(run: Run, _move: Move | None) -> str | None:
     for actor in run.actors:
-        if actor.task is None or _said(actor, "can_commit?=True") or _said(actor, "report"):
+        if actor.task is None or _told(actor, Call.CAN_COMMIT, True) or _reported(actor):
             continue
         seen, _total, rels = _visible_share(run, {actor.name})
         if seen:
@@ -372,8 +389,9 @@ def _uncommitted_visible(run: Run, _move: Move | None) -> str | None:
 
 def _committed_visible(run: Run, _move: Move | None) -> str | None:
     for driver in run.actors:
-        awaiting = driver.pending == "await tasks" or (
-            driver.history[-1:] == ["await tasks=ready"])  # woke, no commit op done yet
+        awaiting = (driver.pending is not None and driver.pending.call is Call.AWAIT_TASKS) or (
+            bool(driver.history) and driver.history[-1].call is Call.AWAIT_TASKS)  # woke, no
+        # commit operation done yet
         if driver.task is not None or not awaiting:
             continue
         job = run.jobs[driver.job_index]
@@ -385,27 +403,27 @@ def _committed_visible(run: Run, _move: Move | None) -> str | None:
 
 
 def _crash_in_task_commit(run: Run, move: Move) -> bool:
-    return move[0] == "crash" and _in_task_commit(move[1])
+    return move.kind is MoveKind.CRASH and _in_task_commit(run.actor(move))
 
 
 def _partial_task_commit(run: Run, move: Move | None) -> str | None:
     if move is None or not _crash_in_task_commit(run, move):
         return None
-    seen, total, rels = _visible_share(run, {move[1].name})
+    seen, total, rels = _visible_share(run, {move.actor})
     if 0 < seen < total:
-        return (f"{move[1].name} crashed in commit_task with {seen} of its {total} files "
+        return (f"{move.actor} crashed in commit_task with {seen} of its {total} files "
                 f"visible ({', '.join(rels)})")
     return None
 
 
 def _restart_in_job_commit(run: Run, move: Move) -> bool:
-    return move[0] == "restart" and _in_job_commit(run, move[1])
+    return move.kind is MoveKind.RESTART and _in_job_commit(run, run.actor(move))
 
 
 def _partial_job_commit(run: Run, move: Move | None) -> str | None:
     if move is None or not _restart_in_job_commit(run, move):
         return None
-    seen, total, rels = _visible_share(run, _accepted(run.jobs[move[1].job_index]))
+    seen, total, rels = _visible_share(run, _accepted(run.jobs[run.actor(move).job_index]))
     if 0 < seen < total:
         return (f"the driver crashed in commit_job with {seen} of {total} committed files "
                 f"visible ({', '.join(rels)})")

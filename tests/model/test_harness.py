@@ -9,7 +9,7 @@ import pytest
 from tests.model.toy_committers import EagerTaskCommit, Ideal, ListsTemporary
 from zerorename_model.choices import FirstChooser, ScriptedChooser
 from zerorename_model.explore import explore, run_once, shrink
-from zerorename_model.harness import Run
+from zerorename_model.harness import Move, MoveKind, Run
 from zerorename_model.scenario import Faults, Scenario
 from zerorename_model.trace import choices_of, read_trace, replay, write_trace
 
@@ -35,9 +35,9 @@ def test_crashed_attempt_is_retried_and_its_upload_left_for_cleanup() -> None:
     scenario = Scenario("ideal", tasks=1, faults=Faults(crash=1))
     run = Run(scenario, Ideal)
     opts = run.options()
-    crash = next(o for o in opts if o[0] == "crash")
-    run.apply(("step", crash[1]))  # create_multipart happens
-    run.apply(next(o for o in run.options() if o[0] == "crash"))
+    crash = next(o for o in opts if o.kind is MoveKind.CRASH)
+    run.apply(Move(MoveKind.STEP, crash.actor))  # create_multipart happens
+    run.apply(next(o for o in run.options() if o.kind is MoveKind.CRASH))
     result = run.run(FirstChooser())
     names = [a.name for a in run.actors]
     assert "j0.t0.a1" in names, "a new attempt replaces the crashed one"
@@ -48,11 +48,11 @@ def test_crashed_attempt_is_retried_and_its_upload_left_for_cleanup() -> None:
 def test_coordinator_grants_one_attempt_and_releases_on_failure() -> None:
     scenario = Scenario("ideal", tasks=1, faults=Faults(speculate=1, partition=1))
     run = Run(scenario, Ideal)
-    run.apply(next(o for o in run.options() if o[0] == "speculate"))
+    run.apply(next(o for o in run.options() if o.kind is MoveKind.SPECULATE))
     first, second = run.actors[1], run.actors[2]
     job = run.jobs[0]
     assert run._can_commit(job, first.task) and not run._can_commit(job, second.task)
-    run.apply(("partition", first))
+    run.apply(Move(MoveKind.PARTITION, first.name))
     assert run._can_commit(job, second.task), "a failed holder releases the task"
     assert not run._can_commit(job, first.task), "the partitioned attempt is refused"
 

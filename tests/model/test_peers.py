@@ -10,7 +10,7 @@ import pytest
 
 from zerorename_model.choices import FirstChooser
 from zerorename_model.explore import explore
-from zerorename_model.harness import Run
+from zerorename_model.harness import MoveKind, Run
 from zerorename_model.lakefs_store import LakeFS, LakeFSError, MergeConflict
 from zerorename_model.properties import check_all
 from zerorename_model.protocols import get
@@ -69,8 +69,9 @@ def test_stocator_success_manifest_lists_only_committed_files() -> None:
 def test_stocator_job_commit_deletes_a_crashed_attempts_file() -> None:
     scenario = Scenario("stocator", tasks=1, faults=Faults(crash=1))
     run = Run(scenario, get("stocator"))
-    run.apply(next(o for o in run.options() if o[0] == "step" and o[1].task))  # a0 writes
-    run.apply(next(o for o in run.options() if o[0] == "crash"))
+    run.apply(next(o for o in run.options()
+                   if o.kind is MoveKind.STEP and run.actor(o).task))  # a0 writes
+    run.apply(next(o for o in run.options() if o.kind is MoveKind.CRASH))
     result = run.run(FirstChooser())
     job = result.jobs[0]
     assert [t.name for t, _ in job.accepted.values()] == ["j0.t0.a1"]

@@ -1,0 +1,65 @@
+"""The attributes and primitives a run's parts share (the scheduler defines them; the fault
+moves, driver rules and recorder use them).  Declared once here so each part type-checks
+alone."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from zerorename_model.harness.events import Call, Event, NoteKind
+from zerorename_model.harness.state import Actor, Env, JobState
+from zerorename_model.scenario import CommitterFactory, Scenario, TaskSpec
+from zerorename_model.stores import ModelStore
+
+
+class RunBase:
+    scenario: Scenario
+    factory: CommitterFactory
+    options_map: dict[str, str]
+    store: Any  # a ModelStore, or a backend of the same shape
+    cluster: ModelStore
+    env: Env
+    actors: list[Actor]
+    by_name: dict[str, Actor]
+    current: Actor | None
+    events: list[Event]
+    effects: int
+    steps: int
+    budget: dict[str, int]
+    written: dict[str, dict[str, bytes]]
+    attempt_dest: dict[str, str]
+    preexisting: dict[str, dict[str, bytes]]
+    jobs: list[JobState]
+    zombie_urls: set[str]
+
+    def note(self, message: str, kind: NoteKind = NoteKind.INFO,
+             task: TaskSpec | None = None) -> None:
+        raise NotImplementedError
+
+    def sync(self, what: str, action: Callable[[], Any]) -> Any:
+        raise NotImplementedError
+
+    def wait(self, what: Call, condition: Callable[[], bool]) -> None:
+        raise NotImplementedError
+
+    def _spawn(self, actor: Actor) -> None:
+        raise NotImplementedError
+
+    def _resume(self, actor: Actor, command: Any) -> None:
+        raise NotImplementedError
+
+    def _spawn_driver(self, index: int, spec: Any) -> None:
+        raise NotImplementedError
+
+    def _launch_attempt(self, job: JobState, task_id: int, speculative: bool = False) -> None:
+        raise NotImplementedError
+
+    def _attempt_failed(self, actor: Actor) -> None:
+        raise NotImplementedError
+
+    def _record_leftovers(self, job: JobState) -> None:
+        raise NotImplementedError
+
+    def _visible(self, dest: str) -> dict[str, bytes]:
+        raise NotImplementedError

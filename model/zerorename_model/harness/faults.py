@@ -1,0 +1,103 @@
+"""Fault moves: which are possible in a state, and what each does.  Each use of a fault spends
+one unit of its budget in the scenario's :class:`~zerorename_model.scenario.Faults`."""
+
+from __future__ import annotations
+
+from zerorename_model.harness.base import RunBase
+from zerorename_model.harness.events import READ_OPS, STORE_OPS, Move, MoveKind, NoteKind
+from zerorename_model.harness.state import Actor
+from zerorename_model.scenario import JobSpec
+
+_STORE_OPS = frozenset(STORE_OPS)
+_READ_OPS = frozenset(READ_OPS)
+
+
+class FaultMoves(RunBase):
+    def fault_options(self, runnable: list[Actor]) -> list[Move]:
+        """The fault moves possible now, after the steps of ``runnable`` (in a fixed order:
+        saved traces name options by index)."""
+        b = self.budget
+        moves: list[Move] = []
+        at_op = [a for a in runnable if a.waiting is None and not a.crashed]
+        tasks_at_op = [a for a in at_op if a.task is not None]
+        if b["throttle"]:
+            moves += [Move(MoveKind.THROTTLE, a.name) for a in at_op
+                      if a.pending is not None and a.pending.destination_op in _STORE_OPS]
+        if b["crash"]:
+            moves += [Move(MoveKind.CRASH, a.name) for a in tasks_at_op if not a.partitioned]
+        if b["partition"]:
+            moves += [Move(MoveKind.PARTITION, a.name) for a in tasks_at_op
+                      if not a.partitioned]
+        if b["restart"]:
+            moves += [Move(MoveKind.RESTART, a.name) for a in self.actors  # also while waiting
+                      if a.name.startswith("driver") and not a.done and not a.crashed]
+        if b["speculate"]:
+            for job in self.jobs:
+                for task_id, launched in sorted(job.attempts.items()):
+                    if (task_id not in job.accepted
+                            and len(launched) < self.scenario.max_attempts
+                            and any(job.live.get(t.name) for t in launched)):
+                        moves.append(Move(MoveKind.SPECULATE, job=job.spec.index,
+                                          task=task_id))
+        if b["fail_job"]:
+            moves += [Move(MoveKind.FAIL_JOB, a.name) for a in self.actors  # awaiting tasks
+                      if a.task is None and a.waiting is not None and not a.done]
+        faults = self.scenario.faults
+        if faults.settle and not faults.settle_eagerly and any(
+                a.pending is not None and a.pending.destination_op in _READ_OPS
+                for a in at_op):
+            # Visibility only matters to a read, and settling commutes with every write, so
+            # offering it only just before reads loses no behaviour and prunes many schedules.
+            moves += [Move(MoveKind.SETTLE, settle=i) for i in range(len(self.store.pending))]
+        return moves
+
+    def apply_fault(self, move: Move) -> None:
+        """Apply a fault move (every kind but STEP), spending its budget."""
+        kind = move.kind
+        if kind.value in self.budget:
+            self.budget[kind.value] -= 1
+        if kind is MoveKind.THROTTLE:
+            self._resume(self.by_name[move.actor], "throttle")
+        elif kind is MoveKind.CRASH:
+            actor = self.by_name[move.actor]
+            self.note(f"crash {actor.name}", NoteKind.CRASH, actor.task)
+            actor.crashed = True
+            self._attempt_failed(actor)
+            self._resume(actor, "crash")
+        elif kind is MoveKind.PARTITION:
+            actor = self.by_name[move.actor]
+            self.note(f"partition {actor.name} (the driver thinks it failed; it keeps running)")
+            actor.partitioned = True
+            self._attempt_failed(actor)
+        elif kind is MoveKind.RESTART:
+            self._restart(self.by_name[move.actor])
+        elif kind is MoveKind.SPECULATE:
+            self._launch_attempt(self.jobs[move.job], move.task, speculative=True)
+        elif kind is MoveKind.FAIL_JOB:
+            actor = self.by_name[move.actor]
+            self.note(f"driver of job {actor.job_index} gives up: abort the job")
+            self.jobs[actor.job_index].failed = True  # its wait ends: it wakes and aborts
+        elif kind is MoveKind.SETTLE:
+            event = self.store.settle(move.settle)
+            self.note(f"visible: {event}")
+        else:
+            raise ValueError(f"not a fault move: {move}")
+
+    def _restart(self, driver: Actor) -> None:
+        """YARN restarts the job: the driver crashes, the old attempt's containers are killed,
+        and the next job attempt starts with the history the old one left."""
+        self.note(f"crash driver {driver.name}; restart the job", NoteKind.RESTART)
+        driver.crashed = True
+        self._resume(driver, "crash")
+        job = self.jobs[driver.job_index]
+        for other in self.actors:  # YARN kills the old attempt's containers
+            if (other.task is not None and other.job_index == driver.job_index
+                    and not other.done and not other.partitioned):
+                other.crashed = True
+                self._resume(other, "crash")
+        job.spec = JobSpec(job.spec.dest, job.spec.job_id, job.spec.attempt + 1,
+                           job.spec.index)
+        for name in list(job.live):
+            job.live[name] = False  # the new attempt's view: old attempts are lost
+        job.holder.clear()
+        self._spawn_driver(driver.job_index, job.spec)

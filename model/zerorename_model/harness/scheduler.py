@@ -1,0 +1,303 @@
+"""The scheduler: one run of a scenario, step by step.
+
+Every actor (a job driver per job attempt, every task attempt) runs ordinary, blocking protocol
+code on its own greenlet.  The store it is given is a :class:`~.state.SteppedStore`: before each
+operation the actor pauses and the scheduler decides what happens next, so a run is a sequence
+of *steps*, one store operation each, and every interleaving and crash point is reachable.
+Because actors are plain code paused at the store boundary, the same harness drives model
+protocols and reference committers (whose thread pools must run inline, ``threads=1``).
+
+At each step the scheduler asks its :class:`~zerorename_model.choices.Chooser` one question:
+which of the currently possible :class:`~.events.Move` values happens (step an actor; crash,
+partition or throttle one; launch a speculative attempt; restart the driver; make a lagging
+write visible).  Option 0 is always "step the first runnable actor", so shrinking leads to
+plain, fault-free schedules.  The fault moves are :mod:`.faults`, the drivers' rules
+:mod:`.driver`, the record of the run :mod:`.recorder`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from greenlet import greenlet  # type: ignore[import-untyped]
+
+from zerorename_model.choices import Chooser, FirstChooser
+from zerorename_model.errors import ActorCrashed, ModelStoreError, RunAborted
+from zerorename_model.harness.driver import DriverRules
+from zerorename_model.harness.events import (
+    Call,
+    Channel,
+    Choice,
+    Header,
+    Move,
+    MoveKind,
+    Op,
+    PendingOp,
+    Said,
+    call_pending,
+    store_pending,
+)
+from zerorename_model.harness.faults import FaultMoves
+from zerorename_model.harness.recorder import Recorder
+from zerorename_model.harness.state import Actor, Env, JobState, RunResult, TaskKilled
+from zerorename_model.scenario import CommitterFactory, JobSpec, Scenario
+from zerorename_model.stores import ModelStore
+
+
+class Run(DriverRules, FaultMoves, Recorder):
+    """One execution of a scenario.  Drive it with :meth:`run`, or step by step with
+    :meth:`options` and :meth:`apply` (the explorer and the hypothesis state machine do)."""
+
+    def __init__(self, scenario: Scenario, factory: CommitterFactory,
+                 max_steps: int = 400, backend: Any = None) -> None:
+        """``backend`` replaces the model store of ``scenario.store`` with another object of
+        the same shape (a real store seen through ``zerorename_bridge.backends``)."""
+        self.scenario = scenario
+        self.factory = factory
+        self.options_map = dict(scenario.options)
+        self.store: Any = backend if backend is not None else ModelStore(scenario.store)
+        self.cluster = ModelStore("hdfs")
+        self.locals: dict[str, ModelStore] = {}
+        self.env = Env(self)
+        self.actors: list[Actor] = []
+        self.by_name: dict[str, Actor] = {}
+        self.current: Actor | None = None
+        self.events = [Header(scenario.to_json())]
+        self.effects = 0  # counts noted changes to shared harness state (see note())
+        self.steps = 0
+        self.max_steps = max_steps
+        f = scenario.faults
+        self.budget = {
+            "crash": f.crash, "partition": f.partition, "speculate": f.speculate,
+            "throttle": f.throttle, "restart": f.restart, "fail_job": f.fail_job,
+        }
+        self.written: dict[str, dict[str, bytes]] = {}
+        self.attempt_dest: dict[str, str] = {}
+        self.preexisting: dict[str, dict[str, bytes]] = {}
+        self.jobs: list[JobState] = []
+        self.zombie_urls: set[str] = set()
+        self.store.between_steps = self._sub_step
+        self._setup()
+
+    def _setup(self) -> None:
+        for index, dest in enumerate(self.scenario.dests):
+            job_id = "job0" if self.scenario.same_job_id else f"job{index}"
+            spec = JobSpec(dest=dest, job_id=job_id, attempt=0, index=index)
+            self.preexisting[dest] = {}
+            for rel, content in self.scenario.preexisting:
+                self.preexisting[dest][rel] = content.encode()
+                self.store.put(f"{dest}/{rel}", content.encode())
+            self.store.settle_all()
+            self.store.reset_counts()
+            self.jobs.append(JobState(spec))
+            self._spawn_driver(index, spec)
+
+    def _spawn(self, actor: Actor) -> None:
+        self.actors.append(actor)
+        self.by_name[actor.name] = actor
+        actor.glet = greenlet(self._actor_main(actor))
+        self.note(f"start {actor.name}")
+        self._resume(actor, None)
+
+    def _actor_main(self, actor: Actor) -> Callable[[], None]:
+        def main(_command: Any = None) -> None:
+            try:
+                actor.body()
+            except (ActorCrashed, RunAborted):
+                pass
+            except Exception as error:  # the protocol failed: the attempt or job fails
+                self.note(f"{actor.name} failed: {type(error).__name__}: {error}")
+                self._on_actor_error(actor, error)
+            actor.done = True
+            actor.pending = None
+        return main
+
+    # -- scheduling ----------------------------------------------------------------------------
+
+    def options(self) -> list[Move]:
+        """Every move possible now.  Option 0 is always the plainest (step an actor)."""
+        self._wake_waiters()
+        runnable = [a for a in self.actors if a.runnable()]
+        moves = [Move(MoveKind.STEP, a.name) for a in runnable]
+        return moves + self.fault_options(runnable)
+
+    def actor(self, move: Move) -> Actor:
+        """The actor ``move`` moves."""
+        return self.by_name[move.actor]
+
+    def describe(self, move: Move) -> str:
+        """The move as traces record it (and as bugs' steered schedules match it)."""
+        kind = move.kind
+        if kind is MoveKind.SPECULATE:
+            return f"speculate j{move.job}.t{move.task}"
+        if kind is MoveKind.SETTLE:
+            return f"settle {self.store.pending[move.settle]}"
+        return f"{kind.value} {move.actor}: {self.by_name[move.actor].pending_text}"
+
+    def finished(self) -> bool:
+        self._wake_waiters()
+        return not any(a.runnable() for a in self.actors) or self.steps >= self.max_steps
+
+    def apply(self, move: Move) -> None:
+        self.steps += 1
+        if move.kind is MoveKind.STEP:
+            actor = self.by_name[move.actor]
+            pending = actor.pending
+            if (self.scenario.faults.settle_eagerly and self.store.pending
+                    and pending is not None and pending.destination_op in _READS):
+                self.store.settle_all()
+                self.note("visible: every pending event (settled eagerly before a read)")
+            self._resume(actor, "go")
+        else:
+            self.apply_fault(move)
+
+    def run(self, chooser: Chooser | None = None) -> RunResult:
+        chooser = chooser or FirstChooser()
+        try:
+            while not self.finished():
+                moves = self.options()
+                index = chooser.choose("move", _Descriptions(self, moves))
+                self.choose(moves, index)
+        finally:
+            self.kill_all()
+        return self.result()
+
+    def choose(self, moves: Sequence[Move], index: int) -> None:
+        """Record the choice of ``moves[index]`` and apply it."""
+        move = moves[index]
+        self.events.append(Choice(len(moves), index, move, self.describe(move)))
+        self.apply(move)
+
+    # -- the actors' side ----------------------------------------------------------------------
+
+    def store_op(self, cluster: bool, op: str, method: Callable[..., Any],
+                 args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
+        actor = self.current
+        if actor is None:  # outside any actor (set-up, checks): perform directly
+            return method(*args, **kwargs)
+        pending = store_pending(op, _frozen(args), cluster)
+        command = self._pause(actor, pending)
+        if command == "throttle":
+            error = ModelStoreError(str(args[0]) if args else "", "SlowDown", 503, "throttled")
+            self._said(actor, pending, error)
+            raise error
+        try:
+            result = method(*args, **kwargs)
+        except ModelStoreError as error:
+            self._said(actor, pending, error)
+            raise
+        self._said(actor, pending, result)
+        if actor.partitioned and self.jobs[actor.job_index].abort_started and args:
+            # A zombie writing after its job began to abort: nothing can fence it on an
+            # object store, so what it leaves is reported apart from the committer's leftovers.
+            self.zombie_urls.update(str(a) for a in args[:2] if isinstance(a, str))
+        return result
+
+    def sync(self, what: str, action: Callable[[], Any]) -> Any:
+        """A step that is not a store operation (asking the driver, reporting to it)."""
+        actor = self._require_actor()
+        pending = call_pending(what)
+        self._pause(actor, pending)
+        result = action()
+        self._said(actor, pending, result)
+        return result
+
+    def wait(self, what: Call, condition: Callable[[], bool]) -> None:
+        actor = self._require_actor()
+        actor.waiting = condition
+        self._pause(actor, PendingOp(Channel.WAIT, what.value, (), what))
+
+    def _said(self, actor: Actor, pending: PendingOp, result: Any) -> None:
+        said = Said(pending, result)
+        actor.history.append(said)
+        self.events.append(Op(actor.name, said, actor.task))
+
+    def _require_actor(self) -> Actor:
+        if self.current is None:
+            raise RuntimeError("only an actor can pause")
+        return self.current
+
+    def _pause(self, actor: Actor, pending: PendingOp) -> Any:
+        if actor.crashed:
+            raise ActorCrashed(actor.name)
+        actor.pending = pending
+        parent = actor.glet.parent if actor.glet else None
+        assert parent is not None
+        command = parent.switch(("paused", actor.name))
+        actor.waiting = None
+        actor.pending = None
+        if command == "crash":
+            raise ActorCrashed(actor.name)
+        if command == "kill":
+            raise TaskKilled(actor.name)
+        if command == "abort":
+            raise RunAborted(actor.name)
+        return command
+
+    def _sub_step(self, what: str) -> None:
+        """The store's hook between the parts of a non-atomic operation (``rename <key>``)."""
+        actor = self.current
+        if actor is not None:
+            op, _, key = what.partition(" ")  # the store's own label: "rename <key>"
+            self._pause(actor, PendingOp(Channel.SUBSTEP, op, (key,)))
+
+    def _resume(self, actor: Actor, command: Any) -> None:
+        assert actor.glet is not None
+        previous, self.current = self.current, actor
+        actor.glet.parent = greenlet.getcurrent()
+        try:
+            actor.glet.switch(command)
+        finally:
+            self.current = previous
+
+    def _wake_waiters(self) -> None:
+        """A waiting actor whose condition now holds resumes at once, up to its next pause.
+        Not a choice: resuming performs no operation, so it cannot change what others see,
+        and leaving it to the scheduler would only multiply equivalent schedules."""
+        woke = True
+        while woke:
+            woke = False
+            for actor in list(self.actors):
+                if actor.waiting is not None and not actor.done and actor.waiting():
+                    assert actor.pending is not None
+                    self._said(actor, actor.pending, "ready")
+                    self._resume(actor, "go")
+                    woke = True
+
+    def kill_all(self) -> None:
+        for actor in self.actors:
+            if actor.glet is not None and not actor.glet.dead:
+                actor.crashed = True
+                self._resume(actor, "abort")
+
+
+_READS = frozenset({"get", "head", "list_page", "copy", "rename"})
+
+
+def _frozen(args: Sequence[Any]) -> tuple[Any, ...]:
+    """The arguments as they were when the operation was asked for (lists copied to tuples:
+    a committer may reuse a list after passing it)."""
+    return tuple(_freeze(a) for a in args)
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, list | tuple):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+class _Descriptions(Sequence[str]):
+    """Option descriptions, computed only when a chooser looks (most never do)."""
+
+    def __init__(self, run: Run, moves: list[Move]) -> None:
+        self._run = run
+        self._moves = moves
+
+    def __len__(self) -> int:
+        return len(self._moves)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self._run.describe(m) for m in self._moves[index]]
+        return self._run.describe(self._moves[index])

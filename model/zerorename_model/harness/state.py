@@ -1,0 +1,165 @@
+"""What a run holds: actors, the driver's knowledge of each job, what committers may use (the
+environment and its stepped stores), and the result a finished run leaves for the checkers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from greenlet import greenlet  # type: ignore[import-untyped]
+
+from zerorename_model.harness.events import STORE_OPS, Event, PendingOp, Said
+from zerorename_model.scenario import JobSpec, Scenario, TaskSpec
+from zerorename_model.stores import ModelStore
+
+if TYPE_CHECKING:
+    from zerorename_model.harness.scheduler import Run
+
+
+class TaskKilled(BaseException):
+    """Raised in a task attempt the driver cancels (another attempt won, or the job failed);
+    like Spark's TaskKilledException, the attempt then runs abort_task."""
+
+
+class Prune(Exception):
+    """Raised by an exploring chooser to abandon a run whose state was already explored."""
+
+
+@dataclass(eq=False)
+class Actor:
+    """A job driver, task attempt or reader, running on its own greenlet.  ``pending`` is the
+    operation it is paused before (None while it runs or once it is done)."""
+
+    name: str
+    body: Callable[[], Any]
+    task: TaskSpec | None = None
+    job_index: int = 0
+    glet: greenlet | None = None
+    waiting: Callable[[], bool] | None = None  # paused in wait(): runnable when this is true
+    pending: PendingOp | None = None
+    done: bool = False
+    crashed: bool = False
+    partitioned: bool = False
+    killed: bool = False  # cancelled by the driver: it aborts itself, then ends
+    history: list[Said] = field(default_factory=list)
+
+    def runnable(self) -> bool:
+        return not self.done and (self.waiting is None or self.waiting())
+
+    @property
+    def pending_text(self) -> str:
+        """The pending operation as move descriptions show it ("" when none)."""
+        return "" if self.pending is None else str(self.pending)
+
+
+@dataclass
+class JobState:
+    """The driver's knowledge of one job (survives driver restarts, like the YARN history)."""
+
+    spec: JobSpec
+    attempts: dict[int, list[TaskSpec]] = field(default_factory=dict)  # task -> launched
+    live: dict[str, bool] = field(default_factory=dict)  # attempt name -> considered alive
+    holder: dict[int, str] = field(default_factory=dict)  # task -> attempt allowed to commit
+    accepted: dict[int, tuple[TaskSpec, Any]] = field(default_factory=dict)
+    failed: bool = False
+    outcome: str = "running"  # running, committed, aborted, commit-failed, abort-failed, lost
+    error: str = ""
+    dest_at_commit: dict[str, bytes] | None = None
+    uploads_after_cleanup: list[str] | None = None
+    temp_after_cleanup: list[str] | None = None
+    reader_saw: list[str] | None = None
+    abort_started: bool = False  # what a reader listed after the commit
+
+
+@dataclass
+class RunResult:
+    """What a finished run leaves for the property checkers (pure functions of this record).
+    ``events`` is the typed record of the run; ``trace`` the same as JSON-able dicts (the
+    trace file's lines), made when first asked for."""
+
+    scenario: Scenario
+    jobs: list[JobState]
+    written: dict[str, dict[str, bytes]]  # attempt name -> relpath -> bytes (per job dest)
+    attempt_dest: dict[str, str]  # attempt name -> its job's destination
+    preexisting: dict[str, dict[str, bytes]]  # dest -> relpath -> bytes
+    final: dict[str, bytes]  # every object in the destination store at the end, settled
+    final_uploads: list[str]
+    inconsistent_answers: int
+    steps: int
+    events: list[Event]
+    digest: str
+    _trace: list[dict[str, Any]] | None = field(default=None, repr=False)
+
+    @property
+    def trace(self) -> list[dict[str, Any]]:
+        if self._trace is None:
+            self._trace = [event.to_json() for event in self.events]
+        return self._trace
+
+
+class Env:
+    """What a committer may use: the destination store, the consistent cluster filesystem
+    (staging committers propagate pendingsets through it) and a per-actor local disk."""
+
+    def __init__(self, run: Run) -> None:
+        self._run = run
+        self.store = SteppedStore(run, run.store, cluster=False)
+        self.cluster = SteppedStore(run, run.cluster, cluster=True)
+        self.profile = run.store.profile
+
+    def local(self) -> ModelStore:
+        """The calling actor's local disk: private, so its operations are not steps."""
+        actor = self._run.current
+        key = actor.task.name if actor and actor.task else "driver"
+        return self._run.locals.setdefault(key, ModelStore("hdfs"))
+
+    def step(self, what: str, action: Callable[[], Any]) -> Any:
+        """One harness step that is not a store operation (a service call such as a lakeFS
+        merge): the actor pauses, then ``action`` runs atomically.  Outside an actor it just
+        runs."""
+        if self._run.current is None:
+            return action()
+        return self._run.sync(what, action)
+
+    @property
+    def actor_name(self) -> str:
+        return self._run.current.name if self._run.current else "harness"
+
+
+class SteppedStore:
+    """A store whose every operation is one harness step (pause, then perform and record)."""
+
+    def __init__(self, run: Run, inner: Any, cluster: bool) -> None:
+        self._run = run
+        self._inner = inner
+        self._cluster = cluster
+        self.name = inner.name
+
+    def capabilities(self) -> Any:
+        return self._inner.capabilities()
+
+    def request_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = self._inner.request_counts()
+        return counts
+
+    @property
+    def unstepped(self) -> Any:
+        """The store underneath, for services whose own calls are steps (see Env.step)."""
+        return self._inner
+
+    def __getattr__(self, op: str) -> Any:
+        if op not in STORE_OPS:
+            raise AttributeError(op)
+        method = getattr(self._inner, op)
+        run, cluster = self._run, self._cluster
+
+        def stepped(*args: Any, **kwargs: Any) -> Any:
+            return run.store_op(cluster, op, method, args, kwargs)
+
+        return stepped
+
+
+def hidden(relpath: str) -> bool:
+    """Hadoop's rule: a path with any component starting with ``_`` or ``.`` is not output."""
+    return any(part.startswith(("_", ".")) for part in relpath.split("/") if part)

@@ -1,0 +1,145 @@
+"""Exploration speed, measured the same way before and after a change to the explorer.
+
+``python -m zerorename_model.speed`` explores a fixed set of (scope, committer, store) cells at
+the FULL run budget and prints, per cell and in total, runs, distinct states, wall and CPU time
+(``time.process_time``: the machine's cores are shared, so CPU seconds are the steadier figure)
+and whether the scope was exhausted.  ``--matrix quick`` adds the wall time of the whole quick
+matrix; ``--matrix full-s3-2018`` the number of cells left incomplete at the FULL budget on
+``s3-2018``.  ``--json`` writes every figure, so docs/exploration.md can cite one file.
+
+Each cell is explored with ``stop_when_all_violated=False``: a violated cell would otherwise stop
+at its first finding, and runs/s would measure how soon bugs are found, not how fast the engine
+is.  Which engine runs is :func:`zerorename_model.explore.explore`'s default, or ``--reduction``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from zerorename_model.explore import explore
+from zerorename_model.protocols import get
+from zerorename_model.verdicts import FULL, SCOPES
+
+SCOPE_NAMES = ("crash-hadoop", "duplicate-spark", "partition-hadoop", "abort-crash")
+COMMITTERS = ("directory", "magic", "v1")
+STORES = ("s3", "s3-2018")
+
+
+@dataclass
+class Figure:
+    """One explored cell: what was covered, in how long."""
+
+    scope: str
+    committer: str
+    store: str
+    runs: int
+    states: int
+    complete: bool
+    wall: float
+    cpu: float
+
+    @property
+    def runs_per_cpu_second(self) -> float:
+        return self.runs / self.cpu if self.cpu else 0.0
+
+    @property
+    def states_per_cpu_second(self) -> float:
+        return self.states / self.cpu if self.cpu else 0.0
+
+
+def measure(scope_name: str, committer: str, store: str, max_runs: int,
+            reduction: str | None = None) -> Figure:
+    """Explore one cell at ``max_runs`` and time it."""
+    scope = next(s for s in SCOPES if s.name == scope_name)
+    scenario = scope.make(committer, store)
+    extra: dict[str, Any] = {}
+    if reduction is not None:
+        if "reduction" not in inspect.signature(explore).parameters:
+            raise SystemExit("this explorer has no --reduction choice")
+        extra["reduction"] = reduction
+    wall, cpu = time.monotonic(), time.process_time()
+    report = explore(scenario, get(committer), list(scope.props), max_runs=max_runs,
+                     stop_when_all_violated=False, **extra)
+    return Figure(scope_name, committer, store, report.runs, report.states, report.complete,
+                  time.monotonic() - wall, time.process_time() - cpu)
+
+
+def matrix_quick() -> dict[str, Any]:
+    """Wall time of the whole quick matrix (what ``zerorename check --quick`` runs)."""
+    from zerorename_model.verdicts import matrix
+
+    wall = time.monotonic()
+    cells = matrix(quick=True)
+    return {"wall": round(time.monotonic() - wall, 1), "cells": len(cells),
+            "violated": sorted(f"{c['committer']}/{c['store']}/{c['property']}"
+                               for c in cells if c["verdict"] == "violated"),
+            "incomplete": sum(1 for c in cells if c["verdict"] == "holds"
+                              and not c["explored"].get("complete", True))}
+
+
+def matrix_full_store(store: str) -> dict[str, Any]:
+    """The FULL-budget matrix on one store: wall time and the cells left incomplete."""
+    from zerorename_model.verdicts import matrix
+
+    wall = time.monotonic()
+    cells = matrix(stores=[store], quick=False)
+    return {"wall": round(time.monotonic() - wall, 1), "cells": len(cells),
+            "violated": sorted(f"{c['committer']}/{c['store']}/{c['property']}"
+                               for c in cells if c["verdict"] == "violated"),
+            "incomplete": sorted(f"{c['committer']}/{c['store']}/{c['property']}"
+                                 for c in cells if c["verdict"] == "holds"
+                                 and not c["explored"].get("complete", True))}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--max-runs", type=int, default=FULL.max_runs)
+    parser.add_argument("--reduction", default=None,
+                        help="the explorer's reduction mode (default: its default)")
+    parser.add_argument("--scope", action="append", help="only these scopes")
+    parser.add_argument("--committer", action="append", help="only these committers")
+    parser.add_argument("--store", action="append", help="only these stores")
+    parser.add_argument("--matrix", action="append", default=[],
+                        choices=["quick", "full-s3-2018"], help="also time a whole matrix")
+    parser.add_argument("--json", help="write every figure to this file")
+    args = parser.parse_args(argv)
+    figures: list[Figure] = []
+    print(f"{'scope':<17} {'committer':<10} {'store':<8} {'runs':>6} {'states':>7} "
+          f"{'done':>5} {'wall s':>7} {'cpu s':>7} {'runs/s':>7} {'states/s':>8}", flush=True)
+    for scope in args.scope or SCOPE_NAMES:
+        for committer in args.committer or COMMITTERS:
+            for store in args.store or STORES:
+                f = measure(scope, committer, store, args.max_runs, args.reduction)
+                figures.append(f)
+                print(f"{scope:<17} {committer:<10} {store:<8} {f.runs:>6} {f.states:>7} "
+                      f"{'yes' if f.complete else 'no':>5} {f.wall:>7.1f} {f.cpu:>7.1f} "
+                      f"{f.runs_per_cpu_second:>7.0f} {f.states_per_cpu_second:>8.0f}",
+                      flush=True)
+    runs, states = sum(f.runs for f in figures), sum(f.states for f in figures)
+    cpu, wall = sum(f.cpu for f in figures), sum(f.wall for f in figures)
+    done = sum(f.complete for f in figures)
+    print(f"total: {runs} runs, {states} states, {done}/{len(figures)} complete, "
+          f"{wall:.1f} s wall, {cpu:.1f} s CPU: {runs / cpu:.0f} runs/s, "
+          f"{states / cpu:.0f} states/s (CPU)", flush=True)
+    report: dict[str, Any] = {
+        "max_runs": args.max_runs, "reduction": args.reduction,
+        "cells": [asdict(f) for f in figures],
+        "total": {"runs": runs, "states": states, "complete": done, "cells": len(figures),
+                  "wall": round(wall, 1), "cpu": round(cpu, 1)}}
+    for which in args.matrix:
+        report[which] = matrix_quick() if which == "quick" else matrix_full_store("s3-2018")
+        print(f"{which}: {json.dumps(report[which])}", flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
