@@ -142,3 +142,51 @@ class ListsTemporary(_Base):
 
     def abort_job(self) -> None:
         pass
+
+
+class MixesAttempts(EagerTaskCommit):
+    """Broken for valid-outcome: task commit publishes the attempt's files one PUT at a time
+    (attempt 1 in the reverse order), so two attempts that both commit — one partitioned from
+    the driver, one its retry — can leave one attempt's first file beside the other's second."""
+
+    def commit_task(self) -> Any:
+        assert self.task is not None
+        files = sorted(self.data.items(), reverse=self.task.attempt % 2 == 1)
+        for rel, data in files:
+            self.fs.put(f"{self.dest}/{rel}", data)
+        return json.dumps({})
+
+
+class PublishesAtWrite(Ideal):
+    """Broken for valid-outcome: ``write`` PUTs the file straight into the destination, so an
+    attempt that never commits (a duplicate the driver kills) can leave the visible file."""
+
+    def write(self, relpath: str, data: bytes) -> None:
+        self.fs.put(f"{self.dest}/{relpath}", data)
+        self.pending[relpath] = ("", "")
+
+    def commit_task(self) -> Any:
+        return json.dumps({})
+
+    def abort_task(self) -> None:
+        pass
+
+
+class FailsRetries(Ideal):
+    """Broken for liveness, as HADOOP-17258 was: a retried attempt's task commit always fails
+    (it finds what attempt 0 left), so one crash of a task's first attempt fails the job."""
+
+    def commit_task(self) -> Any:
+        assert self.task is not None
+        if self.task.attempt > 0:
+            raise RuntimeError("an earlier attempt's task commit is in the way")
+        return super().commit_task()
+
+
+class Spins(Ideal):
+    """Never finishes its job commit (polls a key forever): a run of it is cut at the harness's
+    step limit, which liveness must not count as a job that failed to commit."""
+
+    def commit_job(self, messages: list[Any] | None) -> None:
+        while True:
+            self.fs.head(f"{self.dest}/_never")
