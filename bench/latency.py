@@ -70,7 +70,7 @@ class DelayedStore:
         self._lock = threading.Lock()
 
     def _wait(self, requests: int = 1) -> None:
-        if self.delaying and requests > 0:
+        if self.delaying and requests > 0 and self.delay > 0:
             with self._lock:
                 self._waits += requests
             time.sleep(self.delay * requests)

@@ -25,7 +25,7 @@ destination-wide abort for users who want it.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from zerorename.committers.fenced_records import FencedCommitRecord
@@ -50,12 +50,15 @@ from zerorename.urls import dir_prefix, is_under, join
 __all__ = [
     "AbortOutcome",
     "JobRecords",
+    "OwnedUploads",
     "PendingUpload",
+    "abort_found",
     "abort_owned",
     "abort_quietly",
     "abort_uploads",
     "delete_tree",
     "list_uploads",
+    "read_owned",
     "scan_job",
     "sweep_keys",
 ]
@@ -159,6 +162,17 @@ def _read_intent(store: Store, url: str) -> list[str]:
     return UploadIntent.from_bytes(store.get(url), url).urls
 
 
+@dataclass
+class OwnedUploads:
+    """What a job's records say it owns (:func:`read_owned`): upload IDs to abort (id → key),
+    every key it is known to have started an upload to, and the records that could not be
+    read (their intents were read instead)."""
+
+    ids: dict[str, str] = field(default_factory=dict)
+    written: set[str] = field(default_factory=set)
+    unreadable: list[CommitError] = field(default_factory=list)
+
+
 def abort_owned(
     store: Store,
     records: JobRecords,
@@ -185,9 +199,29 @@ def abort_owned(
 
     Everything that cannot be read is reported in ``unreadable`` (and its intents swept), so a
     corrupt record never hides an upload.  ``records_store`` is where the records are read
-    (default: ``store``, where the uploads are).
+    (default: ``store``, where the uploads are).  (A job commit splits this in two around its
+    completes: :func:`read_owned`, then :func:`abort_found`.)
     """
-    outcome = AbortOutcome()
+    owned = read_owned(store, records, pool, committed_attempts=committed_attempts,
+                       records_store=records_store)
+    for upload_id in committed_ids:
+        owned.ids.pop(upload_id, None)
+    listed: list[UploadInfo] | None = None
+    if committed_ids:
+        listed = store.list_multipart_uploads(dir_prefix(dest))
+        owned.written.update(u.url for u in listed if u.upload_id in committed_ids)
+    swept = sweep_keys(store, {u for u in owned.written if is_under(u, dest)}, dest=dest,
+                       exclude=set(committed_ids) | set(owned.ids), listed=listed)
+    return _abort_swept(store, owned, swept, pool)
+
+
+def read_owned(store: Store, records: JobRecords, pool: BoundedExecutor, *,
+               committed_attempts: set[str] | frozenset[str] = frozenset(),
+               records_store: Store | None = None) -> OwnedUploads:
+    """Read the records of the attempts not in ``committed_attempts`` and the intents not
+    covered by a record: the upload IDs and keys the job owns.  Reads only (GETs): a job
+    commit runs it beside its completes."""
+    owned = OwnedUploads()
     rstore = records_store if records_store is not None else store
     pending_names = {u for urls in records.pendings.values() for u in urls}
     to_read: list[str] = []
@@ -202,8 +236,6 @@ def abort_owned(
                 continue
             intents_to_read.append(intent)
 
-    ids: dict[str, str] = {}
-    written: set[str] = set()  # every key the job is known to have started an upload to
     unreadable_pendings: set[str] = set()
 
     def read(url: str) -> tuple[str, list[tuple[str, str]] | None, CommitError | None]:
@@ -216,13 +248,12 @@ def abort_owned(
 
     for url, pairs, error in pool.imap(read, to_read):
         if error is not None or pairs is None:
-            outcome.unreadable.append(error or CommitError(url, "unreadable"))
+            owned.unreadable.append(error or CommitError(url, "unreadable"))
             unreadable_pendings.add(url)
             continue
         for dest_url, upload_id in pairs:
-            written.add(dest_url)
-            if upload_id not in committed_ids:
-                ids[upload_id] = dest_url
+            owned.written.add(dest_url)
+            owned.ids[upload_id] = dest_url
     # A corrupt record hides its upload IDs: sweep their keys through the intents instead
     # (beside a magic .pending; the task's intent for a staging .pendingset).
     all_intents = {u for urls in records.intents.values() for u in urls}
@@ -247,16 +278,38 @@ def abort_owned(
 
     for url, urls, error in pool.imap(read_intent, intents_to_read):
         if error is not None or urls is None:
-            outcome.unreadable.append(error or CommitError(url, "unreadable"))
+            owned.unreadable.append(error or CommitError(url, "unreadable"))
             continue
-        written.update(urls)
+        owned.written.update(urls)
+    return owned
 
-    listed: list[UploadInfo] | None = None
-    if committed_ids:
-        listed = store.list_multipart_uploads(dir_prefix(dest))
-        written.update(u.url for u in listed if u.upload_id in committed_ids)
-    swept = sweep_keys(store, {u for u in written if is_under(u, dest)}, dest=dest,
-                       exclude=set(committed_ids) | set(ids), listed=listed)
+
+def abort_found(store: Store, owned: OwnedUploads, pool: BoundedExecutor, *,
+                committed_ids: set[str] | frozenset[str],
+                committed_keys: Callable[[set[str]], set[str]], dest: str) -> AbortOutcome:
+    """The second half of a job commit's abort, once its uploads are completed: list the
+    uploads under ``dest`` (the completed ones are gone, so the listing holds only what is
+    left: strays and other jobs' uploads) and abort those the job owns — named by its
+    records, or at a key it wrote to.  ``committed_keys(urls)`` answers which of ``urls`` are
+    keys the job committed (streamed from the job's records, so no set of every committed
+    key is held).  The committed uploads are never aborted."""
+    for upload_id in committed_ids:
+        owned.ids.pop(upload_id, None)
+    listed = store.list_multipart_uploads(dir_prefix(dest))
+    exclude = set(committed_ids) | set(owned.ids)
+    candidates = {u.url for u in listed if u.upload_id not in exclude and is_under(u.url, dest)
+                  and u.url not in owned.written}
+    wanted = {u for u in owned.written if is_under(u, dest)}
+    if candidates:
+        wanted |= committed_keys(candidates)
+    swept = sweep_keys(store, wanted, dest=dest, exclude=exclude, listed=listed)
+    return _abort_swept(store, owned, swept, pool)
+
+
+def _abort_swept(store: Store, owned: OwnedUploads, swept: Sequence[UploadInfo],
+                 pool: BoundedExecutor) -> AbortOutcome:
+    outcome = AbortOutcome(unreadable=list(owned.unreadable))
+    ids = dict(owned.ids)
     for upload in swept:
         ids[upload.upload_id] = upload.url
     _abort_ids(store, ids, pool, outcome)

@@ -9,14 +9,19 @@ the fenced committer do not use them.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any, ClassVar
 
 from zerorename.committers.base import BaseCommitter
 from zerorename.committers.cleanup import (
+    JobRecords,
+    OwnedUploads,
     abort_all_under,
+    abort_found,
     abort_owned,
     abort_quietly,
     delete_tree,
+    read_owned,
     scan_job,
 )
 from zerorename.committers.layout import PENDING, JobArea, JobLayout
@@ -24,6 +29,7 @@ from zerorename.committers.reliable import ReliableStore
 from zerorename.committers.uploads import task_pendingset
 from zerorename.context import JobContext, TaskContext
 from zerorename.errors import CommitError, FormatError, JobFailedError, NotFoundError
+from zerorename.executor import THREAD_PREFIX
 from zerorename.formats import (
     PendingSet,
     SinglePendingCommit,
@@ -33,6 +39,7 @@ from zerorename.formats import (
 from zerorename.messages import TaskCommitMessage
 from zerorename.stages import (
     FilenameSample,
+    Loaded,
     StageContext,
     StageRunner,
     TaskSource,
@@ -115,15 +122,13 @@ class S3ACommitter(BaseCommitter):
             loaded = runner.run("job_stage_load_pendingsets", lambda: load_pendingsets(
                 ctx, sources, self.check_in_destination))
             with loaded.spool:
-                outcome = runner.run("job_stage_abort_uncommitted", lambda: abort_owned(
-                    self.store, records, pool, committed_ids=loaded.committed_ids,
-                    committed_attempts=loaded.winners, dest=self.dest,
-                    records_store=self.records))
                 runner.run("job_stage_prepare_destination",
                            lambda: self.prepare_destination(ctx, loaded))
                 filenames = FilenameSample()
-                runner.run("job_stage_complete_uploads",
-                           lambda: complete_uploads(ctx, loaded, filenames))
+                owned = self._complete_reading_owned(ctx, records, loaded, filenames)
+                outcome = runner.run("job_stage_abort_uncommitted", lambda: abort_found(
+                    self.store, owned, pool, committed_ids=loaded.committed_ids,
+                    committed_keys=loaded.committed_among, dest=self.dest))
             success = self.job_success(filenames, loaded)
             if outcome.unreadable:
                 success.diagnostics["unreadable.records"] = "; ".join(
@@ -136,6 +141,35 @@ class S3ACommitter(BaseCommitter):
             runner.run("job_stage_cleanup", lambda: self._cleanup(not outcome.failures,
                                                                    loaded.committed_ids, known))
         return success
+
+    def _complete_reading_owned(self, ctx: StageContext, records: JobRecords, loaded: Loaded,
+                                filenames: FilenameSample) -> OwnedUploads:
+        """Complete the uploads and, meanwhile, read what the job owns besides them (the
+        records of attempts not committed, the intents): those GETs used to hold back the
+        first complete.  Reading only — nothing is aborted until every complete is done
+        (:func:`abort_found`), and a committed upload is never aborted.  With one thread
+        (an inline pool, which must not start threads) the reads come first."""
+        def read() -> OwnedUploads:
+            with ctx.stats.duration("job_stage_read_owned"):  # timed, not a serial stage
+                return read_owned(self.store, records, ctx.pool,
+                                  committed_attempts=loaded.winners,
+                                  records_store=self.records)
+
+        def complete() -> None:
+            ctx.runner.run("job_stage_complete_uploads",
+                           lambda: complete_uploads(ctx, loaded, filenames))
+
+        if ctx.pool.inline:
+            owned = read()
+            complete()
+            return owned
+        with ThreadPoolExecutor(1, thread_name_prefix=f"{THREAD_PREFIX}read-owned") as reader:
+            reading = reader.submit(read)
+            try:
+                complete()
+            finally:
+                wait([reading])
+            return reading.result()
 
     def _cleanup(self, delete_records: bool, keep_ids: set[str], known: list[str]) -> None:
         self._abort_local()
