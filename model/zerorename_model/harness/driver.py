@@ -125,7 +125,7 @@ class DriverRules(RunBase):
         committer.setup_task()
         written = self.written.setdefault(task.name, {})
         for pattern in self.scenario.files:
-            rel = pattern.format(task=task.task_id)
+            rel = pattern.format(task=task.task_id, job=task.job.index)  # {job}: which job
             data = file_data(task.job, task, rel)
             committer.write(rel, data)
             written[rel] = data
