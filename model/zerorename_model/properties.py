@@ -55,6 +55,17 @@ def _accepted_output(result: RunResult, job: JobState) -> dict[str, bytes]:
     return expected
 
 
+def _other_jobs_output(result: RunResult, job: JobState) -> dict[str, bytes]:
+    """The accepted output of the run's other committed jobs on ``job``'s destination: two
+    jobs writing one destination (other files of one table) see each other's output, which is
+    neither job's failure."""
+    shared: dict[str, bytes] = {}
+    for other in result.jobs:
+        if other is not job and other.spec.dest == job.spec.dest and other.outcome == "committed":
+            shared.update(_accepted_output(result, other))
+    return shared
+
+
 def _committed_jobs(result: RunResult) -> list[tuple[int, JobState]]:
     return [(i, j) for i, j in enumerate(result.jobs)
             if j.outcome == "committed" and j.dest_at_commit is not None]
@@ -81,8 +92,11 @@ def exclusivity(result: RunResult) -> list[Violation]:
         assert job.dest_at_commit is not None
         allowed = _accepted_output(result, job)
         kept = result.preexisting.get(job.spec.dest, {})
+        shared = _other_jobs_output(result, job)
         for rel, data in sorted(job.dest_at_commit.items()):
             if allowed.get(rel) == data or (rel not in allowed and kept.get(rel) == data):
+                continue
+            if rel not in allowed and shared.get(rel) == data:
                 continue
             found.append(Violation("exclusivity", i,
                                    f"{rel}: written by {_writer_of(data)}, not accepted"))
@@ -195,7 +209,7 @@ def valid_outcome(result: RunResult) -> list[Violation]:
                   for name, task in tasks.items()}
         writer = {(rel, data): name for name, files in output.items()
                   for rel, data in files.items()}
-        kept = result.preexisting.get(job.spec.dest, {})
+        kept = {**result.preexisting.get(job.spec.dest, {}), **_other_jobs_output(result, job)}
         shown: dict[int, set[str]] = {}
         for rel, data in sorted(visible.items()):
             name = writer.get((rel, data))

@@ -44,6 +44,9 @@ SPACED_FILES = ("year=2024/my file {task}.csv",)
 ADJACENT = ("s3://bucket/out/dataset1", "s3://bucket/out/dataset10")
 #: unrelated destinations, for two jobs that share a job ID (SPARK-33402)
 SEPARATE = ("s3://bucket/out/a", "s3://bucket/out/b")
+#: one destination for two jobs, each writing files of its own (other partitions of one table)
+SAME = ("s3://bucket/out", "s3://bucket/out")
+JOB_FILES = ("part-{task:05d}-job{job}",)
 
 #: the properties every single-job scope decides
 OUTPUT_PROPS = ("completeness", "exclusivity", "valid-outcome", "consistency", "liveness")
@@ -127,6 +130,9 @@ FAMILIES: tuple[Family, ...] = (
                                                                 same_job_id=True),
            "two jobs with one job ID (started in the same second) writing to two "
            "destinations"),
+    Family("same-destination", CONCURRENT_PROPS,
+           lambda d: _TwoJobs(d, SAME, files=JOB_FILES),
+           "two jobs writing files of their own to the same destination at once"),
 )
 
 SCOPES: tuple[Scope, ...] = tuple(
