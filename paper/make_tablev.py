@@ -18,6 +18,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from zrpaper.claims import TABLEV_NOTES
+
 from zerorename_model.tablev import (
     ATTRIBUTES,
     COLUMNS,
@@ -32,30 +34,9 @@ from zerorename_model.tablev import (
 )
 from zerorename_model.trace import format_trace
 
-#: Why the model can disagree with the paper on a cell, written after reading the witness runs.
-#: Used only for cells where compare() reports a difference; a difference without an entry here
-#: is printed as unexplained, and an entry without a difference is not printed.
-EXPLANATIONS: dict[tuple[str, str], str] = {
-    ("direct", "abortable_job"): (
-        "Direct writes every file straight to its final name and keeps no record of what it "
-        "wrote, so its job abort deletes nothing: when the driver gives up after a task "
-        "finished, that task's files stay visible. The paper marks Direct as abortable without "
-        "naming a mechanism; the only one available (deleting the destination) would also "
-        "destroy data that was there before the job."),
-    ("stocator", "speculative_tasks"): (
-        "Stocator makes output visible as it is written. A speculative attempt that lost the "
-        "race but has not yet been stopped writes its attempt-named file after the job commit "
-        "listed the destination, so the committed destination holds it until the loser is told "
-        "to abort and deletes it. The paper counts Stocator's output as the files its _SUCCESS "
-        "manifest names (which exclude the loser); the model observes the destination as a "
-        "reader listing the directory does. This is the paper's own continuity objection to "
-        "Stocator, reached through speculation rather than a partition."),
-    ("emr", "abortable_job"): (
-        "EMR completes its uploads in task commit, so once a task has committed its files are "
-        "visible, and the job abort can only abort incomplete uploads: a job aborted after a "
-        "task committed leaves that task's output in the destination. The paper marks EMR's "
-        "job as abortable although its own text notes that committed task output is visible."),
-}
+#: Why the model can disagree with the paper on a cell: in zrpaper/claims.py, beside the
+#: paper's other explanations (the paper's Section 5 shows them too).
+EXPLANATIONS = TABLEV_NOTES
 
 
 def _mark(value: bool | None) -> str:
@@ -151,7 +132,7 @@ def render_notes(differences: list[Difference]) -> str:
 def _cell_json(cell: Cell) -> dict[str, Any]:
     """A cell; its trace only where a run decided it (a witness) or it is False.  Timings are
     left out, so regenerating the file changes it only when a result changes."""
-    data = cell.to_json()
+    data: dict[str, Any] = cell.to_json()
     data["explored"] = {k: v for k, v in data["explored"].items() if k != "seconds"}
     if not (cell.explored["found"] or not cell.value):
         data["witness_trace"] = None

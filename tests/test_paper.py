@@ -11,7 +11,9 @@ from __future__ import annotations
 import copy
 import json
 import re
+import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +27,8 @@ LINK = re.compile(r"\]\((results/traces/[^)]+\.jsonl)\)")
 sys.path.insert(0, str(PAPER_DIR))  # paper/zrpaper, as paper/make_paper.py imports it
 
 from zrpaper import figures, merge, render, settings  # noqa: E402
-from zrpaper.differences import render_differences, render_fenced  # noqa: E402
 from zrpaper.matrix import render_matrix  # noqa: E402
+from zrpaper.production import render_production_bugs  # noqa: E402
 from zrpaper.sections import render_explored, render_tablev  # noqa: E402
 
 
@@ -48,8 +50,7 @@ def test_paper_is_exactly_what_the_results_render_to(results: dict[str, Any], pa
 
 
 def test_every_generated_section_is_in_the_paper(results: dict[str, Any], paper: str) -> None:
-    for section_of in (render_matrix, render_tablev, render_differences, render_explored,
-                       render_fenced):
+    for section_of in render.SECTIONS.values():
         section = section_of(results)
         assert section.strip() and section in paper, section_of.__name__
     assert "{{" not in paper, "a placeholder was left unsubstituted"
@@ -219,7 +220,7 @@ def _stubbed_merge(results: dict[str, Any], tmp_path: Path, committer: str) -> d
                                   for p in r["verdicts"]})
                 for r in results["race"] if (r["committer"], r["store"]) in pairs]
 
-    def tablev(columns: list[str]) -> dict[str, Any]:
+    def tablev(columns: Sequence[str]) -> dict[str, Any]:
         return {"cells": {c: {a: dict(cell, value=True, trace=None)
                               for a, cell in results["tablev"]["cells"][c].items()}
                           for c in columns}, "differences": [],
@@ -281,3 +282,212 @@ def test_a_merge_is_refused_when_its_cells_would_not_be_comparable(
         merge.merge_plan(results, ["no-such-committer"], results["budget"])
     assert merge.merge_plan(results, ["fenced+no-fence"], results["budget"]) == \
         ([], [("fenced+no-fence", "s3")], [])
+
+
+# -- per-protocol rendering, on cells the model computes here --------------------------------
+#
+# A small results set made by running the model: `magic` and its production-bug variant
+# `magic+prefix-cleanup` on `s3` and `hdfs`, each cell decided once per job-commit protocol from
+# scopes of that protocol only (one task, one partition; two jobs on adjacent prefixes).  The
+# renderer's output is checked against these cells, whatever they turn out to be.
+
+TINY_COMMITTERS = ("magic", "magic+prefix-cleanup")
+TINY_STORES = ("s3", "hdfs")
+TINY_PROPS = ("completeness", "exclusivity", "concurrency")
+
+
+def _tiny_scopes(driver: str) -> tuple[Any, ...]:
+    from zerorename_model import verdicts
+    from zerorename_model.scenario import Faults, Scenario
+
+    def two_jobs(committer: str, store: str) -> Scenario:
+        return Scenario(committer, store=store, tasks=1, files=verdicts.NESTED_FILES,
+                        max_attempts=2, driver=driver, faults=Faults(),
+                        dests=("s3://bucket/out/dataset1", "s3://bucket/out/dataset10"))
+
+    return (verdicts.Scope(f"partition-{driver}", ("completeness", "exclusivity"),
+                           verdicts._single(driver, Faults(partition=1), tasks=1)),
+            verdicts.Scope(f"two-jobs-{driver}", ("concurrency",), two_jobs))
+
+
+def _tiny_results(paper_dir: Path, max_runs: int) -> dict[str, Any]:
+    """Every tiny cell, decided by the model's ``decide_pair`` in one protocol's scopes at a
+    time, tagged with that protocol and, for a variant, with its fixed committer and report
+    (from the catalogue ``zerorename_model.bugs``)."""
+    from zerorename_model import bugs, verdicts
+
+    traces = paper_dir / "results" / "traces"
+    variants = {b.variant: b for b in bugs.BUGS}
+    cells: list[dict[str, Any]] = []
+    for committer in TINY_COMMITTERS:
+        for store in TINY_STORES:
+            for driver in ("hadoop", "spark"):
+                with pytest.MonkeyPatch.context() as patch:
+                    patch.setattr(verdicts, "SCOPES", _tiny_scopes(driver))
+                    decided = verdicts.decide_pair(
+                        committer, store, TINY_PROPS, verdicts.Budget(max_runs=max_runs),
+                        str(traces / driver))
+                for cell in decided:
+                    bug = variants.get(committer)
+                    trace_path = cell["trace"]
+                    cells.append({**cell, "protocol": driver,
+                                  "trace": trace_path and Path(trace_path).relative_to(
+                                      paper_dir).as_posix(),
+                                  "variant_of": bug.fixed if bug else None,
+                                  "bug": bug.report if bug else None})
+    return {"committers": list(TINY_COMMITTERS), "stores": list(TINY_STORES),
+            "properties": list(TINY_PROPS), "cells": cells}
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    paper_dir = tmp_path_factory.mktemp("paper")
+    return paper_dir, _tiny_results(paper_dir, max_runs=20_000)
+
+
+def _expected_mark(cell: dict[str, Any]) -> str:
+    """The mark a cell must get: a violation links its trace; a holding cell whose scopes were
+    not all enumerated must not read as a plain ``holds``."""
+    if cell["verdict"] == "violated":
+        return f"[**violated**]({cell['trace']})"
+    if cell["verdict"] == "holds" and not cell["explored"].get("complete", True):
+        return "holds\\*"
+    return str(cell["verdict"])
+
+
+def _table_rows(text: str, first: str) -> dict[tuple[str, str], list[str]]:
+    """The rows of the markdown table whose header starts with ``| first |``, by their first
+    two columns."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"| {first} |"))
+    rows: dict[tuple[str, str], list[str]] = {}
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
+        columns = [c.strip() for c in line.strip("|").split(" | ")]
+        rows[(columns[0], columns[1])] = columns[2:]
+    return rows
+
+
+def test_the_matrix_shows_each_protocols_verdict_in_every_cell(
+        tiny: tuple[Path, dict[str, Any]]) -> None:
+    _paper_dir, results = tiny
+    rendered = render_matrix(results)
+    full = _table_rows(rendered, "committer | store")
+    cells = {(c["committer"], c["store"], c["property"], c["protocol"]): c
+             for c in results["cells"]}
+    assert set(full) == {("magic", s) for s in TINY_STORES}, "variants stay out of the matrix"
+    for (committer, store), marks in full.items():
+        assert marks == [" / ".join(_expected_mark(cells[(committer, store, p, d)])
+                                    for d in ("hadoop", "spark")) for p in TINY_PROPS]
+    for driver, name in (("hadoop", "Hadoop's protocol"), ("spark", "Spark's protocol")):
+        mine = [c for c in results["cells"] if c["protocol"] == driver
+                and c["variant_of"] is None]
+        violated = sum(c["verdict"] == "violated" for c in mine)
+        assert f"{name}: {len(mine)} cells: {violated} violated," in rendered
+
+
+def test_at_a_glance_names_every_violation_and_says_when_all_hold(
+        tiny: tuple[Path, dict[str, Any]]) -> None:
+    _paper_dir, results = tiny
+    glance = _table_rows(render_matrix(results), "committer | protocol")
+    texts: dict[tuple[str, str], list[str]] = {}
+    for (committer, driver), row in glance.items():
+        for store, text in zip(TINY_STORES, row, strict=True):
+            mine = [c for c in results["cells"] if (c["committer"], c["store"], c["protocol"])
+                    == (committer, store, driver)]
+            violated = [c for c in mine if c["verdict"] == "violated"]
+            for cell in violated:
+                assert f"[{cell['property']}]({cell['trace']})" in text
+            if all(c["verdict"] == "n/a" for c in mine):
+                assert text == "n/a"
+            else:
+                assert (text == "all hold") == (not violated)
+            texts.setdefault((committer, store), []).append(text)
+    # the table exists to show a committer that is safe under one protocol and not the other
+    assert any(len(set(both)) == 2 for both in texts.values()), texts
+
+
+def test_each_production_bug_row_stands_beside_its_fixed_row_with_a_replayable_trace(
+        tiny: tuple[Path, dict[str, Any]]) -> None:
+    paper_dir, results = tiny
+    section = render_production_bugs(results)
+    lines = section.splitlines()
+    cells = {(c["committer"], c["store"], c["property"], c["protocol"]): c
+             for c in results["cells"]}
+
+    def fixed_of(cell: dict[str, Any]) -> dict[str, Any]:
+        fixed: dict[str, Any] = cells[(cell["variant_of"], cell["store"], cell["property"],
+                                       cell["protocol"])]
+        return fixed
+
+    violated = [c for c in results["cells"] if c["variant_of"] and c["verdict"] == "violated"]
+    # the bug's evidence: what the variant violates and its fixed committer does not
+    shown = [c for c in violated if fixed_of(c)["verdict"] != "violated"]
+    assert shown, "the variant violated nothing its fixed committer keeps: nothing to show"
+    for cell in violated:
+        if cell not in shown:
+            assert f"| `{cell['committer']}` | {cell['store']} | {cell['protocol']} | " \
+                f"{cell['property']} |" not in section
+            assert f"{cell['property']} on {cell['store']} ({cell['protocol']})" in section
+    for cell in shown:
+        row = (f"| `{cell['committer']}` | {cell['store']} | {cell['protocol']} | "
+               f"{cell['property']} | {_expected_mark(cell)} |")
+        at = next(i for i, line in enumerate(lines) if line.startswith(row))
+        fixed = fixed_of(cell)
+        assert lines[at + 1].startswith(
+            f"| `{fixed['committer']}` (fixed) | {cell['store']} | {cell['protocol']} | "
+            f"{cell['property']} | {_expected_mark(fixed)} |")
+        command = f"zerorename trace replay paper/{cell['trace']}"
+        assert command in section
+    cli = Path(sys.executable).with_name("zerorename")
+    replayed = subprocess.run([str(cli), "trace", "replay", str(paper_dir / shown[0]["trace"])],
+                              capture_output=True, text=True, check=False, timeout=300)
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+
+
+def test_undecided_cells_are_marked_and_listed_and_holds_star_only_when_some_are(
+        tiny: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    _paper_dir, decided = tiny
+    cut_off = _tiny_results(tmp_path, max_runs=20)
+    undecided = [c for c in cut_off["cells"] if c["verdict"] == "holds"
+                 and not c["explored"]["complete"] and c["variant_of"] is None]
+    assert undecided, "20 runs per scope enumerated every tiny scope: nothing to check"
+    rendered = render_matrix(cut_off)
+    full = _table_rows(rendered, "committer | store")
+    for cell in undecided:
+        at = TINY_PROPS.index(cell["property"])
+        marks = full[(cell["committer"], cell["store"])][at].split(" / ")
+        assert marks[("hadoop", "spark").index(cell["protocol"])] == "holds\\*"
+    listing = rendered[rendered.index("not decided completely"):]
+    for cell in undecided:
+        assert f"* `{cell['committer']}` on {cell['store']} ({cell['protocol']}): " in listing
+        assert cell["property"] in listing
+    complete = all(c["explored"].get("complete", True) or c["verdict"] != "holds"
+                   for c in decided["cells"])
+    assert complete, "20,000 runs did not enumerate a tiny scope"
+    assert "holds*" not in render_matrix(decided)
+    assert "holds\\*" not in render_matrix(decided)
+
+
+def test_the_figures_draw_one_panel_per_protocol(tiny: tuple[Path, dict[str, Any]],
+                                                 tmp_path: Path) -> None:
+    _paper_dir, results = tiny
+    panels = figures.matrix_panels(results)
+    assert list(panels) == ["hadoop", "spark"]
+    for driver, cells in panels.items():
+        assert {c["protocol"] for c in cells} == {driver}
+        assert not any(c["variant_of"] for c in cells)
+    first = figures.write_figures(results, tmp_path / "first")
+    assert [p.name for p in first] == figures.figure_names(results)
+    changed = copy.deepcopy(results)
+    spark = next(c for c in changed["cells"] if c["protocol"] == "spark"
+                 and c["property"] == "exclusivity" and c["verdict"] != "n/a"
+                 and not c["variant_of"])
+    spark["verdict"] = "violated" if spark["verdict"] == "holds" else "holds"
+    figures.write_figures(changed, tmp_path / "second")
+    for name in ("matrix.png", "matrix.exclusivity.png"):
+        assert (tmp_path / "first" / name).read_bytes() != \
+            (tmp_path / "second" / name).read_bytes(), name
+    assert (tmp_path / "first" / "matrix.completeness.png").read_bytes() == \
+        (tmp_path / "second" / "matrix.completeness.png").read_bytes()

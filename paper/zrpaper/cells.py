@@ -1,7 +1,11 @@
-"""How one verdict cell reads in the paper: its kind, its mark, the link to its trace."""
+"""How one verdict cell reads in the paper: its kind, its mark, the link to its trace; and the
+typed view of a cell (:class:`Cell`) that the per-protocol tables and figures read."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 
@@ -52,3 +56,105 @@ def search_outcome(explored: dict[str, Any]) -> str:
     return "every schedule" if explored["complete"] else "run budget hit"
 
 
+
+
+# -- the typed view of a cell the per-protocol tables read ------------------------------------
+
+
+class Verdict(StrEnum):
+    """What exploration decided for a cell (``zerorename check --json``'s ``verdict``)."""
+
+    HOLDS = "holds"
+    VIOLATED = "violated"
+    NA = "n/a"
+
+
+class JobProtocol(StrEnum):
+    """How the job commit learns which tasks committed: Hadoop's lists the store
+    (``commit_job(None)``), Spark's is passed the accepted attempts' messages."""
+
+    HADOOP = "hadoop"
+    SPARK = "spark"
+
+
+#: every table and figure shows the protocols in this order
+PROTOCOLS = (JobProtocol.HADOOP, JobProtocol.SPARK)
+PROTOCOL_NAMES = {JobProtocol.HADOOP: "Hadoop's protocol", JobProtocol.SPARK: "Spark's protocol",
+                  None: "both protocols' scopes together"}
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One cell of ``verdicts.json``, typed.  ``protocol`` is None for a cell of results made
+    before cells were decided per protocol (its verdict combines the scopes of both);
+    ``variant_of`` and ``bug`` name the fixed committer and the report of a production-bug
+    variant's row."""
+
+    committer: str
+    store: str
+    prop: str
+    protocol: JobProtocol | None
+    verdict: Verdict
+    complete: bool
+    trace: str | None
+    variant_of: str | None
+    bug: str | None
+    scope: str | None
+    steps: int | None
+    cut_off: tuple[str, ...]
+
+    @classmethod
+    def read(cls, raw: Mapping[str, Any]) -> Cell:
+        explored: Mapping[str, Any] = raw["explored"]
+        protocol = raw.get("protocol")
+        return cls(committer=str(raw["committer"]), store=str(raw["store"]),
+                   prop=str(raw["property"]),
+                   protocol=None if protocol is None else JobProtocol(protocol),
+                   verdict=Verdict(raw["verdict"]),
+                   complete=bool(explored.get("complete", True)), trace=raw.get("trace"),
+                   variant_of=raw.get("variant_of"), bug=raw.get("bug"),
+                   scope=explored.get("scope"), steps=explored.get("steps"),
+                   cut_off=tuple(s["scope"] for s in explored.get("scopes", [explored])
+                                 if "scope" in s and not s.get("complete", True)))
+
+    @property
+    def undecided(self) -> bool:
+        """No violation found, but some scope was cut off by the run budget: not a proof."""
+        return self.verdict is Verdict.HOLDS and not self.complete
+
+    @property
+    def mark(self) -> str:
+        """The cell as a table shows it: a violation links to its trace; an undecided cell
+        reads ``holds*`` (and is listed under the table), never plain ``holds``."""
+        if self.verdict is Verdict.VIOLATED:
+            return link("**violated**", self.trace)
+        return "holds\\*" if self.undecided else str(self.verdict)
+
+
+def typed_cells(results: Mapping[str, Any]) -> list[Cell]:
+    return [Cell.read(raw) for raw in results["cells"]]
+
+
+def protocols_in(cells: Sequence[Cell]) -> list[JobProtocol | None]:
+    """The protocols the cells were decided under, in :data:`PROTOCOLS` order; ``[None]`` for
+    results that predate per-protocol cells."""
+    present = {c.protocol for c in cells}
+    return [p for p in PROTOCOLS if p in present] + ([None] if None in present else [])
+
+
+CellKey = tuple[str, str, str]
+
+
+def by_protocol(cells: Sequence[Cell]) -> dict[CellKey, dict[JobProtocol | None, Cell]]:
+    """(committer, store, property) -> the cell under each protocol."""
+    table: dict[CellKey, dict[JobProtocol | None, Cell]] = {}
+    for cell in cells:
+        table.setdefault((cell.committer, cell.store, cell.prop), {})[cell.protocol] = cell
+    return table
+
+
+def fixed_committers(results: Mapping[str, Any]) -> list[str]:
+    """The matrix's rows: the committers that are not a production-bug variant, in the results'
+    order."""
+    variants = {c.committer for c in typed_cells(results) if c.variant_of is not None}
+    return [c for c in results["committers"] if c not in variants]

@@ -8,14 +8,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from zrpaper.cells import (
+    PROTOCOL_NAMES,
+    by_protocol,
     index,
     kind,
     link,
-    mark,
+    protocols_in,
     runs_text,
     scope_runs,
     search_outcome,
     show_bool,
+    typed_cells,
 )
 from zrpaper.claims import CLAIM_EXPLANATIONS, PAPER_CLAIMS, Claim, tablev_explanations
 from zrpaper.settings import RACE_PROPS, RACE_SCOPES
@@ -25,9 +28,21 @@ FENCED = "fenced"
 FENCED_VARIANT = "fenced+no-fence"
 
 def _claim_cells(claim: Claim, results: dict[str, Any]) -> list[dict[str, Any]]:
-    cells = index(results)
-    return [cells[(c, s, p)] for c in claim.committers for s in claim.stores
-            for p in claim.props if (c, s, p) in cells]
+    """The cells a claim is about, under every protocol they were decided for."""
+    cells = index(results) if not any("protocol" in c for c in results["cells"]) else {
+        (c["committer"], c["store"], c["property"], c["protocol"]): c for c in results["cells"]}
+    return [cell for key, cell in cells.items() if key[0] in claim.committers
+            and key[1] in claim.stores and key[2] in claim.props]
+
+
+def _summary(cells: list[dict[str, Any]]) -> str:
+    """How many cells of each kind, per protocol when the cells have one."""
+    groups: dict[str | None, Counter[str]] = {}
+    for cell in cells:
+        groups.setdefault(cell.get("protocol"), Counter())[kind(cell)] += 1
+    return "; ".join(("" if protocol is None else f"{protocol}: ")
+                     + ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+                     for protocol, counts in sorted(groups.items(), key=lambda g: g[0] or ""))
 
 
 def _contradicts(claim: Claim, cell: dict[str, Any]) -> bool:
@@ -43,8 +58,7 @@ def render_differences(results: dict[str, Any]) -> str:
     for claim in PAPER_CLAIMS:
         cells = _claim_cells(claim, results)
         wrong = [c for c in cells if _contradicts(claim, c)]
-        ours = Counter(kind(c) for c in cells)
-        summary = ", ".join(f"{n} {k}" for k, n in sorted(ours.items()))
+        summary = _summary(cells)
         verdict = (f"**differs**: {summary}" if wrong else f"agrees: {summary}" if cells
                    else "not computed")
         lines.append(f"| {claim.key} | {claim.section} | {' '.join(claim.committers)} on "
@@ -56,7 +70,8 @@ def render_differences(results: dict[str, Any]) -> str:
         lines += ["", f"#### {claim.key} ({claim.section})", "",
                   f"The paper: \"{claim.quote}\".", "",
                   "Ours: " + "; ".join(
-                      f"{c['committer']} on {c['store']}, {c['property']}: "
+                      f"{c['committer']} on {c['store']}, {c['property']}"
+                      + (f" ({c['protocol']}'s protocol)" if c.get("protocol") else "") + ": "
                       f"{link(kind(c), c['trace'])}"
                       + (f" (scope `{c['explored']['scope']}`)" if "scope" in c["explored"]
                          else "") for c in wrong) + ".", "",
@@ -112,14 +127,21 @@ def render_fenced(results: dict[str, Any]) -> str:
     covered, its Table V column with what each probe found (and the job commit's atomicity
     for a reader of its record), and the VIII.C probe with and without the fence."""
     props = results["properties"]
-    cells = index(results)
+    typed = [c for c in typed_cells(results) if c.committer == FENCED]
+    cells = by_protocol(typed)
+    protocols = protocols_in(typed)
     explorations = scope_runs(results)
-    lines = ["| store | " + " | ".join(props) + " | what was explored |",
-             "|---|" + "---|" * (len(props) + 1)]
+    lines = [] if protocols == [None] else [
+        "Each cell: " + " / ".join(PROTOCOL_NAMES[p] for p in protocols) + ".", ""]
+    lines += ["| store | " + " | ".join(props) + " | what was explored |",
+              "|---|" + "---|" * (len(props) + 1)]
     for store in results["stores"]:
-        row = [cells[(FENCED, store, p)] for p in props if (FENCED, store, p) in cells]
+        row = [c for c in results["cells"] if (c["committer"], c["store"]) == (FENCED, store)]
         if not row:
             continue
+        marks = [" / ".join(cells[(FENCED, store, p)][q].mark
+                            if q in cells[(FENCED, store, p)] else "–" for q in protocols)
+                 for p in props if (FENCED, store, p) in cells]
         mine = [e for (c, s, _scope), e in explorations.items() if (c, s) == (FENCED, store)]
         if mine:
             complete = sum(1 for e in mine if e["complete"])
@@ -129,7 +151,7 @@ def render_fenced(results: dict[str, Any]) -> str:
         else:
             reasons = sorted({c["explored"]["reason"] for c in row if c["verdict"] == "n/a"})
             covered = "not explored: " + "; ".join(reasons)
-        lines.append(f"| {store} | " + " | ".join(mark(c) for c in row) + f" | {covered} |")
+        lines.append(f"| {store} | " + " | ".join(marks) + f" | {covered} |")
     table = results["tablev"]
     column = table["cells"].get(FENCED)
     if column is not None:

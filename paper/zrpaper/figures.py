@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from zrpaper.cells import PROTOCOL_NAMES, JobProtocol, protocols_in, typed_cells
 from zrpaper.settings import HERE
 
 #: The VIII.C witness the paper draws: the magic committer under Hadoop's protocol, where a
@@ -18,6 +19,34 @@ RACE_FIGURE_TRACE = "results/traces/race.magic.s3.partition-hadoop.exclusivity.j
 FIGURE_DPI = 100
 
 
+def matrix_panels(results: dict[str, Any]) -> dict[JobProtocol | None, list[dict[str, Any]]]:
+    """The matrix's cells (production-bug variants left out) by job-commit protocol, in the
+    order the panels are drawn; ``{None: cells}`` for results that predate protocols."""
+    typed = typed_cells(results)
+    fixed = [raw for raw, cell in zip(results["cells"], typed, strict=True)
+             if cell.variant_of is None]
+    return {p: [raw for raw in fixed if raw.get("protocol") == p]
+            for p in protocols_in([c for c in typed if c.variant_of is None])}
+
+
+def render_matrix_figures(results: dict[str, Any]) -> str:
+    """The paper's block that shows the matrix figures (the overall grid, then one grid per
+    property, two to a row), naming the protocols the panels are drawn for."""
+    panels = [PROTOCOL_NAMES[p] for p in matrix_panels(results) if p is not None]
+    lines = ["The same matrix drawn (`paper/figures/`, drawn by `make_paper.py` from the "
+             "results): per cell, how many of the properties that apply are violated, then one "
+             "grid per property"
+             + (f"; each figure has one panel per protocol ({', '.join(panels)})." if panels
+                else "."), "",
+             "![Violated properties per committer and store](figures/matrix.png)", "",
+             "| | |", "|---|---|"]
+    props = list(results["properties"])
+    for i in range(0, len(props), 2):
+        pair = [f"![{p}](figures/matrix.{p}.png)" for p in props[i:i + 2]]
+        lines.append("| " + " | ".join(pair + [""] * (2 - len(pair))) + " |")
+    return "\n".join(lines)
+
+
 def figure_names(results: dict[str, Any]) -> list[str]:
     """The files :func:`write_figures` draws, relative to the figures directory."""
     return (["matrix.png"] + [f"matrix.{prop}.png" for prop in results["properties"]]
@@ -25,8 +54,9 @@ def figure_names(results: dict[str, Any]) -> list[str]:
 
 
 def write_figures(results: dict[str, Any], out: Path) -> list[Path]:
-    """Draw the matrix (overall and per property) and the VIII.C witness (timeline and slice)
-    into ``out``; remove any other PNG there, so no stale figure is left."""
+    """Draw the matrix (overall and per property, one panel per job-commit protocol) and the
+    VIII.C witness (timeline and slice) into ``out``; remove any other PNG there, so no stale
+    figure is left."""
     import matplotlib
     import matplotlib.pyplot as plt
     from matplotlib.figure import Figure
@@ -35,16 +65,28 @@ def write_figures(results: dict[str, Any], out: Path) -> list[Path]:
 
     out.mkdir(parents=True, exist_ok=True)
     witness = analysis.load(HERE / RACE_FIGURE_TRACE)
-    cells = results["cells"]
+    panels = matrix_panels(results)
+
+    def _heatmap(prop: str | None, title: str) -> Callable[[], Figure]:
+        def draw() -> Figure:
+            if list(panels) == [None]:  # results that predate per-protocol cells: one grid
+                figure: Figure = viz.verdict_heatmap(panels[None], prop=prop, title=title,
+                                                     sampled=prop is not None)
+                return figure
+            stores = len(results["stores"])
+            rows = len({c["committer"] for cells in panels.values() for c in cells})
+            figure, axes = plt.subplots(1, len(panels), squeeze=False, figsize=(
+                len(panels) * (1.2 + 1.2 * stores), 0.9 + 0.45 * rows))
+            for ax, (protocol, cells) in zip(axes[0], panels.items(), strict=True):
+                viz.verdict_heatmap(cells, prop=prop, ax=ax, sampled=prop is not None,
+                                    title=f"{title}: {PROTOCOL_NAMES[protocol]}")
+            return figure
+        return draw
+
     drawn: dict[str, Callable[[], Figure]] = {
-        "matrix.png": lambda: viz.verdict_heatmap(
-            cells, title="violated properties per cell (of those that apply)")}
-
-    def _heatmap(prop: str) -> Callable[[], Figure]:
-        return lambda: viz.verdict_heatmap(cells, prop=prop, sampled=True)
-
+        "matrix.png": _heatmap(None, "violated properties per cell (of those that apply)")}
     for prop in results["properties"]:
-        drawn[f"matrix.{prop}.png"] = _heatmap(prop)
+        drawn[f"matrix.{prop}.png"] = _heatmap(prop, prop)
 
     def _timeline() -> Figure:
         _graph, steps = hb.slice_of(witness)

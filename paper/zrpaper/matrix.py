@@ -1,43 +1,140 @@
-"""The verdict matrix as the paper's tables."""
+"""The verdict matrix as the paper's tables: at a glance (per committer, store and protocol, the
+properties violated), in full (every property, both protocols' verdicts in one cell), where each
+violation was found, and every cell not decided completely.
+
+Cells decided per job-commit protocol carry ``protocol``; results made before that have none
+and render as one verdict per cell, as they always did.  Production-bug variants
+(``variant_of``) are left to :mod:`zrpaper.bugs`.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from zrpaper.cells import index, kind, mark
+from zrpaper.cells import (
+    PROTOCOL_NAMES,
+    Cell,
+    CellKey,
+    JobProtocol,
+    Verdict,
+    by_protocol,
+    fixed_committers,
+    link,
+    protocols_in,
+    typed_cells,
+)
 
 
-def render_matrix(results: dict[str, Any]) -> str:
-    props = results["properties"]
-    cells = index(results)
-    lines = ["| committer | store | " + " | ".join(props) + " |",
-             "|---|---|" + "---|" * len(props)]
-    for committer in results["committers"]:
-        for store in results["stores"]:
-            row = [mark(cells[(committer, store, p)]) if (committer, store, p) in cells else ""
-                   for p in props]
-            lines.append(f"| {committer} | {store} | " + " | ".join(row) + " |")
-    counts = Counter(kind(c) for c in results["cells"])
-    lines += [
-        "",
-        f"{len(results['cells'])} cells: {counts['violated']} violated, {counts['holds']} hold "
-        f"(proved within the scopes), {counts['holds*']} hold as far as the budget reached "
-        f"(`holds*`), {counts['n/a']} not applicable.",
-        "",
-        "Where each violation was found (the scope of its witness, and the length of the "
-        "shrunk schedule in steps):",
-        "",
-        "| committer | property | scope | stores (steps) |",
-        "|---|---|---|---|",
-    ]
-    found: dict[tuple[str, str, str], list[str]] = {}
-    for cell in results["cells"]:
-        if cell["verdict"] == "violated":
-            key = (cell["committer"], cell["property"], cell["explored"]["scope"])
-            found.setdefault(key, []).append(f"{cell['store']} ({cell['explored']['steps']})")
-    for (committer, prop, scope), stores in found.items():
-        lines.append(f"| {committer} | {prop} | {scope} | {', '.join(stores)} |")
+def render_matrix(results: Mapping[str, Any]) -> str:
+    cells = typed_cells(results)
+    fixed = [c for c in cells if c.variant_of is None]
+    protocols = protocols_in(fixed)
+    per_protocol = protocols != [None]
+    lines: list[str] = []
+    if per_protocol:
+        lines += [render_glance(results, fixed), ""]
+        lines += ["Every property, each cell reading "
+                  + " / ".join(PROTOCOL_NAMES[p] for p in protocols) + ":", ""]
+    lines.append(_full_table(results, fixed, protocols))
+    lines += ["", *(_counts(fixed, p) for p in protocols)]
+    lines += ["", "Where each violation was found (the scope of its witness, and the length of "
+              "the shrunk schedule in steps):", "",
+              "| committer | " + ("protocol | " if per_protocol else "")
+              + "property | scope | stores (steps) |",
+              "|---|---|---|---|" + ("---|" if per_protocol else "")]
+    found: dict[tuple[str, JobProtocol | None, str, str | None], list[str]] = {}
+    for cell in fixed:
+        if cell.verdict is Verdict.VIOLATED:
+            key = (cell.committer, cell.protocol, cell.prop, cell.scope)
+            found.setdefault(key, []).append(f"{cell.store} ({cell.steps})")
+    for (committer, protocol, prop, scope), stores in found.items():
+        lines.append(f"| {committer} | " + (f"{protocol} | " if per_protocol else "")
+                     + f"{prop} | {scope} | {', '.join(stores)} |")
+    undecided = render_undecided(fixed)
+    if undecided:
+        lines += ["", undecided]
     return "\n".join(lines)
 
 
+def _full_table(results: Mapping[str, Any], cells: Sequence[Cell],
+                protocols: Sequence[JobProtocol | None]) -> str:
+    props = results["properties"]
+    table = by_protocol(cells)
+    lines = ["| committer | store | " + " | ".join(props) + " |",
+             "|---|---|" + "---|" * len(props)]
+    for committer in fixed_committers(results):
+        for store in results["stores"]:
+            row = [_marks(table.get((committer, store, p), {}), protocols) for p in props]
+            lines.append(f"| {committer} | {store} | " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
+def _marks(cells: Mapping[JobProtocol | None, Cell],
+           protocols: Sequence[JobProtocol | None]) -> str:
+    if not cells:
+        return ""
+    return " / ".join(cells[p].mark if p in cells else "–" for p in protocols)
+
+
+def _counts(cells: Sequence[Cell], protocol: JobProtocol | None) -> str:
+    """One protocol's totals; ``holds*`` is named only when some cell is undecided."""
+    mine = [c for c in cells if c.protocol == protocol]
+    counts = Counter("holds*" if c.undecided else str(c.verdict) for c in mine)
+    undecided = (f", {counts['holds*']} hold as far as the budget reached (`holds*`)"
+                 if counts["holds*"] else "")
+    lead = "" if protocol is None else f"{PROTOCOL_NAMES[protocol]}: "
+    return (f"{lead}{len(mine)} cells: {counts['violated']} violated, {counts['holds']} hold "
+            f"(proved within the scopes){undecided}, {counts['n/a']} not applicable.")
+
+
+def render_glance(results: Mapping[str, Any], cells: Sequence[Cell]) -> str:
+    """Per committer, store and protocol: the properties violated (each linked to its
+    witness trace), or that every property that applies holds."""
+    stores = list(results["stores"])
+    protocols = [p for p in protocols_in(cells) if p is not None]
+    rows: dict[tuple[str, str, JobProtocol | None], list[Cell]] = {}
+    for cell in cells:
+        rows.setdefault((cell.committer, cell.store, cell.protocol), []).append(cell)
+    lines = ["At a glance: for each committer, store and job-commit protocol, the properties "
+             "violated (each linked to its witness trace) or `all hold` (every property that "
+             "applies proved within the scopes):", "",
+             "| committer | protocol | " + " | ".join(stores) + " |",
+             "|---|---|" + "---|" * len(stores)]
+    for committer in fixed_committers(results):
+        for protocol in protocols:
+            texts = [_glance(rows.get((committer, store, protocol), [])) for store in stores]
+            lines.append(f"| {committer} | {protocol} | " + " | ".join(texts) + " |")
+    return "\n".join(lines)
+
+
+def _glance(cells: Sequence[Cell]) -> str:
+    applicable = [c for c in cells if c.verdict is not Verdict.NA]
+    if not cells:
+        return ""
+    if not applicable:
+        return "n/a"
+    violated = [link(c.prop, c.trace) for c in applicable if c.verdict is Verdict.VIOLATED]
+    undecided = [f"{c.prop}\\*" for c in applicable if c.undecided]
+    if not violated and not undecided:
+        return "all hold"
+    return ", ".join([*(["violated: " + ", ".join(violated)] if violated else []),
+                      *(["not decided: " + ", ".join(undecided)] if undecided else [])])
+
+
+def render_undecided(cells: Sequence[Cell]) -> str:
+    """Every cell that holds only as far as the run budget reached, with the scopes cut off:
+    listed, never hidden (empty when there is none)."""
+    undecided = [c for c in cells if c.undecided]
+    if not undecided:
+        return ""
+    lines = [f"{len(undecided)} cells are not decided completely: no run violated them, but "
+             "the run budget ran out before some scope was enumerated (`holds*` above):", ""]
+    grouped: dict[CellKey, list[str]] = {}
+    for c in undecided:
+        where = f"{c.store}" + ("" if c.protocol is None else f" ({c.protocol})")
+        grouped.setdefault((c.committer, where, ", ".join(c.cut_off)), []).append(c.prop)
+    for (committer, where, scopes), props in grouped.items():
+        lines.append(f"* `{committer}` on {where}: {', '.join(props)}; cut off: {scopes}")
+    return "\n".join(lines)

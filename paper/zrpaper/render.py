@@ -3,32 +3,37 @@ results and the template)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from zrpaper.differences import render_differences, render_fenced
+from zrpaper.figures import render_matrix_figures
 from zrpaper.matrix import render_matrix
+from zrpaper.production import render_production_bugs
 from zrpaper.sections import render_explored, render_tablev
 from zrpaper.settings import PAPER, TEMPLATE
+
+#: each placeholder of the template, and what renders the section that replaces it
+SECTIONS: dict[str, Callable[[dict[str, Any]], str]] = {
+    "{{VERDICT_MATRIX}}": render_matrix,
+    "{{MATRIX_FIGURES}}": render_matrix_figures,
+    "{{PRODUCTION_BUGS}}": render_production_bugs,
+    "{{TABLEV}}": render_tablev,
+    "{{DIFFERENCES}}": render_differences,
+    "{{EXPLORED}}": render_explored,
+    "{{FENCED}}": render_fenced,
+}
 
 
 def render(template: str, results: dict[str, Any]) -> str:
     """The paper: the template with every generated section substituted."""
-    sections = {
-        "{{VERDICT_MATRIX}}": render_matrix(results),
-        "{{TABLEV}}": render_tablev(results),
-        "{{DIFFERENCES}}": render_differences(results),
-        "{{EXPLORED}}": render_explored(results),
-        "{{FENCED}}": render_fenced(results),
-    }
-    for placeholder, text in sections.items():
+    for placeholder in SECTIONS:
         if template.count(placeholder) != 1:
             raise ValueError(f"the template must hold {placeholder} exactly once")
-        template = template.replace(placeholder, text)
+    for placeholder, section in SECTIONS.items():
+        template = template.replace(placeholder, section(results))
     return template
-
 
 
 def write_paper(results: dict[str, Any]) -> None:
     PAPER.write_text(render(TEMPLATE.read_text(encoding="utf-8"), results), encoding="utf-8")
-
-

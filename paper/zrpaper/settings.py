@@ -16,8 +16,6 @@ TRACES = RESULTS / "traces"
 TEMPLATE = HERE / "zerorename.template.md"
 PAPER = HERE / "zerorename.md"
 FIGURES = HERE / "figures"
-PLACEHOLDERS = ("{{VERDICT_MATRIX}}", "{{TABLEV}}", "{{DIFFERENCES}}", "{{EXPLORED}}",
-                "{{FENCED}}")
 
 #: runs per scope (a scope is enumerated completely when it has fewer schedules than this, which
 #: makes a ``holds`` a proof within the scope); no wall-clock limit, so that results do not depend
