@@ -26,7 +26,7 @@ LINK = re.compile(r"\]\((results/traces/[^)]+\.jsonl)\)")
 
 sys.path.insert(0, str(PAPER_DIR))  # paper/zrpaper, as paper/make_paper.py imports it
 
-from zrpaper import figures, merge, render, settings  # noqa: E402
+from zrpaper import figures, merge, readme, render, settings  # noqa: E402
 from zrpaper.matrix import render_matrix  # noqa: E402
 from zrpaper.production import render_production_bugs  # noqa: E402
 from zrpaper.sections import render_explored, render_tablev  # noqa: E402
@@ -54,6 +54,18 @@ def test_every_generated_section_is_in_the_paper(results: dict[str, Any], paper:
         section = section_of(results)
         assert section.strip() and section in paper, section_of.__name__
     assert "{{" not in paper, "a placeholder was left unsubstituted"
+
+
+def test_the_readmes_verdict_block_is_what_the_results_render_to(
+        results: dict[str, Any]) -> None:
+    text = readme.README.read_text(encoding="utf-8")
+    assert text == readme.updated_readme(text, results), (
+        "README.md's verdict block is stale: run .venv/bin/python paper/make_paper.py "
+        "--render-only")
+    changed = copy.deepcopy(results)
+    cell = next(c for c in changed["cells"] if c["verdict"] == "violated")
+    cell["verdict"], cell["trace"] = "holds", None
+    assert readme.updated_readme(text, changed) != text
 
 
 def test_a_changed_verdict_changes_the_rendered_tables(results: dict[str, Any]) -> None:
@@ -491,3 +503,21 @@ def test_the_figures_draw_one_panel_per_protocol(tiny: tuple[Path, dict[str, Any
             (tmp_path / "second" / name).read_bytes(), name
     assert (tmp_path / "first" / "matrix.completeness.png").read_bytes() == \
         (tmp_path / "second" / "matrix.completeness.png").read_bytes()
+
+
+def test_the_readme_block_links_from_the_repository_root(
+        tiny: tuple[Path, dict[str, Any]]) -> None:
+    _paper_dir, results = tiny
+    block = readme.render_readme_verdicts({**results, "timing": {
+        "matrix_wall_s": 1, "race_wall_s": 0, "tablev_wall_s": 0}, "workers": 1})
+    for cell in results["cells"]:
+        if cell["verdict"] == "violated" and not cell["variant_of"]:
+            assert f"[{cell['property']}](paper/{cell['trace']})" in block
+    shown = [c for c in results["cells"] if c["variant_of"] and c["verdict"] == "violated"
+             and next(f for f in results["cells"] if (f["committer"], f["store"],
+                      f["property"], f["protocol"]) == (c["variant_of"], c["store"],
+                                                         c["property"], c["protocol"])
+                      )["verdict"] != "violated"]
+    assert shown
+    for cell in shown:
+        assert f"`zerorename trace replay paper/{cell['trace']}`" in block

@@ -7,6 +7,7 @@ The model is imported inside the functions, so rendering (``--render-only``) nee
 
 from __future__ import annotations
 
+import os
 import resource
 import shutil
 import time
@@ -107,6 +108,7 @@ def generate(budget: dict[str, Any], workers: int, progress: Callable[[str], Non
         shutil.rmtree(TRACES)
     TRACES.mkdir(parents=True)
     timing: dict[str, float] = {}
+    load_at_start = os.getloadavg()[0]
     started, cpu = time.monotonic(), child_cpu()
     cells, deepened = compute_matrix(budget, workers, progress, committers)
     timing["matrix_wall_s"] = time.monotonic() - started
@@ -131,6 +133,9 @@ def generate(budget: dict[str, Any], workers: int, progress: Callable[[str], Non
         "tablev_max_runs": TABLEV_MAX_RUNS,
         "workers": workers,
         "timing": {k: round(v) for k, v in timing.items()},
+        # the machine is shared: how loaded it was says how to read the times
+        "load": {"start": round(load_at_start, 2), "end": round(os.getloadavg()[0], 2),
+                 "cpus": os.cpu_count()},
         "committers": [c for c in MATRIX_COMMITTERS if any(x["committer"] == c for x in cells)],
         "stores": list(MATRIX_STORES),
         "properties": list(PROPERTIES),

@@ -38,7 +38,7 @@ def render_matrix(results: Mapping[str, Any]) -> str:
         lines += ["Every property, each cell reading "
                   + " / ".join(PROTOCOL_NAMES[p] for p in protocols) + ":", ""]
     lines.append(_full_table(results, fixed, protocols))
-    lines += ["", *(_counts(fixed, p) for p in protocols)]
+    lines += ["", *(counts(fixed, p) for p in protocols)]
     lines += ["", "Where each violation was found (the scope of its witness, and the length of "
               "the shrunk schedule in steps):", "",
               "| committer | " + ("protocol | " if per_protocol else "")
@@ -78,7 +78,7 @@ def _marks(cells: Mapping[JobProtocol | None, Cell],
     return " / ".join(cells[p].mark if p in cells else "–" for p in protocols)
 
 
-def _counts(cells: Sequence[Cell], protocol: JobProtocol | None) -> str:
+def counts(cells: Sequence[Cell], protocol: JobProtocol | None) -> str:
     """One protocol's totals; ``holds*`` is named only when some cell is undecided."""
     mine = [c for c in cells if c.protocol == protocol]
     counts = Counter("holds*" if c.undecided else str(c.verdict) for c in mine)
@@ -89,9 +89,10 @@ def _counts(cells: Sequence[Cell], protocol: JobProtocol | None) -> str:
             f"(proved within the scopes){undecided}, {counts['n/a']} not applicable.")
 
 
-def render_glance(results: Mapping[str, Any], cells: Sequence[Cell]) -> str:
+def render_glance(results: Mapping[str, Any], cells: Sequence[Cell], base: str = "") -> str:
     """Per committer, store and protocol: the properties violated (each linked to its
-    witness trace), or that every property that applies holds."""
+    witness trace, the link prefixed by ``base``), or that every property that applies
+    holds."""
     stores = list(results["stores"])
     protocols = [p for p in protocols_in(cells) if p is not None]
     rows: dict[tuple[str, str, JobProtocol | None], list[Cell]] = {}
@@ -104,18 +105,20 @@ def render_glance(results: Mapping[str, Any], cells: Sequence[Cell]) -> str:
              "|---|---|" + "---|" * len(stores)]
     for committer in fixed_committers(results):
         for protocol in protocols:
-            texts = [_glance(rows.get((committer, store, protocol), [])) for store in stores]
+            texts = [_glance(rows.get((committer, store, protocol), []), base)
+                     for store in stores]
             lines.append(f"| {committer} | {protocol} | " + " | ".join(texts) + " |")
     return "\n".join(lines)
 
 
-def _glance(cells: Sequence[Cell]) -> str:
+def _glance(cells: Sequence[Cell], base: str) -> str:
     applicable = [c for c in cells if c.verdict is not Verdict.NA]
     if not cells:
         return ""
     if not applicable:
         return "n/a"
-    violated = [link(c.prop, c.trace) for c in applicable if c.verdict is Verdict.VIOLATED]
+    violated = [link(c.prop, c.trace and base + c.trace) for c in applicable
+                if c.verdict is Verdict.VIOLATED]
     undecided = [f"{c.prop}\\*" for c in applicable if c.undecided]
     if not violated and not undecided:
         return "all hold"
