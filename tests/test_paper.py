@@ -298,63 +298,81 @@ def test_a_merge_is_refused_when_its_cells_would_not_be_comparable(
 
 # -- per-protocol rendering, on cells the model computes here --------------------------------
 #
-# A small results set made by running the model: `magic` and its production-bug variant
-# `magic+prefix-cleanup` on `s3` and `hdfs`, each cell decided once per job-commit protocol from
-# scopes of that protocol only (one task, one partition; two jobs on adjacent prefixes).  The
-# renderer's output is checked against these cells, whatever they turn out to be.
+# A small results set made by running the model's matrix code (``verdicts.decide_job`` on the
+# jobs ``verdicts.matrix`` would run, production-bug rows included) on tiny scopes: one task,
+# one partitioned attempt; two jobs on adjacent prefixes; a path with a space.  `magic` on `s3`
+# and `hdfs`, each cell decided under each job-commit protocol, and the production bugs whose
+# scope family is among these (the variant and `magic` beside it).  The renderer's output is
+# checked against these cells, whatever they turn out to be.
 
-TINY_COMMITTERS = ("magic", "magic+prefix-cleanup")
 TINY_STORES = ("s3", "hdfs")
-TINY_PROPS = ("completeness", "exclusivity", "concurrency")
+TINY_PROPS = ("completeness", "exclusivity", "valid-outcome", "concurrency", "liveness")
 
 
-def _tiny_scopes(driver: str) -> tuple[Any, ...]:
-    from zerorename_model import verdicts
+def _tiny_scopes() -> tuple[Any, ...]:
+    from zerorename_model import scopes
     from zerorename_model.scenario import Faults, Scenario
 
-    def two_jobs(committer: str, store: str) -> Scenario:
-        return Scenario(committer, store=store, tasks=1, files=verdicts.NESTED_FILES,
-                        max_attempts=2, driver=driver, faults=Faults(),
-                        dests=("s3://bucket/out/dataset1", "s3://bucket/out/dataset10"))
+    def single(driver: str, faults: Any, files: tuple[str, ...]) -> Any:
+        return lambda committer, store: Scenario(committer, store=store, tasks=1, files=files,
+                                                 max_attempts=2, driver=driver, faults=faults)
 
-    return (verdicts.Scope(f"partition-{driver}", ("completeness", "exclusivity"),
-                           verdicts._single(driver, Faults(partition=1), tasks=1)),
-            verdicts.Scope(f"two-jobs-{driver}", ("concurrency",), two_jobs))
+    def two_jobs(driver: str) -> Any:
+        return lambda committer, store: Scenario(
+            committer, store=store, tasks=1, files=scopes.SPACED_FILES, max_attempts=2,
+            dests=scopes.ADJACENT, driver=driver, faults=Faults())
+
+    output = ("completeness", "exclusivity", "valid-outcome", "liveness")
+    return tuple(scope for d in scopes.PROTOCOLS for scope in (
+        scopes.Scope(f"partition-{d}", "partition", d, output,
+                     single(d, Faults(partition=1), scopes.FILES)),
+        scopes.Scope(f"spaces-{d}", "spaces", d, output,
+                     single(d, Faults(), scopes.SPACED_FILES)),
+        scopes.Scope(f"two-jobs-{d}", "two-jobs", d, scopes.CONCURRENT_PROPS, two_jobs(d))))
 
 
 def _tiny_results(paper_dir: Path, max_runs: int) -> dict[str, Any]:
-    """Every tiny cell, decided by the model's ``decide_pair`` in one protocol's scopes at a
-    time, tagged with that protocol and, for a variant, with its fixed committer and report
-    (from the catalogue ``zerorename_model.bugs``)."""
-    from zerorename_model import bugs, verdicts
+    """Every tiny cell, decided in this process by the model's matrix code."""
+    from zerorename_model import verdicts
 
-    traces = paper_dir / "results" / "traces"
-    variants = {b.variant: b for b in bugs.BUGS}
+    traces = str(paper_dir / "results" / "traces")
+    budget = verdicts.Budget(max_runs=max_runs)
     cells: list[dict[str, Any]] = []
-    for committer in TINY_COMMITTERS:
-        for store in TINY_STORES:
-            for driver in ("hadoop", "spark"):
-                with pytest.MonkeyPatch.context() as patch:
-                    patch.setattr(verdicts, "SCOPES", _tiny_scopes(driver))
-                    decided = verdicts.decide_pair(
-                        committer, store, TINY_PROPS, verdicts.Budget(max_runs=max_runs),
-                        str(traces / driver))
-                for cell in decided:
-                    bug = variants.get(committer)
-                    trace_path = cell["trace"]
-                    cells.append({**cell, "protocol": driver,
-                                  "trace": trace_path and Path(trace_path).relative_to(
-                                      paper_dir).as_posix(),
-                                  "variant_of": bug.fixed if bug else None,
-                                  "bug": bug.report if bug else None})
-    return {"committers": list(TINY_COMMITTERS), "stores": list(TINY_STORES),
-            "properties": list(TINY_PROPS), "cells": cells}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(verdicts, "SCOPES", _tiny_scopes())
+        jobs = [("magic", store, TINY_PROPS, budget, traces, verdicts.model_resolver,
+                 verdicts.PROTOCOLS) for store in TINY_STORES]
+        jobs += verdicts.bug_jobs(["magic"], TINY_STORES, TINY_PROPS, budget, traces,
+                                  verdicts.PROTOCOLS)
+        for job in jobs:
+            cells += verdicts.decide_job(job)
+    for cell in cells:
+        if cell["trace"]:
+            cell["trace"] = Path(cell["trace"]).relative_to(paper_dir).as_posix()
+    return {"committers": list(dict.fromkeys(c["committer"] for c in cells)),
+            "stores": list(TINY_STORES), "properties": list(TINY_PROPS), "cells": cells}
 
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
     paper_dir = tmp_path_factory.mktemp("paper")
     return paper_dir, _tiny_results(paper_dir, max_runs=20_000)
+
+
+def _in_matrix(cell: dict[str, Any]) -> bool:
+    return cell.get("bug") is None and cell.get("variant_of") is None
+
+
+def _key(cell: dict[str, Any]) -> tuple[Any, ...]:
+    return (cell["committer"], cell["store"], cell["property"], cell["protocol"], cell["bug"])
+
+
+def _fixed_of(results: dict[str, Any], variant: dict[str, Any]) -> dict[str, Any]:
+    """The fixed committer's cell of the same bug's comparison."""
+    fixed: dict[str, Any] = next(c for c in results["cells"] if _key(c) == (
+        variant["variant_of"], variant["store"], variant["property"], variant["protocol"],
+        variant["bug"]))
+    return fixed
 
 
 def _expected_mark(cell: dict[str, Any]) -> str:
@@ -386,15 +404,14 @@ def test_the_matrix_shows_each_protocols_verdict_in_every_cell(
     _paper_dir, results = tiny
     rendered = render_matrix(results)
     full = _table_rows(rendered, "committer | store")
-    cells = {(c["committer"], c["store"], c["property"], c["protocol"]): c
-             for c in results["cells"]}
-    assert set(full) == {("magic", s) for s in TINY_STORES}, "variants stay out of the matrix"
+    cells = {_key(c)[:4]: c for c in results["cells"] if _in_matrix(c)}
+    assert any(not _in_matrix(c) for c in results["cells"]), "no production-bug row computed"
+    assert set(full) == {("magic", s) for s in TINY_STORES}, "bug rows stay out of the matrix"
     for (committer, store), marks in full.items():
         assert marks == [" / ".join(_expected_mark(cells[(committer, store, p, d)])
                                     for d in ("hadoop", "spark")) for p in TINY_PROPS]
     for driver, name in (("hadoop", "Hadoop's protocol"), ("spark", "Spark's protocol")):
-        mine = [c for c in results["cells"] if c["protocol"] == driver
-                and c["variant_of"] is None]
+        mine = [c for c in results["cells"] if c["protocol"] == driver and _in_matrix(c)]
         violated = sum(c["verdict"] == "violated" for c in mine)
         assert f"{name}: {len(mine)} cells: {violated} violated," in rendered
 
@@ -406,8 +423,8 @@ def test_at_a_glance_names_every_violation_and_says_when_all_hold(
     texts: dict[tuple[str, str], list[str]] = {}
     for (committer, driver), row in glance.items():
         for store, text in zip(TINY_STORES, row, strict=True):
-            mine = [c for c in results["cells"] if (c["committer"], c["store"], c["protocol"])
-                    == (committer, store, driver)]
+            mine = [c for c in results["cells"] if _in_matrix(c) and (
+                c["committer"], c["store"], c["protocol"]) == (committer, store, driver)]
             violated = [c for c in mine if c["verdict"] == "violated"]
             for cell in violated:
                 assert f"[{cell['property']}]({cell['trace']})" in text
@@ -425,18 +442,10 @@ def test_each_production_bug_row_stands_beside_its_fixed_row_with_a_replayable_t
     paper_dir, results = tiny
     section = render_production_bugs(results)
     lines = section.splitlines()
-    cells = {(c["committer"], c["store"], c["property"], c["protocol"]): c
-             for c in results["cells"]}
-
-    def fixed_of(cell: dict[str, Any]) -> dict[str, Any]:
-        fixed: dict[str, Any] = cells[(cell["variant_of"], cell["store"], cell["property"],
-                                       cell["protocol"])]
-        return fixed
-
     violated = [c for c in results["cells"] if c["variant_of"] and c["verdict"] == "violated"]
     # the bug's evidence: what the variant violates and its fixed committer does not
-    shown = [c for c in violated if fixed_of(c)["verdict"] != "violated"]
-    assert shown, "the variant violated nothing its fixed committer keeps: nothing to show"
+    shown = [c for c in violated if _fixed_of(results, c)["verdict"] != "violated"]
+    assert shown, "no variant violated anything its fixed committer keeps: nothing to show"
     for cell in violated:
         if cell not in shown:
             assert f"| `{cell['committer']}` | {cell['store']} | {cell['protocol']} | " \
@@ -446,7 +455,7 @@ def test_each_production_bug_row_stands_beside_its_fixed_row_with_a_replayable_t
         row = (f"| `{cell['committer']}` | {cell['store']} | {cell['protocol']} | "
                f"{cell['property']} | {_expected_mark(cell)} |")
         at = next(i for i, line in enumerate(lines) if line.startswith(row))
-        fixed = fixed_of(cell)
+        fixed = _fixed_of(results, cell)
         assert lines[at + 1].startswith(
             f"| `{fixed['committer']}` (fixed) | {cell['store']} | {cell['protocol']} | "
             f"{cell['property']} | {_expected_mark(fixed)} |")
@@ -463,7 +472,7 @@ def test_undecided_cells_are_marked_and_listed_and_holds_star_only_when_some_are
     _paper_dir, decided = tiny
     cut_off = _tiny_results(tmp_path, max_runs=20)
     undecided = [c for c in cut_off["cells"] if c["verdict"] == "holds"
-                 and not c["explored"]["complete"] and c["variant_of"] is None]
+                 and not c["explored"]["complete"] and _in_matrix(c)]
     assert undecided, "20 runs per scope enumerated every tiny scope: nothing to check"
     rendered = render_matrix(cut_off)
     full = _table_rows(rendered, "committer | store")
@@ -489,13 +498,12 @@ def test_the_figures_draw_one_panel_per_protocol(tiny: tuple[Path, dict[str, Any
     assert list(panels) == ["hadoop", "spark"]
     for driver, cells in panels.items():
         assert {c["protocol"] for c in cells} == {driver}
-        assert not any(c["variant_of"] for c in cells)
+        assert all(_in_matrix(c) for c in cells)
     first = figures.write_figures(results, tmp_path / "first")
     assert [p.name for p in first] == figures.figure_names(results)
     changed = copy.deepcopy(results)
     spark = next(c for c in changed["cells"] if c["protocol"] == "spark"
-                 and c["property"] == "exclusivity" and c["verdict"] != "n/a"
-                 and not c["variant_of"])
+                 and c["property"] == "exclusivity" and c["verdict"] != "n/a" and _in_matrix(c))
     spark["verdict"] = "violated" if spark["verdict"] == "holds" else "holds"
     figures.write_figures(changed, tmp_path / "second")
     for name in ("matrix.png", "matrix.exclusivity.png"):
@@ -511,13 +519,10 @@ def test_the_readme_block_links_from_the_repository_root(
     block = readme.render_readme_verdicts({**results, "timing": {
         "matrix_wall_s": 1, "race_wall_s": 0, "tablev_wall_s": 0}, "workers": 1})
     for cell in results["cells"]:
-        if cell["verdict"] == "violated" and not cell["variant_of"]:
+        if cell["verdict"] == "violated" and _in_matrix(cell):
             assert f"[{cell['property']}](paper/{cell['trace']})" in block
     shown = [c for c in results["cells"] if c["variant_of"] and c["verdict"] == "violated"
-             and next(f for f in results["cells"] if (f["committer"], f["store"],
-                      f["property"], f["protocol"]) == (c["variant_of"], c["store"],
-                                                         c["property"], c["protocol"])
-                      )["verdict"] != "violated"]
+             and _fixed_of(results, c)["verdict"] != "violated"]
     assert shown
     for cell in shown:
         assert f"`zerorename trace replay paper/{cell['trace']}`" in block

@@ -86,9 +86,10 @@ PROTOCOL_NAMES = {JobProtocol.HADOOP: "Hadoop's protocol", JobProtocol.SPARK: "S
 @dataclass(frozen=True)
 class Cell:
     """One cell of ``verdicts.json``, typed.  ``protocol`` is None for a cell of results made
-    before cells were decided per protocol (its verdict combines the scopes of both);
-    ``variant_of`` and ``bug`` name the fixed committer and the report of a production-bug
-    variant's row."""
+    before cells were decided per protocol (its verdict combines the scopes of both).  A
+    production bug's comparison has two rows marked with its report (``bug``): the variant's
+    (``variant_of`` names the fixed committer) and the fixed committer's, both explored in the
+    bug's scope family only; the matrix's own rows have neither."""
 
     committer: str
     store: str
@@ -116,6 +117,11 @@ class Cell:
                    scope=explored.get("scope"), steps=explored.get("steps"),
                    cut_off=tuple(s["scope"] for s in explored.get("scopes", [explored])
                                  if "scope" in s and not s.get("complete", True)))
+
+    @property
+    def in_matrix(self) -> bool:
+        """A cell of the matrix proper, not of a production bug's comparison."""
+        return self.bug is None and self.variant_of is None
 
     @property
     def undecided(self) -> bool:
@@ -154,7 +160,7 @@ def by_protocol(cells: Sequence[Cell]) -> dict[CellKey, dict[JobProtocol | None,
 
 
 def fixed_committers(results: Mapping[str, Any]) -> list[str]:
-    """The matrix's rows: the committers that are not a production-bug variant, in the results'
-    order."""
-    variants = {c.committer for c in typed_cells(results) if c.variant_of is not None}
-    return [c for c in results["committers"] if c not in variants]
+    """The matrix's rows: the committers with cells of the matrix proper (not only of a
+    production bug's comparison), in the results' order."""
+    rows = {c.committer for c in typed_cells(results) if c.in_matrix}
+    return [c for c in results["committers"] if c in rows]

@@ -30,7 +30,8 @@ FENCED_VARIANT = "fenced+no-fence"
 def _claim_cells(claim: Claim, results: dict[str, Any]) -> list[dict[str, Any]]:
     """The cells a claim is about, under every protocol they were decided for."""
     cells = index(results) if not any("protocol" in c for c in results["cells"]) else {
-        (c["committer"], c["store"], c["property"], c["protocol"]): c for c in results["cells"]}
+        (c["committer"], c["store"], c["property"], c["protocol"]): c for c in results["cells"]
+        if c.get("bug") is None and c.get("variant_of") is None}
     return [cell for key, cell in cells.items() if key[0] in claim.committers
             and key[1] in claim.stores and key[2] in claim.props]
 
@@ -127,7 +128,7 @@ def render_fenced(results: dict[str, Any]) -> str:
     covered, its Table V column with what each probe found (and the job commit's atomicity
     for a reader of its record), and the VIII.C probe with and without the fence."""
     props = results["properties"]
-    typed = [c for c in typed_cells(results) if c.committer == FENCED]
+    typed = [c for c in typed_cells(results) if c.committer == FENCED and c.in_matrix]
     cells = by_protocol(typed)
     protocols = protocols_in(typed)
     explorations = scope_runs(results)
@@ -136,7 +137,8 @@ def render_fenced(results: dict[str, Any]) -> str:
     lines += ["| store | " + " | ".join(props) + " | what was explored |",
               "|---|" + "---|" * (len(props) + 1)]
     for store in results["stores"]:
-        row = [c for c in results["cells"] if (c["committer"], c["store"]) == (FENCED, store)]
+        row = [c for c in results["cells"] if (c["committer"], c["store"]) == (FENCED, store)
+               and c.get("bug") is None]
         if not row:
             continue
         marks = [" / ".join(cells[(FENCED, store, p)][q].mark

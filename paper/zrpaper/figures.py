@@ -24,9 +24,9 @@ def matrix_panels(results: dict[str, Any]) -> dict[JobProtocol | None, list[dict
     order the panels are drawn; ``{None: cells}`` for results that predate protocols."""
     typed = typed_cells(results)
     fixed = [raw for raw, cell in zip(results["cells"], typed, strict=True)
-             if cell.variant_of is None]
+             if cell.in_matrix]
     return {p: [raw for raw in fixed if raw.get("protocol") == p]
-            for p in protocols_in([c for c in typed if c.variant_of is None])}
+            for p in protocols_in([c for c in typed if c.in_matrix])}
 
 
 def render_matrix_figures(results: dict[str, Any]) -> str:

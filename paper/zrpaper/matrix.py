@@ -4,7 +4,7 @@ violation was found, and every cell not decided completely.
 
 Cells decided per job-commit protocol carry ``protocol``; results made before that have none
 and render as one verdict per cell, as they always did.  Production-bug variants
-(``variant_of``) are left to :mod:`zrpaper.bugs`.
+(cells with ``bug``) are left to :mod:`zrpaper.production`.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from zrpaper.cells import (
 
 def render_matrix(results: Mapping[str, Any]) -> str:
     cells = typed_cells(results)
-    fixed = [c for c in cells if c.variant_of is None]
+    fixed = [c for c in cells if c.in_matrix]
     protocols = protocols_in(fixed)
     per_protocol = protocols != [None]
     lines: list[str] = []

@@ -13,7 +13,25 @@ from typing import Any
 
 from zrpaper.cells import PROTOCOLS, Cell, JobProtocol, Verdict, typed_cells
 
-Key = tuple[str, str, str, JobProtocol | None]
+Key = tuple[str, str, str, JobProtocol | None, str | None]
+
+
+def _key(cell: Cell) -> Key:
+    return (cell.committer, cell.store, cell.prop, cell.protocol, cell.bug)
+
+
+def fixed_beside(table: Mapping[Key, Cell], variant: Cell) -> Cell | None:
+    """The fixed committer's cell beside a variant's: its row of the same bug's comparison
+    (explored in the same scope family), or else its cell of the matrix proper."""
+    assert variant.variant_of is not None
+    return (table.get((variant.variant_of, variant.store, variant.prop, variant.protocol,
+                       variant.bug))
+            or table.get((variant.variant_of, variant.store, variant.prop, variant.protocol,
+                          None)))
+
+
+def index_cells(cells: Sequence[Cell]) -> dict[Key, Cell]:
+    return {_key(c): c for c in cells}
 
 
 def _about(report: str) -> str:
@@ -49,7 +67,7 @@ def render_production_bugs(results: Mapping[str, Any]) -> str:
         return ("These results hold no production-bug variant rows (they were computed before "
                 "the variants joined the matrix); `notebooks/04_production_bugs.ipynb` shows "
                 "each bug on one steered schedule.")
-    table: dict[Key, Cell] = {(c.committer, c.store, c.prop, c.protocol): c for c in cells}
+    table = index_cells(cells)
     reports: dict[tuple[str, str, str], list[Cell]] = {}
     for cell in variants:
         assert cell.variant_of is not None
@@ -60,7 +78,7 @@ def render_production_bugs(results: Mapping[str, Any]) -> str:
         violated = [c for c in mine if c.verdict is Verdict.VIOLATED]
         # the bug shows where the variant is violated and the fixed committer is not; a cell
         # both violate (a race they share) is named, not shown as the bug's evidence
-        shared = [c for c in violated if _fixed_violates(table, fixed, c)]
+        shared = [c for c in violated if _fixed_violates(table, c)]
         shown = _order([c for c in violated if c not in shared], results)
         if not shown:
             undecided = any(c.undecided for c in mine)
@@ -73,7 +91,7 @@ def render_production_bugs(results: Mapping[str, Any]) -> str:
                   "| committer | store | protocol | property | verdict | witness scope (steps) |",
                   "|---|---|---|---|---|---|"]
         for cell in shown:
-            other = table.get((fixed, cell.store, cell.prop, cell.protocol))
+            other = fixed_beside(table, cell)
             protocol = cell.protocol or "both"
             lines.append(f"| `{variant}` | {cell.store} | {protocol} | {cell.prop} | "
                          f"{cell.mark} | {cell.scope} ({cell.steps}) |")
@@ -93,8 +111,8 @@ def render_production_bugs(results: Mapping[str, Any]) -> str:
     return "\n".join(lines).rstrip()
 
 
-def _fixed_violates(table: Mapping[Key, Cell], fixed: str, cell: Cell) -> bool:
-    other = table.get((fixed, cell.store, cell.prop, cell.protocol))
+def _fixed_violates(table: Mapping[Key, Cell], cell: Cell) -> bool:
+    other = fixed_beside(table, cell)
     return other is not None and other.verdict is Verdict.VIOLATED
 
 

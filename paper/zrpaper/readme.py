@@ -10,7 +10,7 @@ from typing import Any
 
 from zrpaper.cells import PROTOCOL_NAMES, Verdict, protocols_in, typed_cells
 from zrpaper.matrix import counts, render_glance
-from zrpaper.production import replay_command
+from zrpaper.production import fixed_beside, index_cells, replay_command
 from zrpaper.settings import HERE
 
 README = HERE.parent / "README.md"
@@ -37,7 +37,7 @@ def _timing(results: Mapping[str, Any]) -> str:
 
 def render_readme_verdicts(results: Mapping[str, Any]) -> str:
     cells = typed_cells(results)
-    fixed = [c for c in cells if c.variant_of is None]
+    fixed = [c for c in cells if c.in_matrix]
     protocols = protocols_in(fixed)
     committers = {c.committer for c in fixed}
     lines = [f"**The matrix in numbers**: {len(committers)} committers × "
@@ -64,12 +64,12 @@ def render_readme_verdicts(results: Mapping[str, Any]) -> str:
 
 def _bug_lines(results: Mapping[str, Any]) -> list[str]:
     cells = typed_cells(results)
-    table = {(c.committer, c.store, c.prop, c.protocol): c for c in cells}
+    table = index_cells(cells)
     lines = []
     for cell in cells:
         if cell.variant_of is None or cell.verdict is not Verdict.VIOLATED or not cell.trace:
             continue
-        fixed = table.get((cell.variant_of, cell.store, cell.prop, cell.protocol))
+        fixed = fixed_beside(table, cell)
         if fixed is None or fixed.verdict is Verdict.VIOLATED:
             continue
         where = cell.store + ("" if cell.protocol is None else f", {cell.protocol}")
