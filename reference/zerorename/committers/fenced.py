@@ -41,12 +41,10 @@ output (:class:`ConditionalWriteUnsupportedError`, never a silent fallback).
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Iterable, Sequence
-from dataclasses import fields
-from typing import Any, ClassVar
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, fields
+from typing import Any
 
-from zerorename.committers.base import BaseCommitter
 from zerorename.committers.cleanup import abort_quietly
 from zerorename.committers.fenced_records import (
     CommittedFile,
@@ -56,22 +54,10 @@ from zerorename.committers.fenced_records import (
     JobAlreadyCommittedError,
     JobCommitIncompleteError,
     RecordedUpload,
-    TaskCommittedByOtherAttemptError,
-    TaskFencedError,
     expected_multipart_etag,
 )
-from zerorename.committers.layout import (
-    FENCED_AREA,
-    FENCED_COMMIT_RECORD,
-    MAGIC_AREA,
-    RENAME_AREA,
-    STAGING_AREA,
-    JobLayout,
-)
-from zerorename.committers.output import OutputFile
-from zerorename.committers.paths import dest_url
-from zerorename.committers.uploads import PendingUploadFile, task_pendingset
-from zerorename.context import JobContext, TaskContext
+from zerorename.committers.fenced_task import FencedFile, FencedTaskCommitter
+from zerorename.committers.layout import FENCED_AREA, MAGIC_AREA, RENAME_AREA, STAGING_AREA
 from zerorename.errors import (
     CommitError,
     FormatError,
@@ -82,14 +68,9 @@ from zerorename.errors import (
     UnsupportedOperationError,
 )
 from zerorename.executor import BoundedExecutor
-from zerorename.formats import (
-    PendingSet,
-    SinglePendingCommit,
-    SuccessData,
-)
+from zerorename.formats import PendingSet, SuccessData
 from zerorename.messages import TaskCommitMessage
 from zerorename.stages import (
-    TASK_ATTEMPT_NUMBER_KEY,
     FilenameSample,
     Loaded,
     StageContext,
@@ -97,77 +78,54 @@ from zerorename.stages import (
     TaskSource,
     load_pendingsets,
 )
-from zerorename.store import Store, list_dir
-from zerorename.urls import dir_prefix, join
+from zerorename.store import list_dir
+from zerorename.urls import dir_prefix
 
-__all__ = ["FencedCommitter", "FencedFile"]
+__all__ = ["CommittedUploads", "FencedCommitter", "FencedFile"]
 
 #: top-level directories of a destination that show another committer's job may be active
 OTHER_JOB_ROOTS = tuple(area.prefix for area in (MAGIC_AREA, STAGING_AREA, RENAME_AREA))
 
 
-# -- task output -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CommittedUploads:
+    """The uploads a commit record names, as a stream: from the job commit's spool (one JSON
+    line per file on local disk) or from a parsed record being rolled forward.  A 100,000-file
+    job commit therefore holds no object per upload while it saves its record, completes and
+    cleans up — only the list of committed files that ``_SUCCESS`` names."""
+
+    uploads: Callable[[], Iterable[RecordedUpload]]
+    count: int
+
+    @staticmethod
+    def of(record: FencedCommitRecord | None) -> CommittedUploads:
+        uploads = record.uploads if record is not None else []
+        return CommittedUploads(lambda: uploads, len(uploads))
+
+    def among(self, ids: set[str], urls: set[str]) -> tuple[set[str], set[str]]:
+        """Which of ``ids`` are committed upload IDs, and which of ``urls`` committed keys:
+        one pass over the uploads."""
+        kept: set[str] = set()
+        keys: set[str] = set()
+        if not ids and not urls:
+            return kept, keys
+        for u in self.uploads():
+            if u.upload_id in ids:
+                kept.add(u.upload_id)
+            if u.url in urls:
+                keys.add(u.url)
+        return kept, keys
 
 
-class FencedFile(PendingUploadFile):
-    """One file of a task attempt: an upload to its final key (created at open) whose part
-    ETags stay in memory; never completed here."""
+def _uploads_in(loaded: Loaded) -> Iterator[RecordedUpload]:
+    """The winning uploads of a load stage, from its spool, each attempt ID shared."""
+    for r in loaded.winning_records():
+        yield RecordedUpload(loaded.attempts[r["a"]].attempt_id, r["u"], r["i"],
+                             tuple(r["e"]), int(r["z"]))
 
 
-# -- the committer -----------------------------------------------------------------------------
-
-
-class FencedCommitter(BaseCommitter):
+class FencedCommitter(FencedTaskCommitter):
     """See the module docstring."""
-
-    name: ClassVar[str] = "fenced"
-    hadoop_class: ClassVar[str] = ""
-    tasks_counter: ClassVar[str] = "committer_tasks_succeeded"
-
-    def __init__(self, store: Store, job: JobContext, task: TaskContext | None = None) -> None:
-        super().__init__(store, job, task)
-        if not self.caps.multipart:
-            raise CommitError(self.dest, f"the fenced committer needs multipart uploads, "
-                                         f"which store {store.name} does not offer")
-        self.root = FENCED_AREA.root(self.dest, self.job.id)
-        self.layout = JobLayout(self.root, job.attempt)
-        self._commits: dict[str, SinglePendingCommit] = {}
-        self._commits_lock = threading.Lock()
-        self._record_saved: bytes | None = None
-        self._recovered: dict[str, str] = {}
-
-    # -- layout ------------------------------------------------------------------------------
-
-    def job_layout(self) -> JobLayout:
-        return self.layout
-
-    @property
-    def marker(self) -> str:
-        """This job attempt's marker (``<NN>/_job.json``), also the capability probe's key."""
-        return self.layout.marker
-
-    @property
-    def commit_record_url(self) -> str:
-        return join(self.root, FENCED_COMMIT_RECORD)
-
-    def tasks_dir(self, job_attempt: int | None = None) -> str:
-        attempt = self.job.attempt if job_attempt is None else job_attempt
-        return JobLayout(self.root, attempt).tasks_dir
-
-    def task_record_url(self, task: TaskContext) -> str:
-        """Named by job, job attempt and task — the same for every attempt of the task, so
-        the attempts race for it and ``If-None-Match: *`` lets exactly one win."""
-        return join(self.tasks_dir(task.job.attempt), f"{task.task_name}.pendingset")
-
-    @property
-    def attempt_name(self) -> str:
-        return self.task.attempt_id if self.task is not None else ""
-
-    def _work_path(self, task: TaskContext) -> str:
-        return self.dest  # uploads go to the final keys; they are invisible until completed
-
-    def is_recovery_supported(self) -> bool:
-        return True
 
     # -- job setup: probe, then roll forward or back ----------------------------------------
 
@@ -180,7 +138,7 @@ class FencedCommitter(BaseCommitter):
                 self.commit_record_url, f"job {self.job.id} was already committed by job "
                 f"attempt {commit.job_attempt}; its output is published (rolled forward): do "
                 "not run its tasks again", success)
-        self._clear(None, keep_marker=True)
+        self._clear(None, CommittedUploads.of(None), keep_marker=True)
 
     def _probe_conditional_put(self) -> None:
         """Create the job marker with ``If-None-Match: *``, then try to create it again: the
@@ -216,14 +174,6 @@ class FencedCommitter(BaseCommitter):
             "fenced committer needs conditional PUT (If-None-Match: *); use the magic "
             "committer on this store")
 
-    def _read_commit_record(self) -> FencedCommitRecord | None:
-        try:
-            data = self.store.get(self.commit_record_url)
-        except NotFoundError:
-            return None
-        return FencedCommitRecord.from_bytes(data, self.commit_record_url, job_id=self.job.id,
-                                             dest=self.dest)
-
     # -- job commit --------------------------------------------------------------------------
 
     def _commit_job(self, messages: list[TaskCommitMessage] | None) -> SuccessData:
@@ -236,14 +186,13 @@ class FencedCommitter(BaseCommitter):
                 sources = [TaskSource(message=m) for m in messages]
             loaded = runner.run("job_stage_load_pendingsets", lambda: load_pendingsets(
                 ctx, sources, self.check_in_destination))
-            try:
+            with loaded.spool:
                 record = self._record_from(loaded, sources)
-                stats = loaded.task_stats
-            finally:
-                loaded.close()
-            runner.run("job_stage_save_commit_record", lambda: self._save_commit_record(record))
-            self._published = True  # the commit point: from here on, roll forward only
-            success = self._publish(record, pool, runner, stats)
+                committed = CommittedUploads(lambda: _uploads_in(loaded), loaded.files)
+                runner.run("job_stage_save_commit_record",
+                           lambda: self._save_commit_record(record, committed))
+                self._published = True  # the commit point: from here on, roll forward only
+                success = self._publish(record, committed, pool, runner, loaded.task_stats)
         return success
 
     def _task_sources(self) -> list[TaskSource]:
@@ -254,21 +203,22 @@ class FencedCommitter(BaseCommitter):
 
     def _record_from(self, loaded: Loaded, sources: Sequence[TaskSource]
                      ) -> FencedCommitRecord:
+        """The commit record's header: its uploads stay in the spool (see
+        :class:`CommittedUploads`), not one object per file in memory."""
         tasks = {meta.task_name: meta.attempt_id for meta in loaded.attempts.values()
                  if meta.attempt_id in loaded.winners}
-        uploads = [RecordedUpload(r["a"], r["u"], r["i"], tuple(r["e"]), int(r["z"]))
-                   for r in loaded.winning_records()]
         inside = dir_prefix(self.root)
         records = [s.message.record if s.message is not None else s.url for s in sources]
         return FencedCommitRecord(job_id=self.job.id, job_attempt=self.job.attempt,
                                   destination=self.dest, committed=self.clock.now_millis(),
-                                  tasks=tasks, uploads=uploads,
+                                  tasks=tasks, uploads=[],
                                   records=[r for r in records if r.startswith(inside)])
 
-    def _save_commit_record(self, record: FencedCommitRecord) -> None:
+    def _save_commit_record(self, record: FencedCommitRecord,
+                            committed: CommittedUploads) -> None:
         """The commit point.  On 412, the record there is either ours (an answer was lost) or
         another driver's: then this job was committed elsewhere and our uploads are garbage."""
-        data = record.to_bytes()
+        data = record.encode(committed.uploads())
         try:
             self.store.put(self.commit_record_url, data, if_none_match=True)
             return
@@ -282,13 +232,14 @@ class FencedCommitter(BaseCommitter):
                           f"by job attempt {other.job_attempt}; this commit publishes nothing "
                           "and its uploads are aborted")
 
-    def _publish(self, record: FencedCommitRecord, pool: BoundedExecutor, runner: StageRunner,
+    def _publish(self, record: FencedCommitRecord, committed: CommittedUploads,
+                 pool: BoundedExecutor, runner: StageRunner,
                  task_stats: Any = None) -> SuccessData:
         """After the commit point: complete, ``_SUCCESS``, clean up.  Every step is
         idempotent, so a crash anywhere here is finished by the next attempt's roll-forward."""
         filenames = FilenameSample()
         files = runner.run("job_stage_complete_uploads",
-                           lambda: self._complete_all(record, pool, filenames))
+                           lambda: self._complete_all(committed, pool, filenames))
         self.stats.incr("committer_jobs_completed")
         base = self.success_data(filenames.names, stage="committer_commit_job",
                                  task_stats=task_stats)
@@ -301,7 +252,8 @@ class FencedCommitter(BaseCommitter):
 
         self.save_success(success, runner)
         try:
-            runner.run("job_stage_cleanup", lambda: self._clear(record, keep_marker=False))
+            runner.run("job_stage_cleanup",
+                       lambda: self._clear(record, committed, keep_marker=False))
         except CommitError as exc:
             # published: a cleanup failure must not report the job failed; abort_job or the
             # next job's sweep of this destination finish it
@@ -309,7 +261,7 @@ class FencedCommitter(BaseCommitter):
             success.diagnostics["cleanup.failure"] = str(exc)
         return success
 
-    def _complete_all(self, record: FencedCommitRecord, pool: BoundedExecutor,
+    def _complete_all(self, committed: CommittedUploads, pool: BoundedExecutor,
                       filenames: FilenameSample) -> list[CommittedFile]:
         def complete(upload: RecordedUpload) -> CommittedFile:
             etag = self._complete_one(upload)
@@ -319,15 +271,16 @@ class FencedCommitter(BaseCommitter):
             filenames.add(upload.url)
             return CommittedFile(upload.url, upload.size, etag)
 
-        results, errors = pool.run_all(complete, record.uploads)
+        results, errors = pool.run_all(complete, committed.uploads())
         if errors:
             upload, exc = errors[0]
             raise JobCommitIncompleteError(
                 upload.url, f"job {self.job.id} is committed (record {self.commit_record_url})"
-                f" but {len(errors)} of {len(record.uploads)} upload(s) could not be completed "
+                f" but {len(errors)} of {committed.count} upload(s) could not be completed "
                 f"now ({type(exc).__name__}: {exc}); nothing was reverted: setup_job of a new "
                 "attempt of this job completes them")
-        return sorted(results, key=lambda f: f.url)
+        results.sort(key=lambda f: f.url)
+        return results
 
     def _complete_one(self, upload: RecordedUpload) -> str:
         """Complete; an upload already gone is done when the object holds its data (same
@@ -348,7 +301,7 @@ class FencedCommitter(BaseCommitter):
     def _roll_forward(self, commit: FencedCommitRecord) -> SuccessData:
         runner = StageRunner(self.stats, self.job)
         with self.executor("roll-forward") as pool:
-            success = self._publish(commit, pool, runner)
+            success = self._publish(commit, CommittedUploads.of(commit), pool, runner)
         self.stats.incr("committer_jobs_rolled_forward")
         self.last_success = success
         self._job_committed = True  # commit_job on this object is refused: nothing to do
@@ -358,22 +311,23 @@ class FencedCommitter(BaseCommitter):
 
     def _abort_job(self, *, failed: bool) -> None:
         commit = self._read_commit_record()
-        self._clear(commit, keep_marker=False)
+        self._clear(commit, CommittedUploads.of(commit), keep_marker=False)
 
-    def _clear(self, commit: FencedCommitRecord | None, *, keep_marker: bool) -> None:
+    def _clear(self, commit: FencedCommitRecord | None, committed: CommittedUploads, *,
+               keep_marker: bool) -> None:
         """Abort every upload this job owns that ``commit`` does not name, and delete its
         records (never the commit record, which fences late task commits).
 
         Owned uploads: those in any task record under the job root (any job attempt), any
         other upload at a key those records or ``commit`` name, and — when no other job is
-        active under the destination — every other upload under it.
+        active under the destination — every other upload under it.  The committed uploads
+        (``committed``) are streamed once against the few IDs and keys in question, not held
+        as sets of every upload.
         """
-        keep = set(commit.upload_ids) if commit is not None else set()
         listed = [o.url for o in list_dir(self.store, self.root)]
         committed_records = set(commit.records) if commit is not None else set()
         records = [u for u in listed if u.endswith(".pendingset") and u not in committed_records]
         recovered = set(self._recovered.values()) if keep_marker else set()
-        keys: set[str] = {u.url for u in commit.uploads} if commit is not None else set()
         owned: dict[str, str] = {}
         unreadable: list[str] = []
         with self.executor("clear") as pool:
@@ -387,15 +341,18 @@ class FencedCommitter(BaseCommitter):
                     return url, None
 
             psets = dict(pool.imap(read, records))
+            uploads = self.store.list_multipart_uploads(dir_prefix(self.dest))
+            recorded = [c for pset in psets.values() if pset is not None for c in pset.commits]
+            keep, keys = committed.among({c.upload_id for c in recorded}
+                                         | {u.upload_id for u in uploads},
+                                         {u.url for u in uploads})
             for url in recovered:  # kept: a recovered task's uploads are committed work
                 kept = psets.get(url)
                 keep |= {c.upload_id for c in kept.commits} if kept is not None else set()
-            for pset in psets.values():
-                for c in pset.commits if pset is not None else []:
-                    keys.add(c.url)
-                    if c.upload_id not in keep:
-                        owned[c.upload_id] = c.url
-            uploads = self.store.list_multipart_uploads(dir_prefix(self.dest))
+            for c in recorded:
+                keys.add(c.url)
+                if c.upload_id not in keep:
+                    owned[c.upload_id] = c.url
             strays = [u for u in uploads if u.upload_id not in keep
                       and u.upload_id not in owned]
             at_keys = [u for u in strays if u.url in keys]
@@ -452,140 +409,3 @@ class FencedCommitter(BaseCommitter):
         committed, or was left by a crash — in any case, its uploads are not ours."""
         page = self.store.list_page(prefix, max_keys=2)
         return any(not o.url.endswith("/commit.json") for o in page.objects)
-
-    # -- task side ---------------------------------------------------------------------------
-
-    def _open(self, task: TaskContext, rel: str) -> OutputFile:
-        final = dest_url(self.dest, rel)
-        upload_id = self.store.create_multipart(final)
-        self.stats.incr("committer_fenced_files_created")
-        return FencedFile(self, rel, final, task.attempt_id, upload_id)
-
-    def file_done(self, rel: str, commit: SinglePendingCommit | None) -> None:
-        """Called by a :class:`FencedFile` when it is closed (``commit``) or aborted (None)."""
-        self._file_closed(rel, reopenable=commit is None)
-        if commit is not None:
-            with self._commits_lock:
-                self._commits[rel] = commit
-
-    def _needs_task_commit(self, task: TaskContext) -> bool:
-        with self._commits_lock:
-            return bool(self._commits)
-
-    def _commit_task(self, task: TaskContext) -> TaskCommitMessage:
-        with self._commits_lock:
-            commits = [self._commits[rel] for rel in sorted(self._commits)]
-        url = self.task_record_url(task)
-        stats = self.count_task_success()
-        pset = task_pendingset(self.name, task, commits, stats, self.clock.now_millis())
-        data = pset.to_bytes()
-        with self.stats.duration("task_stage_save_task_record"):
-            winner = self._put_task_record(url, data)
-        if winner is not None:
-            self._abort_own(commits)
-            winner_id = winner.task_attempt_id or "(an attempt that did not name itself)"
-            raise TaskCommittedByOtherAttemptError(
-                url, f"task {task.task_name} was committed by attempt {winner_id}; attempt "
-                f"{task.attempt_id} aborted its {len(commits)} upload(s)", winner_id,
-                self._message_of(task, winner, url))
-        self._record_saved = data
-        # A task commit that lands after the job's commit point must not count.
-        commit = self._read_commit_record()
-        if commit is not None and task.attempt_id not in commit.attempts:
-            self._abort_own(commits)
-            self.store.delete(url)
-            self._record_saved = None
-            raise TaskFencedError(url, f"job {self.job.id} was committed (by job attempt "
-                                       f"{commit.job_attempt}) without attempt "
-                                       f"{task.attempt_id}; its {len(commits)} upload(s) "
-                                       "were aborted")
-        self.stats.sample("committer_task_file_count", len(commits))
-        return self.make_message(task, "pendingset", {"pendingset": pset.to_json()}, url, stats)
-
-    def _put_task_record(self, url: str, data: bytes) -> PendingSet | None:
-        """PUT the record if absent.  None: it is ours now (possibly by an earlier try whose
-        answer was lost); else the record that holds the key.  Ours is recognised by its
-        bytes: they name this attempt and its upload IDs, which no other writer has (no random
-        nonce is needed, so records are reproducible — the model harness relies on it)."""
-        try:
-            self.store.put(url, data, if_none_match=True)
-            return None
-        except PreconditionFailedError:
-            existing = self.store.get(url)
-        if existing == data:
-            return None
-        return PendingSet.from_bytes(existing, url)
-
-    def _message_of(self, task: TaskContext, pset: PendingSet, url: str
-                    ) -> TaskCommitMessage | None:
-        """The commit message the winning attempt sent (or would have sent) its driver."""
-        try:
-            attempt = int(pset.extra_data.get(TASK_ATTEMPT_NUMBER_KEY, ""))
-        except ValueError:
-            return None
-        if not pset.task_attempt_id:
-            return None
-        return TaskCommitMessage(
-            committer=self.name, job_id=self.job.id, job_attempt=self.job.attempt,
-            task_id=task.task_id, task_attempt=attempt, attempt_id=pset.task_attempt_id,
-            kind="pendingset", payload={"pendingset": pset.to_json()}, record=url,
-            iostatistics=dict(pset.iostatistics))
-
-    def _abort_own(self, commits: Iterable[SinglePendingCommit]) -> None:
-        failures: list[tuple[str, BaseException]] = []
-        for c in commits:
-            try:
-                abort_quietly(self.store, c.url, c.upload_id)
-            except CommitError as exc:
-                failures.append((c.url, exc))
-        with self._commits_lock:
-            self._commits.clear()
-        if failures:
-            url, first = failures[0]
-            raise CommitError(url, f"could not abort {len(failures)} upload(s) of task attempt "
-                                   f"{self.attempt_name}: {first}")
-
-    def _abort_task(self, task: TaskContext) -> None:
-        """Abort this attempt's uploads — from memory, and from its record (which a commit
-        whose answer was lost may have saved, or which another process aborting the attempt
-        finds) — and delete the record, unless the job has committed this attempt."""
-        url = self.task_record_url(task)
-        with self._commits_lock:
-            commits = list(self._commits.values())
-        try:
-            pset: PendingSet | None = PendingSet.from_bytes(self.store.get(url), url)
-        except NotFoundError:
-            pset = None
-        mine = pset is not None and pset.task_attempt_id == task.attempt_id
-        if pset is not None and mine:
-            commit = self._read_commit_record()
-            if commit is not None and task.attempt_id in commit.attempts:
-                return  # published by the job: not this attempt's to undo
-            known = {c.upload_id for c in commits}
-            commits.extend(c for c in pset.commits if c.upload_id not in known)
-            self.store.delete(url)  # first: a job commit must never find aborted uploads
-        self._record_saved = None
-        self._abort_own(commits)
-
-    def recover_task(self, task: TaskContext | None = None) -> None:
-        """A task committed in an earlier job attempt keeps its output: its record is copied
-        (conditionally) into this attempt's area, where job commit finds it.  Call before
-        ``setup_job``, which rolls back every earlier record not recovered."""
-        if task is None:
-            raise CommitError(self.job.id, "recover_task needs the task of the earlier job "
-                                           "attempt")
-        source = self.task_record_url(task)
-        try:
-            data = self.store.get(source)
-        except NotFoundError:
-            raise NotFoundError(source, f"task {task.task_name} has no committed record in "
-                                        f"job attempt {task.job.attempt}: rerun the task") \
-                from None
-        target = join(self.tasks_dir(), f"{task.task_name}.pendingset")
-        try:
-            self.store.put(target, data, if_none_match=True)
-        except PreconditionFailedError:
-            if self.store.get(target) != data:
-                raise CommitError(target, f"task {task.task_name} is already committed in "
-                                          f"job attempt {self.job.attempt}") from None
-        self._recovered[task.task_name] = target

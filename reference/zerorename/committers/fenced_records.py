@@ -11,8 +11,9 @@ terms, not with the protocol code.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,7 +87,7 @@ class JobCommitIncompleteError(JobFailedError):
 # -- formats -----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CommittedFile:
     """One file of a committed job: its URL, size and ETag (as completed)."""
 
@@ -109,7 +110,7 @@ class CommittedFile:
         return cls(url, size, etag)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RecordedUpload:
     """One uncompleted upload named by a commit record: everything needed to complete it."""
 
@@ -149,7 +150,13 @@ class FencedCommitRecord:
         return {u.upload_id for u in self.uploads}
 
     def to_bytes(self) -> bytes:
-        return json.dumps({
+        return self.encode(self.uploads)
+
+    def encode(self, uploads: Iterable[RecordedUpload]) -> bytes:
+        """This record's bytes with ``uploads`` (streamed: a job commit passes them from its
+        spool rather than holding an object per upload) in place of :attr:`uploads`.  One
+        JSON object, its ``uploads`` last, written entry by entry."""
+        head = json.dumps({
             "format": COMMIT_RECORD_FORMAT,
             "jobId": self.job_id,
             "jobAttempt": self.job_attempt,
@@ -157,9 +164,18 @@ class FencedCommitRecord:
             "committed": self.committed,
             "tasks": dict(sorted(self.tasks.items())),
             "records": sorted(self.records),
-            "uploads": [{"a": u.attempt_id, "u": u.url, "i": u.upload_id, "e": list(u.etags),
-                         "z": u.size} for u in self.uploads],
-        }, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        }, ensure_ascii=False, separators=(",", ":"))
+        out = io.BytesIO()
+        out.write(head[:-1].encode("utf-8"))
+        out.write(b',"uploads":[')
+        for i, u in enumerate(uploads):
+            if i:
+                out.write(b",")
+            out.write(json.dumps({"a": u.attempt_id, "u": u.url, "i": u.upload_id,
+                                  "e": list(u.etags), "z": u.size},
+                                 ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+        out.write(b"]}")
+        return out.getvalue()
 
     @classmethod
     def from_bytes(cls, data: bytes, path: str, *, job_id: str, dest: str
@@ -213,6 +229,28 @@ class FencedSuccessData(SuccessData):
         data = super().to_json()
         data[SUCCESS_FILES_KEY] = [f.to_json() for f in self.files]
         return data
+
+    def to_bytes(self) -> bytes:
+        """The same bytes as ``json.dumps(self.to_json(), indent=2)``, with the file list —
+        100,000 entries for a large job — written entry by entry, not built as a list of
+        dicts and one string first."""
+        data = super().to_json()
+        data[SUCCESS_FILES_KEY] = []
+        text = json.dumps(data, indent=self.INDENT, ensure_ascii=False)
+        empty = "[]\n}"
+        if not self.files or not text.endswith(empty):
+            return super().to_bytes()
+        out = io.BytesIO()
+        out.write(text[: -len(empty)].encode("utf-8"))
+        out.write(b"[")
+        for i, f in enumerate(self.files):
+            out.write(b",\n    {\n" if i else b"\n    {\n")
+            out.write((f'      "url": {json.dumps(f.url, ensure_ascii=False)},\n'
+                       f'      "size": {f.size},\n'
+                       f'      "etag": {json.dumps(f.etag, ensure_ascii=False)}\n'
+                       "    }").encode())
+        out.write(b"\n  ]\n}")
+        return out.getvalue()
 
 
 def expected_multipart_etag(etags: Sequence[str]) -> str | None:
