@@ -21,32 +21,61 @@ from zrpaper.race import compute_race
 from zrpaper.settings import DEEP_BUDGET, RACE_MAX_RUNS, TABLEV_MAX_RUNS, TRACES, rel
 from zrpaper.table5 import compute_tablev
 
+#: A row of the results: (committer, store, protocol, bug, variant_of); bug and variant_of mark
+#: the two sides of a production bug's comparison (None for the matrix proper)
+RowKey = tuple[str, str, str | None, str | None, str | None]
+
+
+def row_key(cell: dict[str, Any]) -> RowKey:
+    return (cell["committer"], cell["store"], cell.get("protocol"), cell.get("bug"),
+            cell.get("variant_of"))
+
 
 def compute_matrix(budget: dict[str, Any], workers: int, progress: Callable[[str], None],
                    committers: Sequence[str] | None = None,
-                   ) -> tuple[list[dict[str, Any]], list[list[str]]]:
-    """The matrix at ``budget``, then every ``holds*`` cell again at :data:`DEEP_BUDGET`;
-    returns the cells and the (committer, store) pairs explored twice."""
-    from zerorename_model.verdicts import Budget, decide_job, matrix, model_resolver
+                   ) -> tuple[list[dict[str, Any]], list[list[str | None]]]:
+    """The matrix at ``budget`` under both job-commit protocols, with the production bugs'
+    rows (each variant and its fixed committer, in the bug's scope family), then every cell
+    left undecided (no violation found, some scope cut off) again at :data:`DEEP_BUDGET`;
+    returns the cells and the rows (:data:`RowKey`) explored twice."""
+    from zerorename_model.bugs import by_report
+    from zerorename_model.verdicts import (
+        PROTOCOLS,
+        Budget,
+        Row,
+        decide_job,
+        matrix,
+        model_resolver,
+    )
 
     cells = matrix(committers, None, quick=False, budget=Budget(**budget), traces=str(TRACES),
-                   workers=workers, progress=progress)
+                   workers=workers, progress=progress, protocols=PROTOCOLS, variants=True)
     deepened = undecided_cells(cells) if DEEP_BUDGET["max_runs"] > budget["max_runs"] else {}
-    jobs = [(c, s, tuple(props), Budget(**DEEP_BUDGET), str(TRACES), model_resolver)
-            for (c, s), props in deepened.items()]
+    jobs = [(c, s, tuple(props), Budget(**DEEP_BUDGET), str(TRACES), model_resolver,
+             (protocol,), Row(bug, variant_of, (by_report(bug).scope,)) if bug else Row())
+            for (c, s, protocol, bug, variant_of), props in deepened.items()]
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        for (c, s, *_rest), again in zip(jobs, pool.map(decide_job, jobs), strict=True):
-            progress(f"again with {DEEP_BUDGET['max_runs']} runs per scope: {c} on {s}: "
+        for key, again in zip(deepened, pool.map(decide_job, jobs), strict=True):
+            progress(f"again with {DEEP_BUDGET['max_runs']} runs per scope: {key}: "
                      + ", ".join(f"{x['property']}={kind(x)}" for x in again))
             fresh = {x["property"]: x for x in again}
-            cells = [fresh.get(x["property"], x) if (x["committer"], x["store"]) == (c, s)
-                     else x for x in cells]
+            cells = [fresh.get(x["property"], x) if row_key(x) == key else x for x in cells]
     for line in scope_report(cells):
         progress(line)
     for cell in cells:
         cell["trace"] = rel(cell["trace"])
         _drop_seconds(cell["explored"])
-    return cells, [list(pair) for pair in deepened]
+    return cells, [list(key) for key in deepened]
+
+
+def committers_of(cells: Sequence[dict[str, Any]]) -> list[str]:
+    """The results' committers: the matrix's in its order, then the production-bug variants in
+    the order they were explored."""
+    from zerorename_model.verdicts import MATRIX_COMMITTERS
+
+    present = list(dict.fromkeys(c["committer"] for c in cells))
+    return ([c for c in MATRIX_COMMITTERS if c in present]
+            + [c for c in present if c not in MATRIX_COMMITTERS])
 
 
 def scope_report(cells: Sequence[dict[str, Any]]) -> list[str]:
@@ -62,13 +91,13 @@ def scope_report(cells: Sequence[dict[str, Any]]) -> list[str]:
             for (c, s, scope), e in seen.items()]
 
 
-def undecided_cells(cells: Sequence[dict[str, Any]]) -> dict[tuple[str, str], list[str]]:
-    """The ``holds*`` cells (no violation found, a scope cut off), by (committer, store)."""
-    pairs: dict[tuple[str, str], list[str]] = {}
+def undecided_cells(cells: Sequence[dict[str, Any]]) -> dict[RowKey, list[str]]:
+    """The ``holds*`` cells (no violation found, a scope cut off), by row."""
+    rows: dict[RowKey, list[str]] = {}
     for cell in cells:
         if kind(cell) == "holds*":
-            pairs.setdefault((cell["committer"], cell["store"]), []).append(cell["property"])
-    return pairs
+            rows.setdefault(row_key(cell), []).append(cell["property"])
+    return rows
 
 
 def _drop_seconds(explored: dict[str, Any]) -> None:
@@ -102,7 +131,7 @@ def child_cpu() -> float:
 def generate(budget: dict[str, Any], workers: int, progress: Callable[[str], None],
              committers: Sequence[str] | None = None) -> dict[str, Any]:
     from zerorename_model.properties import PROPERTIES
-    from zerorename_model.verdicts import MATRIX_COMMITTERS, MATRIX_STORES
+    from zerorename_model.verdicts import MATRIX_STORES
 
     if TRACES.exists():
         shutil.rmtree(TRACES)
@@ -136,7 +165,7 @@ def generate(budget: dict[str, Any], workers: int, progress: Callable[[str], Non
         # the machine is shared: how loaded it was says how to read the times
         "load": {"start": round(load_at_start, 2), "end": round(os.getloadavg()[0], 2),
                  "cpus": os.cpu_count()},
-        "committers": [c for c in MATRIX_COMMITTERS if any(x["committer"] == c for x in cells)],
+        "committers": committers_of(cells),
         "stores": list(MATRIX_STORES),
         "properties": list(PROPERTIES),
         "scopes": describe_scopes(),

@@ -53,6 +53,7 @@ def _contradicts(claim: Claim, cell: dict[str, Any]) -> bool:
 
 
 def render_differences(results: dict[str, Any]) -> str:
+    probed = race_props(results)
     lines = ["### The verdict matrix against the paper's claims", "",
              "| claim | source | cells | the paper says | ours |", "|---|---|---|---|---|"]
     differing: list[tuple[Claim, list[dict[str, Any]]]] = []
@@ -83,16 +84,19 @@ def render_differences(results: dict[str, Any]) -> str:
               "point of any schedule) with the job commit told nothing (Hadoop: it lists the "
               "store) or told the accepted attempts' messages (Spark):", "",
               "| committer | store | " + " | ".join(
-                  f"{p}, {scope.split('-')[1]}" for scope in RACE_SCOPES for p in RACE_PROPS)
+                  f"{p}, {scope.split('-')[1]}" for scope in RACE_SCOPES for p in probed)
               + " |",
-              "|---|---|" + "---|" * (len(RACE_SCOPES) * len(RACE_PROPS))]
+              "|---|---|" + "---|" * (len(RACE_SCOPES) * len(probed))]
     rows: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for probe in results["race"]:
         rows.setdefault((probe["committer"], probe["store"]), []).append(probe)
     for (committer, store), probe_rows in rows.items():
-        lines.append(f"| {committer} | {store} | " + " | ".join(race_marks(probe_rows)) + " |")
-    lines += ["", "(`holds`: the scope was enumerated completely; `holds*`: the run budget "
-              "ran out first.)"]
+        lines.append(f"| {committer} | {store} | " + " | ".join(race_marks(probe_rows, probed))
+                     + " |")
+    cut_off = any(not row["explored"]["complete"] and any(
+        v["verdict"] == "holds" for v in row["verdicts"].values()) for row in results["race"])
+    lines += ["", "(`holds`: the scope was enumerated completely"
+              + ("; `holds*`: the run budget ran out first" if cut_off else "") + ".)"]
     table = results["tablev"]
     labels = dict(map(tuple, table["attributes"]))
     explanations = tablev_explanations()
@@ -111,11 +115,17 @@ def render_differences(results: dict[str, Any]) -> str:
 
 
 
-def race_marks(probe_rows: Sequence[dict[str, Any]]) -> list[str]:
+def race_props(results: dict[str, Any]) -> list[str]:
+    """The VIII.C probe's properties these results hold for every row (results made before a
+    property joined :data:`RACE_PROPS` lack it)."""
+    return [p for p in RACE_PROPS if all(p in row["verdicts"] for row in results["race"])]
+
+
+def race_marks(probe_rows: Sequence[dict[str, Any]], props: Sequence[str]) -> list[str]:
     by_scope = {r["scope"]: r for r in probe_rows}
     marks = []
     for scope in RACE_SCOPES:
-        for prop in RACE_PROPS:
+        for prop in props:
             row = by_scope[scope]
             v = row["verdicts"][prop]
             marks.append(link("**violated**", v["trace"]) if v["verdict"] == "violated"
@@ -124,10 +134,11 @@ def race_marks(probe_rows: Sequence[dict[str, Any]]) -> list[str]:
 
 
 def render_fenced(results: dict[str, Any]) -> str:
-    """Section 6's tables: the fenced committer's matrix row with what its explorations
+    """Section 7's tables: the fenced committer's matrix row with what its explorations
     covered, its Table V column with what each probe found (and the job commit's atomicity
     for a reader of its record), and the VIII.C probe with and without the fence."""
     props = results["properties"]
+    probed = race_props(results)
     typed = [c for c in typed_cells(results) if c.committer == FENCED and c.in_matrix]
     cells = by_protocol(typed)
     protocols = protocols_in(typed)
@@ -181,10 +192,10 @@ def render_fenced(results: dict[str, Any]) -> str:
             rows.setdefault(f"{probe['committer']} | {probe['store']}", []).append(probe)
     if rows:
         lines += ["", "| committer | store | " + " | ".join(
-            f"{p}, {scope.split('-')[1]}" for scope in RACE_SCOPES for p in RACE_PROPS) + " |",
-                  "|---|---|" + "---|" * (len(RACE_SCOPES) * len(RACE_PROPS))]
+            f"{p}, {scope.split('-')[1]}" for scope in RACE_SCOPES for p in probed) + " |",
+                  "|---|---|" + "---|" * (len(RACE_SCOPES) * len(probed))]
         for key, probe_rows in rows.items():
-            lines.append(f"| {key} | " + " | ".join(race_marks(probe_rows)) + " |")
+            lines.append(f"| {key} | " + " | ".join(race_marks(probe_rows, probed)) + " |")
         witnesses = [(p, prop, v) for probe_rows in rows.values() for p in probe_rows
                      for prop, v in p["verdicts"].items() if v["verdict"] == "violated"]
         for p, prop, v in witnesses:

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from zrpaper.compute import child_cpu, compute_matrix, describe_scopes
+from zrpaper.compute import child_cpu, committers_of, compute_matrix, describe_scopes
 from zrpaper.race import compute_race
 from zrpaper.settings import (
     DEEP_BUDGET,
@@ -29,7 +29,7 @@ from zrpaper.table5 import compute_tablev
 class Explorations:
     """What a merge runs to explore its rows (a test passes stubs)."""
 
-    matrix: Callable[..., tuple[list[dict[str, Any]], list[list[str]]]] = compute_matrix
+    matrix: Callable[..., tuple[list[dict[str, Any]], list[list[str | None]]]] = compute_matrix
     race: Callable[..., list[dict[str, Any]]] = compute_race
     tablev: Callable[[Sequence[str]], dict[str, Any]] = compute_tablev
 
@@ -90,7 +90,7 @@ def merge(results: dict[str, Any], committers: Sequence[str], budget: dict[str, 
     docstring): their cells, VIII.C rows and Table V column replaced, their traces written and
     their stale traces removed, everything else as it was; the merge recorded in ``merged``."""
     from zerorename_model.tablev import ATTRIBUTES, COLUMNS
-    from zerorename_model.verdicts import MATRIX_COMMITTERS, MATRIX_STORES
+    from zerorename_model.verdicts import MATRIX_STORES
 
     matrix_rows, race_pairs, columns = merge_plan(results, committers, budget)
     old_traces = traces_of(results["cells"], results["race"], results["tablev"])
@@ -98,7 +98,7 @@ def merge(results: dict[str, Any], committers: Sequence[str], budget: dict[str, 
     timing: dict[str, float] = {}
     started, cpu = time.monotonic(), child_cpu()
     cells: list[dict[str, Any]] = []
-    deepened: list[list[str]] = []
+    deepened: list[list[str | None]] = []
     if matrix_rows:
         cells, deepened = explorations.matrix(budget, workers, progress, matrix_rows)
     timing["matrix_wall_s"] = time.monotonic() - started
@@ -113,17 +113,22 @@ def merge(results: dict[str, Any], committers: Sequence[str], budget: dict[str, 
     timing["tablev_cpu_s"] = time.process_time() - own
 
     merged = dict(results)
-    props = list(results["properties"])
-    order = {"committer": list(MATRIX_COMMITTERS), "store": list(MATRIX_STORES)}
-    merged["cells"] = sorted(
-        [c for c in results["cells"] if c["committer"] not in matrix_rows] + cells,
-        key=lambda c: (order["committer"].index(c["committer"]),
-                       order["store"].index(c["store"]), props.index(c["property"])))
-    merged["committers"] = [c for c in MATRIX_COMMITTERS
-                            if any(x["committer"] == c for x in merged["cells"])]
+
+    def replaced(committer: str, variant_of: str | None) -> bool:
+        """A committer's part: its rows, and the rows of the variants of it."""
+        return committer in matrix_rows or variant_of in matrix_rows
+
+    # sorted by committer only (stable): a committer's cells keep the order they were made in
+    every = [c for c in results["cells"]
+             if not replaced(c["committer"], c.get("variant_of"))] + cells
+    order = committers_of(every)
+    merged["cells"] = sorted(every, key=lambda c: order.index(c["committer"]))
+    merged["committers"] = order
+    stores = list(MATRIX_STORES)
     merged["deepened"] = sorted(
-        [pair for pair in results["deepened"] if pair[0] not in matrix_rows] + deepened,
-        key=lambda pair: (order["committer"].index(pair[0]), order["store"].index(pair[1])))
+        [row for row in results["deepened"]
+         if not replaced(row[0], row[4] if len(row) > 4 else None)] + deepened,
+        key=lambda row: (order.index(str(row[0])), stores.index(str(row[1]))))
     pair_order = [(c, s) for c, s in RACE_PAIRS]
     merged["race"] = sorted(
         [r for r in results["race"] if (r["committer"], r["store"]) not in race_pairs] + race,

@@ -86,8 +86,11 @@ def _deepened(results: dict[str, Any]) -> str:
     if not pairs:
         return ""
     by_committer: dict[str, list[str]] = {}
-    for committer, store in pairs:
-        by_committer.setdefault(committer, []).append(store)
+    for row in pairs:  # [committer, store] (before protocols), or a row key: see compute.py
+        committer, store, *rest = row
+        protocol, bug = [*rest, None, None][:2]
+        by_committer.setdefault(committer, []).append(
+            store + "".join(f" ({x})" for x in (protocol, bug) if x))
     listed = "; ".join(f"`{c}` on {', '.join(stores)}" for c, stores in by_committer.items())
     return (f"Every cell that held in the scopes explored but with some scope cut off was explored "
             f"again with at most **{results['deep_budget']['max_runs']} runs per scope**: "
