@@ -1,4 +1,5 @@
-"""The verdict matrix's bookkeeping: run-based budgets, what a cell records, short witnesses.
+"""The verdict matrix's bookkeeping: run-based budgets, one cell per protocol, what a cell
+records, short witnesses, the production-bug rows.
 
 The verdicts themselves come from exploring real model committers here; these tests check that
 the matrix reports them reproducibly and with the evidence a reader needs."""
@@ -7,11 +8,19 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
+from zerorename_model.bugs import BUGS
 from zerorename_model.explore import run_once, search
+from zerorename_model.matrix_text import format_matrix
 from zerorename_model.properties import PROPERTIES
 from zerorename_model.protocols import get
 from zerorename_model.scenario import Faults, Scenario
-from zerorename_model.verdicts import FULL, QUICK, Budget, decide_pair
+from zerorename_model.scopes import FAMILIES, PROTOCOLS, SCOPES
+from zerorename_model.verdicts import FULL, QUICK, Budget, Row, bug_jobs, decide_pair
+
+CELL_KEYS = {"committer", "store", "property", "protocol", "verdict", "trace", "explored",
+             "variant_of", "bug"}
 
 
 def _without_seconds(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -34,23 +43,47 @@ def test_the_same_budget_gives_the_same_cells() -> None:
     first = decide_pair("direct", "s3", props, Budget(max_runs=150), None)
     again = decide_pair("direct", "s3", props, Budget(max_runs=150), None)
     assert _without_seconds(first) == _without_seconds(again)
-    assert {c["property"]: c["verdict"] for c in first} == {
-        "completeness": "violated", "exclusivity": "violated", "abortability": "violated"}
+    assert {(c["property"], c["protocol"]): c["verdict"] for c in first} == {
+        (p, d): "violated" for p in props for d in PROTOCOLS}
+    assert all(set(c) == CELL_KEYS and c["bug"] is None and c["variant_of"] is None
+               for c in first)
 
 
-def test_a_violated_cell_keeps_the_scopes_that_held_and_a_short_witness() -> None:
-    """The staging committer keeps completeness under crashes and duplicates but not under the
-    Hadoop protocol's partitioned attempt (Section VIII.C); the cell shows all of that, and its
-    witness is the one-task version of the race, shorter than the two-task one."""
-    [cell] = decide_pair("directory", "s3", ("completeness",), Budget(max_runs=1500), None)
-    explored = cell["explored"]
-    assert cell["verdict"] == "violated" and explored["scope"] == "partition-hadoop"
+def test_every_property_is_decided_under_both_protocols() -> None:
+    """Each scope family exists once per protocol, and every property has a family."""
+    for family in FAMILIES:
+        assert {s.protocol for s in SCOPES if s.family == family.name} == set(PROTOCOLS)
+    decided = {p for s in SCOPES for p in s.props}
+    assert decided == set(PROPERTIES)
+    for scope in SCOPES:
+        assert scope.name == f"{scope.family}-{scope.protocol}"
+        assert scope.make("magic", "s3").driver == scope.protocol
+
+
+def test_a_cell_is_decided_from_its_own_protocol_only() -> None:
+    """The staging committer loses completeness to the Hadoop protocol's partitioned attempt
+    (Section VIII.C) and keeps it under Spark's: two cells, each from its protocol's scopes.
+    The violated one keeps the scopes that held before it and a short witness (the one-task
+    version of the race, shorter than the two-task one)."""
+    hadoop, spark = decide_pair("directory", "s3", ("completeness",), Budget(max_runs=1500),
+                                None)
+    assert (hadoop["protocol"], spark["protocol"]) == ("hadoop", "spark")
+    explored = hadoop["explored"]
+    assert hadoop["verdict"] == "violated" and explored["scope"] == "partition-hadoop"
     names = [s["scope"] for s in explored["scopes"]]
-    assert names[-1] == "partition-hadoop" and "crash-spark" in names[:-1]
-    held = {s["scope"]: s for s in explored["scopes"][:-1]}
-    assert held["crash-spark"]["complete"]  # held, and proved within the scope
+    assert names == ["crash-hadoop", "duplicate-hadoop", "partition-hadoop"]
+    assert all(s["complete"] for s in explored["scopes"][:-1])  # held, proved within the scope
     assert explored["witness_tasks"] == 1
     assert explored["steps"] <= 25
+    assert spark["verdict"] == "holds"
+    assert {s["scope"].rsplit("-", 1)[1] for s in spark["explored"]["scopes"]} == {"spark"}
+    assert "partition-spark" in {s["scope"] for s in spark["explored"]["scopes"]}
+
+
+def test_one_protocol_only() -> None:
+    cells = decide_pair("direct", "s3", ("exclusivity",), Budget(max_runs=150), None,
+                        protocols=("spark",))
+    assert [c["protocol"] for c in cells] == ["spark"]
 
 
 def test_search_reports_unshrunk_choices_that_still_violate() -> None:
@@ -66,9 +99,9 @@ def test_a_lagging_store_is_first_explored_with_reads_after_every_settle() -> No
     """v2's continuity failure (a partitioned attempt writing after the job committed) is a
     consistent-store behaviour; on s3-2018 it hides among lagging-listing schedules, which the
     first phase skips, so it is found there and replays."""
-    [cell] = decide_pair("v2", "s3-2018", ("continuity",), Budget(max_runs=2000), None)
-    assert cell["verdict"] == "violated"
-    assert cell["explored"]["phase"] == "settled before reads"
+    for cell in decide_pair("v2", "s3-2018", ("continuity",), Budget(max_runs=2000), None):
+        assert cell["verdict"] == "violated", cell["protocol"]
+        assert cell["explored"]["phase"] == "settled before reads"
 
 
 def test_settling_eagerly_gives_consistent_answers_only() -> None:
@@ -84,3 +117,60 @@ def test_settling_eagerly_gives_consistent_answers_only() -> None:
     lagging = Scenario("magic", store="s3-2018", tasks=1, files=("part-{task:05d}",),
                        faults=Faults(crash=1))
     assert run_once(lagging, get("magic"), []).inconsistent_answers  # it can fail this way
+
+
+# -- production bugs as rows ----------------------------------------------------------------------
+
+def test_every_bug_names_a_scope_family_that_decides_its_property() -> None:
+    names = {f.name: f for f in FAMILIES}
+    for bug in BUGS:
+        assert bug.scope in names, bug.report
+        assert bug.shows in names[bug.scope].props, bug.report
+        assert get(bug.variant) is not get(bug.fixed)
+
+
+def test_bug_rows_pair_each_variant_with_its_fixed_committer_in_one_family() -> None:
+    jobs = bug_jobs(["magic", "directory"], ["s3"], tuple(PROPERTIES), QUICK, None, PROTOCOLS)
+    rows = [(job[0], job[7]) for job in jobs]
+    for bug in BUGS:
+        assert (bug.variant, Row(bug.report, bug.fixed, (bug.scope,))) in rows
+        assert (bug.fixed, Row(bug.report, None, (bug.scope,))) in rows
+    assert bug_jobs(["v1"], ["s3"], tuple(PROPERTIES), QUICK, None, PROTOCOLS) == []
+
+
+@pytest.mark.parametrize("bug", [b for b in BUGS if b.scope in ("crash", "spaces")],
+                         ids=lambda b: b.report)
+def test_a_bug_row_is_violated_by_exploration_and_its_fixed_row_holds(bug, tmp_path) -> None:
+    """The variant's cell for the property its report names is violated, found by exploring
+    its scope family (not by its steered schedule), with a trace that replays; the fixed
+    committer's cell holds, every scope enumerated.  (The two-job bugs: the slow test below.)"""
+    _bug_rows_hold_up(bug, tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("bug", [b for b in BUGS if b.scope not in ("crash", "spaces")],
+                         ids=lambda b: b.report)
+def test_a_two_job_bug_row_is_violated_and_its_fixed_row_holds(bug, tmp_path) -> None:
+    _bug_rows_hold_up(bug, tmp_path)
+
+
+def _bug_rows_hold_up(bug: Any, tmp_path: Any) -> None:
+    from zerorename_model.trace import replay
+
+    budget = Budget(max_runs=8_000)
+    props = (bug.shows,)
+    variant = decide_pair(bug.variant, bug.store, props, budget, str(tmp_path),
+                          row=Row(bug.report, bug.fixed, (bug.scope,)))
+    fixed = decide_pair(bug.fixed, bug.store, props, budget, str(tmp_path),
+                        row=Row(bug.report, None, (bug.scope,)))
+    violated = [c for c in variant if c["verdict"] == "violated"]
+    assert violated, f"{bug.variant}: {bug.shows} not violated in {bug.scope}"
+    for cell in violated:
+        assert cell["variant_of"] == bug.fixed and cell["bug"] == bug.report
+        assert cell["explored"]["scope"].startswith(bug.scope + "-")
+        assert replay(cell["trace"]).same
+    for cell in fixed:
+        assert cell["verdict"] == "holds" and cell["explored"]["complete"], cell["explored"]
+        assert cell["variant_of"] is None and cell["bug"] == bug.report
+    text = format_matrix(variant + fixed)
+    assert f"{bug.variant} (variant)" in text and f"{bug.fixed} (fixed)" in text
