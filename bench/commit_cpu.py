@@ -361,6 +361,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--files-per-task", type=int, default=250)
     ap.add_argument("--threads", default="1,8")
     ap.add_argument("--delays-ms", default="0,20")
+    ap.add_argument("--delay-threads", default="8,32",
+                    help="thread counts measured with a delay (T = 1 at r = 20 ms and F = "
+                         "10,000 waits 200 s a committer)")
     ap.add_argument("--repeats", type=int, default=3, help="zero-latency runs per cell")
     ap.add_argument("--committers", default=",".join(("minimal", *COMMITTERS)))
     ap.add_argument("--profile", metavar="COMMITTER",
@@ -396,13 +399,16 @@ def run_all(args: argparse.Namespace, layout: Layout, threads: list[int],
     report: dict[str, Any] = {
         "benchmark": "commit_cpu", "mode": "quick" if args.quick else "full",
         "label": args.label, "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "environment": environment() | {"reference_commit": reference_commit()},
+        # ZR_REFERENCE_COMMIT names the committers measured when run from a tree outside git
+        "environment": environment() | {"reference_commit": os.environ.get(
+            "ZR_REFERENCE_COMMIT") or reference_commit()},
         "store": "moto server (S3Store; minimal on plain boto3)" if moto is not None else
                  "bench/fakes.py MemoryStore",
         "files": layout.files, "tasks": layout.tasks, "rows": [],
     }
+    delay_threads = [int(t) for t in args.delay_threads.split(",")]
     for delay in delays:
-        for t in threads:
+        for t in (delay_threads if delay > 0 else threads):
             for name in committers:
                 if delay > 0:  # a sleeping store: one run (its CPU is the same)
                     row = measure(name, layout, t, delay, moto=moto)

@@ -21,8 +21,8 @@ and file renames in job commit run in parallel.
 
 A v1 or manifest job commit that fails before ``_SUCCESS`` is saved takes back every file it
 published (moves it back, or deletes the copy where the source is still there: see
-:class:`~zerorename.stages.Publication`) and keeps the job's temporary tree, so that a rerun of
-``commit_job`` — or v1's ``recover_task`` in the next job attempt — finishes the job, and
+:class:`~zerorename.rename_stages.Publication`) and keeps the job's temporary tree, so that a
+rerun of ``commit_job`` — or v1's ``recover_task`` in the next job attempt — finishes the job, and
 ``abort_job`` discards it.  Hadoop's FileOutputCommitter leaves the half-merged destination.
 """
 
@@ -41,7 +41,8 @@ from zerorename.context import JobContext, TaskContext
 from zerorename.errors import CommitError, FormatError, JobFailedError, StoreError
 from zerorename.formats import SuccessData
 from zerorename.messages import TaskCommitMessage
-from zerorename.stages import FilenameSample, Progress, Publication, StageRunner
+from zerorename.rename_stages import Publication
+from zerorename.stages import FilenameSample, Progress, StageRunner
 from zerorename.stats import IOStatistics
 from zerorename.store import ObjectInfo, Store, list_dir
 from zerorename.stores import rename_by_copy
@@ -325,6 +326,7 @@ class FileOutputCommitterV2(RenameCommitter):
 
     name: ClassVar[str] = "v2"
     hadoop_class: ClassVar[str] = "org.apache.hadoop.mapreduce.lib.output.FileOutputCommitter"
+    visible_before_job_commit: ClassVar[bool] = True
 
     def _commit_task(self, task: TaskContext) -> TaskCommitMessage:
         files = self.task_files(task)

@@ -3,7 +3,7 @@
 Task attempts write files under ``<dest>/_temporary/<job id>/<NN>/tasks/<attempt id>/``.
 Task commit lists that directory and saves a *manifest* — the files to rename, with sizes and
 etags, and the directories they need — as ``manifests/<attempt id>-manifest.json``; no data
-moves.  Job commit runs as stages (see :mod:`zerorename.stages`): load the manifests in
+moves.  Job commit runs as stages (see :mod:`zerorename.rename_stages`): load the manifests in
 parallel, make room for the destination directories, rename every file in parallel,
 optionally validate the result, save ``_SUCCESS``, clean up.
 
@@ -36,18 +36,20 @@ from zerorename.context import TaskContext
 from zerorename.errors import CommitError
 from zerorename.formats import DirEntry, FileEntry, SuccessData, TaskManifest
 from zerorename.messages import TaskCommitMessage
-from zerorename.stages import (
-    SAVED_KEY,
-    TASK_ATTEMPT_NUMBER_KEY,
-    FilenameSample,
+from zerorename.rename_stages import (
     Publication,
-    StageContext,
-    StageRunner,
-    TaskSource,
     create_directories,
     load_manifests,
     rename_files,
     validate_output,
+)
+from zerorename.stages import (
+    SAVED_KEY,
+    TASK_ATTEMPT_NUMBER_KEY,
+    FilenameSample,
+    StageContext,
+    StageRunner,
+    TaskSource,
 )
 from zerorename.store import list_dir
 
