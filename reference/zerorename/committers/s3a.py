@@ -108,9 +108,10 @@ class S3ACommitter(BaseCommitter):
         with self.executor("commit") as pool:
             ctx = StageContext(self.store, self.job, self.stats, pool, runner, self.name,
                                records_store=self.records)
-            records = runner.run("job_stage_scan_records",
-                                 lambda: scan_job(self.records, self.layout.root))
+            records: JobRecords | None = None  # Spark's protocol: scanned beside the completes
             if messages is None:
+                records = runner.run("job_stage_scan_records",
+                                     lambda: scan_job(self.records, self.layout.root))
                 if self.layout.marker not in records.urls:
                     raise NotFoundError(self.layout.marker, "job attempt directory does not "
                                         f"exist: job {self.job.id} was never set up, or was "
@@ -142,16 +143,21 @@ class S3ACommitter(BaseCommitter):
                                                                    loaded.committed_ids, known))
         return success
 
-    def _complete_reading_owned(self, ctx: StageContext, records: JobRecords, loaded: Loaded,
-                                filenames: FilenameSample) -> OwnedUploads:
+    def _complete_reading_owned(self, ctx: StageContext, records: JobRecords | None,
+                                loaded: Loaded, filenames: FilenameSample) -> OwnedUploads:
         """Complete the uploads and, meanwhile, read what the job owns besides them (the
-        records of attempts not committed, the intents): those GETs used to hold back the
-        first complete.  Reading only — nothing is aborted until every complete is done
-        (:func:`abort_found`), and a committed upload is never aborted.  With one thread
+        records of attempts not committed, the intents; first the listing of the job root,
+        unless Hadoop's protocol needed it to find the tasks): those requests used to hold
+        back the first complete.  Reading only — nothing is aborted until every complete is
+        done (:func:`abort_found`), and a committed upload is never aborted.  With one thread
         (an inline pool, which must not start threads) the reads come first."""
         def read() -> OwnedUploads:
+            found = records
+            if found is None:
+                with ctx.stats.duration("job_stage_scan_records"):
+                    found = scan_job(self.records, self.layout.root)
             with ctx.stats.duration("job_stage_read_owned"):  # timed, not a serial stage
-                return read_owned(self.store, records, ctx.pool,
+                return read_owned(self.store, found, ctx.pool,
                                   committed_attempts=loaded.winners,
                                   records_store=self.records)
 
