@@ -29,10 +29,12 @@ properties held on this run:
 
 Each committer's report is printed as soon as its jobs are done.  Then, when the model is
 installed, the model's first demonstration (printed as soon as it exists) and its quick verdict
-matrix (``zerorename_model.verdicts``), with an explanation under it of why committers that
-held every property here show violations there: the matrix explores schedules these runs never
-take (Hadoop's protocol, whose job commit discovers the tasks by listing, with an attempt
-partitioned from the driver: the race of the paper's Section VIII.C).  Progress goes to stderr,
+matrix (``zerorename_model.verdicts``; :mod:`zerorename_bridge.matrix_report`), each cell two
+verdicts, one per job-commit protocol (hadoop/spark), with the production-bug rows, and an
+explanation under it of why committers that held every property here show violations there:
+the matrix explores schedules these runs never take (Hadoop's protocol, whose job commit
+discovers the tasks by listing, with an attempt partitioned from the driver: the race of the
+paper's Section VIII.C), and says what the other protocol decided.  Progress goes to stderr,
 one line per step with the elapsed time, repeated while a step runs long, so that stdout holds
 only results.  The exit status is 1 if any property failed on any committer.
 """
@@ -42,12 +44,9 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-import textwrap
-import threading
 import time
 import uuid
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -63,48 +62,14 @@ from zerorename.spark.verify import (
     visible_files,
 )
 from zerorename.store import Store, list_all
+from zerorename_bridge.matrix_report import model_report
+from zerorename_bridge.progress import Progress
 from zerorename_bridge.spark_faults import DuplicateAttempt
 
 COMMITTERS = ("fenced", "magic", "directory", "partitioned", "manifest", "v1", "v2")
 PARTITION_BY = ("year", "month")
 COLUMNS = ("event_id", "user_id", "kind", "amount", "ts", "year", "month")
 TASKS = 4
-
-
-class Progress:
-    """Step lines on stderr with the elapsed time, so a slow step never looks like a hang and
-    stdout keeps only results.  :meth:`step` wraps a step that can take long (a Spark job, the
-    model matrix): it says when the step starts, says again every ``heartbeat`` seconds while it
-    runs, and says how long it took."""
-
-    def __init__(self, heartbeat: float = 10.0) -> None:
-        self.started = time.monotonic()
-        self.heartbeat = heartbeat
-        self._lock = threading.Lock()  # the heartbeat thread and the main thread both print
-
-    def __call__(self, message: str) -> None:
-        with self._lock:
-            print(f"[{time.monotonic() - self.started:6.1f}s] {message}", file=sys.stderr,
-                  flush=True)
-
-    @contextmanager
-    def step(self, name: str) -> Iterator[None]:
-        self(name)
-        began = time.monotonic()
-        finished = threading.Event()
-
-        def beat() -> None:
-            while not finished.wait(self.heartbeat):
-                self(f"{name}: still running ({time.monotonic() - began:.0f} s so far)")
-
-        ticker = threading.Thread(target=beat, name="zerorename-progress", daemon=True)
-        ticker.start()
-        try:
-            yield
-        finally:
-            finished.set()
-            ticker.join()
-        self(f"{name}: done in {time.monotonic() - began:.1f} s")
 
 
 # -- where we write ------------------------------------------------------------------------
@@ -344,112 +309,6 @@ def describe(result: Result, embedded: bool) -> str:
     lines += [f"  local staging left: {n}" for n in result.abort_local[:8]]
     lines += [f"  error: {e}" for e in result.errors]
     return "\n".join(lines)
-
-
-WIDTH = 100  # the explanation's line width
-
-#: what each of the model's driver protocols gives the job commit (``Scenario.driver``)
-DRIVER_PROTOCOLS = {
-    "hadoop": "Hadoop's protocol: the job commit gets no task messages and discovers the "
-              "committed tasks by listing what they left in the store",
-    "spark": "Spark's protocol: the driver passes the job commit the messages of the attempts "
-             "it accepted",
-}
-#: what one use of each fault budget does (``zerorename_model.scenario.Faults``)
-FAULT_EVENTS = {
-    "crash": "a task attempt crashes between two store operations",
-    "partition": "the driver gives up on an attempt that keeps running (a partitioned "
-                 "attempt)",
-    "speculate": "a duplicate (speculative) attempt of a running task",
-    "throttle": "a store request fails with 503 SlowDown",
-    "restart": "the job driver crashes and the next job attempt starts",
-    "fail_job": "the driver gives up and aborts the job",
-}
-
-
-def describe_scope(scenario: Any) -> str:
-    """What a matrix scope explores, read from its scenario (driver, faults, jobs)."""
-    faults = [FAULT_EVENTS[name] for name, budget in sorted(vars(scenario.faults).items())
-              if name in FAULT_EVENTS and budget]
-    jobs = (f"{len(scenario.dests)} jobs writing to sibling destinations"
-            if len(scenario.dests) > 1 else "")
-    parts = [DRIVER_PROTOCOLS.get(scenario.driver, f"the {scenario.driver} protocol"),
-             *([jobs] if jobs else []), *faults]
-    text = "; ".join(parts)
-    if scenario.driver == "hadoop" and scenario.faults.partition:
-        text += (". The partitioned attempt can commit its task after the driver gave up on "
-                 "it, and a job commit that lists takes that task commit too: the race of the "
-                 "paper's Section VIII.C. Under Spark's protocol, which the Spark runs use, "
-                 "the job commit gets only the accepted attempts' messages")
-    return text
-
-
-def explain_matrix(cells: Sequence[dict[str, Any]], passed: Sequence[str]) -> str:
-    """Why committers that held every property in the Spark runs (``passed``) show violations
-    in the matrix: for each scope in which such a violation was found, what the scope explores
-    and which cells it decided, with one witness.  Empty when there is nothing to explain."""
-    from zerorename_model.stores import PROFILES
-    from zerorename_model.verdicts import SCOPES
-
-    scopes = {scope.name: scope for scope in SCOPES}
-    found: dict[str, list[dict[str, Any]]] = {}
-    for cell in cells:
-        if cell["verdict"] == "violated" and cell["committer"] in passed:
-            found.setdefault(str(cell["explored"].get("scope", "?")), []).append(cell)
-    if not found:
-        return ""
-    names = sorted({c["committer"] for group in found.values() for c in group})
-    lines = textwrap.wrap(
-        f"Why committers that held every property in the Spark runs above ({', '.join(names)}) "
-        "show violations here: those runs took a few schedules of Spark's protocol on one "
-        "store; the matrix explores every schedule of each scope (within its run budget) on "
-        "each store profile above. Each violation was found in the scope named:", WIDTH)
-    for name in sorted(found, key=lambda n: list(scopes).index(n) if n in scopes else 99):
-        group = found[name]
-        scope = scopes.get(name)
-        first = group[0]
-        what = describe_scope(scope.make(first["committer"], first["store"])) if scope else ""
-        lines += textwrap.wrap(f"* scope {name}: {what}.", WIDTH, subsequent_indent="  ")
-        for committer in sorted({c["committer"] for c in group}):
-            mine = [c for c in group if c["committer"] == committer]
-            props = ", ".join(dict.fromkeys(c["property"] for c in mine))
-            stores = ", ".join(dict.fromkeys(c["store"] for c in mine))
-            lines.append(f"    {committer}: {props} violated on {stores}")
-        lagging = sorted({c["store"] for c in group if c["store"] in PROFILES
-                          and not PROFILES[c["store"]].consistent})
-        if lagging and {c["store"] for c in group} <= set(lagging):
-            lines.append(f"    only on {', '.join(lagging)}: a store whose listings or "
-                         "overwrites lag behind writes (the Spark runs' moto is consistent)")
-        lines += textwrap.wrap(f"e.g. {first['committer']} on {first['store']}: "
-                               f"{first['explored'].get('witness', '')}", WIDTH,
-                               initial_indent="    ", subsequent_indent="      ")
-    return "\n".join(lines)
-
-
-def model_report(progress: Progress, *, committers: Sequence[str] | None = None,
-                 stores: Sequence[str] | None = None, passed: Sequence[str] = ()) -> None:
-    """The model's part of the demo, each result printed as soon as it exists: the lagging
-    listing of S3 as of 2018 (under a second), then the quick verdict matrix (the long step:
-    progress for every committer and store as it is decided), then why the committers in
-    ``passed`` show violations in it."""
-    try:
-        from zerorename_model import demo, verdicts
-    except ImportError as error:
-        print(f"(the model is unavailable: {error})", flush=True)
-        return
-    with progress.step("model: the same schedule on S3 as of 2018 and on S3 today"):
-        demo.main()
-        sys.stdout.flush()
-    with progress.step("model: quick verdict matrix (every committer on every store profile)"):
-        cells = verdicts.matrix(committers, stores, quick=True,
-                                progress=lambda line: progress(f"model matrix: {line}"))
-    print()
-    print(verdicts.format_matrix(cells))
-    explanation = explain_matrix(cells, passed)
-    if explanation:
-        print()
-        print(explanation)
-    sys.stdout.flush()
 
 
 # -- main ----------------------------------------------------------------------------------

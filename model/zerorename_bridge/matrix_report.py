@@ -1,0 +1,160 @@
+"""The demo's model part: the first finding, then the quick verdict matrix, explained.
+
+The matrix (``zerorename_model.verdicts``) decides every cell twice, once per job-commit
+protocol, and the Spark runs of the demo use only one of them (Spark's) on one consistent
+store.  So a committer that held every property in those runs can show ``VIOL`` in the matrix,
+and the reader needs to know under which protocol, in which scope, and what the other protocol
+said: :func:`explain_matrix` writes that, from the cells alone.
+"""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
+
+WIDTH = 100  # the explanation's line width
+
+#: what each of the model's driver protocols gives the job commit (``Scenario.driver``)
+DRIVER_PROTOCOLS = {
+    "hadoop": "Hadoop's protocol: the job commit gets no task messages and discovers the "
+              "committed tasks by listing what they left in the store",
+    "spark": "Spark's protocol: the driver passes the job commit the messages of the attempts "
+             "it accepted",
+}
+#: what one use of each fault budget does (``zerorename_model.scenario.Faults``)
+FAULT_EVENTS = {
+    "crash": "a task attempt crashes between two store operations",
+    "partition": "the driver gives up on an attempt that keeps running (a partitioned "
+                 "attempt)",
+    "speculate": "a duplicate (speculative) attempt of a running task",
+    "throttle": "a store request fails with 503 SlowDown",
+    "restart": "the job driver crashes and the next job attempt starts",
+    "fail_job": "the driver gives up and aborts the job",
+}
+#: why a partitioned attempt breaks a listing job commit and not one that is given messages
+RACE = ("The partitioned attempt can commit its task after the driver gave up on it, and a job "
+        "commit that lists takes that task commit too: the race of the paper's Section VIII.C. "
+        "Under Spark's protocol, which the Spark runs use, the job commit gets only the accepted "
+        "attempts' messages")
+
+
+class Steps(Protocol):
+    """What the report needs of the demo's progress: a line, and a long step."""
+
+    def __call__(self, message: str) -> None: ...
+
+    def step(self, name: str) -> AbstractContextManager[None]: ...
+
+
+def describe_scope(scenario: Any) -> str:
+    """What a matrix scope explores, read from its scenario (driver, faults, jobs, files)."""
+    faults = [FAULT_EVENTS[name] for name, budget in sorted(vars(scenario.faults).items())
+              if name in FAULT_EVENTS and budget]
+    dests = list(scenario.dests)
+    jobs = ""
+    if len(dests) > 1:
+        where = "one destination" if len(set(dests)) == 1 else "two destinations"
+        jobs = f"{len(dests)} jobs at once on {where}" + (
+            ", with one job ID" if scenario.same_job_id else "")
+    spaced = [f for f in scenario.files if " " in f]
+    parts = [DRIVER_PROTOCOLS.get(scenario.driver, f"the {scenario.driver} protocol"),
+             *([jobs] if jobs else []), *faults,
+             *([f"a file name with a space ({spaced[0]!r})"] if spaced else [])]
+    text = "; ".join(parts)
+    if scenario.driver == "hadoop" and scenario.faults.partition:
+        text += ". " + RACE
+    return text
+
+
+def _short(cell: dict[str, Any]) -> str:
+    from zerorename_model.matrix_text import shown_verdict
+
+    return str(shown_verdict(cell))
+
+
+def explain_matrix(cells: Sequence[dict[str, Any]], passed: Sequence[str]) -> str:
+    """Why committers that held every property in the Spark runs (``passed``) show violations
+    in the matrix: that a cell is per protocol; then, for each scope in which such a violation
+    was found, what the scope explores and which cells it decided — with what the *other*
+    protocol said about the same cells — and one witness.  Empty when there is nothing to
+    explain.  Production-bug rows are left to the matrix's own table."""
+    from zerorename_model.stores import PROFILES
+    from zerorename_model.verdicts import SCOPES
+
+    scopes = {scope.name: scope for scope in SCOPES}
+    main = [c for c in cells if not c.get("bug")]
+    other: dict[tuple[str, str, str, str], dict[str, Any]] = {
+        (c["committer"], c["store"], c["property"], c.get("protocol", "")): c for c in main}
+    found: dict[str, list[dict[str, Any]]] = {}
+    for cell in main:
+        if cell["verdict"] == "violated" and cell["committer"] in passed:
+            found.setdefault(str(cell["explored"].get("scope", "?")), []).append(cell)
+    if not found:
+        return ""
+    names = sorted({c["committer"] for group in found.values() for c in group})
+    lines = textwrap.wrap(
+        f"Why committers that held every property in the Spark runs above ({', '.join(names)}) "
+        "show violations here: each cell of the matrix is two verdicts, hadoop/spark, one per "
+        "job-commit protocol; the Spark runs took a few schedules of Spark's protocol on one "
+        "consistent store, while the matrix explores every schedule of each scope (within its "
+        "run budget) under both protocols on each store profile. Each violation was found in "
+        "the scope named:", WIDTH)
+    for name in sorted(found, key=lambda n: list(scopes).index(n) if n in scopes else 99):
+        group = found[name]
+        scope = scopes.get(name)
+        first = group[0]
+        what = describe_scope(scope.make(first["committer"], first["store"])) if scope else ""
+        lines += textwrap.wrap(f"* scope {name}: {what}.", WIDTH, subsequent_indent="  ")
+        for committer in sorted({c["committer"] for c in group}):
+            mine = [c for c in group if c["committer"] == committer]
+            props = ", ".join(dict.fromkeys(c["property"] for c in mine))
+            stores = ", ".join(dict.fromkeys(c["store"] for c in mine))
+            line = f"    {committer}: {props} violated on {stores}"
+            protocol = first.get("protocol")
+            if protocol:
+                elsewhere = {
+                    _short(o) for c in mine for d in DRIVER_PROTOCOLS if d != protocol
+                    if (o := other.get((c["committer"], c["store"], c["property"], d)))}
+                if elsewhere:
+                    line += (f" under {protocol}'s protocol; under the other: "
+                             f"{', '.join(sorted(elsewhere))}")
+            lines += textwrap.wrap(line, WIDTH, subsequent_indent="      ")
+        lagging = sorted({c["store"] for c in group if c["store"] in PROFILES
+                          and not PROFILES[c["store"]].consistent})
+        if lagging and {c["store"] for c in group} <= set(lagging):
+            lines.append(f"    only on {', '.join(lagging)}: a store whose listings or "
+                         "overwrites lag behind writes (the Spark runs' moto is consistent)")
+        lines += textwrap.wrap(f"e.g. {first['committer']} on {first['store']}: "
+                               f"{first['explored'].get('witness', '')}", WIDTH,
+                               initial_indent="    ", subsequent_indent="      ")
+    return "\n".join(lines)
+
+
+def model_report(progress: Steps, *, committers: Sequence[str] | None = None,
+                 stores: Sequence[str] | None = None, passed: Sequence[str] = ()) -> None:
+    """The model's part of the demo, each result printed as soon as it exists: the lagging
+    listing of S3 as of 2018 (under a second), then the quick verdict matrix under both
+    protocols with the production-bug rows (the long step: progress for every committer and
+    store as it is decided), then why the committers in ``passed`` show violations in it."""
+    try:
+        from zerorename_model import demo, verdicts
+    except ImportError as error:
+        print(f"(the model is unavailable: {error})", flush=True)
+        return
+    with progress.step("model: the same schedule on S3 as of 2018 and on S3 today"):
+        demo.main()
+        sys.stdout.flush()
+    with progress.step("model: quick verdict matrix (every committer on every store profile, "
+                       "under Hadoop's and Spark's protocols)"):
+        cells = verdicts.matrix(committers, stores, quick=True, variants=True,
+                                progress=lambda line: progress(f"model matrix: {line}"))
+    print()
+    print(verdicts.format_matrix(cells))
+    explanation = explain_matrix(cells, passed)
+    if explanation:
+        print()
+        print(explanation)
+    sys.stdout.flush()
