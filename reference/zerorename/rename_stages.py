@@ -105,7 +105,7 @@ def load_manifests(ctx: StageContext, sources: Iterable[TaskSource],
             ctx.stats.sample("committer_task_directory_count", len(manifest.directories))
             for entry in manifest.files:
                 loaded.spool.add({"a": attempt_id, "s": entry.source, "u": entry.dest,
-                                  "z": entry.size, "e": entry.etag, "p": source.path})
+                                  "z": entry.size, "e": entry.etag})
             progress.tick(source.path)
         select_winners(loaded, ctx)
         check_unique(loaded)

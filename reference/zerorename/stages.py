@@ -301,7 +301,8 @@ def check_unique(loaded: Loaded, key: str = "u") -> None:
         digest = _digest(record[key])
         if digest in seen:
             raise DuplicateDestinationError(
-                record["p"], f"destination {record[key]} is also written by task attempt "
+                loaded.attempts[record["a"]].path,
+                f"destination {record[key]} is also written by task attempt "
                              f"{seen[digest]}: two tasks cannot commit the same file")
         seen[digest] = loaded.attempts[record["a"]].attempt_id
 
@@ -309,8 +310,10 @@ def check_unique(loaded: Loaded, key: str = "u") -> None:
 # -- S3A: pendingsets -----------------------------------------------------------------------
 
 
-def _load_one_pendingset(ctx: StageContext, source: TaskSource,
-                         check: Callable[[str, str], str]) -> tuple[TaskSource, PendingSet]:
+def _load_one_pendingset(ctx: StageContext, source: TaskSource, check: Callable[[str, str], str]
+                         ) -> tuple[TaskSource, PendingSet, list[str]]:
+    """Parse and validate one task's pendingset; with it, each commit's destination URL
+    (decoded once here: the spool and the checks reuse it)."""
     if source.message is not None:
         msg = source.message
         if msg.kind != "pendingset":
@@ -323,11 +326,14 @@ def _load_one_pendingset(ctx: StageContext, source: TaskSource,
         pset = PendingSet.from_json(parse_json(ctx.records.get(source.url), source.url),
                                     source.url)
     check_job(pset.job_id, ctx, source.path)
+    urls: list[str] = []
     for commit in pset.commits:
         if commit.job_id and commit.job_id != ctx.job.id:
             check_job(commit.job_id, ctx, source.path)
-        check(commit.url, source.path)
-    return source, pset
+        url = commit.url
+        check(url, source.path)
+        urls.append(url)
+    return source, pset, urls
 
 
 def load_pendingsets(ctx: StageContext, sources: Iterable[TaskSource],
@@ -337,11 +343,11 @@ def load_pendingsets(ctx: StageContext, sources: Iterable[TaskSource],
     loaded = Loaded(spool=EntrySpool())
     progress = Progress(ctx.job, "job_stage_load_pendingsets", None)
 
-    def load(source: TaskSource) -> tuple[TaskSource, PendingSet]:
+    def load(source: TaskSource) -> tuple[TaskSource, PendingSet, list[str]]:
         return _load_one_pendingset(ctx, source, check)
 
     try:
-        for source, pset in ctx.pool.imap(load, sources):
+        for source, pset, urls in ctx.pool.imap(load, sources):
             attempt_id = pset.task_attempt_id or (
                 source.message.attempt_id if source.message is not None else source.url)
             if attempt_id in loaded.attempts:
@@ -358,9 +364,9 @@ def load_pendingsets(ctx: StageContext, sources: Iterable[TaskSource],
             loaded.add_attempt(meta, pset.iostatistics)
             ctx.stats.incr("committer_load_pendingset")
             ctx.stats.sample("committer_task_file_count", len(pset.commits))
-            for c in pset.commits:
-                loaded.spool.add({"a": attempt_id, "u": c.url, "i": c.upload_id,
-                                  "e": c.etags, "z": c.length, "p": source.path})
+            for c, url in zip(pset.commits, urls, strict=True):
+                loaded.spool.add({"a": attempt_id, "u": url, "i": c.upload_id,
+                                  "e": c.etags, "z": c.length})
             progress.tick(source.path)
         select_winners(loaded, ctx)
         seen: dict[bytes, str] = {}
@@ -371,7 +377,8 @@ def load_pendingsets(ctx: StageContext, sources: Iterable[TaskSource],
             digest = _digest(record["u"])
             if digest in seen:
                 raise DuplicateDestinationError(
-                    record["p"], f"destination {record['u']} is also written by task attempt "
+                    loaded.attempts[record["a"]].path,
+                    f"destination {record['u']} is also written by task attempt "
                                  f"{seen[digest]}: two tasks cannot commit the same file")
             seen[digest] = loaded.attempts[record["a"]].attempt_id  # shared, not a new string
             loaded.committed_ids.add(record["i"])

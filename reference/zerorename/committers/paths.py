@@ -8,6 +8,8 @@ request uses it, so a bad path fails with a :class:`~zerorename.errors.CommitErr
 
 from __future__ import annotations
 
+import functools
+
 from zerorename.committers.layout import RESERVED_FIRST_ELEMENTS, RESERVED_PREFIXES
 from zerorename.errors import CommitError, DestinationEscapeError, KeyTooLongError
 from zerorename.urls import parse_url
@@ -53,6 +55,10 @@ def check_relpath(rel: str, *, where: str | None = None) -> str:
 _SCHEME_ALIASES = {"s3a": "s3", "s3n": "s3"}
 
 
+#: a job checks every file's URL against one destination: parse it once
+_parsed_dest = functools.lru_cache(maxsize=64)(parse_url)
+
+
 def check_destination(url: str, dest: str, path: str) -> str:
     """The path of ``url`` below the job destination ``dest``; a
     :class:`DestinationEscapeError` naming ``path`` (the record) if it lies anywhere else
@@ -62,7 +68,7 @@ def check_destination(url: str, dest: str, path: str) -> str:
     except CommitError as exc:
         raise DestinationEscapeError(path, f"destination {url!r} is not a URL: {exc.reason}") \
             from None
-    d = parse_url(dest)
+    d = _parsed_dest(dest)
     same_store = same_scheme(u.scheme, d.scheme) and u.bucket == d.bucket
     prefix = d.key.rstrip("/") + "/" if d.key.strip("/") else ""
     if not same_store or not u.key.startswith(prefix):
