@@ -589,7 +589,12 @@ def markdown(report: dict[str, Any]) -> str:
 
 def reference_commit() -> str:
     """HEAD's short hash, ``+changes`` when ``reference/`` differs from it: which committers
-    a row measured."""
+    a row measured.  ``ZR_REFERENCE_COMMIT`` names it instead, for a run from an exported
+    tree of that commit (``git archive``: no repository to ask, and no other work in progress
+    of a shared working tree in what is measured)."""
+    named = os.environ.get("ZR_REFERENCE_COMMIT")
+    if named:
+        return named
     try:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO,
                               capture_output=True, text=True, timeout=30, check=True).stdout

@@ -56,7 +56,6 @@ from commit_costs import (  # noqa: E402
     Layout,
     environment,
     prepare_job,
-    reference_commit,
 )
 from fakes import MemoryStore  # noqa: E402
 from latency import DelayedStore  # noqa: E402
@@ -399,9 +398,7 @@ def run_all(args: argparse.Namespace, layout: Layout, threads: list[int],
     report: dict[str, Any] = {
         "benchmark": "commit_cpu", "mode": "quick" if args.quick else "full",
         "label": args.label, "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        # ZR_REFERENCE_COMMIT names the committers measured when run from a tree outside git
-        "environment": environment() | {"reference_commit": os.environ.get(
-            "ZR_REFERENCE_COMMIT") or reference_commit()},
+        "environment": environment(),
         "store": "moto server (S3Store; minimal on plain boto3)" if moto is not None else
                  "bench/fakes.py MemoryStore",
         "files": layout.files, "tasks": layout.tasks, "rows": [],
