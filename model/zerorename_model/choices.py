@@ -61,6 +61,19 @@ class HypothesisChooser:
         return index
 
 
+class RecordingChooser:
+    """Another chooser's answers, kept in ``taken`` (so a run it drove can be replayed)."""
+
+    def __init__(self, inner: Chooser) -> None:
+        self.inner = inner
+        self.taken: list[int] = []
+
+    def choose(self, label: str, options: Sequence[str]) -> int:
+        index = self.inner.choose(label, options)
+        self.taken.append(index)
+        return index
+
+
 class SteeredChooser:
     """A schedule written as patterns over move descriptions, for showing one run on purpose.
 

@@ -1,12 +1,27 @@
 """Finding violations and proving their absence within bounds.
 
-:func:`explore` is a stateless depth-first search over the harness's choice sequences: every run
-replays a prefix of answers and then takes option 0, queueing the alternatives.  Before each new
-choice it fingerprints the whole state (stores, every actor's history and pause point, what the
-driver knows, fault budgets); a state seen before is pruned, because its futures were or will be
+:func:`explore` enumerates a scenario's schedules with :func:`runs`, the one exploration engine
+(the verdict matrix, Table V's probes and the paper's race probe all use it): a stateless
+depth-first search over the harness's choice sequences.  Every run replays the prefix of
+choices that leads to an unexplored move, takes it, and continues; at each new choice point it
+fingerprints the whole state (stores, every actor's history and pause point, what the drivers
+know, fault budgets), and a state seen before is pruned, because its futures were or will be
 explored from the first visit.  When the search finishes without hitting its run budget, every
 schedule, crash point and fault placement within the scenario's budgets has been covered: a
 property that held on every run *holds within that scope*.
+
+**Sleep sets** (``reduction="sleep"``, the default; Godefroid, *Partial-Order Methods for the
+Verification of Concurrent Systems*, 1996, ch. 5) cut the moves explored without losing a
+reachable state: two steps of different task attempts whose store operations touch disjoint
+keys (a listing covers its prefix) commute, so after exploring one of them from a state, the
+other's subtree need not explore it again first.  A move is put to sleep with its *footprint*
+(:class:`Footprint`, observed when it ran); a move that changed state shared between actors
+(a launch, a kill, a failure, a driver call), every fault and every visibility event depends on
+everything.  Sleep sets are combined with the state pruning as in Godefroid's Fig. 5.2: a state
+is pruned only if it was explored with a sleep set contained in the current one; otherwise the
+moves asleep then but awake now are explored from it.  ``reduction="none"`` is the plain search
+(kept for :mod:`tests.model.test_explore`, which checks that both find the same violated
+properties and the same final states).
 
 :func:`search` lets hypothesis pick the answers instead (random, then shrunk), for scopes too big
 to enumerate; :func:`shrink` reduces a violating choice sequence to a short one.
@@ -14,15 +29,21 @@ to enumerate; :func:`shrink` reduces a violating choice sequence to a short one.
 
 from __future__ import annotations
 
+import enum
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from zerorename_model.choices import ScriptedChooser
-from zerorename_model.harness import Prune, Run, RunResult
+from zerorename_model.harness import Channel, Move, MoveKind, Prune, Run, RunResult
 from zerorename_model.properties import PROPERTIES, Violation
 from zerorename_model.scenario import CommitterFactory, Scenario
+
+
+class Reduction(enum.Enum):
+    NONE = "none"    # every move from every new state
+    SLEEP = "sleep"  # sleep sets: independent steps are not explored in both orders
 
 
 @dataclass
@@ -43,30 +64,6 @@ class Exploration:
         return {"method": self.method, "runs": self.runs, "pruned": self.pruned,
                 "states": self.states, "complete": self.complete,
                 "seconds": round(self.seconds, 2)}
-
-
-class _DFSChooser:
-    def __init__(self, prefix: list[int], visited: set[str], frontier: list[list[int]]) -> None:
-        self.prefix = prefix
-        self.taken: list[int] = []
-        self.visited = visited
-        self.frontier = frontier
-        self.run: Run | None = None
-
-    def choose(self, label: str, options: Sequence[str]) -> int:
-        position = len(self.taken)
-        if position < len(self.prefix):
-            self.taken.append(self.prefix[position])
-            return self.prefix[position]
-        assert self.run is not None
-        state = self.run.fingerprint()
-        if state in self.visited:
-            raise Prune(state)
-        self.visited.add(state)
-        for alternative in range(len(options) - 1, 0, -1):
-            self.frontier.append([*self.taken, alternative])
-        self.taken.append(0)
-        return 0
 
 
 #: makes the store a run uses instead of the scenario's model store (None: the model store)
@@ -92,39 +89,235 @@ def _violations(result: RunResult, props: Sequence[str]) -> dict[str, list[Viola
     return found
 
 
+# -- independence ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Footprint:
+    """What a step of a task attempt touched: ``keys`` (read or written) and ``prefixes``
+    (listed), each named with its store (``d`` destination, ``c`` cluster filesystem)."""
+
+    actor: str
+    keys: frozenset[tuple[str, str]]
+    prefixes: frozenset[tuple[str, str]]
+
+
+def independent(a: Footprint | None, b: Footprint | None) -> bool:
+    """Whether two steps commute (None: a move that may depend on anything)."""
+    if a is None or b is None or a.actor == b.actor:
+        return False
+    if a.keys & b.keys:
+        return False
+    return not (_covers(a.prefixes, b.keys) or _covers(b.prefixes, a.keys))
+
+
+def _covers(prefixes: frozenset[tuple[str, str]], keys: frozenset[tuple[str, str]]) -> bool:
+    return any(ks == ps and key.startswith(prefix) for ps, prefix in prefixes for ks, key in keys)
+
+
+_READS = frozenset({"get", "head", "list_page", "copy", "rename"})
+
+
+def _candidate(run: Run, move: Move) -> Footprint | None:
+    """The footprint ``move`` has if it turns out not to change shared state (None: it is
+    dependent on everything whatever happens)."""
+    if move.kind is not MoveKind.STEP:
+        return None
+    actor = run.actor(move)
+    op = actor.pending
+    if actor.task is None or op is None or op.channel not in (Channel.STORE, Channel.CLUSTER):
+        return None
+    if op.op == "rename":  # directory renames move a subtree, in parts on some stores
+        return None
+    if (op.channel is Channel.STORE and run.scenario.faults.settle_eagerly
+            and op.op in _READS):  # settles every pending visibility event first
+        return None
+    space = "d" if op.channel is Channel.STORE else "c"
+    named = frozenset((space, k) for k in op.urls())
+    if op.is_prefix:
+        return Footprint(actor.name, frozenset(), named)
+    return Footprint(actor.name, named, frozenset())
+
+
+def _execute(run: Run, moves: Sequence[Move], index: int) -> Footprint | None:
+    """Take ``moves[index]``; its footprint, or None if it changed shared state."""
+    candidate = _candidate(run, moves[index])
+    effects = run.effects
+    run.choose(moves, index)
+    return candidate if run.effects == effects else None
+
+
+# -- the engine -----------------------------------------------------------------------------------
+
+Allow = Callable[[Run, Move], bool]
+Watch = Callable[[Run, Move | None], str | None]
+
+@dataclass
+class _Node:
+    """A state the search expanded: the choices leading to it, its moves, which of them it
+    explores (``todo``, indices into ``moves``), its sleep set, and the footprints of the
+    explored moves as their runs observe them."""
+
+    prefix: tuple[int, ...]
+    moves: list[Move]
+    todo: list[int]
+    sleep: dict[Move, Footprint | None]
+    footprints: list[Footprint | None]
+    observed: list[bool]
+
+
+@dataclass
+class Finished:
+    """One run that reached its end: its result, its choices and what ``watch`` found."""
+
+    result: RunResult
+    choices: list[int]
+    found: str | None = None
+    run: Run | None = None
+
+
+@dataclass
+class Stats:
+    runs: int = 0
+    pruned: int = 0
+    states: int = 0
+    complete: bool = False
+
+
+def runs(make: Callable[[], Run], stats: Stats, *, reduction: Reduction = Reduction.SLEEP,
+         allow: Allow | None = None, watch: Watch | None = None, max_runs: int | None = None,
+         seconds: float | None = None) -> Iterator[Finished]:
+    """Every run of the depth-first search, as it finishes (the caller may stop early).
+    ``allow`` restricts the fault moves explored (steps are always allowed); ``watch`` looks at
+    every state with the move about to be taken, and at the end: once it finds something, the
+    run is finished with the plainest moves, for its trace.  ``max_runs`` (pruned runs count)
+    and ``seconds`` bound the search; ``stats.complete`` says whether it covered everything."""
+    visited: dict[Any, dict[Move, Footprint | None]] = {}
+    frontier: list[tuple[_Node | None, int]] = [(None, 0)]
+    sleeping = reduction is Reduction.SLEEP
+    started = time.monotonic()
+    while frontier:
+        if (max_runs is not None and stats.runs >= max_runs) or (
+                seconds is not None and time.monotonic() - started > seconds):
+            break
+        node, k = frontier.pop()
+        run = make()
+        stats.runs += 1
+        try:
+            done = _one_run(run, node, k, visited, frontier, sleeping, allow, watch)
+        except Prune:
+            stats.pruned += 1
+            continue
+        finally:
+            stats.states = len(visited)
+            stats.complete = not frontier
+        yield done
+
+
+def _allowed(run: Run, moves: Sequence[Move], allow: Allow | None) -> list[int]:
+    return [i for i, m in enumerate(moves)
+            if allow is None or m.kind is MoveKind.STEP or allow(run, m)]
+
+
+def _one_run(run: Run, node: _Node | None, k: int,
+             visited: dict[Any, dict[Move, Footprint | None]],
+             frontier: list[tuple[_Node | None, int]], sleeping: bool,
+             allow: Allow | None, watch: Watch | None) -> Finished:
+    taken: list[int] = []
+    found: str | None = None
+    sleep: dict[Move, Footprint | None] = {}
+    try:
+        if node is not None:
+            for index in node.prefix:
+                moves = run.options()
+                if found is None and watch is not None:
+                    found = watch(run, moves[index])
+                run.choose(moves, index)
+                taken.append(index)
+            moves = run.options()
+            index = node.todo[k]
+            if found is None and watch is not None:
+                found = watch(run, moves[index])
+            footprint = _execute(run, moves, index)
+            taken.append(index)
+            node.footprints[k], node.observed[k] = footprint, True
+            if sleeping:  # the node's sleep set and the siblings explored before this one
+                earlier = [(node.moves[node.todo[i]], node.footprints[i]) for i in range(k)
+                           if node.observed[i]]
+                sleep = {z: f for z, f in [*node.sleep.items(), *earlier]
+                         if independent(f, footprint)}
+        while not run.finished():
+            moves = run.options()
+            if found is not None:  # finish the run plainly, for its trace
+                run.choose(moves, _allowed(run, moves, allow)[0])
+                continue
+            todo, sleep = _expand(run, moves, sleep, visited, allow)
+            here = _Node(tuple(taken), moves, todo, sleep, [None] * len(todo),
+                         [False] * len(todo))
+            frontier.extend((here, i) for i in range(len(todo) - 1, 0, -1))
+            if watch is not None:
+                found = watch(run, moves[todo[0]])
+            footprint = _execute(run, moves, todo[0])
+            here.footprints[0], here.observed[0] = footprint, True
+            taken.append(todo[0])
+            if sleeping:
+                sleep = {z: f for z, f in sleep.items()
+                         if independent(f, footprint)}
+    finally:
+        run.kill_all()
+    result = run.result()
+    if found is None and watch is not None:
+        found = watch(run, None)
+    return Finished(result, taken, found, run)
+
+
+def _expand(run: Run, moves: list[Move], sleep: dict[Move, Footprint | None],
+            visited: dict[Any, dict[Move, Footprint | None]], allow: Allow | None,
+            ) -> tuple[list[int], dict[Move, Footprint | None]]:
+    """Which moves to explore from this state (raises :class:`Prune` if none), and the sleep
+    set it is explored with; records the state as visited with that sleep set."""
+    state = run.fingerprint()
+    stored = visited.get(state)
+    allowed = _allowed(run, moves, allow)
+    if stored is None:
+        visited[state] = dict(sleep)
+        todo = [i for i in allowed if moves[i] not in sleep]
+    else:
+        if stored.keys() <= sleep.keys():
+            raise Prune(state)
+        # explored before with a smaller sleep set: what slept then and is awake now
+        todo = [i for i in allowed if moves[i] in stored and moves[i] not in sleep]
+        sleep = {z: f for z, f in sleep.items() if z in stored}
+        visited[state] = dict(sleep)
+    if not todo:
+        raise Prune(state)  # every move asleep: each was explored from an equivalent state
+    return todo, sleep
+
+
 def explore(scenario: Scenario, factory: CommitterFactory, props: Sequence[str], *,
             max_runs: int = 20_000, seconds: float | None = None,
             stop_when_all_violated: bool = True, backend: Backend = None,
-            progress: Callable[[Exploration], None] | None = None) -> Exploration:
-    """Enumerate every schedule of ``scenario`` (with state pruning), checking ``props``."""
+            progress: Callable[[Exploration], None] | None = None,
+            reduction: Reduction | str = Reduction.SLEEP) -> Exploration:
+    """Enumerate every schedule of ``scenario`` (with state pruning and, by default, sleep
+    sets), checking ``props``."""
     report = Exploration(scenario)
-    visited: set[str] = set()
-    frontier: list[list[int]] = [[]]
+    stats = Stats()
     started = time.monotonic()
-    while frontier:
-        if report.runs >= max_runs or (seconds is not None
-                                       and time.monotonic() - started > seconds):
-            break
-        prefix = frontier.pop()
-        chooser = _DFSChooser(prefix, visited, frontier)
-        run = new_run(scenario, factory, backend)
-        chooser.run = run
-        report.runs += 1
-        try:
-            result = run.run(chooser)
-        except Prune:
-            report.pruned += 1
-            continue
-        for name, violations in _violations(result, props).items():
+    engine = runs(lambda: new_run(scenario, factory, backend), stats,
+                  reduction=Reduction(reduction), max_runs=max_runs, seconds=seconds)
+    reported = 0
+    for done in engine:
+        for name, violations in _violations(done.result, props).items():
             if name not in report.violations:
-                report.violations[name] = (violations, result, chooser.taken)
-        if progress and report.runs % 1000 == 0:
-            report.states = len(visited)
+                report.violations[name] = (violations, done.result, done.choices)
+        if progress and stats.runs // 1000 > reported:
+            reported = stats.runs // 1000
+            report.runs, report.states = stats.runs, stats.states
             progress(report)
         if stop_when_all_violated and len(report.violations) == len(props):
             break
-    report.complete = not frontier
-    report.states = len(visited)
+    report.runs, report.pruned, report.states = stats.runs, stats.pruned, stats.states
+    report.complete = stats.complete
     report.seconds = time.monotonic() - started
     return report
 
@@ -173,44 +366,32 @@ def search(scenario: Scenario, factory: CommitterFactory, props: Sequence[str], 
     """Let hypothesis choose (derandomized, so verdicts are reproducible).  Hypothesis' own
     shrinking is switched off: its cost has no bound we control, and :func:`shrink`, with its
     fixed budget, reduces what this finds."""
-    from hypothesis import HealthCheck, Phase, given, settings
-    from hypothesis import strategies as st
-
-    from zerorename_model.choices import HypothesisChooser
-
     report = Exploration(scenario, method="hypothesis")
     started = time.monotonic()
-
-    class _Recording(HypothesisChooser):
-        def __init__(self, data: Any) -> None:
-            super().__init__(data)
-            self.taken: list[int] = []
-
-        def choose(self, label: str, options: Sequence[str]) -> int:
-            index = super().choose(label, options)
-            self.taken.append(index)
-            return index
-
     for name in props:
-        report.violations.update(_search_one(scenario, factory, name, max_examples, report,
-                                             _Recording, given, settings, st, HealthCheck,
-                                             Phase, backend))
+        found = _search_one(scenario, factory, name, max_examples, report, backend)
+        if found is not None:
+            report.violations[name] = found
     report.seconds = time.monotonic() - started
     return report
 
 
 def _search_one(scenario: Scenario, factory: CommitterFactory, name: str, max_examples: int,
-                report: Exploration, recording: Any, given: Any, settings: Any, st: Any,
-                health: Any, phase: Any, backend: Backend = None,
-                ) -> dict[str, tuple[list[Violation], RunResult, list[int]]]:
+                report: Exploration, backend: Backend = None,
+                ) -> tuple[list[Violation], RunResult, list[int]] | None:
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import strategies as st
+
+    from zerorename_model.choices import HypothesisChooser, RecordingChooser
+
     last: list[tuple[list[Violation], RunResult, list[int]]] = []
 
     @settings(max_examples=max_examples, derandomize=True, database=None, deadline=None,
-              suppress_health_check=list(health),
-              phases=[phase.explicit, phase.reuse, phase.generate])
+              suppress_health_check=list(HealthCheck),
+              phases=[Phase.explicit, Phase.reuse, Phase.generate])
     @given(st.data())
-    def probe(data: Any) -> None:
-        chooser = recording(data)
+    def probe(data: st.DataObject) -> None:
+        chooser = RecordingChooser(HypothesisChooser(data))
         result = new_run(scenario, factory, backend).run(chooser)
         report.runs += 1
         violations = PROPERTIES[name](result)
@@ -221,5 +402,5 @@ def _search_one(scenario: Scenario, factory: CommitterFactory, name: str, max_ex
     try:
         probe()
     except AssertionError:
-        return {name: last[-1]}
-    return {}
+        return last[-1]
+    return None
