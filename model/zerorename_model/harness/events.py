@@ -104,7 +104,7 @@ class PendingOp:
         """The store operation on either store, else None."""
         return None if self.channel in (Channel.CALL, Channel.WAIT) else self.op
 
-    def keys(self) -> tuple[str, ...]:
+    def urls(self) -> tuple[str, ...]:
         """The keys (URLs) a store operation names: both for copy/rename, every one for
         delete_many, the prefix for a listing (see :attr:`is_prefix`)."""
         args = self.args
@@ -175,13 +175,24 @@ class Header:
 
 @dataclass(frozen=True, slots=True)
 class Choice:
-    """The scheduler's choice: ``index`` of ``count`` options; ``text`` the move's description
-    (rendered when the choice was made: it names the actor's operation at that moment)."""
+    """The scheduler's choice: ``index`` of ``count`` options.  ``shown`` is what the move
+    acted on when it was chosen (the actor's pending operation, or the visibility event
+    settled), so its description is rendered only when the trace is written."""
 
     count: int
     index: int
     move: Move
-    text: str
+    shown: object
+
+    @property
+    def text(self) -> str:
+        """The move's description, as :meth:`~zerorename_model.harness.Run.describe` gave it."""
+        move = self.move
+        if move.kind is MoveKind.SPECULATE:
+            return f"speculate j{move.job}.t{move.task}"
+        if move.kind is MoveKind.SETTLE:
+            return f"settle {self.shown}"
+        return f"{move.kind.value} {move.actor}: {'' if self.shown is None else self.shown}"
 
     def to_json(self) -> dict[str, Any]:
         return {"t": "choice", "n": self.count, "i": self.index, "move": self.text}

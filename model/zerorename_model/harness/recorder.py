@@ -38,7 +38,7 @@ class Recorder(RunBase):
         h.update(self.store.digest().encode())
         h.update(self.cluster.digest().encode())
         for a in self.actors:
-            history = [str(s) for s in a.history]
+            history = a.said_text
             h.update(f"{a.name}|{a.pending_text}|{a.done}|{a.crashed}|{a.partitioned}|"
                      f"{a.killed}|{a.waiting is not None and a.waiting()}|{history}".encode())
         for job in self.jobs:
@@ -53,7 +53,7 @@ class Recorder(RunBase):
         futures (up to the numbering of settle moves)."""
         actors = tuple(
             (a.name, a.pending, a.done, a.crashed, a.partitioned, a.killed,
-             a.waiting is not None and a.waiting(), tuple(str(s) for s in a.history))
+             a.waiting is not None and a.waiting(), tuple(a.said_text))
             for a in self.actors)
         jobs = tuple(
             (job.spec, tuple(sorted(job.live.items())), tuple(sorted(job.holder.items())),

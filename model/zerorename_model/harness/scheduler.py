@@ -128,12 +128,15 @@ class Run(DriverRules, FaultMoves, Recorder):
 
     def describe(self, move: Move) -> str:
         """The move as traces record it (and as bugs' steered schedules match it)."""
-        kind = move.kind
-        if kind is MoveKind.SPECULATE:
-            return f"speculate j{move.job}.t{move.task}"
-        if kind is MoveKind.SETTLE:
-            return f"settle {self.store.pending[move.settle]}"
-        return f"{kind.value} {move.actor}: {self.by_name[move.actor].pending_text}"
+        return Choice(0, 0, move, self._shown(move)).text
+
+    def _shown(self, move: Move) -> object:
+        """What a move acts on, as its description names it."""
+        if move.kind is MoveKind.SETTLE:
+            return self.store.pending[move.settle]
+        if move.kind is MoveKind.SPECULATE:
+            return None
+        return self.by_name[move.actor].pending
 
     def finished(self) -> bool:
         self._wake_waiters()
@@ -166,7 +169,7 @@ class Run(DriverRules, FaultMoves, Recorder):
     def choose(self, moves: Sequence[Move], index: int) -> None:
         """Record the choice of ``moves[index]`` and apply it."""
         move = moves[index]
-        self.events.append(Choice(len(moves), index, move, self.describe(move)))
+        self.events.append(Choice(len(moves), index, move, self._shown(move)))
         self.apply(move)
 
     # -- the actors' side ----------------------------------------------------------------------
@@ -211,6 +214,7 @@ class Run(DriverRules, FaultMoves, Recorder):
     def _said(self, actor: Actor, pending: PendingOp, result: Any) -> None:
         said = Said(pending, result)
         actor.history.append(said)
+        actor.said_text.append(str(said))
         self.events.append(Op(actor.name, said, actor.task))
 
     def _require_actor(self) -> Actor:

@@ -43,6 +43,8 @@ class Actor:
     partitioned: bool = False
     killed: bool = False  # cancelled by the driver: it aborts itself, then ends
     history: list[Said] = field(default_factory=list)
+    #: ``history`` as text, rendered once per entry (what the digest and fingerprint hash)
+    said_text: list[str] = field(default_factory=list)
 
     def runnable(self) -> bool:
         return not self.done and (self.waiting is None or self.waiting())
