@@ -367,3 +367,24 @@ def test_multipart_etag_is_s3s_rule() -> None:
     expected = f"{hashlib.md5(digests, usedforsecurity=False).hexdigest()}-2"
     assert multipart_etag(hashlib.md5(p, usedforsecurity=False).hexdigest() for p in parts) \
         == expected
+
+
+@pytest.mark.parametrize("protocol", ["spark", "hadoop"])
+@pytest.mark.parametrize("committer", ["magic", "directory", "partitioned"])
+def test_job_commit_lists_the_destinations_uploads_only_after_its_completes(
+        committer: str, protocol: str, local_env: Env) -> None:
+    """Nothing but the completes' own work stands between loading the task records and the
+    first complete: listing the destination's uploads (a request per 1,000 uploads, each
+    parsed by the client) to find strays is done once the completes are, when only the
+    leftovers are still listed — and the strays are still found (they stay uncompleted)."""
+    store = FaultyStore(local_env.store)
+    dest = local_env.dest()
+    run = counted_job(committer, store, dest, files_of(3, 4), options(), protocol)
+    assert run.phases["job_commit"]["complete_multipart"] == 12
+    ops = [op for op, _ in store.log]
+    commit_ops = ops[len(ops) - sum(run.phases["job_commit"].values()):]
+    last_complete = max(i for i, op in enumerate(commit_ops) if op == "complete_multipart")
+    listings = [i for i, op in enumerate(commit_ops) if op == "list_multipart_uploads"]
+    assert listings, "the job commit looks for uploads it owns besides the committed ones"
+    assert min(listings) > last_complete, commit_ops
+    assert local_env.uploads(dest) == []
