@@ -333,6 +333,7 @@ def readme_block(side: dict[str, Any], latency: dict[str, Any] | None,
                 f"front of the in-memory one, F = {latency['files']:,}): seconds at T = "
                 f"{' / '.join(map(str, threads))} against ⌈F/T⌉·r = {bounds}: "
                 + "; ".join(parts) + ".  Table and plot: `bench/results/latency.md`."]
+    out += _requests_table(costs)
     rss = [r for r in (costs or {}).get("commit_rss") or [] if "error" not in r]
     if rss:
         r0 = rss[0]
@@ -356,6 +357,48 @@ def readme_block(side: dict[str, Any], latency: dict[str, Any] | None,
                 " protocol: " + "; ".join(parts) + f".  Largest increase: {worst:.0f} MB."]
     out.append(END)
     return "\n".join(out)
+
+
+def _requests_table(costs: dict[str, Any] | None) -> list[str]:
+    """Part 1 of ``commit_costs`` (requests per committed file of a small job against the
+    protocol minimum) and part 3 (tracemalloc peak of a job commit over 10,000 tasks)."""
+    rows = [r for r in (costs or {}).get("requests_per_file") or [] if "error" not in r]
+    out: list[str] = []
+    if rows:
+        when = (costs or {}).get("part_when", {}).get("requests_per_file") or costs_when(costs)
+        r0 = rows[0]
+        out += ["", f"**Requests per committed file** ({r0['tasks']} tasks × "
+                f"{r0['files'] // max(1, r0['tasks'])} files, one thread; `bench/commit_costs.py` "
+                f"part 1, {when}; the protocol minimum is derived in `bench/README.md`):", "",
+                "| committer | store | Spark protocol | Hadoop protocol | protocol minimum "
+                "(Spark / Hadoop) |", "|---|---|---:|---:|---:|"]
+        keys = list(dict.fromkeys((r["committer"], r["store"]) for r in rows))
+        for name, store in sorted(keys, key=lambda k: (k[1] != "s3", _order(k[0]))):
+            mine = {r["protocol"]: r for r in rows
+                    if r["committer"] == name and r["store"] == store}
+            spark, hadoop = mine.get("spark"), mine.get("hadoop")
+            label = {"s3": "S3 (moto)", "local": "local"}.get(store, store)
+            def cell(row: dict[str, Any] | None, key: str) -> str:
+                return f"{row[key]:.2f}" if row else "–"
+
+            out.append(f"| {name} | {label} | {cell(spark, 'per_file')} | "
+                       f"{cell(hadoop, 'per_file')} | {cell(spark, 'minimum_per_file')} / "
+                       f"{cell(hadoop, 'minimum_per_file')} |")
+    measured = [r for r in (costs or {}).get("commit_memory") or [] if "error" not in r]
+    most = max((r.get("tasks", 0) for r in measured), default=0)
+    memory = [r for r in measured if r.get("files_per_task") == 1 and r.get("tasks") == most]
+    if memory:
+        when = (costs or {}).get("part_when", {}).get("commit_memory") or costs_when(costs)
+        parts = []
+        for name in sorted({r["committer"] for r in memory}, key=_order):
+            mine = {r["protocol"]: r for r in memory if r["committer"] == name}
+            parts.append(f"`{name}` " + " / ".join(
+                f"{mine[p]['peak_bytes'] / 1e6:.1f}" for p in ("spark", "hadoop") if p in mine)
+                + " MB")
+        out += ["", f"**Peak memory of a job commit over {memory[0]['tasks']:,} one-file "
+                f"tasks** (tracemalloc, in-memory store; `bench/commit_costs.py` part 3, "
+                f"{when}), Spark / Hadoop protocol: " + "; ".join(parts) + "."]
+    return out
 
 
 def costs_when(costs: dict[str, Any] | None) -> str:

@@ -367,3 +367,25 @@ def test_readme_block_is_what_the_results_render_to() -> None:
     assert block is not None, "README.md lost its performance markers"
     assert block == render.current_block(), "stale: run .venv/bin/python bench/render.py"
 
+
+
+# -- CPU per file and critical path ---------------------------------------------------------
+
+
+def test_commit_cpu_quick_traces_every_committers_critical_path(tmp_path: Path) -> None:
+    """``commit_cpu.py --quick`` (memory store, no delay): a row per committer and the
+    minimal strategy, CPU per file measured, and a critical path read off the request trace
+    — every file published, the S3A committers listing no upload before their last complete
+    (what bench/README.md's before/after figures rest on).  Asserts no time."""
+    _run("commit_cpu.py", tmp_path, "--delays-ms", "0", "--threads", "4")
+    report: dict[str, Any] = json.loads((tmp_path / "commit_cpu.json").read_text())
+    rows = {r["committer"]: r for r in report["rows"]}
+    assert set(rows) == {"minimal", "magic", "fenced", "directory", "partitioned", "manifest"}
+    for name, row in rows.items():
+        assert row["cpu_seconds"] > 0 and row["threads"] == 4, name
+        publish = "copy" if name == "manifest" else "complete_multipart"
+        assert row["commit_requests_by_op"][publish] == report["files"], name
+        path = row["critical_path"]
+        assert path["mean_in_flight"] is not None and path["pool_fill"] > 0, name
+        if name in ("magic", "directory", "partitioned"):
+            assert "list_multipart_uploads" not in path["requests_before_first_publish"], name
