@@ -9,6 +9,7 @@ Crash points and real processes: ``test_fenced_crash.py``.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,7 +18,11 @@ import pytest
 import zerorename as zr
 from zerorename.committers.fenced import FencedCommitter
 from zerorename.committers.fenced_records import (
+    CommittedFile,
     ConditionalWriteUnsupportedError,
+    FencedCommitRecord,
+    FencedSuccessData,
+    RecordedUpload,
     TaskCommittedByOtherAttemptError,
     TaskFencedError,
     expected_multipart_etag,
@@ -263,3 +268,30 @@ def test_requests_per_file_on_moto(moto_env: Env, tasks: int, per_task: int) -> 
 def counts_of(ops: Sequence[str], store: Store) -> dict[str, int]:
     counts = store.request_counts()
     return {op: counts.get(op, 0) for op in ops}
+
+
+def test_streamed_records_are_the_json_they_always_were() -> None:
+    """The commit record and ``_SUCCESS`` are written entry by entry (a 100,000-file job holds
+    no dict per file); their bytes must stay what ``json.dumps`` of the whole object gives —
+    another job attempt (maybe another version) compares the commit record byte for byte, and
+    readers parse ``_SUCCESS``."""
+    files = [CommittedFile(f"s3://b/out/p=é/\"{i}\"", i, f"{i:032x}-1") for i in range(3)]
+    success = FencedSuccessData(committer="fenced", job_id="j", files=files)
+    assert success.to_bytes() == json.dumps(success.to_json(), indent=2,
+                                            ensure_ascii=False).encode("utf-8")
+    assert FencedSuccessData(committer="fenced", job_id="j").to_bytes() == json.dumps(
+        FencedSuccessData(committer="fenced", job_id="j").to_json(), indent=2,
+        ensure_ascii=False).encode("utf-8")
+    uploads = [RecordedUpload("a", f"s3://b/out/é{i}", f"id{i}", ("e1", "e2"), i)
+               for i in range(3)]
+    record = FencedCommitRecord("j", 1, "s3://b/out", 5, {"t": "a"}, uploads, ["r"])
+    whole = {"format": "zerorename.FencedJobCommit/1", "jobId": "j", "jobAttempt": 1,
+             "destination": "s3://b/out", "committed": 5, "tasks": {"t": "a"},
+             "records": ["r"], "uploads": [{"a": u.attempt_id, "u": u.url, "i": u.upload_id,
+                                            "e": list(u.etags), "z": u.size} for u in uploads]}
+    expected = json.dumps(whole, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    assert record.to_bytes() == expected
+    assert record.encode(iter(uploads)) == expected
+    parsed = FencedCommitRecord.from_bytes(expected, "commit.json", job_id="j",
+                                           dest="s3://b/out")
+    assert parsed.uploads == uploads
