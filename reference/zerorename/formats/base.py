@@ -29,7 +29,13 @@ def now_millis() -> int:
 
 
 def date_text(millis: int) -> str:
-    return datetime.fromtimestamp(millis / 1000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    """The readable date written beside a timestamp.  Only people read it, so a timestamp no
+    calendar date can show (after 9999-12-31, which a reader accepts) is written as its number
+    rather than making the record impossible to write back or print."""
+    try:
+        return datetime.fromtimestamp(millis / 1000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    except (ValueError, OverflowError, OSError):
+        return f"{millis} ms after the epoch"
 
 
 def encode_url(url: str) -> str:
@@ -57,6 +63,11 @@ def parse_json(data: bytes, path: str) -> Any:
         raise FormatError(
             path, f"corrupt or truncated JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
         ) from None
+    except RecursionError:
+        # no committer writes nesting this deep: the file is corrupt or hostile, and the
+        # parser's own error must not escape as something other than a FormatError
+        raise FormatError(path, "JSON nested too deeply: corrupt, or not written by a "
+                          "committer") from None
 
 
 

@@ -75,7 +75,9 @@ class SuccessData(JsonRecord):
         filenames = d.get("filenames", [])
         if not isinstance(filenames, list) or not all(isinstance(f, str) for f in filenames):
             raise FormatError(path, "field 'filenames' is not a list of strings")
-        metrics = d.get("metrics") or {}
+        metrics = d.get("metrics")
+        if metrics is None:  # absent: no metrics (a falsy value of another type is refused)
+            metrics = {}
         if not isinstance(metrics, Mapping) or not all(
                 isinstance(v, int) and not isinstance(v, bool) for v in metrics.values()):
             raise FormatError(path, "field 'metrics' must map names to integers")
