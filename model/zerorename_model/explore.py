@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import enum
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -117,38 +117,53 @@ def _covers(prefixes: frozenset[tuple[str, str]], keys: frozenset[tuple[str, str
 _READS = frozenset({"get", "head", "list_page", "copy", "rename"})
 
 
-def _candidate(run: Run, move: Move) -> Footprint | None:
-    """The footprint ``move`` has if it turns out not to change shared state (None: it is
-    dependent on everything whatever happens)."""
+def _candidate(run: Run, move: Move) -> tuple[Footprint | None, bool]:
+    """The footprint ``move`` has, and whether it holds only if the move turns out not to
+    change shared state (None: it depends on everything whatever happens)."""
+    if move.kind is MoveKind.SETTLE:
+        # a lagging write becoming visible touches that key's visibility only (its note is
+        # not a change to shared state)
+        event = run.store.pending[move.settle]
+        return Footprint(f"settle {event}", frozenset({("d", event.url)}), frozenset()), False
     if move.kind is not MoveKind.STEP:
-        return None
+        return None, False
     actor = run.actor(move)
     op = actor.pending
     if actor.task is None or op is None or op.channel not in (Channel.STORE, Channel.CLUSTER):
-        return None
+        return None, False
     if op.op == "rename":  # directory renames move a subtree, in parts on some stores
-        return None
+        return None, False
     if (op.channel is Channel.STORE and run.scenario.faults.settle_eagerly
             and op.op in _READS):  # settles every pending visibility event first
-        return None
+        return None, False
     space = "d" if op.channel is Channel.STORE else "c"
     named = frozenset((space, k) for k in op.urls())
     if op.is_prefix:
-        return Footprint(actor.name, frozenset(), named)
-    return Footprint(actor.name, named, frozenset())
+        return Footprint(actor.name, frozenset(), named), True
+    return Footprint(actor.name, named, frozenset()), True
 
 
 def _execute(run: Run, moves: Sequence[Move], index: int) -> Footprint | None:
     """Take ``moves[index]``; its footprint, or None if it changed shared state."""
-    candidate = _candidate(run, moves[index])
+    candidate, checked = _candidate(run, moves[index])
     effects = run.effects
     run.choose(moves, index)
-    return candidate if run.effects == effects else None
+    return candidate if not checked or run.effects == effects else None
+
+
+def _identity(run: Run, move: Move) -> Hashable:
+    """What a move is across states: a settle move by the event it settles (its index shifts
+    as other events settle), every other move by itself."""
+    if move.kind is MoveKind.SETTLE:
+        return (MoveKind.SETTLE, str(run.store.pending[move.settle]))
+    return move
 
 
 # -- the engine -----------------------------------------------------------------------------------
 
 Allow = Callable[[Run, Move], bool]
+#: moves asleep (by :func:`_identity`), with their footprints
+Sleep = dict[Hashable, Footprint | None]
 Watch = Callable[[Run, Move | None], str | None]
 
 @dataclass
@@ -158,9 +173,9 @@ class _Node:
     explored moves as their runs observe them."""
 
     prefix: tuple[int, ...]
-    moves: list[Move]
+    ids: list[Hashable]
     todo: list[int]
-    sleep: dict[Move, Footprint | None]
+    sleep: Sleep
     footprints: list[Footprint | None]
     observed: list[bool]
 
@@ -191,7 +206,7 @@ def runs(make: Callable[[], Run], stats: Stats, *, reduction: Reduction = Reduct
     every state with the move about to be taken, and at the end: once it finds something, the
     run is finished with the plainest moves, for its trace.  ``max_runs`` (pruned runs count)
     and ``seconds`` bound the search; ``stats.complete`` says whether it covered everything."""
-    visited: dict[Any, dict[Move, Footprint | None]] = {}
+    visited: dict[Any, Sleep] = {}
     frontier: list[tuple[_Node | None, int]] = [(None, 0)]
     sleeping = reduction is Reduction.SLEEP
     started = time.monotonic()
@@ -219,12 +234,12 @@ def _allowed(run: Run, moves: Sequence[Move], allow: Allow | None) -> list[int]:
 
 
 def _one_run(run: Run, node: _Node | None, k: int,
-             visited: dict[Any, dict[Move, Footprint | None]],
+             visited: dict[Any, Sleep],
              frontier: list[tuple[_Node | None, int]], sleeping: bool,
              allow: Allow | None, watch: Watch | None) -> Finished:
     taken: list[int] = []
     found: str | None = None
-    sleep: dict[Move, Footprint | None] = {}
+    sleep: Sleep = {}
     try:
         if node is not None:
             for index in node.prefix:
@@ -241,7 +256,7 @@ def _one_run(run: Run, node: _Node | None, k: int,
             taken.append(index)
             node.footprints[k], node.observed[k] = footprint, True
             if sleeping:  # the node's sleep set and the siblings explored before this one
-                earlier = [(node.moves[node.todo[i]], node.footprints[i]) for i in range(k)
+                earlier = [(node.ids[node.todo[i]], node.footprints[i]) for i in range(k)
                            if node.observed[i]]
                 sleep = {z: f for z, f in [*node.sleep.items(), *earlier]
                          if independent(f, footprint)}
@@ -250,8 +265,9 @@ def _one_run(run: Run, node: _Node | None, k: int,
             if found is not None:  # finish the run plainly, for its trace
                 run.choose(moves, _allowed(run, moves, allow)[0])
                 continue
-            todo, sleep = _expand(run, moves, sleep, visited, allow)
-            here = _Node(tuple(taken), moves, todo, sleep, [None] * len(todo),
+            ids = [_identity(run, m) for m in moves]
+            todo, sleep = _expand(run, moves, ids, sleep, visited, allow)
+            here = _Node(tuple(taken), ids, todo, sleep, [None] * len(todo),
                          [False] * len(todo))
             frontier.extend((here, i) for i in range(len(todo) - 1, 0, -1))
             if watch is not None:
@@ -270,22 +286,24 @@ def _one_run(run: Run, node: _Node | None, k: int,
     return Finished(result, taken, found, run)
 
 
-def _expand(run: Run, moves: list[Move], sleep: dict[Move, Footprint | None],
-            visited: dict[Any, dict[Move, Footprint | None]], allow: Allow | None,
-            ) -> tuple[list[int], dict[Move, Footprint | None]]:
+def _expand(run: Run, moves: list[Move], ids: list[Hashable], sleep: Sleep,
+            visited: dict[Any, Sleep], allow: Allow | None) -> tuple[list[int], Sleep]:
     """Which moves to explore from this state (raises :class:`Prune` if none), and the sleep
     set it is explored with; records the state as visited with that sleep set."""
+    if sleep:  # a move a step disabled leaves the sleep set (a settle once no read waits)
+        enabled = set(ids)
+        sleep = {z: f for z, f in sleep.items() if z in enabled}
     state = run.fingerprint()
     stored = visited.get(state)
     allowed = _allowed(run, moves, allow)
     if stored is None:
         visited[state] = dict(sleep)
-        todo = [i for i in allowed if moves[i] not in sleep]
+        todo = [i for i in allowed if ids[i] not in sleep]
     else:
         if stored.keys() <= sleep.keys():
             raise Prune(state)
         # explored before with a smaller sleep set: what slept then and is awake now
-        todo = [i for i in allowed if moves[i] in stored and moves[i] not in sleep]
+        todo = [i for i in allowed if ids[i] in stored and ids[i] not in sleep]
         sleep = {z: f for z, f in sleep.items() if z in stored}
         visited[state] = dict(sleep)
     if not todo:

@@ -49,6 +49,7 @@ CASES = [
           faults=Faults(crash=1)),
     _case("magic-crash", "magic", tasks=2, driver="hadoop", faults=Faults(crash=1)),
     _case("magic-s3-2018", "magic", store="s3-2018", tasks=1, driver="hadoop"),
+    _case("v1-s3-2018", "v1", store="s3-2018", tasks=1, driver="hadoop"),
     _case("magic-s3-2018-crash", "magic", store="s3-2018", tasks=1, driver="hadoop",
           faults=Faults(crash=1)),
     _case("magic+prefix-cleanup", "magic+prefix-cleanup", tasks=1, dests=ADJACENT),
