@@ -10,18 +10,23 @@ explored from the first visit.  When the search finishes without hitting its run
 schedule, crash point and fault placement within the scenario's budgets has been covered: a
 property that held on every run *holds within that scope*.
 
-**Sleep sets** (``reduction="sleep"``, the default; Godefroid, *Partial-Order Methods for the
-Verification of Concurrent Systems*, 1996, ch. 5) cut the moves explored without losing a
-reachable state: two steps of different task attempts whose store operations touch disjoint
-keys (a listing covers its prefix) commute, so after exploring one of them from a state, the
-other's subtree need not explore it again first.  A move is put to sleep with its *footprint*
-(:class:`Footprint`, observed when it ran); a move that changed state shared between actors
-(a launch, a kill, a failure, a driver call), every fault and every visibility event depends on
-everything.  Sleep sets are combined with the state pruning as in Godefroid's Fig. 5.2: a state
-is pruned only if it was explored with a sleep set contained in the current one; otherwise the
-moves asleep then but awake now are explored from it.  ``reduction="none"`` is the plain search
-(kept for :mod:`tests.model.test_explore`, which checks that both find the same violated
-properties and the same final states).
+**Sleep sets** (Godefroid, *Partial-Order Methods for the Verification of Concurrent Systems*,
+1996, ch. 5) cut the moves explored without losing a reachable end state: two steps of
+different task attempts whose store operations touch disjoint keys (a listing covers its
+prefix) commute, so after exploring one of them from a state, the other's subtree need not
+explore it again first.  A move is put to sleep with its *footprint* (:class:`Footprint`,
+observed when it ran); a step that changed state shared between actors (a launch, a kill, a
+failure: everything :meth:`~zerorename_model.harness.Run.note` records), a driver's step, a
+driver call, a throttle, a restart and a job failure depend on everything.  A settle touches
+the visibility of its key (and is identified by its event, not its index); with
+``reduction="faults"`` (the default of :func:`explore`) a crash, partition or speculative
+launch touches the driver's view of its job, unless it fails the job.  Sleep sets are combined
+with the state pruning as in Godefroid's Fig. 5.2: a state is pruned only if it was explored
+with a sleep set contained in the current one; otherwise the moves asleep then but awake now
+are explored from it.  ``reduction="sleep"`` sleeps steps and settles only (Table V uses it:
+its observations look at every state with the fault about to be taken); ``"none"`` is the
+plain search.  :mod:`tests.model.test_explore` checks that all three reach the same end states
+and violated properties on small scopes.
 
 :func:`search` lets hypothesis pick the answers instead (random, then shrunk), for scopes too big
 to enumerate; :func:`shrink` reduces a violating choice sequence to a short one.
@@ -43,7 +48,10 @@ from zerorename_model.scenario import CommitterFactory, Scenario
 
 class Reduction(enum.Enum):
     NONE = "none"    # every move from every new state
-    SLEEP = "sleep"  # sleep sets: independent steps are not explored in both orders
+    SLEEP = "sleep"  # sleep sets: independent steps (and settles) not explored in both orders
+    #: also crashes, partitions and speculative launches, which change only the driver's view
+    #: of one job, commute with the steps of other task attempts
+    FAULTS = "faults"
 
 
 @dataclass
@@ -117,14 +125,23 @@ def _covers(prefixes: frozenset[tuple[str, str]], keys: frozenset[tuple[str, str
 _READS = frozenset({"get", "head", "list_page", "copy", "rename"})
 
 
-def _candidate(run: Run, move: Move) -> tuple[Footprint | None, bool]:
+def _candidate(run: Run, move: Move, faults: bool) -> tuple[Footprint | None, bool]:
     """The footprint ``move`` has, and whether it holds only if the move turns out not to
-    change shared state (None: it depends on everything whatever happens)."""
+    change shared state (None: it depends on everything whatever happens).  With ``faults``,
+    a crash, partition or speculative launch has a footprint too: the driver's view of its job
+    (it must then not fail the job: see :func:`_execute`)."""
     if move.kind is MoveKind.SETTLE:
         # a lagging write becoming visible touches that key's visibility only (its note is
         # not a change to shared state)
         event = run.store.pending[move.settle]
         return Footprint(f"settle {event}", frozenset({("d", event.url)}), frozenset()), False
+    if faults and move.kind in (MoveKind.CRASH, MoveKind.PARTITION):
+        actor = run.actor(move)
+        return Footprint(actor.name, frozenset({("job", str(actor.job_index))}),
+                         frozenset()), False
+    if faults and move.kind is MoveKind.SPECULATE:
+        return Footprint(f"speculate j{move.job}.t{move.task}",
+                         frozenset({("job", str(move.job))}), frozenset()), False
     if move.kind is not MoveKind.STEP:
         return None, False
     actor = run.actor(move)
@@ -143,12 +160,18 @@ def _candidate(run: Run, move: Move) -> tuple[Footprint | None, bool]:
     return Footprint(actor.name, named, frozenset()), True
 
 
-def _execute(run: Run, moves: Sequence[Move], index: int) -> Footprint | None:
-    """Take ``moves[index]``; its footprint, or None if it changed shared state."""
-    candidate, checked = _candidate(run, moves[index])
-    effects = run.effects
+def _execute(run: Run, moves: Sequence[Move], index: int,
+             faults: bool = False) -> Footprint | None:
+    """Take ``moves[index]``; its footprint, or None if it changed shared state (a step that
+    noted an effect; a fault that failed a job, which wakes its driver)."""
+    candidate, checked = _candidate(run, moves[index], faults)
+    effects, failed = run.effects, [job.failed for job in run.jobs]
     run.choose(moves, index)
-    return candidate if not checked or run.effects == effects else None
+    if checked and run.effects != effects:
+        return None
+    if [job.failed for job in run.jobs] != failed:
+        return None
+    return candidate
 
 
 def _identity(run: Run, move: Move) -> Hashable:
@@ -208,7 +231,8 @@ def runs(make: Callable[[], Run], stats: Stats, *, reduction: Reduction = Reduct
     and ``seconds`` bound the search; ``stats.complete`` says whether it covered everything."""
     visited: dict[Any, Sleep] = {}
     frontier: list[tuple[_Node | None, int]] = [(None, 0)]
-    sleeping = reduction is Reduction.SLEEP
+    sleeping = reduction is not Reduction.NONE
+    faults = reduction is Reduction.FAULTS
     started = time.monotonic()
     while frontier:
         if (max_runs is not None and stats.runs >= max_runs) or (
@@ -218,7 +242,7 @@ def runs(make: Callable[[], Run], stats: Stats, *, reduction: Reduction = Reduct
         run = make()
         stats.runs += 1
         try:
-            done = _one_run(run, node, k, visited, frontier, sleeping, allow, watch)
+            done = _one_run(run, node, k, visited, frontier, sleeping, faults, allow, watch)
         except Prune:
             stats.pruned += 1
             continue
@@ -235,7 +259,7 @@ def _allowed(run: Run, moves: Sequence[Move], allow: Allow | None) -> list[int]:
 
 def _one_run(run: Run, node: _Node | None, k: int,
              visited: dict[Any, Sleep],
-             frontier: list[tuple[_Node | None, int]], sleeping: bool,
+             frontier: list[tuple[_Node | None, int]], sleeping: bool, faults: bool,
              allow: Allow | None, watch: Watch | None) -> Finished:
     taken: list[int] = []
     found: str | None = None
@@ -252,7 +276,7 @@ def _one_run(run: Run, node: _Node | None, k: int,
             index = node.todo[k]
             if found is None and watch is not None:
                 found = watch(run, moves[index])
-            footprint = _execute(run, moves, index)
+            footprint = _execute(run, moves, index, faults)
             taken.append(index)
             node.footprints[k], node.observed[k] = footprint, True
             if sleeping:  # the node's sleep set and the siblings explored before this one
@@ -272,7 +296,7 @@ def _one_run(run: Run, node: _Node | None, k: int,
             frontier.extend((here, i) for i in range(len(todo) - 1, 0, -1))
             if watch is not None:
                 found = watch(run, moves[todo[0]])
-            footprint = _execute(run, moves, todo[0])
+            footprint = _execute(run, moves, todo[0], faults)
             here.footprints[0], here.observed[0] = footprint, True
             taken.append(todo[0])
             if sleeping:
@@ -315,9 +339,10 @@ def explore(scenario: Scenario, factory: CommitterFactory, props: Sequence[str],
             max_runs: int = 20_000, seconds: float | None = None,
             stop_when_all_violated: bool = True, backend: Backend = None,
             progress: Callable[[Exploration], None] | None = None,
-            reduction: Reduction | str = Reduction.SLEEP) -> Exploration:
+            reduction: Reduction | str = Reduction.FAULTS) -> Exploration:
     """Enumerate every schedule of ``scenario`` (with state pruning and, by default, sleep
-    sets), checking ``props``."""
+    sets over steps, settles and the faults that change only a driver's view), checking
+    ``props``."""
     report = Exploration(scenario)
     stats = Stats()
     started = time.monotonic()

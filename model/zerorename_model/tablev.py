@@ -35,7 +35,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from zerorename_model.explore import Stats, runs
+from zerorename_model.explore import Reduction, Stats, runs
 from zerorename_model.harness import Move, NoteKind, Run, RunResult
 from zerorename_model.protocols import get
 from zerorename_model.scenario import Scenario
@@ -178,8 +178,11 @@ def search(probe: Probe, committer: str, factory: Any = None, *,
     report = Search(found=None, result=None, scenario=scenario.to_json())
     stats = Stats()
     started = time.monotonic()
+    # faults never sleep here: the observations look at every state with the fault about to
+    # be taken (a crash in the middle of a task commit), not only at end states
     for done in runs(lambda: Run(scenario, factory), stats, allow=probe.allow,
-                     watch=_noting(probe.watch), max_runs=max_runs):
+                     watch=_noting(probe.watch), max_runs=max_runs,
+                     reduction=Reduction.SLEEP):
         if report.result is None:
             report.result = done.result
         found = done.found

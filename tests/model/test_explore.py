@@ -79,10 +79,11 @@ def _everything(case: Case, reduction: Reduction) -> tuple[set[str], set[str], S
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_sleep_sets_find_the_same_end_states_and_violations(case: Case) -> None:
     plain_digests, plain_violated, plain = _everything(case, Reduction.NONE)
-    reduced_digests, reduced_violated, reduced = _everything(case, Reduction.SLEEP)
-    assert reduced_violated == plain_violated
-    assert reduced_digests == plain_digests
-    assert reduced.runs <= plain.runs
+    for reduction in (Reduction.SLEEP, Reduction.FAULTS):
+        reduced_digests, reduced_violated, reduced = _everything(case, reduction)
+        assert reduced_violated == plain_violated, reduction
+        assert reduced_digests == plain_digests, reduction
+        assert reduced.runs <= plain.runs, reduction
 
 
 def test_the_reduction_cuts_runs_on_a_scope_with_independent_steps() -> None:
