@@ -143,6 +143,11 @@ class ReferenceFactory:
     def __init__(self, name: str) -> None:
         self.name = name
 
+    @property
+    def visible_before_job_commit(self) -> bool:
+        """What the production committer class declares (the property suites read it)."""
+        return zr.COMMITTERS[self.name].visible_before_job_commit
+
     def __call__(self, env: Any, job: JobSpec, task: TaskSpec | None,
                  options: dict[str, str]) -> ReferenceCommitter:
         staging = self.name in STAGING

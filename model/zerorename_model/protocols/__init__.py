@@ -19,12 +19,17 @@ _MODULES = ("direct", "v1", "v2", "staging", "magic", "manifest", "stocator", "e
             "fenced")
 
 
-def register(name: str, *, supports_recovery: bool = False) -> Callable[[Any], Any]:
+def register(name: str, *, supports_recovery: bool = False,
+             visible_before_job_commit: bool = False) -> Callable[[Any], Any]:
     """Class decorator: register a committer class (constructed as ``cls(env, job, task,
-    options)``) under ``name``."""
+    options)``) under ``name``.  ``visible_before_job_commit``: the protocol makes output
+    visible in the destination before job commit (a task's writes or its task commit do), so
+    it does not promise otherwise; the property suites check every other committer for it
+    after every step."""
 
     def wrap(cls: Any) -> Any:
         cls.supports_recovery = supports_recovery
+        cls.visible_before_job_commit = visible_before_job_commit
         COMMITTERS[name] = cls
         return cls
 

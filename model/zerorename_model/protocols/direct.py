@@ -11,7 +11,7 @@ from zerorename_model.protocols import register
 from zerorename_model.scenario import JobSpec, TaskSpec
 
 
-@register("direct")
+@register("direct", visible_before_job_commit=True)
 class DirectCommitter:
     def __init__(self, env: Any, job: JobSpec, task: TaskSpec | None,
                  options: dict[str, str]) -> None:

@@ -34,7 +34,7 @@ from zerorename_model.protocols.common import (
 from zerorename_model.scenario import JobSpec, TaskSpec
 
 
-@register("emr", supports_recovery=True)
+@register("emr", supports_recovery=True, visible_before_job_commit=True)
 class EMRCommitter:
     def __init__(self, env: Any, job: JobSpec, task: TaskSpec | None,
                  options: dict[str, str]) -> None:

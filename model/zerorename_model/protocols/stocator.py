@@ -51,7 +51,7 @@ def attempt_pattern(job_id: str) -> re.Pattern[str]:
     return re.compile(rf"-(attempt_{re.escape(job_id)}_\d+_m_\d+_\d+)(?:\.|$)")
 
 
-@register("stocator")
+@register("stocator", visible_before_job_commit=True)
 class StocatorCommitter:
     #: the checkers map a written relative path to the name a reader sees (see properties.py)
     published_name = staticmethod(published_name)

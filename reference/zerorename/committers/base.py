@@ -62,6 +62,10 @@ class BaseCommitter(JobReports):
     default_threads: ClassVar[int] = 8
     #: task-completion counter name in this committer family's statistics
     tasks_counter: ClassVar[str] = "committer_tasks_completed"
+    #: whether a job's output may be visible in the destination before its job commit (v2's
+    #: task commit renames into it); every other committer promises it is not, and the
+    #: property suites check that promise after every step of a run
+    visible_before_job_commit: ClassVar[bool] = False
 
     def __init__(self, store: Store, job: JobContext, task: TaskContext | None = None) -> None:
         if not isinstance(job, JobContext):
