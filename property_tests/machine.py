@@ -1,11 +1,15 @@
 """A hypothesis RuleBasedStateMachine over the simulation harness, parameterised by
 (committer, store).
 
-Hypothesis draws the scenario (1–3 tasks, 1–3 attempts, 1–2 files in nested directories with
-spaces and non-ASCII names, one job or two on adjacent destinations, either driver style, fault
-budgets) and then every move: which actor steps, and where a crash, partition, throttle,
-speculative attempt, driver restart or visibility change happens.  When the run ends, the
-properties the committer claims are checked, and a failure shrinks to a short schedule.
+Hypothesis draws the scenario (1–3 tasks, 1–3 attempts, 1–2 files at relative paths it also
+draws — spaces, ``%``, ``+``, non-ASCII, long elements, nested directories: HADOOP-17112's
+lesson is that fixed names hide encoding bugs — one job or two on adjacent destinations, either
+driver style, fault budgets) and then every move, by kind: each kind of move the harness can
+make (step an actor, throttle, crash or partition one, launch a speculative attempt, restart
+the driver, fail the job, make a lagging write visible) is a rule whose precondition is that
+such a move is possible now, so a shrunk failure reads as the kinds of move that cause it.
+After every move the per-step invariants (``property_tests/invariants.py``) are checked; when
+the run is over, the properties the committer claims.
 """
 
 from __future__ import annotations
@@ -18,78 +22,253 @@ from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
     initialize,
+    invariant,
+    precondition,
     rule,
     run_state_machine_as_test,
 )
 
+from property_tests.invariants import (
+    StepWatch,
+    promises_invisibility,
+    published_before_commit,
+    store_inconsistencies,
+)
 from zerorename_model.choices import FirstChooser
-from zerorename_model.harness import Run
+from zerorename_model.harness import Move, MoveKind, Run, RunResult
 from zerorename_model.properties import PROPERTIES, applicable
 from zerorename_model.scenario import Faults, Scenario
 from zerorename_model.trace import format_trace
 
-FILE_NAMES = ("part-{task:05d}.parquet", "year=2024/month=01/part {task}.csv",
-              "données/é {task}+%.txt")
 ADJACENT = ("s3://bucket/out/dataset1", "s3://bucket/out/dataset10")
 
 
+# -- relative paths ------------------------------------------------------------------------
+
+#: characters of path elements: letters and digits, URL syntax, encoded-looking text and
+#: non-ASCII — not ``/`` (the separator), ``\\`` (normalised to it), braces (the scenario's
+#: ``{task}`` placeholder), or control characters
+_CHARS = st.sampled_from([*"abcXYZ019-_.=,;:@!$&'()[]~#?*", " ", "%", "+", "%20", "%2F",
+                          "%25", "é", "ü", "ß", "日本", "データ", "😀", "\u00a0"])
+#: an element never starts with ``_`` or ``.`` (Hadoop hides such names: not output)
+_FIRST = _CHARS.filter(lambda c: c[0] not in "_.")
+
+
 @st.composite
-def scenarios(draw: Any, committer: str, store: str, drivers: Sequence[str],
+def _element(draw: st.DrawFn) -> str:
+    long = draw(st.booleans())
+    rest = draw(st.lists(_CHARS, max_size=60 if long else 6))
+    text: str = draw(_FIRST) + "".join(rest)
+    return text * (3 if long else 1)  # a long element, up to a few hundred characters
+
+
+@st.composite
+def relpaths(draw: st.DrawFn) -> str:
+    """A file's path relative to the destination, unique per task (``{task}`` is replaced by
+    the task id), at a depth of 0 to 2 directories."""
+    directories = draw(st.lists(_element(), max_size=2))
+    name = draw(_element())
+    cut = draw(st.integers(0, len(name)))
+    return "/".join([*directories, f"{name[:cut]}{{task}}{name[cut:]}"])
+
+
+@st.composite
+def scenarios(draw: st.DrawFn, committer: str, store: str, drivers: Sequence[str],
               partition_drivers: Sequence[str], two_jobs: bool | None = None,
-              throttle: bool = True) -> Scenario:
+              faults: Faults | None = None) -> Scenario:
+    """``faults`` caps each budget (default: 2 crashes, one of every other fault)."""
+    cap = faults or Faults(crash=2, partition=1, speculate=1, throttle=1, restart=1, fail_job=1)
     driver = draw(st.sampled_from(list(drivers)))
-    partition = draw(st.integers(0, 1)) if driver in partition_drivers else 0
-    faults = Faults(crash=draw(st.integers(0, 2)), partition=partition,
-                    speculate=draw(st.integers(0, 1)),
-                    throttle=draw(st.integers(0, 1)) if throttle else 0,
-                    restart=draw(st.integers(0, 1)), fail_job=draw(st.integers(0, 1)))
-    files = tuple(draw(st.lists(st.sampled_from(FILE_NAMES), min_size=1, max_size=2,
-                                unique=True)))
+    partition = draw(st.integers(0, cap.partition)) if driver in partition_drivers else 0
+    drawn = Faults(crash=draw(st.integers(0, cap.crash)), partition=partition,
+                   speculate=draw(st.integers(0, cap.speculate)),
+                   throttle=draw(st.integers(0, cap.throttle)),
+                   restart=draw(st.integers(0, cap.restart)),
+                   fail_job=draw(st.integers(0, cap.fail_job)))
+    files = tuple(draw(st.lists(relpaths(), min_size=1, max_size=2, unique=True)))
     two_jobs = draw(st.booleans()) if two_jobs is None else two_jobs
     return Scenario(committer, store=store, tasks=draw(st.integers(1, 2 if two_jobs else 3)),
                     files=files, max_attempts=draw(st.integers(1, 3)),
                     dests=ADJACENT if two_jobs else ("s3://bucket/out",), driver=driver,
-                    faults=faults)
+                    faults=drawn)
+
+
+# -- the machine ---------------------------------------------------------------------------
+
+
+def _move_rule(kind: MoveKind) -> Callable[..., None]:
+    """The rule for one kind of move: possible when the run offers such a move; hypothesis
+    picks which of them (which actor, which task, which lagging write)."""
+
+    def move(self: CommitMachineBase, pick: int) -> None:
+        moves = self.offered(kind)
+        self.apply(moves[pick % len(moves)])
+
+    move.__name__ = move.__qualname__ = kind.value  # what a shrunk failure prints
+    decorated: Callable[..., None] = precondition(lambda self: bool(self.offered(kind)))(
+        rule(pick=st.integers(0, 15))(move))
+    return decorated
+
+
+class CommitMachineBase(RuleBasedStateMachine):
+    """Rules and invariants over one run; :func:`make_machine` gives each (committer, store)
+    its subclass with the scenario strategy and the claims to check."""
+
+    factory: Any
+    backend: Callable[[], Any] | None = None
+    claims: tuple[str, ...] = ()
+    per_step: bool = True
+    hides_output: bool = True
+    label: str = ""
+    scenario_strategy: st.SearchStrategy[Scenario]
+
+    run: Run
+    watch: StepWatch
+    checked: bool
+
+    def start_run(self, scenario: Scenario) -> None:
+        self.run = Run(scenario, self.factory,
+                       backend=self.backend() if self.backend else None)
+        self.watch = StepWatch()
+        self.checked = False
+        self._offered: tuple[int, list[Move]] | None = None
+
+    def offered(self, kind: MoveKind) -> list[Move]:
+        """The moves of ``kind`` possible now (none once the run is over).  Computed once per
+        step: every rule's precondition asks."""
+        if not hasattr(self, "run") or self.run.finished():
+            return []
+        if self._offered is None or self._offered[0] != self.run.steps:
+            self._offered = (self.run.steps, [m for m in self.run.options()
+                                              if self._spark_would_make(m)])
+        return [m for m in self._offered[1] if m.kind is kind]
+
+    def _spark_would_make(self, move: Move) -> bool:
+        """Whether a driver could make ``move``.  The harness also offers to launch a
+        speculative attempt of a task whose job has failed (its driver is aborting it, or has
+        aborted it: the attempt then writes after the job's cleanup and leaves data the
+        abortability check reports); Spark marks a failed job's task sets as zombies and
+        launches nothing more for them, so the machine does not take that move."""
+        return not (move.kind is MoveKind.SPECULATE and self.run.jobs[move.job].failed)
+
+    def apply(self, move: Move) -> None:
+        self.run.apply(move)
+
+    @precondition(lambda self: bool(self.offered(MoveKind.STEP)))
+    @rule(picks=st.lists(st.integers(0, 15), min_size=1, max_size=20))
+    def step(self, picks: list[int]) -> None:
+        """Let actors perform their next operations, one per pick — several in one rule, so
+        that runs make progress between faults (every kind of move is one rule, and
+        hypothesis picks rules alike), the invariants checked after each."""
+        for i, pick in enumerate(picks):
+            moves = self.offered(MoveKind.STEP)
+            if not moves:
+                return
+            if i:
+                self.check_step()
+            self.apply(moves[pick % len(moves)])
+    throttle = _move_rule(MoveKind.THROTTLE)
+    crash = _move_rule(MoveKind.CRASH)
+    partition = _move_rule(MoveKind.PARTITION)
+    restart = _move_rule(MoveKind.RESTART)
+    speculate = _move_rule(MoveKind.SPECULATE)
+    fail_job = _move_rule(MoveKind.FAIL_JOB)
+    settle = _move_rule(MoveKind.SETTLE)
+
+    @precondition(lambda self: hasattr(self, "run") and self.run.finished())
+    @rule()
+    def run_over(self) -> None:
+        """Nothing moves any more: check what the committer claims of a finished run."""
+        self.check_claims()
+
+    # -- after every step ------------------------------------------------------------------
+
+    def _checking(self) -> bool:
+        return self.per_step and hasattr(self, "run")
+
+    @precondition(lambda self: self._checking() and self.hides_output)
+    @invariant()
+    def nothing_published_before_job_commit(self) -> None:
+        self._report("nothing published before job commit",
+                     published_before_commit(self.run, self.watch))
+
+    @precondition(lambda self: self._checking())
+    @invariant()
+    def one_accepted_attempt_per_task(self) -> None:
+        self._report("one accepted attempt per task", self.watch.observe(self.run))
+
+    @precondition(lambda self: self._checking())
+    @invariant()
+    def the_store_keeps_its_profile(self) -> None:
+        self._report("the store keeps its profile", store_inconsistencies(self.run))
+
+    def _report(self, invariant_name: str, violations: list[str]) -> None:
+        assert not violations, (f"{self.label} violates {invariant_name} after step "
+                                f"{self.run.steps}: {violations[0]}\n"
+                                + format_trace([e.to_json() for e in self.run.events]))
+
+    # -- at the end ------------------------------------------------------------------------
+
+    def teardown(self) -> None:
+        """Hypothesis stopped drawing moves: the run goes on with the plainest move each
+        time (the invariants still checked after each), then its claims are checked."""
+        if not hasattr(self, "run") or self.checked:
+            return
+        while not self.run.finished():
+            self.apply(self.run.options()[0])  # a step: never a speculative launch
+            self.check_step()
+        self.check_claims()
+
+    def check_step(self) -> None:
+        """The invariants, where a rule moves more than once (hypothesis checks them after
+        each rule)."""
+        if self.per_step:
+            self.one_accepted_attempt_per_task()
+            if self.hides_output:
+                self.nothing_published_before_job_commit()
+            self.the_store_keeps_its_profile()
+
+    def check_claims(self) -> None:
+        if self.checked:
+            return
+        self.checked = True
+        result: RunResult = self.run.run(FirstChooser())  # finished: records the result
+        for name in self.claims:
+            violations = PROPERTIES[name](result)
+            assert not violations, (f"{self.label} violates {name}: {violations[0]}\n"
+                                    + format_trace(result.trace))
 
 
 def make_machine(committer: str, store: str, factory: Any, claims: Sequence[str], *,
                  drivers: Sequence[str] = ("spark", "hadoop"),
                  partition_drivers: Sequence[str] = ("spark", "hadoop"),
                  two_jobs: bool | None = None, throttle: bool = True,
+                 faults: Faults | None = None, per_step: bool = True,
                  backend: Callable[[], Any] | None = None) -> type[RuleBasedStateMachine]:
-    """A state machine class for one (committer, store) checking ``claims``."""
-    props = [p for p in claims if applicable(p, store)]
+    """A state machine class for one (committer, store) checking ``claims`` at the end of
+    every run and the per-step invariants after every move (``per_step=False`` leaves those
+    out, to show what the end-of-run checks alone would miss).  ``faults`` caps the fault
+    budgets drawn; ``throttle=False`` draws no throttling."""
+    cap = faults or Faults(crash=2, partition=1, speculate=1, throttle=1, restart=1,
+                           fail_job=1)
+    if not throttle:
+        cap = Faults(crash=cap.crash, partition=cap.partition, speculate=cap.speculate,
+                     throttle=0, restart=cap.restart, fail_job=cap.fail_job)
+    strategy = scenarios(committer, store, drivers, partition_drivers, two_jobs, cap)
+    attributes = {
+        "factory": factory, "backend": staticmethod(backend) if backend else None,
+        "claims": tuple(p for p in claims if applicable(p, store)), "per_step": per_step,
+        "hides_output": promises_invisibility(factory),
+        "label": f"{committer} on {store}",
+    }
 
-    class CommitMachine(RuleBasedStateMachine):
-        run: Run
-        checked = False
-
-        @initialize(scenario=scenarios(committer, store, drivers, partition_drivers, two_jobs,
-                                        throttle))
+    class CommitMachine(CommitMachineBase):
+        @initialize(scenario=strategy)
         def start(self, scenario: Scenario) -> None:
-            self.run = Run(scenario, factory, backend=backend() if backend else None)
+            self.start_run(scenario)
 
-        @rule(pick=st.integers(0, 63))
-        def move(self, pick: int) -> None:
-            """One move of the run (hypothesis picks which); nothing once the run is over."""
-            if self.run.finished():
-                return
-            options = self.run.options()
-            self.run.apply(options[pick % len(options)])
-
-        def teardown(self) -> None:
-            if not self.checked:
-                self._check()
-
-        def _check(self) -> None:
-            self.checked = True
-            result = self.run.run(FirstChooser())
-            for name in props:
-                violations = PROPERTIES[name](result)
-                assert not violations, (
-                    f"{committer} on {store} violates {name}: {violations[0]}\n"
-                    + format_trace(result.trace))
-
+    for name, value in attributes.items():
+        setattr(CommitMachine, name, value)
     CommitMachine.__name__ = f"CommitMachine_{committer}_{store}".replace("-", "_")
     return CommitMachine
 

@@ -8,16 +8,19 @@ partitioned attempt's late pendingset), shown in ``paper/`` with its trace, so t
 excludes partitions.  The model protocols are the papers' pseudo-code, which has no
 retries, so throttling is left to the reference suite (whose committers retry).  Then the same
 machine must *fail* on committers broken in known ways,
-which shows the suite can fail.
+which shows the suite can fail; and on one broken in a way only the per-step invariants see
+(``property_tests/broken.py``).
 """
 
 from __future__ import annotations
 
 import pytest
 
+from property_tests.broken import PreviewingStagingCommitter
 from property_tests.machine import check_machine, make_machine
 from zerorename_model.properties import PROPERTIES
 from zerorename_model.protocols import get
+from zerorename_model.scenario import Faults
 
 ALL = tuple(PROPERTIES)
 CORRECT = [("directory", "s3"), ("directory", "s3-2018"), ("partitioned", "s3"),
@@ -46,4 +49,21 @@ def test_the_suite_catches_committers_broken_that_way(committer: str, store: str
     machine = make_machine(committer, store, get(committer), [prop], drivers=("hadoop",),
                            two_jobs=(prop == "concurrency") or None)
     with pytest.raises(AssertionError, match=f"violates {prop}"):
-        check_machine(machine, examples=100, shrink=False)
+        check_machine(machine, examples=300, shrink=False)
+
+
+#: speculative duplicates only: a crash or a failed job between the preview's PUT and DELETE
+#: would leave the preview behind, and the end-of-run properties would see that
+PREVIEW_FAULTS = Faults(speculate=1)
+
+
+def test_only_the_per_step_invariant_catches_a_committer_that_publishes_then_hides() -> None:
+    """The previewing committer leaves every run's end state correct: the end-of-run
+    properties alone pass it; the invariant checked after every step does not."""
+    def machine(per_step: bool) -> type:
+        return make_machine("directory+preview", "s3", PreviewingStagingCommitter, ALL,
+                            faults=PREVIEW_FAULTS, per_step=per_step)
+
+    check_machine(machine(per_step=False), examples=30, shrink=False)
+    with pytest.raises(AssertionError, match="violates nothing published before job commit"):
+        check_machine(machine(per_step=True), examples=30, shrink=False)

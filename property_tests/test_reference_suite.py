@@ -53,13 +53,40 @@ SUITE = [
 ]
 
 
+#: (committer, store) -> property -> why it does not hold: what the state machine found, kept
+#: as a strict xfail below (a fix makes it pass, and the mark must go) while the committer is
+#: still checked for every other property
+KNOWN_VIOLATIONS = {
+    ("magic", "s3-2018"): {"abortability": (
+        "a task attempt killed between create_multipart and its pendingset leaves its upload: "
+        "its abort_task does not abort the upload it started, and the driver's abort finds it "
+        "through the attempt's intent only when a LIST shows the intent, which on s3-2018 it "
+        "may not yet")},
+}
+
+
 @pytest.mark.parametrize(("committer", "store", "drivers"), SUITE,
                          ids=[f"{c}-{s}" for c, s, _d in SUITE])
 def test_reference_committers_keep_every_property(committer: str, store: str,
                                                   drivers: tuple[str, ...]) -> None:
-    machine = make_machine(committer, store, ReferenceFactory(committer), ALL, drivers=drivers,
+    known = KNOWN_VIOLATIONS.get((committer, store), {})
+    machine = make_machine(committer, store, ReferenceFactory(committer),
+                           [p for p in ALL if p not in known], drivers=drivers,
                            partition_drivers=("spark",))
     check_machine(machine, examples=20)
+
+
+KNOWN = [pytest.param(c, s, p, marks=pytest.mark.xfail(strict=True, reason=why),
+                      id=f"{c}-{s}-{p}")
+         for (c, s), props in KNOWN_VIOLATIONS.items() for p, why in props.items()]
+
+
+@pytest.mark.parametrize(("committer", "store", "prop"), KNOWN)
+def test_known_violations_are_still_found(committer: str, store: str, prop: str) -> None:
+    drivers = next(d for c, s, d in SUITE if (c, s) == (committer, store))
+    machine = make_machine(committer, store, ReferenceFactory(committer), [prop],
+                           drivers=drivers, partition_drivers=("spark",))
+    check_machine(machine, examples=20, shrink=False)
 
 
 def test_the_reference_suite_catches_v2s_visible_output_after_abort() -> None:
@@ -67,7 +94,7 @@ def test_the_reference_suite_catches_v2s_visible_output_after_abort() -> None:
     machine = make_machine("v2", "abfs", ReferenceFactory("v2"), ["abortability"],
                            drivers=("spark",))
     with pytest.raises(AssertionError, match="violates abortability"):
-        check_machine(machine, examples=150, shrink=False)
+        check_machine(machine, examples=300, shrink=False)
 
 
 CRASH_SCOPES = {"task-crash": Faults(crash=1), "driver-crash": Faults(restart=1)}
