@@ -217,6 +217,30 @@ def test_merges_are_recorded_and_the_paper_says_so(results: dict[str, Any],
         assert f"--merge --committers {','.join(record['committers'])}" in paper
 
 
+@pytest.fixture(scope="module")
+def as_current(results: dict[str, Any]) -> dict[str, Any]:
+    """The committed results with the settings a merge compares (stores, properties, scopes)
+    replaced by the current model's: what a merge does with results it accepts is checked here
+    whether or not the committed results are fresh (the next test says whether they are)."""
+    from zrpaper.compute import describe_scopes
+
+    from zerorename_model.properties import PROPERTIES
+    from zerorename_model.verdicts import MATRIX_STORES
+
+    return {**results, "stores": list(MATRIX_STORES), "properties": list(PROPERTIES),
+            "scopes": describe_scopes()}
+
+
+def test_the_results_were_made_with_the_models_current_scopes_and_properties(
+        results: dict[str, Any], as_current: dict[str, Any]) -> None:
+    """A changed model (a property, a scope, a store added) makes every cell of the committed
+    results incomparable with a new one: regenerate the paper (``make_paper.py``)."""
+    for key in ("stores", "properties", "scopes"):
+        assert results[key] == as_current[key], (
+            f"paper/results/verdicts.json was made with other {key} than the model now has: "
+            "run .venv/bin/python paper/make_paper.py")
+
+
 def _stubbed_merge(results: dict[str, Any], tmp_path: Path, committer: str) -> dict[str, Any]:
     """merge.merge on a copy of the results, with the explorations replaced by stubs that
     answer "holds" for ``committer`` (and write no trace), in a scratch paper directory whose
@@ -252,7 +276,8 @@ def _stubbed_merge(results: dict[str, Any], tmp_path: Path, committer: str) -> d
 
 
 def test_a_merge_replaces_exactly_the_named_committers_part(
-        results: dict[str, Any], tmp_path: Path) -> None:
+        as_current: dict[str, Any], tmp_path: Path) -> None:
+    results = as_current
     merged = _stubbed_merge(results, tmp_path, "magic")
     mine = [c for c in merged["cells"] if c["committer"] == "magic"]
     assert mine and all(c["verdict"] == "holds" for c in mine)
@@ -289,7 +314,8 @@ def test_a_merge_replaces_exactly_the_named_committers_part(
 
 
 def test_a_merge_is_refused_when_its_cells_would_not_be_comparable(
-        results: dict[str, Any]) -> None:
+        as_current: dict[str, Any]) -> None:
+    results = as_current
     other = {**results["budget"], "max_runs": results["budget"]["max_runs"] + 1}
     with pytest.raises(merge.MergeRefused, match="budget"):
         merge.merge_plan(results, ["magic"], other)

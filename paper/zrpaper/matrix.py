@@ -37,6 +37,12 @@ def render_matrix(results: Mapping[str, Any]) -> str:
         lines += [render_glance(results, fixed), ""]
         lines += ["Every property, each cell reading "
                   + " / ".join(PROTOCOL_NAMES[p] for p in protocols) + ":", ""]
+    else:
+        lines += ["These results were computed before cells were decided per job-commit "
+                  "protocol: each verdict below combines the scopes of both protocols (a "
+                  "violation under either decides it), and the properties are those of that "
+                  f"run ({', '.join(results['properties'])}). Section 6 compares the two "
+                  "protocols on the VIII.C race.", ""]
     lines.append(_full_table(results, fixed, protocols))
     lines += ["", *(counts(fixed, p) for p in protocols)]
     lines += ["", "Where each violation was found (the scope of its witness, and the length of "
