@@ -42,7 +42,9 @@ def render_readme_verdicts(results: Mapping[str, Any]) -> str:
     committers = {c.committer for c in fixed}
     lines = [f"**The matrix in numbers**: {len(committers)} committers × "
              f"{len(results['stores'])} stores × {len(results['properties'])} properties"
-             + ("" if protocols == [None] else ", each cell decided under "
+             + (", each verdict combining the scopes of both job-commit protocols (these "
+                "results were computed before cells were decided per protocol)"
+                if protocols == [None] else ", each cell decided under "
                 + " and under ".join(PROTOCOL_NAMES[p] for p in protocols))
              + ". " + _timing(results), ""]
     lines += [f"* {counts(fixed, p)}" for p in protocols]
