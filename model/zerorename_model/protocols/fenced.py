@@ -8,6 +8,7 @@ decides which attempt's record exists, and every loser learns who won.
 
 Layout (names starting with ``_`` are not output)::
 
+    dest/_fenced/<jobId>/active                 present while the job runs (set up, not cleaned)
     dest/_fenced/<jobId>/tasks/<taskId>.json   task record: the winning attempt and its uploads
     dest/_fenced/<jobId>/commit.json           job commit record: the task records it accepts
     dest/_SUCCESS                              every committed file, its size and ETag
@@ -24,6 +25,10 @@ Layout (names starting with ``_`` are not output)::
 * Job commit: a conditional PUT of the job commit record (the accepted task records: Spark's
   messages, or Hadoop's listing of the task records) is the commit point; then every upload it
   names is completed, ``_SUCCESS`` written, the task records and stray uploads removed.
+* Cleanup aborts the uploads at a key its records name that no commit names (a losing or
+  retried attempt's); an upload no record names (an attempt that died before its task
+  commit) is aborted only when no other job is active under the destination: it could be the
+  other job's, and aborting it is Section XIV.C.1's bug (``fenced+XIV.C.1`` puts it back).
 * Recovery: a new job attempt that finds the commit record rolls forward (an upload already
   completed answers NoSuchUpload, and its object has the recorded ETag); one that does not
   commits afresh, keeping the task records, which name no job attempt.
@@ -46,7 +51,6 @@ from zerorename_model.protocols.common import (
     SUCCESS,
     CommitFailed,
     abort_pending,
-    abort_uploads_under,
     commit_url,
     complete_pending,
     decode_json,
@@ -54,6 +58,7 @@ from zerorename_model.protocols.common import (
     dir_prefix,
     encode_json,
     join,
+    list_children,
     list_files,
     relative,
     task_id,
@@ -82,6 +87,7 @@ class FencedCommitter:
         self.small_file_bytes = int(options.get(SMALL_FILE_BYTES, "0"))
         self.record_dir = join(self.dest, FENCE_DIR, job.job_id)
         self.commit_record = join(self.record_dir, "commit.json")
+        self.marker = join(self.record_dir, "active")
         self.uploads: list[dict[str, Any]] = []  # this attempt's pending uploads
         self.won = False  # this attempt's task record is the task's record
         self._cleaned = False
@@ -118,6 +124,7 @@ class FencedCommitter:
         if not (capabilities.conditional_put and capabilities.multipart):
             raise CommitFailed(self.dest, "the store has no conditional PUT or no multipart "
                                           "upload: the fenced committer cannot run on it")
+        self.fs.put(self.marker, b"")  # another job's cleanup leaves our uploads alone
 
     def setup_task(self) -> None:
         pass
@@ -210,7 +217,7 @@ class FencedCommitter:
         self.fs.put(join(self.dest, SUCCESS), encode_json({
             "name": SUCCESS_NAME, "committer": self.name, "jobId": self.job.job_id,
             "files": files, "success": True}))
-        self.cleanup_job()
+        self._clean({join(self.dest, f) for f in files})
 
     def complete(self, upload: dict[str, Any]) -> str:
         """Complete one upload; one already completed (NoSuchUpload) is done if its object has
@@ -233,22 +240,53 @@ class FencedCommitter:
     # -- abort and cleanup ---------------------------------------------------------------------
 
     def abort_job(self) -> None:
-        """Roll back: abort every upload under the destination, delete the task records.  A job
-        whose commit record exists has committed and cannot be rolled back."""
+        """Roll back: abort the job's uploads (see :meth:`abort_own_uploads`), delete its
+        records.  A job whose commit record exists has committed and cannot be rolled back."""
         if self.read_record(self.commit_record) is not None:
             raise CommitFailed(self.commit_record, "the job has committed: roll forward")
-        abort_uploads_under(self.fs, dir_prefix(self.dest))
+        self.abort_own_uploads(self.recorded_keys())
         delete_recursive(self.fs, self.record_dir)
         self._cleaned = True
 
     def cleanup_job(self) -> None:
-        """Abort uploads no record names (attempts that lost or never committed), delete the
-        task records.  The commit record stays: it is what refuses a late task commit."""
-        if self._cleaned:
-            return
-        abort_uploads_under(self.fs, dir_prefix(self.dest))
+        """After a commit or an abort that already cleaned, nothing; otherwise as the end of a
+        job commit: abort the job's uncommitted uploads, delete the task records."""
+        if not self._cleaned:
+            self._clean(self.recorded_keys())
+
+    def _clean(self, keys: set[str]) -> None:
+        """Abort the job's uncommitted uploads, delete the task records and the marker.  The
+        commit record stays: it is what refuses a late task commit."""
+        self.abort_own_uploads(keys)
         delete_recursive(self.fs, join(self.record_dir, "tasks"))
+        self.fs.delete(self.marker)
         self._cleaned = True
+
+    def recorded_keys(self) -> set[str]:
+        """The keys the job's task records name (every attempt of a task writes the same)."""
+        return {commit_url(u) for r in self.task_records() for u in r["uploads"]}
+
+    def abort_own_uploads(self, keys: set[str]) -> None:
+        """Abort every pending upload at one of ``keys``, and — when no other job is active
+        under the destination — every other pending upload under it.  The uploads are listed
+        before the other jobs' markers, so a job whose upload the listing saw was set up
+        before it and its marker is seen."""
+        uploads = self.fs.list_multipart_uploads(dir_prefix(self.dest))
+        if any(u.url not in keys for u in uploads) and not self.other_job_active():
+            keys = {u.url for u in uploads}
+        for upload in uploads:
+            if upload.url in keys:
+                try:
+                    self.fs.abort_multipart(upload.url, upload.upload_id)
+                except ModelStoreError as error:
+                    if error.code != "NoSuchUpload":
+                        raise
+
+    def other_job_active(self) -> bool:
+        """Another fenced job under the destination has its marker: it is running."""
+        _files, jobs = list_children(self.fs, join(self.dest, FENCE_DIR))
+        return any(self.fs.head(join(job, "active")) is not None
+                   for job in jobs if job != self.record_dir)
 
 
 @dataclass(frozen=True)
@@ -275,3 +313,12 @@ class UnfencedCommitter(FencedCommitter):
     """The same protocol with plain PUTs: the last record written wins (Section VIII.C)."""
 
     fenced = False
+
+
+@register("fenced+XIV.C.1", supports_recovery=True)
+class SweepingFencedCommitter(FencedCommitter):
+    """Cleanup aborts every pending upload under the destination, a concurrent job's too: the
+    bug of the paper's Section XIV.C.1, put back to show what the marker check prevents."""
+
+    def other_job_active(self) -> bool:
+        return False
