@@ -41,7 +41,6 @@ import platform
 import subprocess
 import sys
 import time
-import tracemalloc
 import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -55,8 +54,6 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "reference"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import commit_rss  # noqa: E402
-from fakes import MemoryStore  # noqa: E402
 from servers import MotoServer  # noqa: E402
 
 import zerorename as zr  # noqa: E402
@@ -387,206 +384,6 @@ def commit_times(endpoint: str, committers: Sequence[str], threads: Sequence[int
     return rows
 
 
-# -- 3. memory of a job commit ------------------------------------------------------------
-
-
-def commit_memory(committers: Sequence[str],
-                  shapes: Sequence[tuple[int, int]]) -> list[dict[str, Any]]:
-    """Peak traced memory of ``commit_job`` for each (tasks, files per task) in ``shapes``,
-    under both protocols, with the committer's default threads.
-
-    Each shape's tasks run once; the store is snapshot before the first commit and restored
-    for the second, so both protocols commit the same state.  tracemalloc starts just before
-    ``commit_job``, so the messages the driver already holds are not in the peak (their JSON
-    size is reported apart: Spark's driver holds them anyway).  Two marginal figures say
-    what grows: bytes per extra task (one-file tasks, smallest vs largest task count) and
-    bytes per extra file (same task count, 1 vs more files per task).
-    """
-    rows: list[dict[str, Any]] = []
-    for name in committers:
-        for tasks, files_per_task in shapes:
-            rows += _memory_rows(name, Layout(tasks, files_per_task, size=16, partitions=10))
-    for row in rows:
-        def same(r: dict[str, Any], row: dict[str, Any] = row) -> bool:
-            return (r["committer"], r["protocol"]) == (row["committer"], row["protocol"])
-
-        ones = [r for r in rows if same(r) and r["files_per_task"] == 1]
-        if row["files_per_task"] == 1 and row["tasks"] > min(r["tasks"] for r in ones):
-            ref = min(ones, key=lambda r: r["tasks"])
-            row["marginal_bytes_per_task"] = round(
-                (row["peak_bytes"] - ref["peak_bytes"]) / (row["tasks"] - ref["tasks"]))
-        ref1 = [r for r in ones if r["tasks"] == row["tasks"]]
-        if row["files_per_task"] > 1 and ref1:
-            row["marginal_bytes_per_file"] = round(
-                (row["peak_bytes"] - ref1[0]["peak_bytes"]) / (row["files"] - ref1[0]["files"]))
-    return rows
-
-
-def _memory_rows(name: str, layout: Layout) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    dest = "mem://bench/out"
-    store = MemoryStore(rename=name in RENAME_FAMILY)
-    run = prepare_job(store, dest, name, layout, {})
-    snapshot = store.snapshot()
-    message_bytes = sum(len(m.dumps()) for m in run.messages)
-    for protocol in PROTOCOLS:
-        store.restore(snapshot)
-        tracemalloc.start()
-        try:
-            success, seconds, counts = commit(run, protocol)
-            current, peak = tracemalloc.get_traced_memory()
-        finally:
-            tracemalloc.stop()
-        rows.append({
-            "committer": name, "protocol": protocol, "tasks": layout.tasks,
-            "files_per_task": layout.files_per_task, "files": layout.files,
-            "threads": success.diagnostics.get("threads"),
-            "peak_bytes": peak, "bytes_per_task": round(peak / layout.tasks),
-            "retained_bytes": current,
-            "messages_bytes_json": message_bytes if protocol == "spark" else 0,
-            "commit_seconds_traced": round(seconds, 2),
-            "commit_requests": sum(counts.values()),
-            "output": check_output(store, dest, layout, success),
-        })
-        print(f"  {name:10s} {protocol:6s} {layout.tasks:6d} x {layout.files_per_task}: peak "
-              f"{peak / 1e6:7.2f} MB ({peak / layout.tasks:,.0f} B/task)", flush=True)
-    return rows
-
-
-# -- 4. peak RSS of a job commit ----------------------------------------------------------
-
-#: ``directory``/``partitioned`` share the S3A job commit; their task phase stages 100,000
-#: files on the local disk (minutes on a shared machine), so they are left out by default
-RSS_COMMITTERS = ("magic", "fenced", "manifest")
-
-
-def commit_rss_rows(committers: Sequence[str], tasks: int,
-                    files_per_task: int) -> list[dict[str, Any]]:
-    """Part 4: one child process per committer and protocol (:mod:`commit_rss`)."""
-    rows: list[dict[str, Any]] = []
-    for name in committers:
-        for protocol in PROTOCOLS:
-            try:
-                row = commit_rss.measure(name, protocol, tasks, files_per_task)
-            except (RuntimeError, OSError, ValueError, subprocess.SubprocessError) as exc:
-                rows.append({"committer": name, "protocol": protocol, "tasks": tasks,
-                             "files_per_task": files_per_task, "error": str(exc)[-500:]})
-                print(f"  {name:10s} {protocol:6s} FAILED: {exc}", flush=True)
-                continue
-            rows.append(row)
-            print(f"  {name:10s} {protocol:6s} {tasks:6d} x {files_per_task}: peak RSS "
-                  f"{row['peak_rss_mb']:7.1f} MB (+{row['peak_increase_mb']:.1f} MB over "
-                  f"{row['rss_before_mb']:.1f} MB before the commit)", flush=True)
-    return rows
-
-
-# -- report -------------------------------------------------------------------------------
-
-OPS = ("put", "get", "head", "list_page", "create_multipart", "upload_part",
-       "complete_multipart", "copy", "rename", "delete", "delete_many", "abort_multipart",
-       "list_multipart_uploads")
-SHORT = {"list_page": "LIST", "create_multipart": "create", "upload_part": "part",
-         "complete_multipart": "complete", "delete_many": "delete_many",
-         "abort_multipart": "abort", "list_multipart_uploads": "list_uploads"}
-
-
-def markdown(report: dict[str, Any]) -> str:
-    env = report["environment"]
-    out = [f"# Commit costs ({report['mode']} run)", "",
-           f"{report['when']}, {env['machine']}, {env['cpus']} CPUs, Python {env['python']}, "
-           f"boto3 {env['boto3']}, moto {env['moto']}; load average at start "
-           f"{env['load_average_at_start'][0]:.1f}, at end {env['load_average_at_end'][0]:.1f}; "
-           f"total {report['total_seconds']:.0f} s (by part: "
-           + ", ".join(f"{k} {v:.0f} s" for k, v in report["part_seconds"].items()) + ")."]
-    when = report.get("part_when") or {}
-    if len(set(when.values())) > 1:  # parts re-measured separately (merge_previous)
-        out += ["Parts measured at different times: "
-                + ", ".join(f"{k} {v}" for k, v in when.items()) + "."]
-    out += [""]
-    rows = report["requests_per_file"]
-    if rows:
-        lay = rows[0]
-        out += [f"## 1. Requests per committed file ({lay['tasks']} tasks x "
-                f"{lay['files'] // lay['tasks']} files of {lay['file_bytes']} B)", "",
-                "| committer | store | protocol | requests | per file | protocol minimum | "
-                "min per file | measured / min | leftovers |",
-                "|---|---|---|---:|---:|---:|---:|---:|---|"]
-        for r in rows:
-            o = r["output"]
-            left = "none" if not (o["leftover_hidden_objects"] or o["leftover_uploads"]) else \
-                f"{o['leftover_hidden_objects']} objects, {o['leftover_uploads']} uploads"
-            out.append(f"| {r['committer']} | {r['store']} | {r['protocol']} | {r['total']} | "
-                       f"{r['per_file']} | {r['minimum_total']} | {r['minimum_per_file']} | "
-                       f"{r['total'] / r['minimum_total']:.2f} | {left} |")
-        used = [op for op in OPS if any(op in r["requests"] or op in r["minimum"] for r in rows)]
-        out += ["", "By operation, whole job: measured (minimum); `delete` and `delete_many` "
-                "share one minimum, shown under `delete_many`.", "",
-                "| committer | store | protocol | " + " | ".join(SHORT.get(o, o) for o in used)
-                + " |", "|---|---|---|" + "---:|" * len(used)]
-        for r in rows:
-            cells = []
-            for op in used:
-                have, need = r["requests"].get(op, 0), r["minimum"].get(op, 0)
-                cells.append("" if not have and not need else
-                             f"{have} ({need})" if need or op != "delete" else str(have))
-            out.append(f"| {r['committer']} | {r['store']} | {r['protocol']} | "
-                       + " | ".join(cells) + " |")
-    times = report["commit_time"]
-    if times:
-        t0 = times[0]
-        out += ["", f"## 2. Job commit time, {t0['files']} files ({t0['tasks']} tasks), "
-                "moto ThreadedMotoServer, Spark protocol", "",
-                "| committer | threads | job commit s | speedup | requests | requests/s | "
-                "files/s | slowest stage (ms) | task phase s |",
-                "|---|---:|---:|---:|---:|---:|---:|---|---:|"]
-        for r in times:
-            stages = r["stages_ms"]
-            top = max(stages, key=lambda k: stages[k]) if stages else ""
-            out.append(f"| {r['committer']} | {r['threads']} | {r['commit_seconds']} | "
-                       f"{r['speedup_vs_first']} | {r['commit_requests']} | "
-                       f"{r['requests_per_second']} | {r['files_per_second']} | "
-                       f"{top.removeprefix('job_stage_')} {stages.get(top, '')} | "
-                       f"{r['task_phase_seconds']} |")
-    mem = report["commit_memory"]
-    if mem:
-        out += ["", "## 3. Peak memory of a job commit, in-memory store (tracemalloc)", "",
-                "| committer | protocol | tasks x files | threads | peak MB | bytes per task | "
-                "marginal B per task | marginal B per file | retained MB | "
-                "messages held (JSON MB) | traced commit s |",
-                "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
-        for r in mem:
-            per_task, per_file = r.get("marginal_bytes_per_task"), r.get("marginal_bytes_per_file")
-            out.append(f"| {r['committer']} | {r['protocol']} | {r['tasks']:,} x "
-                       f"{r['files_per_task']} | {r['threads']} | {r['peak_bytes'] / 1e6:.2f} | "
-                       f"{r['bytes_per_task']:,} | "
-                       f"{'' if per_task is None else f'{per_task:,}'} | "
-                       f"{'' if per_file is None else f'{per_file:,}'} | "
-                       f"{r['retained_bytes'] / 1e6:.2f} | "
-                       f"{r['messages_bytes_json'] / 1e6:.2f} | {r['commit_seconds_traced']} |")
-    rss = report.get("commit_rss") or []
-    if rss:
-        r0 = next((r for r in rss if "error" not in r), rss[0])
-        out += ["", f"## 4. Peak RSS of a job commit, {r0['tasks'] * r0['files_per_task']:,} "
-                f"files over {r0['tasks']:,} tasks, in-memory store (child process)", "",
-                f"Method: {r0.get('method', 'VmHWM of a child process')}; the process also "
-                "holds the store's objects and the messages, so **increase** (peak minus the "
-                "RSS just before the commit) is the commit's own figure.  Goal: under 200 MB.",
-                "",
-                "| committer | protocol | threads | RSS before MB | peak RSS MB | increase MB | "
-                "RSS after MB | commit s | commit requests |",
-                "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
-        for r in rss:
-            if "error" in r:
-                out.append(f"| {r['committer']} | {r['protocol']} | failed: "
-                           f"{r['error'][:100]} |" + " |" * 6)
-                continue
-            out.append(f"| {r['committer']} | {r['protocol']} | {r['threads']} | "
-                       f"{r['rss_before_mb']} | {r['peak_rss_mb']} | {r['peak_increase_mb']} | "
-                       f"{r['rss_after_mb']} | {r['commit_seconds']} | "
-                       f"{r['commit_requests']:,} |")
-    return "\n".join(out) + "\n"
-
-
 def reference_commit() -> str:
     """HEAD's short hash, ``+changes`` when ``reference/`` differs from it: which committers
     a row measured.  ``ZR_REFERENCE_COMMIT`` names it instead, for a run from an exported
@@ -647,6 +444,10 @@ def merge_previous(report: dict[str, Any], path: Path) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # parts 3 and 4 use this module's job helpers, so they are imported when run
+    from costs_memory import RSS_COMMITTERS, commit_memory, commit_rss_rows
+    from costs_report import markdown
+
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="small sizes, for the smoke test")
     ap.add_argument("--out-dir", type=Path, default=RESULTS)

@@ -239,7 +239,8 @@ def critical_path(requests: list[Request], start: float, end: float, publish: st
 def measure(committer: str, layout: Layout, threads: int, delay: float,
             profile: bool = False, moto: Moto | None = None) -> dict[str, Any]:
     """One job commit (Spark's protocol): CPU, wall, requests and the critical path."""
-    dest, inner = DEST, MemoryStore()
+    dest = DEST
+    inner: Any = MemoryStore()  # or an S3Store on moto: DelayedStore forwards to either
     if moto is not None:
         inner, bucket = moto.fresh()
         dest = f"s3://{bucket}/out"
