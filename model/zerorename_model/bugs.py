@@ -71,6 +71,16 @@ BUGS: tuple[ProductionBug, ...] = (
         Scenario("directory", tasks=1, driver="hadoop", files=FILES,
                  dests=("s3://bucket/a", "s3://bucket/b"), same_job_id=True),
         prefer=(r"^step j1\.t0\.a0",)),
+    ProductionBug(
+        "XIV.C.1", "XIV.C.1",
+        "job cleanup aborted every pending upload under the destination, so a job finishing "
+        "first killed the uploads of a concurrent job writing other files of the same "
+        "destination (shown on fenced, the model committer whose cleanup is scoped to its own "
+        "job; the model's magic still sweeps the destination: its concurrency cell says so)",
+        "fenced+XIV.C.1", "fenced", "same-destination", "concurrency",
+        Scenario("fenced", tasks=1, files=("part-{task:05d}-job{job}",),
+                 dests=("s3://bucket/out", "s3://bucket/out")),
+        prefer=(r"^step j1\.t0\.a0: (create_multipart|upload_part) ",)),
 )
 
 

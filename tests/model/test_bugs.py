@@ -22,7 +22,9 @@ def test_the_variant_goes_wrong_and_the_fixed_committer_does_not(bug: bugs.Produ
 
 
 def test_the_bugs_fail_in_the_ways_their_reports_say() -> None:
-    pendingset, spaces, prefix, job_id = (bugs.show(b)[0] for b in bugs.BUGS)
+    pendingset, spaces, prefix, job_id, sweep = (
+        bugs.show(bugs.by_report(r))[0]
+        for r in ("HADOOP-17258", "HADOOP-17112", "prefix-cleanup", "SPARK-33402", "XIV.C.1"))
     assert pendingset.outcomes == ["aborted"]
     assert any("pendingset already exists" in t.get("msg", "") for t in pendingset.result.trace)
     assert set(pendingset.violated) == {"liveness"}  # no other property sees HADOOP-17258
@@ -30,6 +32,8 @@ def test_the_bugs_fail_in_the_ways_their_reports_say() -> None:
     assert prefix.outcomes == ["committed", "aborted"] and "concurrency" in prefix.violated
     assert "out10" in prefix.errors[0]
     assert {"completeness", "concurrency"} <= set(job_id.violated)
+    assert sweep.outcomes[0] == "committed" and sweep.outcomes[1] != "committed"
+    assert any("NoSuchUpload" in str(t.get("result", "")) for t in sweep.result.trace)
 
 
 def test_a_schedule_that_cannot_happen_is_reported() -> None:

@@ -130,7 +130,8 @@ def test_every_bug_names_a_scope_family_that_decides_its_property() -> None:
 
 
 def test_bug_rows_pair_each_variant_with_its_fixed_committer_in_one_family() -> None:
-    jobs = bug_jobs(["magic", "directory"], ["s3"], tuple(PROPERTIES), QUICK, None, PROTOCOLS)
+    jobs = bug_jobs(["magic", "directory", "fenced"], ["s3"], tuple(PROPERTIES), QUICK, None,
+                    PROTOCOLS)
     rows = [(job[0], job[7]) for job in jobs]
     for bug in BUGS:
         assert (bug.variant, Row(bug.report, bug.fixed, (bug.scope,))) in rows
