@@ -115,12 +115,12 @@ def explain_matrix(cells: Sequence[dict[str, Any]], passed: Sequence[str]) -> st
             line = f"    {committer}: {props} violated on {stores}"
             protocol = first.get("protocol")
             if protocol:
-                elsewhere = {
-                    _short(o) for c in mine for d in DRIVER_PROTOCOLS if d != protocol
-                    if (o := other.get((c["committer"], c["store"], c["property"], d)))}
-                if elsewhere:
-                    line += (f" under {protocol}'s protocol; under the other: "
-                             f"{', '.join(sorted(elsewhere))}")
+                line += f" under {protocol}'s protocol"
+                for d in [d for d in DRIVER_PROTOCOLS if d != protocol]:
+                    said = {_short(o) for c in mine
+                            if (o := other.get((c["committer"], c["store"], c["property"], d)))}
+                    if said:
+                        line += f"; under {d}'s: {', '.join(sorted(said))}"
             lines += textwrap.wrap(line, WIDTH, subsequent_indent="      ")
         lagging = sorted({c["store"] for c in group if c["store"] in PROFILES
                           and not PROFILES[c["store"]].consistent})
