@@ -354,6 +354,46 @@ def markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def compare(before: dict[str, Any], after: dict[str, Any]) -> str:
+    """Before/after table of two reports (same store and F): CPU per file and the critical
+    path of each committer and T, with the minimal strategy of each run beside them."""
+    def key(r: dict[str, Any]) -> tuple[float, int, str]:
+        return (r["delay_ms"], r["threads"], r["committer"])
+
+    old = {key(r): r for r in before["rows"]}
+    lines = [f"# Job commit before / after ({before.get('store')}, F = {after['files']:,})", "",
+             f"Before: {before['when']}, committers of "
+             f"{before['environment'].get('reference_commit')}, load average "
+             f"{before['environment'].get('load_average_at_start')}.  After: {after['when']}, "
+             f"committers of {after['environment'].get('reference_commit')}, load average "
+             f"{after['environment'].get('load_average_at_start')}.  Each cell is before → "
+             "after.  Wall times move with the load of the shared machine; CPU per file and "
+             "the requests outside the publishing window do not.", "",
+             "| r ms | T | committer | CPU µs / file | before first publish ms | after last "
+             "publish ms | requests before first publish | requests after last publish |",
+             "|---:|---:|---|---:|---:|---:|---|---|"]
+    for r in sorted(after["rows"], key=key):
+        b = old.get(key(r))
+        if b is None:
+            continue
+        cb, ca = b.get("critical_path", {}), r.get("critical_path", {})
+
+        def ops(path: dict[str, Any], which: str) -> str:
+            found = path.get(which) or {}
+            return ", ".join(f"{op} {n}" for op, n in sorted(found.items())) or "—"
+
+        lines.append(
+            f"| {r['delay_ms']:g} | {r['threads']} | {r['committer']} | "
+            f"{b['cpu_us_per_file']:.0f} → {r['cpu_us_per_file']:.0f} | "
+            f"{cb.get('before_first_publish_ms', '—')} → {ca.get('before_first_publish_ms', '—')}"
+            f" | {cb.get('after_last_publish_ms', '—')} → {ca.get('after_last_publish_ms', '—')}"
+            f" | {ops(cb, 'requests_before_first_publish')} → "
+            f"{ops(ca, 'requests_before_first_publish')} | "
+            f"{ops(cb, 'requests_after_last_publish')} → "
+            f"{ops(ca, 'requests_after_last_publish')} |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="F = 400, one repeat")
@@ -368,12 +408,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--committers", default=",".join(("minimal", *COMMITTERS)))
     ap.add_argument("--profile", metavar="COMMITTER",
                     help="print cProfile of one commit (T = first of --threads, r = 0)")
+    ap.add_argument("--compare", nargs=2, type=Path, metavar=("BEFORE", "AFTER"),
+                    help="write the before/after table of two reports (to stdout) and exit")
     ap.add_argument("--moto", action="store_true",
                     help="S3Store on a moto server (child process) instead of the memory store;"
                          " the minimal strategy on plain boto3 as side_by_side runs it")
     ap.add_argument("--out-dir", type=Path, default=RESULTS)
     ap.add_argument("--label", default="", help="stored in the report (e.g. before/after)")
     args = ap.parse_args(argv)
+    if args.compare:
+        print(compare(*(json.loads(p.read_text()) for p in args.compare)), end="")
+        return 0
     files, per_task = (400, 50) if args.quick else (args.files, args.files_per_task)
     layout = Layout(max(1, files // per_task), per_task, size=16)
     threads = [int(t) for t in args.threads.split(",")]
