@@ -268,7 +268,8 @@ def test_the_explanation_follows_the_cells_it_is_given() -> None:
     assert "a task attempt crashes" in crash and "partitioned" not in crash
     assert ("magic: exclusivity, completeness violated on s3 under hadoop's protocol; under "
             "spark's: holds ") in race
-    assert "manifest: consistency violated on s3-2018 only on s3-2018" in crash
+    assert ("manifest: consistency violated on s3-2018 under hadoop's protocol only on "
+            "s3-2018") in crash
     assert explain_matrix(cells, passed=["v1"]) == ""
 
 
