@@ -34,7 +34,9 @@ to enumerate; :func:`shrink` reduces a violating choice sequence to a short one.
 
 from __future__ import annotations
 
+import contextlib
 import enum
+import gc
 import time
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -234,6 +236,29 @@ def runs(make: Callable[[], Run], stats: Stats, *, reduction: Reduction = Reduct
     sleeping = reduction is not Reduction.NONE
     faults = reduction is Reduction.FAULTS
     started = time.monotonic()
+    with _fewer_collections():
+        yield from _search(make, stats, visited, frontier, sleeping, faults, allow, watch,
+                           max_runs, seconds, started)
+
+
+@contextlib.contextmanager
+def _fewer_collections() -> Iterator[None]:
+    """A run allocates many small typed records and leaves cycles (actors and their
+    greenlets) that only the cyclic collector frees; with the default thresholds the collector
+    took about a fifth of the search's CPU time (measured with it off: 1.3 s instead of
+    1.65 s).  Collecting less often frees the same garbage in fewer passes."""
+    before = gc.get_threshold()
+    gc.set_threshold(10_000, 100, 100)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+
+
+def _search(make: Callable[[], Run], stats: Stats, visited: dict[Any, Sleep],
+            frontier: list[tuple[_Node | None, int]], sleeping: bool, faults: bool,
+            allow: Allow | None, watch: Watch | None, max_runs: int | None,
+            seconds: float | None, started: float) -> Iterator[Finished]:
     while frontier:
         if (max_runs is not None and stats.runs >= max_runs) or (
                 seconds is not None and time.monotonic() - started > seconds):
