@@ -386,6 +386,9 @@ def test_commit_cpu_quick_traces_every_committers_critical_path(tmp_path: Path) 
         publish = "copy" if name == "manifest" else "complete_multipart"
         assert row["commit_requests_by_op"][publish] == report["files"], name
         path = row["critical_path"]
-        assert path["mean_in_flight"] is not None and path["pool_fill"] > 0, name
+        # (no bound on the fill: with no latency a complete is microseconds, and the pool
+        # mostly waits for the thread that feeds it)
+        assert path["mean_in_flight"] is not None and path["pool_fill"] is not None, name
+        assert path["publishing_ms"] > 0, name
         if name in ("magic", "directory", "partitioned"):
             assert "list_multipart_uploads" not in path["requests_before_first_publish"], name
