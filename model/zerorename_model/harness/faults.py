@@ -17,7 +17,10 @@ class FaultMoves(RunBase):
         """The fault moves possible now, after the steps of ``runnable`` (in a fixed order:
         saved traces name options by index)."""
         b = self.budget
+        faults = self.scenario.faults
         moves: list[Move] = []
+        if not (faults.settle and self.store.pending) and not any(b.values()):
+            return moves  # no fault left to use, nothing to settle
         at_op = [a for a in runnable if a.waiting is None and not a.crashed]
         tasks_at_op = [a for a in at_op if a.task is not None]
         if b["throttle"]:
@@ -42,7 +45,6 @@ class FaultMoves(RunBase):
         if b["fail_job"]:
             moves += [Move(MoveKind.FAIL_JOB, a.name) for a in self.actors  # awaiting tasks
                       if a.task is None and a.waiting is not None and not a.done]
-        faults = self.scenario.faults
         if faults.settle and not faults.settle_eagerly and any(
                 a.pending is not None and a.pending.destination_op in _READ_OPS
                 for a in at_op):

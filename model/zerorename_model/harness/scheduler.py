@@ -179,7 +179,8 @@ class Run(DriverRules, FaultMoves, Recorder):
         actor = self.current
         if actor is None:  # outside any actor (set-up, checks): perform directly
             return method(*args, **kwargs)
-        pending = store_pending(op, _frozen(args), cluster)
+        frozen = _frozen(args) if any(isinstance(a, list) for a in args) else tuple(args)
+        pending = store_pending(op, frozen, cluster)
         command = self._pause(actor, pending)
         if command == "throttle":
             error = ModelStoreError(str(args[0]) if args else "", "SlowDown", 503, "throttled")

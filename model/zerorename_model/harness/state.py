@@ -23,7 +23,7 @@ class TaskKilled(BaseException):
 
 
 class Prune(Exception):
-    """Raised by an exploring chooser to abandon a run whose state was already explored."""
+    """Raised by the explorer to abandon a run whose state was already explored."""
 
 
 @dataclass(eq=False)
