@@ -246,14 +246,16 @@ def liveness(result: RunResult) -> list[Violation]:
     of its committer (HADOOP-17258: the second attempt of a task fails forever once the first
     one's pendingset exists).
 
-    A job the run left running (``lost``) is undecided, not a violation: either the run was
+    A job whose destination held data before it started is not judged: its conflict mode may
+    refuse to run (``fail``), which is the committer doing as it was told, not a fault.  A job
+    the run left running (``lost``) is undecided, not a violation: either the run was
     cut at its step limit, or the driver waits for a task no attempt will report — committers
     act only through steps, so that is the harness's driver (which does not relaunch a task
     whose last live attempt, a speculative one, was denied its commit), not the committer."""
     found = []
     facts: RunFacts | None = None
     for i, job in enumerate(result.jobs):
-        if job.outcome in ("committed", "lost"):
+        if job.outcome in ("committed", "lost") or result.preexisting.get(job.spec.dest):
             continue
         facts = facts or run_facts(result)
         if not facts.bounded(i, job, result.scenario.max_attempts):

@@ -133,3 +133,14 @@ def test_a_driver_left_waiting_by_the_harness_is_undecided_not_a_violation() -> 
     scenario = Scenario("ideal", tasks=1, max_attempts=3, faults=Faults(speculate=1, crash=1))
     report = explore(scenario, Ideal, ["liveness", "completeness"])
     assert report.complete and not report.violations
+
+
+def test_a_conflict_mode_that_refuses_a_destination_with_data_is_not_a_liveness_violation(
+        ) -> None:
+    """The directory committer told to fail on existing data does fail: as configured."""
+    scenario = Scenario("directory", tasks=1, preexisting=(("old/x", "old"),),
+                        options=(("fs.s3a.committer.staging.conflict-mode", "fail"),))
+    result = Run(scenario, get("directory")).run()
+    assert result.jobs[0].outcome != "committed"
+    assert liveness(result) == []
+    assert liveness(Run(scenario.with_(preexisting=()), get("directory")).run()) == []
