@@ -47,7 +47,7 @@ BROKEN = [
 def test_the_suite_catches_committers_broken_that_way(committer: str, store: str,
                                                        prop: str) -> None:
     machine = make_machine(committer, store, get(committer), [prop], drivers=("hadoop",),
-                           two_jobs=(prop == "concurrency") or None)
+                           two_jobs=(prop == "concurrency"))
     with pytest.raises(AssertionError, match=f"violates {prop}"):
         check_machine(machine, examples=300, shrink=False)
 
