@@ -9,7 +9,7 @@ import pytest
 from tests.model.toy_committers import EagerTaskCommit, Ideal, ListsTemporary
 from zerorename_model.choices import FirstChooser, ScriptedChooser
 from zerorename_model.explore import explore, run_once, shrink
-from zerorename_model.harness import Move, MoveKind, Run
+from zerorename_model.harness import Call, Channel, Move, MoveKind, Run
 from zerorename_model.scenario import Faults, Scenario
 from zerorename_model.trace import choices_of, read_trace, replay, write_trace
 
@@ -109,3 +109,22 @@ def test_the_demo_shows_a_lagging_listing_and_the_same_schedule_consistent() -> 
 def test_scripted_chooser_rejects_an_impossible_answer() -> None:
     with pytest.raises(ValueError):
         Run(Scenario("ideal", tasks=1), Ideal).run(ScriptedChooser([7]))
+
+
+def test_moves_pending_operations_and_history_are_typed_records() -> None:
+    """Probes read typed records (this attempt was told it may commit), and the records
+    render the text traces have always had (saved traces match on it)."""
+    run = Run(Scenario("ideal", tasks=1), Ideal)
+    first = run.options()[0]
+    assert first == Move(MoveKind.STEP, "j0.t0.a0")
+    pending = run.actor(first).pending
+    assert pending is not None and pending.channel is Channel.STORE
+    assert pending.op == "create_multipart"
+    assert pending.urls() == ("s3://bucket/out/part-00000",)
+    result = run.run(FirstChooser())
+    attempt = run.by_name["j0.t0.a0"]
+    assert [s.result for s in attempt.history if s.call is Call.CAN_COMMIT] == [True]
+    assert [str(s) for s in attempt.history][-2:] == ["can_commit?=True", "report success=True"]
+    choice = next(e for e in result.trace if e["t"] == "choice")
+    assert choice == {"t": "choice", "n": 1, "i": 0,
+                      "move": "step j0.t0.a0: create_multipart s3://bucket/out/part-00000"}
