@@ -191,6 +191,11 @@ def merge_previous(report: dict[str, Any], path: Path) -> None:
     measured = {row_key(r) for r in report["rows"]}
     kept = [r for r in previous.get("rows", []) if row_key(r) not in measured]
     report["rows"][:0] = kept
+    # a kept row is set against the minimal strategy of its own run (add_ratios): keep the
+    # minimal rows measured again, out of the tables
+    replaced = [r for r in previous.get("rows", []) if row_key(r) in measured
+                and r.get("strategy") == "minimal"]
+    report["superseded_minimal"] = [*previous.get("superseded_minimal", []), *replaced]
     for name, info in previous.get("servers", {}).items():
         report["servers"].setdefault(name, info)
     old_cells = previous.get("job", {}).get("cells")
@@ -237,14 +242,20 @@ def run_one(server: Server, name: str, layout: Layout, threads: int | None, slot
     return row
 
 
-def add_ratios(rows: list[dict[str, Any]]) -> None:
+def add_ratios(rows: list[dict[str, Any]],
+               superseded: list[dict[str, Any]] | None = None) -> None:
     """Each row against the minimal strategy of its server, F and T (s3fs, which has no thread
     option, against minimal at the smallest T measured: both then complete one at a time
-    when that is 1)."""
+    when that is 1) — measured in the same run where there is one (``superseded``: minimal
+    rows a later ``--merge`` run measured again), since the load of a shared machine moves
+    between runs more than between strategies."""
     keys = ("requests_per_file", "job_commit_requests", "job_commit_seconds",
             "whole_run_seconds")
     minimal = {(r["server"], r["files"], r["threads"]): r for r in rows
                if r["strategy"] == "minimal" and "error" not in r}
+    same_run = {(r["server"], r["files"], r["threads"], r.get("run")): r
+                for r in [*(superseded or []), *rows]
+                if r["strategy"] == "minimal" and "error" not in r}
     for row in rows:
         if "error" in row or row["strategy"] == "minimal":
             continue
@@ -254,8 +265,11 @@ def add_ratios(rows: list[dict[str, Any]]) -> None:
             if not measured:
                 continue
             threads = row["ratio_base_threads"] = min(measured)
-        base = minimal.get((row["server"], row["files"], threads))
+        base = same_run.get((row["server"], row["files"], threads, row.get("run"))) \
+            or minimal.get((row["server"], row["files"], threads))
         if base is not None:
+            if base.get("run") != row.get("run"):
+                row["ratio_base_run"] = base.get("run")
             row["ratio_to_minimal"] = {k: round(row[k] / base[k], 2) if base[k] else None
                                        for k in keys}
 
@@ -407,7 +421,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for row in rows:
         row.pop("ratio_to_minimal", None)
         row.pop("ratio_base_threads", None)
-    add_ratios(rows)
+        row.pop("ratio_base_run", None)
+    add_ratios(rows, report.get("superseded_minimal"))
     report["environment"]["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     report["total_seconds"] = round(time.monotonic() - start, 1)
 
