@@ -54,10 +54,12 @@ from zrpaper.merge import MergeRefused, merge
 from zrpaper.readme import README, write_readme
 from zrpaper.render import write_paper
 from zrpaper.settings import (
+    DEEP_BUDGET,
     FIGURES,
     HERE,
     PAPER,
     PAPER_BUDGET,
+    RACE_MAX_RUNS,
     WORKERS,
     load_results,
     save_results,
@@ -74,6 +76,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=min(WORKERS, os.cpu_count() or 1))
     parser.add_argument("--max-runs", type=int, default=PAPER_BUDGET["max_runs"],
                         help="runs per scope (to try a budget; the paper uses the default)")
+    parser.add_argument("--deep-runs", type=int, default=DEEP_BUDGET["max_runs"],
+                        help="runs per scope of the second pass over undecided cells (fewer "
+                             "leave more cells holds*, which the paper lists)")
+    parser.add_argument("--race-runs", type=int, default=RACE_MAX_RUNS,
+                        help="runs per scope of the VIII.C probe")
     parser.add_argument("--committers", default=None,
                         help="comma-separated subset of the matrix (to try; the paper uses all)")
     args = parser.parse_args(argv)
@@ -93,7 +100,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"merged {', '.join(committers)} in {time.monotonic() - started:.0f} s",
               file=sys.stderr)
     elif not args.render_only:
-        save_results(generate(budget, args.workers, progress, committers))
+        save_results(generate(budget, args.workers, progress, committers,
+                              deep_budget={**DEEP_BUDGET, "max_runs": args.deep_runs},
+                              race_max_runs=args.race_runs))
         print(f"results written in {time.monotonic() - started:.0f} s", file=sys.stderr)
     results = load_results()
     write_paper(results)

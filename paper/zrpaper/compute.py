@@ -33,10 +33,11 @@ def row_key(cell: dict[str, Any]) -> RowKey:
 
 def compute_matrix(budget: dict[str, Any], workers: int, progress: Callable[[str], None],
                    committers: Sequence[str] | None = None,
+                   deep_budget: dict[str, Any] = DEEP_BUDGET,
                    ) -> tuple[list[dict[str, Any]], list[list[str | None]]]:
     """The matrix at ``budget`` under both job-commit protocols, with the production bugs'
     rows (each variant and its fixed committer, in the bug's scope family), then every cell
-    left undecided (no violation found, some scope cut off) again at :data:`DEEP_BUDGET`;
+    left undecided (no violation found, some scope cut off) again at ``deep_budget``;
     returns the cells and the rows (:data:`RowKey`) explored twice."""
     from zerorename_model.bugs import by_report
     from zerorename_model.verdicts import (
@@ -50,13 +51,13 @@ def compute_matrix(budget: dict[str, Any], workers: int, progress: Callable[[str
 
     cells = matrix(committers, None, quick=False, budget=Budget(**budget), traces=str(TRACES),
                    workers=workers, progress=progress, protocols=PROTOCOLS, variants=True)
-    deepened = undecided_cells(cells) if DEEP_BUDGET["max_runs"] > budget["max_runs"] else {}
-    jobs = [(c, s, tuple(props), Budget(**DEEP_BUDGET), str(TRACES), model_resolver,
+    deepened = undecided_cells(cells) if deep_budget["max_runs"] > budget["max_runs"] else {}
+    jobs = [(c, s, tuple(props), Budget(**deep_budget), str(TRACES), model_resolver,
              (protocol,), Row(bug, variant_of, (by_report(bug).scope,)) if bug else Row())
             for (c, s, protocol, bug, variant_of), props in deepened.items()]
     with ProcessPoolExecutor(max_workers=workers) as pool:
         for key, again in zip(deepened, pool.map(decide_job, jobs), strict=True):
-            progress(f"again with {DEEP_BUDGET['max_runs']} runs per scope: {key}: "
+            progress(f"again with {deep_budget['max_runs']} runs per scope: {key}: "
                      + ", ".join(f"{x['property']}={kind(x)}" for x in again))
             fresh = {x["property"]: x for x in again}
             cells = [fresh.get(x["property"], x) if row_key(x) == key else x for x in cells]
@@ -129,7 +130,12 @@ def child_cpu() -> float:
 
 
 def generate(budget: dict[str, Any], workers: int, progress: Callable[[str], None],
-             committers: Sequence[str] | None = None) -> dict[str, Any]:
+             committers: Sequence[str] | None = None, *,
+             deep_budget: dict[str, Any] = DEEP_BUDGET,
+             race_max_runs: int = RACE_MAX_RUNS) -> dict[str, Any]:
+    """Every result of the paper.  ``deep_budget`` and ``race_max_runs`` default to the
+    paper's settings; smaller ones (make_paper's --deep-runs, --race-runs) trade proofs for
+    time, and the results record what was used, so the paper says it."""
     from zerorename_model.properties import PROPERTIES
     from zerorename_model.verdicts import MATRIX_STORES
 
@@ -139,12 +145,12 @@ def generate(budget: dict[str, Any], workers: int, progress: Callable[[str], Non
     timing: dict[str, float] = {}
     load_at_start = os.getloadavg()[0]
     started, cpu = time.monotonic(), child_cpu()
-    cells, deepened = compute_matrix(budget, workers, progress, committers)
+    cells, deepened = compute_matrix(budget, workers, progress, committers, deep_budget)
     timing["matrix_wall_s"] = time.monotonic() - started
     timing["matrix_cpu_s"] = child_cpu() - cpu
     progress(f"matrix: {timing['matrix_wall_s']:.0f} s wall, {timing['matrix_cpu_s']:.0f} s CPU")
     started, cpu = time.monotonic(), child_cpu()
-    race = compute_race(RACE_MAX_RUNS, workers, progress=progress)
+    race = compute_race(race_max_runs, workers, progress=progress)
     timing["race_wall_s"] = time.monotonic() - started
     timing["race_cpu_s"] = child_cpu() - cpu
     progress(f"VIII.C probe: {timing['race_wall_s']:.0f} s wall")
@@ -156,9 +162,9 @@ def generate(budget: dict[str, Any], workers: int, progress: Callable[[str], Non
     return {
         "generated_by": "paper/make_paper.py",
         "budget": budget,
-        "deep_budget": DEEP_BUDGET,
+        "deep_budget": deep_budget,
         "deepened": deepened,
-        "race_max_runs": RACE_MAX_RUNS,
+        "race_max_runs": race_max_runs,
         "tablev_max_runs": TABLEV_MAX_RUNS,
         "workers": workers,
         "timing": {k: round(v) for k, v in timing.items()},
