@@ -106,8 +106,10 @@ def test_committers_the_paper_lacks_are_not_compared() -> None:
     assert compare(table) == []
 
 
-def test_make_tablev_writes_table_json_and_notes(tmp_path: Path) -> None:
+def test_make_tablev_writes_table_json_and_notes(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     path = Path(__file__).resolve().parents[2] / "paper" / "make_tablev.py"
+    monkeypatch.syspath_prepend(str(path.parent))  # as when run as a script: zrpaper beside it
     spec = importlib.util.spec_from_file_location("make_tablev", path)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
