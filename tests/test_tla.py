@@ -331,6 +331,23 @@ def test_model_map_lists_every_configuration_with_the_cell_of_expected_json() ->
             assert mapped["cell"] is None
 
 
+def test_every_scope_set_names_scopes_of_its_own_protocol() -> None:
+    """A scope set's protocol is typed in model_map.json, and every scope it names is one of
+    the model's scopes under that protocol (``zerorename_model.scopes.SCOPES``)."""
+    from zerorename_model.scopes import PROTOCOLS, SCOPES
+
+    protocol_of = {s.name: s.protocol for s in SCOPES}
+    for name in MODEL_MAP["scope_sets"]:
+        scopes = compare_model.scope_set(MODEL_MAP, name)
+        assert scopes.protocol in PROTOCOLS, name
+        assert scopes.scopes and all(protocol_of.get(s) == scopes.protocol
+                                     for s in scopes.scopes), name
+        assert len(scopes.legacy_scopes) == len(scopes.scopes), name
+    want = {"full": "hadoop", "no-partition": "hadoop", "restart": "hadoop",
+            "abort": "spark", "full-spark": "spark"}
+    assert {n: s["protocol"] for n, s in MODEL_MAP["scope_sets"].items()} == want
+
+
 def test_readme_comparison_is_generated_from_the_model_matrix() -> None:
     readme = (TLA_DIR / "README.md").read_text(encoding="utf-8")
     assert compare_model.readme_block(readme) == compare_model.block(), (
@@ -347,13 +364,18 @@ def test_a_changed_model_verdict_needs_a_new_reason() -> None:
     """Flip one agreeing cell and one explained cell of a copy of verdicts.json: both must
     be reported (the check can fail)."""
     verdicts = json.loads(json.dumps(compare_model.load_verdicts()))
+    abort = compare_model.scope_set(MODEL_MAP, "abort")
     for cell in verdicts["cells"]:
-        if (cell["committer"], cell["store"], cell["property"]) == ("magic", "s3", "continuity"):
+        if cell.get("bug") is not None:
+            continue
+        if (cell["committer"], cell["store"], cell["property"]) == (
+                "magic", "s3", "continuity") and cell.get("protocol", "hadoop") == "hadoop":
             cell["verdict"], cell["explored"] = "violated", {"scope": "partition-hadoop"}
-        if (cell["committer"], cell["store"], cell["property"]) == ("magic", "s3-2018",
-                                                                    "abortability"):
+        if (cell["committer"], cell["store"], cell["property"]) == (
+                "magic", "s3-2018", "abortability") and cell.get("protocol",
+                                                                 abort.protocol) == "spark":
             cell["verdict"], cell["explored"] = "holds", {"complete": True, "scopes": [
-                {"scope": "abort", "complete": True}, {"scope": "abort-crash", "complete": True}]}
+                {"scope": s, "complete": True} for s in compare_model.scopes_in(verdicts, abort)]}
     problems = compare_model.unexplained(compare_model.rows(verdicts=verdicts))
     assert any(p.startswith("MagicCommit_strong_Continuity.cfg") and "no reason" in p
                for p in problems), problems
@@ -382,6 +404,35 @@ def test_scope_verdict_reads_the_witness_scope() -> None:
     verdicts["cells"][0]["explored"]["scopes"] = [{"scope": "a", "complete": True},
                                                   {"scope": "b", "complete": False}]
     assert compare_model.scope_verdict(verdicts, "x", "s", "p", ["a"]).verdict == "holds"
+
+
+def test_a_cell_is_the_one_of_the_scope_sets_protocol() -> None:
+    """Per-protocol results: the cell of the scope set's protocol, never a production bug's
+    row; results without ``protocol`` on their cells are matched without it."""
+    def cell(protocol: str, verdict: str, bug: str | None = None) -> dict[str, Any]:
+        explored: dict[str, Any] = ({"scope": f"a-{protocol}"} if verdict == "violated" else
+                                    {"scopes": [{"scope": f"a-{protocol}", "complete": True}]})
+        return {"committer": "x", "store": "s", "property": "p", "protocol": protocol,
+                "verdict": verdict, "explored": explored, "bug": bug}
+
+    verdicts = {"scopes": [{"name": "a-hadoop", "props": ["p"]},
+                           {"name": "a-spark", "props": ["p"]}],
+                "cells": [cell("hadoop", "violated", bug="X-1"), cell("hadoop", "holds"),
+                          cell("spark", "violated")]}
+    assert compare_model.scope_verdict(verdicts, "x", "s", "p", ["a-hadoop"],
+                                       "hadoop").verdict == "holds"
+    assert compare_model.scope_verdict(verdicts, "x", "s", "p", ["a-spark"],
+                                       "spark").verdict == "violated"
+    assert compare_model.per_protocol(verdicts)
+    for c in verdicts["cells"]:
+        del c["protocol"], c["bug"]
+    assert not compare_model.per_protocol(verdicts)
+    # older results: the first cell of (committer, store, property), whatever the protocol
+    assert compare_model.scope_verdict(verdicts, "x", "s", "p", ["a-hadoop"],
+                                       "spark").verdict == "violated"
+    legacy = {"scope_sets": {"s": {"protocol": "spark", "scopes": ["a-spark"],
+                                   "legacy_scopes": ["a"], "why": ""}}}
+    assert compare_model.scopes_in(verdicts, compare_model.scope_set(legacy, "s")) == ("a",)
 
 
 def test_a_consistent_witness_replays_on_the_lagging_profile() -> None:

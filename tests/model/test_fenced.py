@@ -291,9 +291,12 @@ def test_the_model_agrees_with_every_fenced_tla_configuration(
             continue
         committer, store, prop = cell
         assert (committer, store) == ("fenced", "s3")
-        scopes = mapping["scope_sets"][mapping["configs"][entry["config"]]["scopes"]]["scopes"]
+        scope_set = mapping["scope_sets"][mapping["configs"][entry["config"]]["scopes"]]
+        scopes = scope_set["scopes"]
         explored = _scopes(s3_cells[prop])
-        checking = [s for s in scopes if any(s == x.name and prop in x.props for x in SCOPES)]
+        checking = [s for s in scopes if any(s == x.name and prop in x.props
+                                             and x.protocol == scope_set["protocol"]
+                                             for x in SCOPES)]
         assert checking and set(checking) <= set(explored), entry["config"]
         model = "holds" if all(explored[s]["complete"] for s in checking) else "holds*"
         assert model == entry["expect"], entry["config"]

@@ -7,9 +7,10 @@
 Inputs, all read at run time (nothing here knows what either side "should" say):
 
 * ``tla/expected.json``: what TLC finds for every ``tla/*.cfg``;
-* ``tla/model_map.json``: which model cell (committer, store profile, property) and which of
-  the model's exploration scopes each configuration corresponds to, and a written reason for
-  every configuration whose result is not the model's;
+* ``tla/model_map.json``: which model cell (committer, store profile, property) and which set
+  of the model's exploration scopes each configuration corresponds to, the job-commit protocol
+  of every scope set (``hadoop`` or ``spark``: the matrix decides a cell per protocol), and a
+  written reason for every configuration whose result is not the model's;
 * ``paper/results/verdicts.json``: the model's verdict matrix as ``paper/make_paper.py``
   generated it from ``model/zerorename_model/verdicts.py``.
 
@@ -18,6 +19,13 @@ violates the property, so a violated cell's ``explored.scope`` is the witness sc
 before it held (within the budget), the ones after it were not explored.  A cell that holds
 lists every scope it explored.  From that, :func:`scope_verdict` derives the model's verdict
 restricted to the scopes a configuration corresponds to.
+
+A cell is looked up by (committer, store, property, protocol), the protocol being the scope
+set's; rows of a production bug's comparison (a non-null ``bug``) are not the matrix proper and
+are never compared.  Results written before the matrix was per protocol have no ``protocol`` on
+their cells (one cell per committer, store and property, over both protocols' scopes) and named
+some scopes differently: for those the cell is matched without protocol and a scope set's
+``legacy_scopes``, where it has them, replace its ``scopes``.
 
 tests/test_tla.py checks that README.md holds exactly :func:`block`'s output between the
 markers, and that :func:`unexplained` is empty: a change of the model's matrix that breaks an
@@ -28,6 +36,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -73,6 +82,33 @@ def load_verdicts(path: Path = VERDICTS) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
+class ScopeSet:
+    """A named set of the model's scopes, all under one job-commit protocol."""
+
+    name: str
+    protocol: str                 # "hadoop" or "spark", as the cells' ``protocol``
+    scopes: tuple[str, ...]
+    legacy_scopes: tuple[str, ...]  # their names in results without per-protocol cells
+    why: str
+
+
+def scope_set(mapping: dict[str, Any], name: str) -> ScopeSet:
+    raw = mapping["scope_sets"][name]
+    return ScopeSet(name, raw["protocol"], tuple(raw["scopes"]),
+                    tuple(raw.get("legacy_scopes", raw["scopes"])), raw["why"])
+
+
+def per_protocol(verdicts: dict[str, Any]) -> bool:
+    """Whether the results decide cells per protocol (their cells carry ``protocol``)."""
+    return any("protocol" in cell for cell in verdicts["cells"])
+
+
+def scopes_in(verdicts: dict[str, Any], scopes: ScopeSet) -> tuple[str, ...]:
+    """The scope set's scope names as ``verdicts`` names them."""
+    return scopes.scopes if per_protocol(verdicts) else scopes.legacy_scopes
+
+
+@dataclass(frozen=True)
 class ScopeVerdict:
     """The model's verdict on one cell, restricted to some of its scopes."""
 
@@ -80,19 +116,26 @@ class ScopeVerdict:
     detail: str
 
 
-def _cell(verdicts: dict[str, Any], committer: str, store: str,
-          prop: str) -> dict[str, Any] | None:
+def _cell(verdicts: dict[str, Any], committer: str, store: str, prop: str,
+          protocol: str | None) -> dict[str, Any] | None:
+    """The matrix's cell (no production bug's row); ``protocol`` is matched only on cells that
+    have one (older results have none)."""
     for cell in verdicts["cells"]:
-        if (cell["committer"], cell["store"], cell["property"]) == (committer, store, prop):
+        if cell.get("bug") is not None:
+            continue
+        if (cell["committer"], cell["store"], cell["property"]) != (committer, store, prop):
+            continue
+        if protocol is None or "protocol" not in cell or cell["protocol"] == protocol:
             found: dict[str, Any] = cell
             return found
     return None
 
 
 def scope_verdict(verdicts: dict[str, Any], committer: str, store: str, prop: str,
-                  scopes: list[str]) -> ScopeVerdict:
-    """What the model found for (committer, store, prop) in ``scopes`` only."""
-    cell = _cell(verdicts, committer, store, prop)
+                  scopes: Sequence[str], protocol: str | None = None) -> ScopeVerdict:
+    """What the model found for (committer, store, prop) under ``protocol`` in ``scopes``
+    only."""
+    cell = _cell(verdicts, committer, store, prop, protocol)
     if cell is None:
         return ScopeVerdict(MISSING, "no such cell in verdicts.json")
     if cell["verdict"] == "n/a":
@@ -145,7 +188,7 @@ class Row:
     config: str
     expected: str            # "holds" or "violated"
     cell: str                # "committer / store / property" or "—"
-    scopes: str              # the scope set's name, or "—"
+    scopes: str              # the scope set's name and protocol, or "—"
     model: ScopeVerdict | None
     cell_verdict: str        # the whole cell's verdict, or "—"
     status: str              # "agree", "differ" or "not compared"
@@ -175,11 +218,12 @@ def rows(expected: list[dict[str, Any]] | None = None, mapping: dict[str, Any] |
         cell_text = scopes_text = cell_verdict = "—"
         if m["cell"] is not None:
             committer, store, prop = m["cell"]
-            scope_set = mapping["scope_sets"][m["scopes"]]
-            model = scope_verdict(verdicts, committer, store, prop, scope_set["scopes"])
+            scopes = scope_set(mapping, m["scopes"])
+            model = scope_verdict(verdicts, committer, store, prop, scopes_in(verdicts, scopes),
+                                  scopes.protocol)
             cell_text = f"`{committer}` / `{store}` / `{prop}`"
-            scopes_text = m["scopes"]
-            whole = _cell(verdicts, committer, store, prop)
+            scopes_text = f"{scopes.name} ({scopes.protocol})"
+            whole = _cell(verdicts, committer, store, prop, scopes.protocol)
             if whole is not None:
                 cell_verdict = whole["verdict"]
                 if whole["verdict"] == VIOLATED:
@@ -235,18 +279,19 @@ def summary(table_rows: list[Row]) -> str:
             f"{count['not compared']} not compared (of {len(table_rows)} configurations).")
 
 
-def scope_sets_table(mapping: dict[str, Any]) -> str:
-    lines = ["| scope set | model scopes | why |", "|---|---|---|"]
-    for name, scope_set in mapping["scope_sets"].items():
-        scopes = ", ".join(f"`{s}`" for s in scope_set["scopes"])
-        lines.append(f"| {name} | {scopes} | {scope_set['why']} |")
+def scope_sets_table(mapping: dict[str, Any], verdicts: dict[str, Any]) -> str:
+    lines = ["| scope set | protocol | model scopes | why |", "|---|---|---|---|"]
+    for name in mapping["scope_sets"]:
+        scopes = scope_set(mapping, name)
+        names = ", ".join(f"`{s}`" for s in scopes_in(verdicts, scopes))
+        lines.append(f"| {name} | {scopes.protocol} | {names} | {scopes.why} |")
     return "\n".join(lines)
 
 
 def block() -> str:
-    mapping = load_map()
-    table_rows = rows(mapping=mapping)
-    return (f"{BEGIN}\n{scope_sets_table(mapping)}\n\n{table(table_rows)}\n\n"
+    mapping, verdicts = load_map(), load_verdicts()
+    table_rows = rows(mapping=mapping, verdicts=verdicts)
+    return (f"{BEGIN}\n{scope_sets_table(mapping, verdicts)}\n\n{table(table_rows)}\n\n"
             f"{summary(table_rows)}\n{END}")
 
 
