@@ -384,13 +384,14 @@ def test_a_changed_model_verdict_needs_a_new_reason() -> None:
 
 
 def test_scope_verdict_reads_the_witness_scope() -> None:
-    verdicts = {"scopes": [{"name": "a", "props": ["p"]}, {"name": "b", "props": ["p"]},
-                           {"name": "c", "props": ["p", "q"]}],
-                "cells": [{"committer": "x", "store": "s", "property": "p",
-                           "verdict": "violated", "explored": {"scope": "b"}},
-                          {"committer": "x", "store": "s", "property": "q",
-                           "verdict": "holds", "explored": {"scopes": [
-                               {"scope": "c", "complete": True}]}}]}
+    verdicts: dict[str, Any] = {
+        "scopes": [{"name": "a", "props": ["p"]}, {"name": "b", "props": ["p"]},
+                   {"name": "c", "props": ["p", "q"]}],
+        "cells": [{"committer": "x", "store": "s", "property": "p",
+                   "verdict": "violated", "explored": {"scope": "b"}},
+                  {"committer": "x", "store": "s", "property": "q",
+                   "verdict": "holds", "explored": {"scopes": [
+                       {"scope": "c", "complete": True}]}}]}
     assert compare_model.scope_verdict(verdicts, "x", "s", "p", ["a"]).verdict == "holds*"
     assert compare_model.scope_verdict(verdicts, "x", "s", "p", ["a", "b"]).verdict == \
         "violated"
@@ -415,10 +416,10 @@ def test_a_cell_is_the_one_of_the_scope_sets_protocol() -> None:
         return {"committer": "x", "store": "s", "property": "p", "protocol": protocol,
                 "verdict": verdict, "explored": explored, "bug": bug}
 
-    verdicts = {"scopes": [{"name": "a-hadoop", "props": ["p"]},
-                           {"name": "a-spark", "props": ["p"]}],
-                "cells": [cell("hadoop", "violated", bug="X-1"), cell("hadoop", "holds"),
-                          cell("spark", "violated")]}
+    verdicts: dict[str, Any] = {
+        "scopes": [{"name": "a-hadoop", "props": ["p"]}, {"name": "a-spark", "props": ["p"]}],
+        "cells": [cell("hadoop", "violated", bug="X-1"), cell("hadoop", "holds"),
+                  cell("spark", "violated")]}
     assert compare_model.scope_verdict(verdicts, "x", "s", "p", ["a-hadoop"],
                                        "hadoop").verdict == "holds"
     assert compare_model.scope_verdict(verdicts, "x", "s", "p", ["a-spark"],
