@@ -94,7 +94,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not committers:
             parser.error("--merge needs --committers")
         try:
-            save_results(merge(load_results(), committers, budget, args.workers, progress))
+            save_results(merge(load_results(), committers, budget, args.workers, progress,
+                               deep_budget={**DEEP_BUDGET, "max_runs": args.deep_runs}
+                               if args.deep_runs != DEEP_BUDGET["max_runs"] else None,
+                               race_max_runs=args.race_runs
+                               if args.race_runs != RACE_MAX_RUNS else None))
         except MergeRefused as refused:
             parser.error(str(refused))
         print(f"merged {', '.join(committers)} in {time.monotonic() - started:.0f} s",

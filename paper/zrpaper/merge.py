@@ -11,12 +11,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from zrpaper.compute import child_cpu, committers_of, compute_matrix, describe_scopes
+from zrpaper.compute import (
+    child_cpu,
+    committers_of,
+    compute_matrix,
+    describe_scopes,
+    row_key,
+)
 from zrpaper.race import compute_race
 from zrpaper.settings import (
-    DEEP_BUDGET,
     HERE,
-    RACE_MAX_RUNS,
     RACE_PAIRS,
     RACE_SCOPES,
     TABLEV_MAX_RUNS,
@@ -51,17 +55,22 @@ def traces_of(cells: Sequence[dict[str, Any]], race: Sequence[dict[str, Any]],
 
 
 def merge_plan(results: dict[str, Any], committers: Sequence[str], budget: dict[str, Any],
+               deep_budget: dict[str, Any] | None = None, race_max_runs: int | None = None,
                ) -> tuple[list[str], list[tuple[str, str]], list[str]]:
     """What a merge of ``committers`` explores: their matrix rows, their VIII.C pairs and their
     Table V columns; :class:`MergeRefused` when that is nothing, or when the existing results
-    were made under other settings than this script's (their cells would not be comparable)."""
+    were made under other settings than this script's (their cells would not be comparable).
+    ``deep_budget`` and ``race_max_runs`` default to the results' own: a merge continues the
+    run it merges into."""
     from zerorename_model.properties import PROPERTIES
     from zerorename_model.tablev import COLUMNS, available
     from zerorename_model.verdicts import MATRIX_COMMITTERS, MATRIX_STORES
 
     settings = {"budget": (results["budget"], budget),
-                "deep_budget": (results["deep_budget"], DEEP_BUDGET),
-                "race_max_runs": (results["race_max_runs"], RACE_MAX_RUNS),
+                "deep_budget": (results["deep_budget"], deep_budget or results["deep_budget"]),
+                "race_max_runs": (results["race_max_runs"],
+                                  results["race_max_runs"] if race_max_runs is None
+                                  else race_max_runs),
                 "tablev_max_runs": (results["tablev_max_runs"], TABLEV_MAX_RUNS),
                 "stores": (results["stores"], list(MATRIX_STORES)),
                 "properties": (results["properties"], list(PROPERTIES)),
@@ -85,6 +94,7 @@ def merge(results: dict[str, Any], committers: Sequence[str], budget: dict[str, 
           workers: int, progress: Callable[[str], None],
           now: Callable[[], datetime] = lambda: datetime.now(UTC),
           explorations: Explorations = Explorations(), paper_dir: Path = HERE,
+          deep_budget: dict[str, Any] | None = None, race_max_runs: int | None = None,
           ) -> dict[str, Any]:
     """``results`` with exactly the parts of ``committers`` explored again (see the module
     docstring): their cells, VIII.C rows and Table V column replaced, their traces written and
@@ -92,7 +102,10 @@ def merge(results: dict[str, Any], committers: Sequence[str], budget: dict[str, 
     from zerorename_model.tablev import ATTRIBUTES, COLUMNS
     from zerorename_model.verdicts import MATRIX_STORES
 
-    matrix_rows, race_pairs, columns = merge_plan(results, committers, budget)
+    matrix_rows, race_pairs, columns = merge_plan(results, committers, budget, deep_budget,
+                                                  race_max_runs)
+    deep_budget = deep_budget or results["deep_budget"]
+    race_max_runs = results["race_max_runs"] if race_max_runs is None else race_max_runs
     old_traces = traces_of(results["cells"], results["race"], results["tablev"])
     (paper_dir / TRACES.relative_to(HERE)).mkdir(parents=True, exist_ok=True)
     timing: dict[str, float] = {}
@@ -100,11 +113,12 @@ def merge(results: dict[str, Any], committers: Sequence[str], budget: dict[str, 
     cells: list[dict[str, Any]] = []
     deepened: list[list[str | None]] = []
     if matrix_rows:
-        cells, deepened = explorations.matrix(budget, workers, progress, matrix_rows)
+        cells, deepened = explorations.matrix(budget, workers, progress, matrix_rows,
+                                              deep_budget)
     timing["matrix_wall_s"] = time.monotonic() - started
     timing["matrix_cpu_s"] = child_cpu() - cpu
     started, cpu = time.monotonic(), child_cpu()
-    race = explorations.race(RACE_MAX_RUNS, workers, race_pairs, progress) if race_pairs else []
+    race = explorations.race(race_max_runs, workers, race_pairs, progress) if race_pairs else []
     timing["race_wall_s"] = time.monotonic() - started
     timing["race_cpu_s"] = child_cpu() - cpu
     started, own = time.monotonic(), time.process_time()
@@ -118,12 +132,20 @@ def merge(results: dict[str, Any], committers: Sequence[str], budget: dict[str, 
         """A committer's part: its rows, and the rows of the variants of it."""
         return committer in matrix_rows or variant_of in matrix_rows
 
-    # sorted by committer only (stable): a committer's cells keep the order they were made in
+    # the matrix proper sorted by committer only (stable: a committer's cells keep the order
+    # they were made in), then the production-bug rows where the full run put them
     every = [c for c in results["cells"]
              if not replaced(c["committer"], c.get("variant_of"))] + cells
     order = committers_of(every)
-    merged["cells"] = sorted(every, key=lambda c: order.index(c["committer"]))
-    merged["committers"] = order
+    position = {(row_key(c), c["property"]): i for i, c in enumerate(results["cells"])}
+
+    def place(cell: dict[str, Any]) -> tuple[int, int]:
+        if cell.get("bug") is None:
+            return 0, order.index(cell["committer"])
+        return 1, position.get((row_key(cell), cell["property"]), len(position))
+
+    merged["cells"] = sorted(every, key=place)
+    merged["committers"] = committers_of(merged["cells"])
     stores = list(MATRIX_STORES)
     merged["deepened"] = sorted(
         [row for row in results["deepened"]
@@ -156,7 +178,7 @@ def merge(results: dict[str, Any], committers: Sequence[str], budget: dict[str, 
         (paper_dir / stale).unlink(missing_ok=True)
         progress(f"removed the stale trace {stale}")
     record = {"committers": list(committers), "at": now().isoformat(timespec="seconds"),
-              "budget": budget, "deep_budget": DEEP_BUDGET, "race_max_runs": RACE_MAX_RUNS,
+              "budget": budget, "deep_budget": deep_budget, "race_max_runs": race_max_runs,
               "tablev_max_runs": TABLEV_MAX_RUNS, "workers": workers,
               "matrix": matrix_rows, "race": [list(p) for p in race_pairs],
               "tablev": columns, "timing": {k: round(v) for k, v in timing.items()}}
