@@ -43,7 +43,10 @@ OUTCOME = -1
 
 _LISTING = re.compile(r"^\[(.*)\]$")
 _VIOLATION = re.compile(
-    r"^(?P<prop>\w+) \(job (?P<job>\d+)\): (?:under inconsistent listings: )?(?P<rest>.*)$")
+    r"^(?P<prop>[\w-]+) \(job (?P<job>\d+)\): (?:under inconsistent listings: )?(?P<rest>.*)$")
+#: valid-outcome's findings about a whole task ("task 0: a mix of attempts …"): the keys are
+#: the task's files
+_TASK = re.compile(r"^task (?P<task>\d+): ")
 _TEMPORARY = re.compile(r"^temporary (?P<url>\S+) left after cleanup")
 _RELPATH_END = re.compile(r": | changed after | visible after ")
 
@@ -154,13 +157,22 @@ def violated_keys(trace: Trace) -> list[str]:
         dest = dests[job] if job < len(dests) else dests[0]
         rest = match.group("rest")
         temporary = _TEMPORARY.match(rest)
+        task = _TASK.match(rest)
         if temporary:
-            key = temporary.group("url")
+            found = [temporary.group("url")]
+        elif task:
+            found = _task_keys(trace, dest, job, int(task.group("task")))
         else:
-            key = f"{dest}/{_RELPATH_END.split(rest, maxsplit=1)[0].strip()}"
-        if key not in keys:
-            keys.append(key)
+            found = [f"{dest}/{_RELPATH_END.split(rest, maxsplit=1)[0].strip()}"]
+        keys += [key for key in found if key not in keys]
     return keys
+
+
+def _task_keys(trace: Trace, dest: str, job: int, task: int) -> list[str]:
+    """The task's output keys: its files as the scenario names them (what a committed attempt
+    of it publishes, visible or not)."""
+    patterns = [str(p) for p in trace.scenario.get("files", [])]
+    return [f"{dest}/{p.format(task=task, job=job)}" for p in patterns]
 
 
 def _touches(step: Step, key: str) -> bool:
