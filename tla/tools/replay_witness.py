@@ -1,11 +1,12 @@
 """Replay a witness of the model's verdict matrix on another store profile.
 
-    python tla/tools/replay_witness.py v2 s3 s3-2018 continuity
+    python tla/tools/replay_witness.py v2 s3 s3-2018 continuity [hadoop|spark]
 
 Why: where TLC finds a violation that the model's bounded exploration did not reach (its
 scope was only sampled), this shows the schedule exists in the model too.  It takes the trace
-``paper/results/traces/<committer>.<from>.<property>.jsonl`` that ``paper/make_paper.py``
-saved, runs the same scenario on the ``<to>`` profile, and at every choice takes
+``paper/results/traces/<committer>.<from>.<property>.<protocol>.jsonl`` that
+``paper/make_paper.py`` saved (protocol: ``hadoop`` unless given), runs the same scenario on
+the ``<to>`` profile, and at every choice takes
 
 * a visibility event ("settle …") whenever one is offered — the model offers them just before
   reads, so every read sees the settled store, as on a consistent store;
@@ -54,14 +55,16 @@ class _Guided:
         return list(options).index(want)
 
 
-def replay(committer: str, from_store: str, to_store: str, prop: str) -> list[str]:
-    """The violations of ``prop`` when the ``from_store`` witness runs on ``to_store``."""
+def replay(committer: str, from_store: str, to_store: str, prop: str,
+           protocol: str = "hadoop") -> list[str]:
+    """The violations of ``prop`` when the ``from_store`` witness (of the cell decided under
+    ``protocol``) runs on ``to_store``."""
     from zerorename_model.explore import new_run
     from zerorename_model.properties import PROPERTIES
     from zerorename_model.protocols import get, load_all
     from zerorename_model.scenario import Faults, Scenario
 
-    path = TRACES / f"{committer}.{from_store}.{prop}.jsonl"
+    path = TRACES / f"{committer}.{from_store}.{prop}.{protocol}.jsonl"
     records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
                if line.strip()]
     header = records[0]["scenario"]
@@ -76,7 +79,7 @@ def replay(committer: str, from_store: str, to_store: str, prop: str) -> list[st
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 4:
+    if len(argv) not in (4, 5):
         print(__doc__)
         return 2
     try:
