@@ -61,9 +61,19 @@ def listed_urls(step: Step) -> list[str]:
     return [url.strip() for url in match.group(1).split(",")]
 
 
-def build(trace: Trace) -> nx.DiGraph:
+def _kinds(edges: Iterable[tuple[int, int, object]]) -> Iterable[tuple[int, int, str]]:
+    """Edges with their ``kind`` attribute (every edge :func:`build` adds has one)."""
+    return ((a, b, str(kind)) for a, b, kind in edges)
+
+
+def edge_kinds(graph: nx.DiGraph[int]) -> Iterable[tuple[int, int, str]]:
+    """Every edge of a graph :func:`build` made, with its kind."""
+    return _kinds(graph.edges(data="kind"))
+
+
+def build(trace: Trace) -> nx.DiGraph[int]:
     """The happens-before graph of ``trace`` (edges carry ``kind``; nodes carry ``step``)."""
-    graph = nx.DiGraph()
+    graph: nx.DiGraph[int] = nx.DiGraph()
     graph.add_node(OUTCOME, step=None, label="final state")
     last_of_actor: dict[str, int] = {}
     last_write: dict[str, int] = {}  # URL -> the step that last wrote it (still present)
@@ -87,7 +97,7 @@ def build(trace: Trace) -> nx.DiGraph:
     return graph
 
 
-def _fault_edges(graph: nx.DiGraph, trace: Trace, fault: Step) -> None:
+def _fault_edges(graph: nx.DiGraph[int], trace: Trace, fault: Step) -> None:
     """A fault strikes the next step of the actor it names (or, for ``speculate jN.tM``, the
     first step of the new attempt of that task)."""
     for later in trace.steps[fault.index + 1:]:
@@ -96,7 +106,7 @@ def _fault_edges(graph: nx.DiGraph, trace: Trace, fault: Step) -> None:
             return
 
 
-def _message_edges(graph: nx.DiGraph, step: Step, pending: list[int]) -> list[int]:
+def _message_edges(graph: nx.DiGraph[int], step: Step, pending: list[int]) -> list[int]:
     if step.op.startswith("report success"):
         return [*pending, step.index]
     if step.op == "await tasks":
@@ -106,7 +116,7 @@ def _message_edges(graph: nx.DiGraph, step: Step, pending: list[int]) -> list[in
     return pending
 
 
-def _store_edges(graph: nx.DiGraph, step: Step, last_write: dict[str, int]) -> None:
+def _store_edges(graph: nx.DiGraph[int], step: Step, last_write: dict[str, int]) -> None:
     if step.op in ("get", "head", "copy"):
         source = step.keys[0]
         if source in last_write:
@@ -130,7 +140,7 @@ def _store_edges(graph: nx.DiGraph, step: Step, last_write: dict[str, int]) -> N
         last_write[step.keys[-1]] = step.index
 
 
-def _upload_edges(graph: nx.DiGraph, step: Step, open_uploads: dict[str, list[int]]) -> None:
+def _upload_edges(graph: nx.DiGraph[int], step: Step, open_uploads: dict[str, list[int]]) -> None:
     """Multipart uploads: a listing of uploads reads from the creates it lists; a part, a
     complete or an abort depends on the create of its upload."""
     if step.op == "create_multipart":
@@ -200,7 +210,7 @@ def observed_step(trace: Trace, key: str) -> int | None:
     return drivers[-1].index if drivers else None
 
 
-def connect_outcome(graph: nx.DiGraph, trace: Trace, keys: Iterable[str]) -> list[int]:
+def connect_outcome(graph: nx.DiGraph[int], trace: Trace, keys: Iterable[str]) -> list[int]:
     """Add ``outcome`` edges from the step each key's final state shows; return those steps."""
     observed = []
     for key in keys:
@@ -211,11 +221,11 @@ def connect_outcome(graph: nx.DiGraph, trace: Trace, keys: Iterable[str]) -> lis
     return observed
 
 
-def _control_of(graph: nx.DiGraph, node: int) -> int | None:
+def _control_of(graph: nx.DiGraph[int], node: int) -> int | None:
     """The nearest earlier step of the same actor whose answer decided this step (a read or a
     driver answer); the actor's own writes in between decide nothing."""
     while True:
-        before = [s for s, _, k in graph.in_edges(node, data="kind") if k == "program"]
+        before = [s for s, _, k in _kinds(graph.in_edges(node, data="kind")) if k == "program"]
         if not before:
             return None
         node = before[0]
@@ -223,7 +233,7 @@ def _control_of(graph: nx.DiGraph, node: int) -> int | None:
             return node
 
 
-def slice_of(trace: Trace, keys: Iterable[str] | None = None) -> tuple[nx.DiGraph, list[Step]]:
+def slice_of(trace: Trace, keys: Iterable[str] | None = None) -> tuple[nx.DiGraph[int], list[Step]]:
     """The graph and the slice (steps, in trace order) of the final state of ``keys`` (default:
     the keys the trace's violations name).
 
@@ -246,7 +256,7 @@ def slice_of(trace: Trace, keys: Iterable[str] | None = None) -> tuple[nx.DiGrap
         if node in keep:
             continue
         keep.add(node)
-        for source, _, kind in graph.in_edges(node, data="kind"):
+        for source, _, kind in _kinds(graph.in_edges(node, data="kind")):
             if kind != "program" and source not in keep:
                 work.append((source, False))
         if not reached_by_control:

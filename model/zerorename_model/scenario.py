@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 
 @dataclass(frozen=True)
@@ -125,6 +125,14 @@ class Committer(Protocol):
     def commit_job(self, messages: list[Any] | None) -> None: ...
     def abort_job(self) -> None: ...
     def cleanup_job(self) -> None: ...
+
+
+@runtime_checkable
+class RecoveringCommitter(Committer, Protocol):
+    """A committer whose next job attempt can take over a committed task of the previous one
+    (Hadoop's ``recoverTask``); its factory says ``supports_recovery``."""
+
+    def recover_task(self, task: TaskSpec) -> None: ...
 
 
 class CommitterFactory(Protocol):

@@ -27,7 +27,7 @@ from zerorename_model.analysis import (
     StepKind,
     Trace,
 )
-from zerorename_model.hb import OUTCOME
+from zerorename_model.hb import OUTCOME, edge_kinds
 
 #: Colour of a step by what it does.
 COLOURS = {"write": "tab:green", "read": "tab:gray", "delete": "tab:orange",
@@ -98,7 +98,7 @@ def timeline(trace: Trace, *, highlight: Iterable[int] = (), ax: Axes | None = N
     return figure
 
 
-def slice_graph(graph: nx.DiGraph, steps: Sequence[Step], *, ax: Axes | None = None,
+def slice_graph(graph: nx.DiGraph[int], steps: Sequence[Step], *, ax: Axes | None = None,
                 title: str = "why: the slice of the violation") -> Figure:
     """The slice as a graph: its steps laid out left to right in trace order, one row per
     actor, edges labelled by kind (reads-from, missed, message, program, outcome)."""
@@ -114,7 +114,7 @@ def slice_graph(graph: nx.DiGraph, steps: Sequence[Step], *, ax: Axes | None = N
     nx.draw_networkx_nodes(sub, position, ax=ax, node_color=colours, node_size=380)
     styles = {"missed": "dashed", "program": "dotted"}
     for kind in ("reads-from", "missed", "message", "program", "outcome"):
-        edges = [(a, b) for a, b, k in sub.edges(data="kind") if k == kind]
+        edges = [(a, b) for a, b, k in edge_kinds(sub) if k == kind]
         nx.draw_networkx_edges(sub, position, edgelist=edges, ax=ax,
                                style=styles.get(kind, "solid"),
                                edge_color="tab:red" if kind == "missed" else "#555555",

@@ -12,7 +12,13 @@ from zerorename_model.errors import ActorCrashed, RunAborted
 from zerorename_model.harness.base import RunBase
 from zerorename_model.harness.events import Call, NoteKind
 from zerorename_model.harness.state import Actor, JobState, TaskKilled, hidden
-from zerorename_model.scenario import CommittedByAnother, JobSpec, TaskSpec, file_data
+from zerorename_model.scenario import (
+    CommittedByAnother,
+    JobSpec,
+    RecoveringCommitter,
+    TaskSpec,
+    file_data,
+)
 
 
 class DriverRules(RunBase):
@@ -27,9 +33,11 @@ class DriverRules(RunBase):
         committer = self.factory(self.env, spec, None, self.options_map)
         recovered: list[int] = []
         if spec.attempt > 0 and getattr(self.factory, "supports_recovery", False):
+            if not isinstance(committer, RecoveringCommitter):
+                raise TypeError(f"{type(committer).__name__} has no recover_task although its "
+                                "factory says supports_recovery")
             for task_id, (task, _msg) in sorted(job.accepted.items()):
-                recover = committer.recover_task
-                recover(task)
+                committer.recover_task(task)
                 recovered.append(task_id)
         elif spec.attempt > 0:
             job.accepted.clear()
