@@ -13,6 +13,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import zerorename as zr
+from zerorename.committers.fenced_records import (
+    JobAlreadyCommittedError,
+    TaskCommittedByOtherAttemptError,
+)
 from zerorename.errors import (
     NotFoundError,
     PreconditionFailedError,
@@ -20,8 +24,8 @@ from zerorename.errors import (
     ThrottledError,
     UnsupportedOperationError,
 )
-from zerorename_model.errors import ModelStoreError
-from zerorename_model.scenario import JobSpec, TaskSpec
+from zerorename_model.errors import JobAlreadyCommitted, ModelStoreError
+from zerorename_model.scenario import CommittedByAnother, JobSpec, TaskSpec
 
 #: The instant every harness run's records are stamped with (2023-11-14T22:13:20Z).
 HARNESS_CLOCK_MILLIS = 1_700_000_000_000
@@ -104,7 +108,10 @@ class ReferenceCommitter:
                                              cluster_store=cluster_store)
 
     def setup_job(self) -> None:
-        self.committer.setup_job()
+        try:
+            self.committer.setup_job()
+        except JobAlreadyCommittedError as done:  # rolled forward: the job is committed
+            raise JobAlreadyCommitted(str(done)) from done
 
     def setup_task(self) -> None:
         self.committer.setup_task()
@@ -117,7 +124,12 @@ class ReferenceCommitter:
         return bool(self.committer.needs_task_commit())
 
     def commit_task(self) -> Any:
-        message = self.committer.commit_task()
+        try:
+            message = self.committer.commit_task()
+        except TaskCommittedByOtherAttemptError as lost:
+            # the task is committed, by the winner: what Spark's writer reports to the driver
+            won = None if lost.message is None else lost.message.to_json()
+            return CommittedByAnother(lost.winner, won)
         return None if message is None else message.to_json()
 
     def abort_task(self) -> None:

@@ -37,3 +37,9 @@ class ActorCrashed(BaseException):
 
 class RunAborted(BaseException):
     """Raised inside every live actor when the harness abandons a run (pruned or finished)."""
+
+
+class JobAlreadyCommitted(Exception):
+    """Raised by a committer's ``setup_job`` in a restarted job attempt when an earlier attempt
+    of the job passed its commit point and this set-up finished publishing it (rolled
+    forward): the job is committed, and its tasks must not run again."""

@@ -8,12 +8,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from zerorename_model.errors import ActorCrashed, RunAborted
+from zerorename_model.errors import ActorCrashed, JobAlreadyCommitted, RunAborted
 from zerorename_model.harness.base import RunBase
 from zerorename_model.harness.events import Call, NoteKind
 from zerorename_model.harness.state import Actor, JobState, TaskKilled, hidden
 from zerorename_model.scenario import (
     CommittedByAnother,
+    Committer,
     JobSpec,
     RecoveringCommitter,
     TaskSpec,
@@ -32,16 +33,26 @@ class DriverRules(RunBase):
         job = self.jobs[index]
         committer = self.factory(self.env, spec, None, self.options_map)
         recovered: list[int] = []
-        if spec.attempt > 0 and getattr(self.factory, "supports_recovery", False):
+        recovering = spec.attempt > 0 and getattr(self.factory, "supports_recovery", False)
+        if recovering:
             if not isinstance(committer, RecoveringCommitter):
                 raise TypeError(f"{type(committer).__name__} has no recover_task although its "
                                 "factory says supports_recovery")
             for task_id, (task, _msg) in sorted(job.accepted.items()):
                 committer.recover_task(task)
                 recovered.append(task_id)
-        elif spec.attempt > 0:
-            job.accepted.clear()
-        committer.setup_job()
+        earlier = dict(job.accepted)
+        if spec.attempt > 0 and not recovering:
+            job.accepted.clear()  # the new attempt's view: the old attempts are lost
+        try:
+            committer.setup_job()
+        except JobAlreadyCommitted:
+            # an earlier attempt's commit, finished by this set-up: the tasks it accepted are
+            # the job's output, as if that attempt's commit_job had returned
+            job.accepted.update(earlier)
+            self.note(f"job {index} was already committed: rolled forward, tasks not run again")
+            self._committed(index, job, committer)
+            return
         for task_id in range(self.scenario.tasks):
             if task_id not in recovered:
                 self._launch_attempt(job, task_id)
@@ -61,7 +72,11 @@ class DriverRules(RunBase):
             job.outcome = "commit-failed"
             self._abort(job, committer)
             return
-        job.dest_at_commit = self._visible(spec.dest)
+        self._committed(index, job, committer)
+
+    def _committed(self, index: int, job: JobState, committer: Committer) -> None:
+        """Record what the job published, then clean up (and let a reader list it)."""
+        job.dest_at_commit = self._visible(job.spec.dest)
         job.outcome = "committed"
         self.note(f"job {index} committed: {sorted(job.dest_at_commit)}")
         committer.cleanup_job()
