@@ -139,17 +139,8 @@ class CommitMachineBase(RuleBasedStateMachine):
         if not hasattr(self, "run") or self.run.finished():
             return []
         if self._offered is None or self._offered[0] != self.run.steps:
-            self._offered = (self.run.steps, [m for m in self.run.options()
-                                              if self._spark_would_make(m)])
+            self._offered = (self.run.steps, self.run.options())
         return [m for m in self._offered[1] if m.kind is kind]
-
-    def _spark_would_make(self, move: Move) -> bool:
-        """Whether a driver could make ``move``.  The harness also offers to launch a
-        speculative attempt of a task whose job has failed (its driver is aborting it, or has
-        aborted it: the attempt then writes after the job's cleanup and leaves data the
-        abortability check reports); Spark marks a failed job's task sets as zombies and
-        launches nothing more for them, so the machine does not take that move."""
-        return not (move.kind is MoveKind.SPECULATE and self.run.jobs[move.job].failed)
 
     def apply(self, move: Move) -> None:
         self.run.apply(move)

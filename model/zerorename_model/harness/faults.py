@@ -35,7 +35,11 @@ class FaultMoves(RunBase):
             moves += [Move(MoveKind.RESTART, a.name) for a in self.actors  # also while waiting
                       if a.name.startswith("driver") and not a.done and not a.crashed]
         if b["speculate"]:
+            # Spark marks a failed job's task sets as zombies and launches nothing more for
+            # them: an attempt launched then would write after the job's cleanup.
             for job in self.jobs:
+                if job.failed:
+                    continue
                 for task_id, launched in sorted(job.attempts.items()):
                     if (task_id not in job.accepted
                             and len(launched) < self.scenario.max_attempts
