@@ -73,6 +73,25 @@ def _cells(report: dict[str, Any]) -> list[tuple[str, int]]:
 # -- side by side -------------------------------------------------------------------------
 
 
+def _repeats_note(report: dict[str, Any]) -> str:
+    """How the rows were measured, when in interleaved rounds (``interleave.py``)."""
+    counts = sorted({r.get("repeats", 1) for r in report["rows"] if "error" not in r})
+    if not counts or counts == [1]:
+        return ""
+    n = " or ".join(str(c) for c in counts)
+    return (f"; each row is the median of {n} runs, one per round, every round running every "
+            "strategy once in an order rotated by the round, and each ratio the median of the "
+            "per-round ratios to the minimal run of the same round (load: the range over the "
+            "row's runs)")
+
+
+def _load(row: dict[str, Any]) -> str:
+    low_high = row.get("load_range")
+    if low_high and low_high[0] != low_high[1]:
+        return f"{low_high[0]:.1f}–{low_high[1]:.1f}"
+    return f"{row['load_average'][0]:.1f}"
+
+
 def markdown(report: dict[str, Any]) -> str:
     env, job = report["environment"], report["job"]
     out = [f"# Side by side ({report['mode']} run)", "",
@@ -85,7 +104,7 @@ def markdown(report: dict[str, Any]) -> str:
            "Phases are separated by barriers; every request counted at the one boto3 client "
            "(s3fs: the same hooks on its own client).  **× minimal**: this row divided by the "
            "minimal strategy's at the same server, F and T (requests per file, job-commit "
-           "requests, job commit s, whole run s)."]
+           "requests, job commit s, whole run s)" + _repeats_note(report) + "."]
     runs: dict[str, int] = {}
     for r in report["rows"]:
         if "run" in r:
@@ -124,7 +143,7 @@ def markdown(report: dict[str, Any]) -> str:
                        f"{r['job_commit_requests']:,} | {_bytes(r['bytes_copied'])} | "
                        f"{_s(r['write_seconds'])} | {_s(r['task_commit_seconds'])} | "
                        f"{_s(r['job_commit_seconds'])} | {_s(r['whole_run_seconds'])} | "
-                       f"{rt} | {left} | {r['load_average'][0]:.1f} |")
+                       f"{rt} | {left} | {_load(r)} |")
         ops = [r for r in _rows(report, server, files) if "error" not in r]
         if ops:
             out += ["", "Requests by phase and operation (the first thread count of each "
@@ -245,11 +264,13 @@ def latency_plot(report: dict[str, Any], path: Path) -> None:
 
 
 def _readme_table(rows: list[dict[str, Any]], threads: list[int], whole_t: int) -> list[str]:
+    """One row per strategy; the ratios to the minimal strategy at each T (issue 15's targets:
+    requests per file within 1.05x, job commit time within 1.15x at the same thread count)."""
     ts = " / ".join(str(t) for t in threads)
     out = [f"| strategy | requests / file | job-commit requests | bytes copied | job commit s, "
-           f"T = {ts} | whole run s, T = {whole_t} | × minimal, T = {whole_t}: job-commit "
-           "requests / job commit s |",
-           "|---|---:|---:|---:|---:|---:|---:|"]
+           f"T = {ts} | whole run s, T = {whole_t} | × minimal: requests / file | × minimal: "
+           f"job commit s, T = {ts} |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for name in sorted({r["strategy"] for r in rows}, key=_order):
         mine = {r["threads"]: r for r in rows if r["strategy"] == name and "error" not in r}
         if not mine:
@@ -257,17 +278,24 @@ def _readme_table(rows: list[dict[str, Any]], threads: list[int], whole_t: int) 
         if None in mine:  # s3fs: one run, no thread option
             first = at = mine[None]
             commit = f"{at['job_commit_seconds']:.2f} (any T)"
+            ratios = [at.get("ratio_to_minimal")]
         else:
             first = mine[min(mine)]
             at = mine.get(whole_t, first)
             commit = " / ".join(_s(mine[t]["job_commit_seconds"]) if t in mine else "–"
                                 for t in threads)
-        ratio = at.get("ratio_to_minimal")
-        rt = "—" if name == "minimal" else "" if not ratio else \
-            f"{ratio['job_commit_requests']:g} / {ratio['job_commit_seconds']:g}"
+            ratios = [mine[t].get("ratio_to_minimal") if t in mine else None for t in threads]
+        if name == "minimal":
+            per_file = times = "—"
+        else:
+            per_file = next((f"{r['requests_per_file']:g}" for r in ratios if r), "")
+            times = " / ".join("–" if not r or r["job_commit_seconds"] is None
+                               else f"{r['job_commit_seconds']:g}" for r in ratios)
+            if None in mine:
+                times += f" (against T = {at.get('ratio_base_threads', '?')})"
         out.append(f"| {LABEL.get(name, name)} | {first['requests_per_file']:.2f} | "
                    f"{first['job_commit_requests']:,} | {_bytes(first['bytes_copied'])} | "
-                   f"{commit} | {_s(at['whole_run_seconds'])} | {rt} |")
+                   f"{commit} | {_s(at['whole_run_seconds'])} | {per_file} | {times} |")
     return out
 
 
@@ -280,7 +308,7 @@ def _runs(side: dict[str, Any]) -> str:
         runs = ", ".join(dict.fromkeys(f"{r.get('run', side['when'])} on commit "
                                        f"{r.get('reference_commit', '?')}" for r in mine))
         parts.append(f"{server} {runs}")
-    loads = [r["load_average"][0] for r in rows]
+    loads = [x for r in rows for x in r.get("load_range", [r["load_average"][0]])]
     load = f"load average {min(loads):.1f} to {max(loads):.1f}" if loads else ""
     return "; ".join(parts) + (f"; {load}" if load else "")
 
@@ -295,8 +323,8 @@ def readme_block(side: dict[str, Any], latency: dict[str, Any] | None,
            f"{job['file_bytes'] // 1024} KiB files written by tasks of {job['files_per_task']} "
            f"files, {job['slots']} at a time, Spark's protocol (the driver passes the messages), "
            "every request counted at the same boto3 client (s3fs: the same hooks on its own); "
-           "T is the strategy's thread option.  Every phase, the RGW figures and a plot: "
-           "`bench/results/side_by_side.md`."]
+           "T is the strategy's thread option" + _repeats_note(side) + ".  Every phase, the "
+           "RGW figures and a plot: `bench/results/side_by_side.md`."]
     for server, files in _cells(side):
         if server != "moto":
             continue

@@ -21,6 +21,11 @@ baselines), and the copies of the baselines' task commits.  s3fs completes its u
 at a time whatever T is, so it runs once per F and server.  After each run the output is
 checked (F files visible, ``_SUCCESS``, no upload left) and the bucket is emptied, uncounted.
 
+Drift of the shared machine's load is cancelled by design (:mod:`interleave`): each cell runs
+``--repeats`` rounds, every strategy once per round in an order rotated by the round; a row
+reports the medians of its runs, and its ratio to the minimal strategy is the median of the
+ratios to the minimal run *of the same round*.
+
 Results: ``bench/results/side_by_side.json``, ``.md`` and ``.png`` (see
 :mod:`render`, which also writes the README's table).  Times depend on the
 machine (2 cores shared by client, server and anything else: the load average is recorded
@@ -53,6 +58,7 @@ sys.path.insert(0, str(HERE))
 
 import render  # noqa: E402
 from commit_costs import Layout, environment, reference_commit  # noqa: E402
+from interleave import aggregate, paired_ratios, schedule  # noqa: E402
 from s3fs_job import find_s3fs_python, run_s3fs_job  # noqa: E402
 from servers import MotoServer, S3Endpoint, radosgw_version, rgw_server  # noqa: E402
 from strategies import BASELINES, ZERORENAME, JobTarget, Strategy, make_strategy  # noqa: E402
@@ -270,59 +276,73 @@ def add_ratios(rows: list[dict[str, Any]],
         if base is not None:
             if base.get("run") != row.get("run"):
                 row["ratio_base_run"] = base.get("run")
+            paired = paired_ratios(row, base)
+            if paired is not None:  # same rounds: the median of the per-round ratios
+                row["ratio_to_minimal"] = paired
+                row["ratio_paired"] = True
+                continue
             row["ratio_to_minimal"] = {k: round(row[k] / base[k], 2) if base[k] else None
                                        for k in keys}
 
 
-Cells = list[tuple[int, list[int]]]
+#: (F, thread counts, repeats of this cell or None for ``--repeats``)
+Cells = list[tuple[int, list[int], int | None]]
 
 
 def parse_cells(runs: Sequence[str], files: Sequence[int], threads: Sequence[int],
                 server: str | None = None) -> Cells:
-    """``--run [SERVER@]F:T1,T2`` cells for ``server`` (a cell naming no server is for every
+    """``--run [SERVER@]F:T1,T2[xN]`` cells for ``server`` (``xN``: N rounds for this cell
+    instead of ``--repeats``; a cell naming no server is for every
     server), or the product of ``--files`` and ``--threads`` when no ``--run`` is given."""
     if not runs:
-        return [(f, list(threads)) for f in files]
+        return [(f, list(threads), None) for f in files]
     cells: Cells = []
     for spec in runs:
         where, at, cell = spec.rpartition("@")
         if at and server is not None and where != server:
             continue
         f, _, ts = cell.partition(":")
+        ts, x, n = ts.partition("x")
         try:
-            cells.append((int(f), [int(t) for t in ts.split(",")] if ts else list(threads)))
+            cells.append((int(f), [int(t) for t in ts.split(",")] if ts else list(threads),
+                          int(n) if x else None))
         except ValueError as exc:
-            raise SystemExit(f"--run {spec!r}: expected [SERVER@]F:T1,T2 "
-                             "(e.g. 10000:8,32 or moto@10000:32)") from exc
+            raise SystemExit(f"--run {spec!r}: expected [SERVER@]F:T1,T2[xN] "
+                             "(e.g. 10000:8,32 or moto@10000:32x1)") from exc
     return cells
 
 
-def measure(server: Server, cells: Sequence[tuple[int, list[int]]], strategies: Sequence[str],
+def measure(server: Server, cells: Cells, strategies: Sequence[str],
             files_per_task: int, slots: int, s3fs_python: str | None,
-            rows: list[dict[str, Any]]) -> None:
-    for files, thread_counts in cells:
+            rows: list[dict[str, Any]], repeats: int = 1) -> None:
+    """Every cell's rounds (:func:`interleave.schedule`: each repeat runs every strategy once
+    per T, the order rotated by the repeat), each run appended to ``rows`` with its round."""
+    names = [s for s in strategies if s != "s3fs" or s3fs_python is not None]
+    for files, thread_counts, cell_repeats in cells:
         tasks = max(1, files // files_per_task)
         layout = Layout(tasks, files // tasks, size=FILE_BYTES)
-        for name in strategies:
-            plan: list[int | None] = [None] if name == "s3fs" else list(thread_counts)
-            for threads in plan:
+        for repeat, round_threads, order in schedule(names, thread_counts,
+                                                     cell_repeats or repeats):
+            for position, name in enumerate(order):
+                threads = None if name == "s3fs" else round_threads
                 label = f"{server.endpoint.name:5s} F={layout.files:6d} T={threads or '-':>2} " \
-                        f"{name:12s}"
-                if name == "s3fs" and s3fs_python is None:
-                    continue
+                        f"r{repeat} {name:12s}"
+                tag = {"round": f"{layout.files}:{round_threads}:{repeat}",
+                       "position": position}
                 try:
                     row = run_one(server, name, layout, threads, slots, s3fs_python)
                 except Exception as exc:  # recorded; the run goes on and exits 1
                     rows.append({"strategy": name, "family": family(name),
                                  "server": server.endpoint.name, "files": layout.files,
-                                 "threads": threads, "error": f"{type(exc).__name__}: {exc}"})
+                                 "threads": threads, **tag,
+                                 "error": f"{type(exc).__name__}: {exc}"})
                     print(f"  {label} FAILED: {exc}\n{traceback.format_exc()}", flush=True)
                     continue
-                rows.append(row)
+                rows.append({**row, **tag})
                 print(f"  {label} {row['requests_per_file']:5.2f} req/file, job commit "
                       f"{row['job_commit_requests']:6d} req {row['job_commit_seconds']:7.2f} s,"
-                      f" whole {row['whole_run_seconds']:7.2f} s, copied "
-                      f"{row['bytes_copied']:,} B", flush=True)
+                      f" whole {row['whole_run_seconds']:7.2f} s, load "
+                      f"{row['load_average'][0]:.1f}", flush=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -331,9 +351,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="24 files in 4 tasks, T=4, moto only (the smoke test)")
     ap.add_argument("--files", default="1000,10000", help="comma list of F")
     ap.add_argument("--threads", default="1,8,32", help="comma list of T")
-    ap.add_argument("--run", action="append", default=[], metavar="[SERVER@]F:T1,T2",
-                    help="measure only these cells (repeatable; SERVER@ for one server "
-                         "only); default: files x threads")
+    ap.add_argument("--run", action="append", default=[], metavar="[SERVER@]F:T1,T2[xN]",
+                    help="measure only these cells (repeatable; SERVER@ for one server only, "
+                         "xN for N rounds of this cell); default: files x threads")
+    ap.add_argument("--repeats", type=int, default=3,
+                    help="rounds per cell: every strategy once per round, the order rotated "
+                         "by the round; rows report medians and paired ratios (--quick: 1)")
     ap.add_argument("--files-per-task", type=int, default=250)
     ap.add_argument("--slots", type=int, default=4, help="tasks running at once")
     ap.add_argument("--strategies", default=",".join(STRATEGIES))
@@ -355,7 +378,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     threads = [int(x) for x in args.threads.split(",")]
     if args.quick:
         servers, files_per_task, slots = ["moto"], 6, 2
-        cells_of: dict[str, Cells] = {"moto": [(24, [4])]}
+        cells_of: dict[str, Cells] = {"moto": [(24, [4], None)]}
     else:
         servers = [s.strip() for s in args.servers.split(",") if s.strip()]
         files_per_task, slots = args.files_per_task, args.slots
@@ -377,7 +400,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "environment": environment(),
         "job": {"file_bytes": FILE_BYTES, "files_per_task": files_per_task, "slots": slots,
                 "protocol": "spark",
-                "cells": {s: [{"files": f, "threads": t} for f, t in c]
+                "cells": {s: [{"files": f, "threads": t, "repeats": n or args.repeats}
+                              for f, t, n in c]
                           for s, c in cells_of.items()}},
         "strategies": strategies, "servers": {}, "rows": [],
     }
@@ -388,12 +412,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         report["s3fs"] = {"python": s3fs_python, "note": note}
         if s3fs_python is None:
             print(f"s3fs skipped: {note}", file=sys.stderr, flush=True)
-    rows: list[dict[str, Any]] = report["rows"]
+    repeats = 1 if args.quick else max(1, args.repeats)
+    report["job"]["repeats"] = repeats
+    runs: list[dict[str, Any]] = []
     for name in servers:
         cells = cells_of[name]
         if not cells:
             continue
-        max_threads = max(max(t) for _, t in cells)
+        max_threads = max(max(t) for _, t, _ in cells)
         t0 = time.monotonic()
         if name == "moto":
             with MotoServer() as moto:
@@ -401,7 +427,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 report["servers"]["moto"] = {"note": endpoint.note}
                 print(f"moto at {endpoint.url}", flush=True)
                 measure(Server(endpoint, max_threads, slots), cells, strategies,
-                        files_per_task, slots, s3fs_python, rows)
+                        files_per_task, slots, s3fs_python, runs, repeats)
         elif name == "rgw":
             with rgw_server() as rgw:
                 if isinstance(rgw, str):
@@ -411,8 +437,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 report["servers"]["rgw"] = {"note": rgw.note}
                 print(f"rgw at {rgw.url} ({rgw.note})", flush=True)
                 measure(Server(rgw, max_threads, slots), cells, strategies, files_per_task,
-                        slots, s3fs_python, rows)
+                        slots, s3fs_python, runs, repeats)
         report["servers"][name]["seconds"] = round(time.monotonic() - t0, 1)
+    rows: list[dict[str, Any]] = aggregate(runs)
+    report["rows"] = rows
     for row in rows:  # which invocation measured it (kept through --merge)
         row.setdefault("run", report["when"])
     args.out_dir.mkdir(parents=True, exist_ok=True)
@@ -422,6 +450,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         row.pop("ratio_to_minimal", None)
         row.pop("ratio_base_threads", None)
         row.pop("ratio_base_run", None)
+        row.pop("ratio_paired", None)
     add_ratios(rows, report.get("superseded_minimal"))
     report["environment"]["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     report["total_seconds"] = round(time.monotonic() - start, 1)
@@ -433,7 +462,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(text)
     if not (args.quick or args.no_readme) and args.out_dir.resolve() == RESULTS.resolve():
         render.update_readme()
-    failed = [r for r in rows if "error" in r]
+    failed = [r for r in rows if "error" in r or r.get("failed_runs")]
     return 1 if failed else 0
 
 

@@ -334,15 +334,18 @@ def test_missing_s3fs_names_the_pins() -> None:
 
 
 def test_cells_from_options() -> None:
-    assert sbs.parse_cells([], [1000, 10000], [1, 8]) == [(1000, [1, 8]), (10000, [1, 8])]
+    assert sbs.parse_cells([], [1000, 10000], [1, 8]) == [(1000, [1, 8], None),
+                                                          (10000, [1, 8], None)]
     assert sbs.parse_cells(["1000:1,8,32", "10000:32"], [5], [2]) == [
-        (1000, [1, 8, 32]), (10000, [32])]
-    assert sbs.parse_cells(["500"], [5], [2, 4]) == [(500, [2, 4])]
-    runs = ["1000:1,8", "moto@10000:32"]
-    assert sbs.parse_cells(runs, [5], [2], "moto") == [(1000, [1, 8]), (10000, [32])]
-    assert sbs.parse_cells(runs, [5], [2], "rgw") == [(1000, [1, 8])]
+        (1000, [1, 8, 32], None), (10000, [32], None)]
+    assert sbs.parse_cells(["500"], [5], [2, 4]) == [(500, [2, 4], None)]
+    runs = ["1000:1,8", "moto@10000:32x1"]
+    assert sbs.parse_cells(runs, [5], [2], "moto") == [(1000, [1, 8], None), (10000, [32], 1)]
+    assert sbs.parse_cells(runs, [5], [2], "rgw") == [(1000, [1, 8], None)]
     with pytest.raises(SystemExit):
         sbs.parse_cells(["x:1"], [5], [2])
+    with pytest.raises(SystemExit):
+        sbs.parse_cells(["1000:8xa"], [5], [2])
 
 
 @pytest.mark.slow
