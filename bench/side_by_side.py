@@ -314,9 +314,10 @@ def parse_cells(runs: Sequence[str], files: Sequence[int], threads: Sequence[int
 
 def measure(server: Server, cells: Cells, strategies: Sequence[str],
             files_per_task: int, slots: int, s3fs_python: str | None,
-            rows: list[dict[str, Any]], repeats: int = 1) -> None:
+            rows: list[dict[str, Any]], repeats: int = 1, log: Path | None = None) -> None:
     """Every cell's rounds (:func:`interleave.schedule`: each repeat runs every strategy once
-    per T, the order rotated by the repeat), each run appended to ``rows`` with its round."""
+    per T, the order rotated by the repeat), each run appended to ``rows`` with its round —
+    and, as it ends, to ``log`` (JSON lines), so a run cut short keeps what it measured."""
     names = [s for s in strategies if s != "s3fs" or s3fs_python is not None]
     for files, thread_counts, cell_repeats in cells:
         tasks = max(1, files // files_per_task)
@@ -339,6 +340,9 @@ def measure(server: Server, cells: Cells, strategies: Sequence[str],
                     print(f"  {label} FAILED: {exc}\n{traceback.format_exc()}", flush=True)
                     continue
                 rows.append({**row, **tag})
+                if log is not None:
+                    with log.open("a") as f:
+                        f.write(json.dumps(rows[-1]) + "\n")
                 print(f"  {label} {row['requests_per_file']:5.2f} req/file, job commit "
                       f"{row['job_commit_requests']:6d} req {row['job_commit_seconds']:7.2f} s,"
                       f" whole {row['whole_run_seconds']:7.2f} s, load "
@@ -415,6 +419,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     repeats = 1 if args.quick else max(1, args.repeats)
     report["job"]["repeats"] = repeats
     runs: list[dict[str, Any]] = []
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    log = args.out_dir / "side_by_side.runs.jsonl"  # every run as it ends (this invocation)
+    log.write_text("")
     for name in servers:
         cells = cells_of[name]
         if not cells:
@@ -427,7 +434,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 report["servers"]["moto"] = {"note": endpoint.note}
                 print(f"moto at {endpoint.url}", flush=True)
                 measure(Server(endpoint, max_threads, slots), cells, strategies,
-                        files_per_task, slots, s3fs_python, runs, repeats)
+                        files_per_task, slots, s3fs_python, runs, repeats, log)
         elif name == "rgw":
             with rgw_server() as rgw:
                 if isinstance(rgw, str):
@@ -437,7 +444,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 report["servers"]["rgw"] = {"note": rgw.note}
                 print(f"rgw at {rgw.url} ({rgw.note})", flush=True)
                 measure(Server(rgw, max_threads, slots), cells, strategies, files_per_task,
-                        slots, s3fs_python, runs, repeats)
+                        slots, s3fs_python, runs, repeats, log)
         report["servers"][name]["seconds"] = round(time.monotonic() - t0, 1)
     rows: list[dict[str, Any]] = aggregate(runs)
     report["rows"] = rows
