@@ -2,24 +2,23 @@
 checkers need it: which attempts injected faults ended, which drivers were restarted or told
 to give up, and which attempts finished their task commit.
 
-The run's record of these is its trace: the harness notes every injected fault ("crash
-j0.t1.a0", "partition …", "crash driver driver0; restart the job", "driver of job 0 gives
-up…"), records every driver call ("report success", made once ``commit_task`` has returned) and
-every store answer (a throttled request answers "error SlowDown").  This module is the one
-place that reads those records, so the checkers stay pure functions of typed values.  Moves
-applied step by step (``Run.apply``, as the hypothesis state machine does) leave no choice
-line; then an attempt that crashed just before reporting its finished task commit is not known
-to have committed.  Only the JSON trace is read, which every harness version writes alike.
+The harness records these as typed incidents while it runs (``RunResult.incidents``:
+:class:`~zerorename_model.harness.events.Fault` for every crash, partition, throttle, restart
+and ``fail_job`` it applies, with the move's kind, the actor it struck, that actor's role and
+job; :class:`~zerorename_model.harness.events.Reported` when an attempt reports its finished task
+commit; :class:`~zerorename_model.harness.events.Failure` when the protocol raises).  This module
+folds them into :class:`RunFacts`, so the checkers stay pure functions of typed values and
+nothing is recovered by parsing a trace's text.  An attempt crashed while paused before its
+report had committed (``Fault.before_report``), whether the run was driven by a chooser or move
+by move (``Run.apply``, as the hypothesis state machine does).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from zerorename_model.harness import JobState, RunResult
-
-#: the driver calls an attempt makes once its task commit is done (or needs none)
-REPORTS = frozenset({"report success", "report success (nothing to commit)"})
+from zerorename_model.harness import JobState, MoveKind, RunResult
+from zerorename_model.harness.events import Failure, Fault, Reported, Role
 
 
 @dataclass(frozen=True)
@@ -54,50 +53,36 @@ class RunFacts:
         return True
 
 
-def driver_job(actor: str) -> int | None:
-    """The job index of a driver actor's name (``driver0``, ``driver1.2``), else None."""
-    if not actor.startswith("driver"):
-        return None
-    number = actor[len("driver"):].split(".", 1)[0]
-    return int(number) if number.isdigit() else None
-
-
 def run_facts(result: RunResult) -> RunFacts:
-    """Read :class:`RunFacts` from the run's trace (see the module's docstring)."""
+    """Fold the run's typed incidents into :class:`RunFacts` (see the module's docstring)."""
     failed: set[str] = set()
     restarted: set[int] = set()
     gave_up: set[int] = set()
     throttled: set[int] = set()
     committed: set[str] = set()
     failures: list[str] = []
-    for event in result.trace:
-        kind = event.get("t")
-        if kind == "note":
-            words = str(event["msg"]).split()
-            if words[:2] == ["crash", "driver"] and len(words) > 2:
-                job = driver_job(words[2].rstrip(";"))
-                if job is not None:
-                    restarted.add(job)
-            elif words[:1] in (["crash"], ["partition"]) and len(words) > 1:
-                failed.add(words[1])
-            elif words[:3] == ["driver", "of", "job"] and "gives" in words:
-                gave_up.add(int(words[3]))
-            elif len(words) > 1 and words[1] == "failed:":
-                failures.append(str(event["msg"]))
-        elif kind == "op":
-            actor = str(event.get("actor", ""))
-            if event.get("op") in REPORTS:
-                committed.add(actor)
-            if str(event.get("result", "")).startswith("error SlowDown"):
-                job = driver_job(actor)
-                if job is not None:
-                    throttled.add(job)
-                elif not actor.startswith("reader"):
-                    failed.add(actor)
-        elif kind == "choice":
-            verb, _, rest = str(event.get("move", "")).partition(" ")
-            name, _, pending = rest.partition(": ")
-            if verb == "crash" and pending in REPORTS:
-                committed.add(name)
+    for incident in result.incidents:
+        if isinstance(incident, Reported):
+            committed.add(incident.actor)
+        elif isinstance(incident, Failure):
+            failures.append(incident.message)
+        elif isinstance(incident, Fault):
+            _fold_fault(incident, failed, restarted, gave_up, throttled, committed)
     return RunFacts(frozenset(failed), frozenset(restarted), frozenset(gave_up),
                     frozenset(throttled), frozenset(committed), tuple(failures))
+
+
+def _fold_fault(fault: Fault, failed: set[str], restarted: set[int], gave_up: set[int],
+                throttled: set[int], committed: set[str]) -> None:
+    kind = fault.kind
+    if kind is MoveKind.RESTART:
+        restarted.add(fault.job)
+    elif kind is MoveKind.FAIL_JOB:
+        gave_up.add(fault.job)
+    elif fault.role is Role.DRIVER:
+        if kind is MoveKind.THROTTLE:
+            throttled.add(fault.job)
+    elif fault.role is Role.ATTEMPT:  # crash, partition, throttle: the attempt is lost to it
+        failed.add(fault.actor)
+        if fault.before_report:
+            committed.add(fault.actor)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from zerorename_model.harness.events import Call, Event, NoteKind
+from zerorename_model.harness.events import Call, Event, Incident, NoteKind
 from zerorename_model.harness.state import Actor, Env, JobState
 from zerorename_model.scenario import CommitterFactory, Scenario, TaskSpec
 from zerorename_model.stores import ModelStore
@@ -24,6 +24,7 @@ class RunBase:
     by_name: dict[str, Actor]
     current: Actor | None
     events: list[Event]
+    incidents: list[Incident]
     effects: int
     steps: int
     budget: dict[str, int]

@@ -10,7 +10,7 @@ from typing import Any
 
 from zerorename_model.errors import ActorCrashed, JobAlreadyCommitted, RunAborted
 from zerorename_model.harness.base import RunBase
-from zerorename_model.harness.events import Call, NoteKind
+from zerorename_model.harness.events import Call, Failure, NoteKind, Role
 from zerorename_model.harness.state import Actor, JobState, TaskKilled, hidden
 from zerorename_model.scenario import (
     CommittedByAnother,
@@ -68,7 +68,10 @@ class DriverRules(RunBase):
             raise
         except Exception as error:
             job.error = f"{type(error).__name__}: {error}"
-            self.note(f"commit_job failed: {job.error}")
+            message = f"commit_job failed: {job.error}"
+            self.note(message)
+            driver = self.current.name if self.current is not None else f"driver{index}"
+            self.incidents.append(Failure(driver, index, message))
             job.outcome = "commit-failed"
             self._abort(job, committer)
             return
@@ -82,7 +85,8 @@ class DriverRules(RunBase):
         committer.cleanup_job()
         self._record_leftovers(job)
         if self.scenario.reader:
-            self._spawn(Actor(f"reader{index}", lambda: self._reader_body(job), job_index=index))
+            self._spawn(Actor(f"reader{index}", lambda: self._reader_body(job), job_index=index,
+                              role=Role.READER))
 
     def _reader_body(self, job: JobState) -> None:
         """A downstream reader: lists the destination as a query engine would."""

@@ -249,6 +249,53 @@ class End:
 Event = Header | Choice | Op | Note | End
 
 
+# -- what the checkers need to know of a run ---------------------------------------------------
+
+class Role(enum.Enum):
+    """What an actor is to the drivers' rules."""
+
+    DRIVER = "driver"    # a job driver (one per job attempt)
+    ATTEMPT = "attempt"  # a task attempt
+    READER = "reader"    # a downstream reader listing a committed job
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    """A fault move the harness applied (``kind``: CRASH, PARTITION, THROTTLE, RESTART or
+    FAIL_JOB) to ``actor`` (for a worker of a pool, the actor that owns it: the process a
+    crash or partition strikes), of job ``job``.  ``before_report``: a CRASH that struck while
+    the attempt was paused before reporting its finished task commit (so it had committed)."""
+
+    kind: MoveKind
+    actor: str
+    job: int
+    role: Role
+    before_report: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Reported:
+    """Attempt ``actor`` of job ``job`` reported its task done to the driver (its
+    ``commit_task`` had returned, or it had nothing to commit)."""
+
+    actor: str
+    job: int
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """The protocol failed in ``actor`` (an attempt or driver raised; a job commit failed):
+    ``message`` is what the run's note says."""
+
+    actor: str
+    job: int
+    message: str
+
+
+#: the typed record of the fates liveness and valid-outcome judge (``RunResult.incidents``)
+Incident = Fault | Reported | Failure
+
+
 # -- rendering --------------------------------------------------------------------------------
 
 def jsonable(value: Any) -> Any:

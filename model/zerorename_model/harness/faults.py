@@ -4,12 +4,22 @@ one unit of its budget in the scenario's :class:`~zerorename_model.scenario.Faul
 from __future__ import annotations
 
 from zerorename_model.harness.base import RunBase
-from zerorename_model.harness.events import READ_OPS, STORE_OPS, Move, MoveKind, NoteKind
+from zerorename_model.harness.events import (
+    READ_OPS,
+    STORE_OPS,
+    Fault,
+    Move,
+    MoveKind,
+    NoteKind,
+)
 from zerorename_model.harness.state import Actor
 from zerorename_model.scenario import JobSpec
 
 _STORE_OPS = frozenset(STORE_OPS)
 _READ_OPS = frozenset(READ_OPS)
+#: the fault moves the run's incidents record (the others strike no actor's fate)
+_RECORDED = frozenset({MoveKind.CRASH, MoveKind.PARTITION, MoveKind.THROTTLE,
+                       MoveKind.RESTART, MoveKind.FAIL_JOB})
 
 
 class FaultMoves(RunBase):
@@ -62,6 +72,8 @@ class FaultMoves(RunBase):
         kind = move.kind
         if kind.value in self.budget:
             self.budget[kind.value] -= 1
+        if kind in _RECORDED:
+            self._record_fault(move)
         if kind is MoveKind.THROTTLE:
             self._resume(self.by_name[move.actor], "throttle")
         elif kind is MoveKind.CRASH:
@@ -88,6 +100,16 @@ class FaultMoves(RunBase):
             self.note(f"visible: {event}")
         else:
             raise ValueError(f"not a fault move: {move}")
+
+    def _record_fault(self, move: Move) -> None:
+        """Record the fault typed, for the checkers (:mod:`zerorename_model.run_facts`)."""
+        actor = self.by_name[move.actor]
+        assert actor.role is not None
+        pending = actor.pending
+        before_report = (move.kind is MoveKind.CRASH and pending is not None
+                         and pending.call is not None and pending.call.reports)
+        self.incidents.append(Fault(move.kind, actor.name, actor.job_index, actor.role,
+                                    before_report))
 
     def _restart(self, driver: Actor) -> None:
         """YARN restarts the job: the driver crashes, the old attempt's containers are killed,

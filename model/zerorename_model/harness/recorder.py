@@ -79,7 +79,7 @@ class Recorder(RunBase):
             final=self.store.snapshot(),
             final_uploads=sorted(self.store.upload_urls()),
             inconsistent_answers=self.store.inconsistent_answers, steps=self.steps,
-            events=self.events, digest=digest,
+            events=self.events, digest=digest, incidents=self.incidents,
         )
 
 

@@ -29,11 +29,14 @@ from zerorename_model.harness.events import (
     Call,
     Channel,
     Choice,
+    Failure,
     Header,
+    Incident,
     Move,
     MoveKind,
     Op,
     PendingOp,
+    Reported,
     Said,
     call_pending,
     store_pending,
@@ -64,6 +67,7 @@ class Run(DriverRules, FaultMoves, Recorder):
         self.by_name: dict[str, Actor] = {}
         self.current: Actor | None = None
         self.events = [Header(scenario.to_json())]
+        self.incidents: list[Incident] = []
         self.effects = 0  # counts noted changes to shared harness state (see note())
         self.steps = 0
         self.max_steps = max_steps
@@ -107,7 +111,9 @@ class Run(DriverRules, FaultMoves, Recorder):
             except (ActorCrashed, RunAborted):
                 pass
             except Exception as error:  # the protocol failed: the attempt or job fails
-                self.note(f"{actor.name} failed: {type(error).__name__}: {error}")
+                message = f"{actor.name} failed: {type(error).__name__}: {error}"
+                self.note(message)
+                self.incidents.append(Failure(actor.name, actor.job_index, message))
                 self._on_actor_error(actor, error)
             actor.done = True
             actor.pending = None
@@ -214,6 +220,8 @@ class Run(DriverRules, FaultMoves, Recorder):
 
     def _said(self, actor: Actor, pending: PendingOp, result: Any) -> None:
         said = Said(pending, result)
+        if pending.call is not None and pending.call.reports:
+            self.incidents.append(Reported(actor.name, actor.job_index))
         actor.history.append(said)
         actor.said_text.append(str(said))
         self.events.append(Op(actor.name, said, actor.task))

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from greenlet import greenlet  # type: ignore[import-untyped]
 
-from zerorename_model.harness.events import STORE_OPS, Event, PendingOp, Said
+from zerorename_model.harness.events import STORE_OPS, Event, Incident, PendingOp, Role, Said
 from zerorename_model.scenario import JobSpec, Scenario, TaskSpec
 from zerorename_model.stores import ModelStore
 
@@ -45,6 +45,12 @@ class Actor:
     history: list[Said] = field(default_factory=list)
     #: ``history`` as text, rendered once per entry (what the digest and fingerprint hash)
     said_text: list[str] = field(default_factory=list)
+    #: what the actor is (None: an attempt if it has a task, else a driver)
+    role: Role | None = None
+
+    def __post_init__(self) -> None:
+        if self.role is None:
+            self.role = Role.ATTEMPT if self.task is not None else Role.DRIVER
 
     def runnable(self) -> bool:
         return not self.done and (self.waiting is None or self.waiting())
@@ -91,6 +97,8 @@ class RunResult:
     steps: int
     events: list[Event]
     digest: str
+    #: the faults applied, the attempts that reported, the failures (typed: see run_facts)
+    incidents: list[Incident] = field(default_factory=list)
     _trace: list[dict[str, Any]] | None = field(default=None, repr=False)
 
     @property
