@@ -9,8 +9,15 @@ Model committers implement :class:`Committer` directly; reference committers are
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
+
+# the store protocol committers are written against: the production package's types-only module
+# (the one thing the model imports from it, tests/test_towers.py)
+from zerorename.store import Store
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -51,8 +58,8 @@ class Scenario:
     reader: bool = False  # after the job commits, a reader lists the destination
     same_job_id: bool = False  # SPARK-33402: two jobs started in the same second shared an ID
 
-    def to_json(self) -> dict[str, Any]:
-        cached: dict[str, Any] | None = self.__dict__.get("_json")
+    def to_json(self) -> dict[str, object]:
+        cached: dict[str, object] | None = self.__dict__.get("_json")
         if cached is None:
             cached = asdict(self)
             object.__setattr__(self, "_json", cached)
@@ -60,6 +67,9 @@ class Scenario:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Scenario:
+        """Parse a trace header's scenario.  ``data`` is parsed JSON (a trace file's first
+        line): its values are whatever the file holds, and the dataclass constructors are what
+        check them, so it stays ``dict[str, Any]``."""
         data = dict(data)
         data["faults"] = Faults(**data.get("faults", {}))
         for name in ("files", "dests"):
@@ -69,6 +79,8 @@ class Scenario:
         return cls(**data)
 
     def with_(self, **changes: Any) -> Scenario:
+        """``dataclasses.replace``: the field names and types are checked when it runs (mypy
+        cannot type a ``**changes`` that names any field)."""
         return replace(self, **changes)
 
     def __str__(self) -> str:
@@ -110,17 +122,43 @@ class CommittedByAnother:
     the job will publish, and does not retry the task (HADOOP-17258's failure mode)."""
 
     attempt_id: str
-    message: Any
+    #: the winner's task commit message, as its ``commit_task`` would have returned it; the
+    #: driver only passes it on to ``commit_job``
+    message: object
+
+
+class CommitterEnv(Protocol):
+    """What a committer may use (the harness's ``Env`` is one; a bridge backend's is another):
+    the destination store, the consistent cluster filesystem (staging committers keep their
+    pendingsets there), the calling actor's local disk, and ``step`` for a service call (a
+    lakeFS merge) that is one harness step without being a store operation.  Read-only
+    properties, so that an implementation may hold any :class:`Store` (a stepped one)."""
+
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def cluster(self) -> Store: ...
+
+    def local(self) -> Store: ...
+
+    def step(self, what: str, action: Callable[[], T]) -> T: ...
 
 
 class Committer(Protocol):
-    """The committer operations the harness drives (Hadoop's OutputCommitter, plus ``write``)."""
+    """The committer operations the harness drives (Hadoop's OutputCommitter, plus ``write``).
+
+    ``commit_task`` returns the task commit message (or :class:`CommittedByAnother`), which the
+    driver hands back, unread, in ``commit_job``'s list under Spark's protocol.  Each committer
+    has its own message type, and the harness holds committers of every protocol at once, so
+    the list is ``list[Any]`` here: an implementation declares the precise element type it
+    returned (``list[PendingSet] | None``), which this protocol accepts."""
 
     def setup_job(self) -> None: ...
     def setup_task(self) -> None: ...
     def write(self, relpath: str, data: bytes) -> None: ...
     def needs_task_commit(self) -> bool: ...
-    def commit_task(self) -> Any: ...
+    def commit_task(self) -> object: ...
     def abort_task(self) -> None: ...
     def commit_job(self, messages: list[Any] | None) -> None: ...
     def abort_job(self) -> None: ...
@@ -141,7 +179,7 @@ class CommitterFactory(Protocol):
 
     supports_recovery: bool
 
-    def __call__(self, env: Any, job: JobSpec, task: TaskSpec | None,
+    def __call__(self, env: CommitterEnv, job: JobSpec, task: TaskSpec | None,
                  options: dict[str, str]) -> Committer: ...
 
 

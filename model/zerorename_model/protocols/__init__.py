@@ -10,9 +10,29 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import Any
+from typing import ClassVar, Protocol, TypeVar
 
-COMMITTERS: dict[str, Any] = {}
+from zerorename_model.scenario import CommitterFactory
+
+
+class ModelCommitterFactory(CommitterFactory, Protocol):
+    """A registered committer class: a :class:`CommitterFactory` that also says whether its
+    output may be visible before job commit (the property suites skip that check for it)."""
+
+    visible_before_job_commit: bool
+
+
+class ModelCommitter:
+    """Base of the model's committer classes: declares, with their defaults, the class
+    attributes :func:`register` sets, so that a class is a :class:`ModelCommitterFactory`."""
+
+    supports_recovery: ClassVar[bool] = False
+    visible_before_job_commit: ClassVar[bool] = False
+
+
+F = TypeVar("F", bound=ModelCommitterFactory)
+
+COMMITTERS: dict[str, ModelCommitterFactory] = {}
 
 #: modules imported on first lookup, so that registering stays next to each protocol
 _MODULES = ("direct", "v1", "v2", "staging", "magic", "manifest", "stocator", "emr", "lakefs",
@@ -20,14 +40,14 @@ _MODULES = ("direct", "v1", "v2", "staging", "magic", "manifest", "stocator", "e
 
 
 def register(name: str, *, supports_recovery: bool = False,
-             visible_before_job_commit: bool = False) -> Callable[[Any], Any]:
+             visible_before_job_commit: bool = False) -> Callable[[F], F]:
     """Class decorator: register a committer class (constructed as ``cls(env, job, task,
     options)``) under ``name``.  ``visible_before_job_commit``: the protocol makes output
     visible in the destination before job commit (a task's writes or its task commit do), so
     it does not promise otherwise; the property suites check every other committer for it
     after every step."""
 
-    def wrap(cls: Any) -> Any:
+    def wrap(cls: F) -> F:
         cls.supports_recovery = supports_recovery
         cls.visible_before_job_commit = visible_before_job_commit
         COMMITTERS[name] = cls
@@ -36,7 +56,7 @@ def register(name: str, *, supports_recovery: bool = False,
     return wrap
 
 
-def load_all() -> dict[str, Any]:
+def load_all() -> dict[str, ModelCommitterFactory]:
     for module in _MODULES:
         try:
             importlib.import_module(f"zerorename_model.protocols.{module}")
@@ -46,7 +66,7 @@ def load_all() -> dict[str, Any]:
     return COMMITTERS
 
 
-def get(name: str) -> Any:
+def get(name: str) -> ModelCommitterFactory:
     load_all()
     try:
         return COMMITTERS[name]

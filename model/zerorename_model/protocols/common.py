@@ -9,9 +9,11 @@ paper's failures arise, so nothing here retries or double-checks.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TypedDict, cast
 from urllib.parse import quote, unquote
 
+# the store protocol and its value types: the production package's types-only module
+from zerorename.store import ObjectInfo, Store
 from zerorename_model.errors import ModelStoreError, not_found
 from zerorename_model.scenario import TaskSpec
 
@@ -79,9 +81,9 @@ def split_url(url: str) -> tuple[str, str]:
 
 # -- listings ------------------------------------------------------------------------------------
 
-def list_files(store: Any, directory: str) -> list[Any]:
+def list_files(store: Store, directory: str) -> list[ObjectInfo]:
     """Every object LIST shows under ``directory/`` (recursive, all pages)."""
-    found: list[Any] = []
+    found: list[ObjectInfo] = []
     token: str | None = None
     while True:
         page = store.list_page(dir_prefix(directory), token=token)
@@ -91,10 +93,10 @@ def list_files(store: Any, directory: str) -> list[Any]:
         token = page.token
 
 
-def list_children(store: Any, directory: str) -> tuple[list[Any], list[str]]:
+def list_children(store: Store, directory: str) -> tuple[list[ObjectInfo], list[str]]:
     """The files directly in ``directory`` and its subdirectories (URLs without trailing ``/``),
     as one delimited LIST shows them (FileSystem.listStatus)."""
-    files: list[Any] = []
+    files: list[ObjectInfo] = []
     dirs: list[str] = []
     token: str | None = None
     while True:
@@ -106,31 +108,31 @@ def list_children(store: Any, directory: str) -> tuple[list[Any], list[str]]:
         token = page.token
 
 
-def exists_dir(store: Any, directory: str) -> bool:
+def exists_dir(store: Store, directory: str) -> bool:
     """``exists(fs, dir)`` for an implicit directory: one LIST of at most one key."""
     page = store.list_page(dir_prefix(directory), max_keys=1)
     return bool(page.objects or page.prefixes)
 
 
-def stat(store: Any, url: str) -> str | None:
+def stat(store: Store, url: str) -> str | None:
     """``getFileStatus``: "file", "dir" or None; HEAD first, then LIST (as S3A probes)."""
     if store.head(url) is not None:
         return "file"
     return "dir" if exists_dir(store, url) else None
 
 
-def delete_file(store: Any, url: str) -> None:
+def delete_file(store: Store, url: str) -> None:
     store.delete(url)
 
 
-def delete_recursive(store: Any, url: str) -> None:
+def delete_recursive(store: Store, url: str) -> None:
     """``delete(fs, path, recursive)`` emulated as an object store does: LIST, then one bulk
     DELETE of what the LIST showed (and the path itself, in case it is a file)."""
     keys = [o.url for o in list_files(store, url)]
     store.delete_many([url.rstrip("/"), *keys])
 
 
-def rename_or_copy(store: Any, src: str, dst: str, *, directory: bool = False) -> None:
+def rename_or_copy(store: Store, src: str, dst: str, *, directory: bool = False) -> None:
     """``rename(fs, src, dst)``: the store's own rename where it has one; otherwise S3A's
     emulation, file by file COPY then DELETE of whatever a LIST of ``src/`` shows: O(data),
     non-atomic, and blind to keys a lagging listing omits (paper Section V)."""
@@ -149,21 +151,65 @@ def rename_or_copy(store: Any, src: str, dst: str, *, directory: bool = False) -
         store.delete(obj.url)
 
 
+# -- task commit messages ------------------------------------------------------------------------
+
+class TaskReport(TypedDict):
+    """The task commit message of a committer whose task commit publishes or claims files
+    (EMR, lakeFS, Stocator): the attempt and the files (relative paths) it committed."""
+
+    attempt: str
+    files: list[str]
+
+
 # -- pending uploads (SinglePendingCommit / PendingSet, paper Section VI) -----------------------
 
-def encode_json(value: Any) -> bytes:
+class UploadRef(TypedDict):
+    """What names one multipart upload: enough to abort it."""
+
+    uri: str  # the destination URL, percent-encoded (see :func:`commit_url`)
+    uploadId: str
+
+
+class PendingCommit(UploadRef):
+    """A SinglePendingCommit (a ``.pending`` file): one uncompleted upload of one file."""
+
+    version: int
+    bucket: str
+    destinationKey: str
+    etags: list[str]
+    length: int
+    jobId: str
+    taskId: str
+    text: str
+    extraData: dict[str, str]
+
+
+class PendingSet(TypedDict):
+    """A PendingSet (a ``.pendingset`` file, or a staging task's commit message): every
+    pending upload of one task attempt."""
+
+    version: int
+    jobId: str
+    commits: list[PendingCommit]
+    extraData: dict[str, str]
+
+
+def encode_json(value: object) -> bytes:
+    """The committers' JSON files (``sort_keys``, so equal records are equal bytes)."""
     return json.dumps(value, sort_keys=True, indent=1).encode()
 
 
-def decode_json(data: bytes, url: str) -> Any:
+def decode_json(data: bytes, url: str) -> object:
+    """Parse a JSON file; its shape is the caller's to check (hence ``object``)."""
     try:
-        return json.loads(data)
+        parsed: object = json.loads(data)
     except ValueError as error:
         raise CommitFailed(url, f"corrupt JSON: {error}") from None
+    return parsed
 
 
-def upload_pending(store: Any, url: str, data: bytes, job_id: str,
-                   attempt_id: str) -> dict[str, Any]:
+def upload_pending(store: Store, url: str, data: bytes, job_id: str,
+                   attempt_id: str) -> PendingCommit:
     """Start a multipart upload to ``url`` and upload ``data`` as its single part, without
     completing it: nothing is visible until the job commit POSTs the completion."""
     upload_id = store.create_multipart(url)
@@ -180,14 +226,14 @@ def upload_pending(store: Any, url: str, data: bytes, job_id: str,
     }
 
 
-def commit_url(commit: dict[str, Any], *, decode: bool = True) -> str:
+def commit_url(commit: UploadRef, *, decode: bool = True) -> str:
     """The destination of a pending commit.  ``uri`` is stored percent-encoded, so it must be
     decoded; skipping that is HADOOP-17112 (paths with spaces broke job commit)."""
-    uri: str = commit["uri"]
+    uri = commit["uri"]
     return unquote(uri) if decode else uri
 
 
-def complete_pending(store: Any, commit: dict[str, Any], *, decode: bool = True) -> str:
+def complete_pending(store: Store, commit: PendingCommit, *, decode: bool = True) -> str:
     """POST the completion: the object appears, atomically, at its final key."""
     url = commit_url(commit, decode=decode)
     parts = [(number, etag) for number, etag in enumerate(commit["etags"], start=1)]
@@ -195,7 +241,7 @@ def complete_pending(store: Any, commit: dict[str, Any], *, decode: bool = True)
     return url
 
 
-def complete_all(store: Any, commits: list[dict[str, Any]], *, decode: bool = True) -> list[str]:
+def complete_all(store: Store, commits: list[PendingCommit], *, decode: bool = True) -> list[str]:
     """``for p in Pending: completeUpload(p)``; if one fails, delete what was completed and
     abort the rest, so a failed job commit leaves nothing behind (TestStagingCommitter)."""
     done: list[str] = []
@@ -211,7 +257,7 @@ def complete_all(store: Any, commits: list[dict[str, Any]], *, decode: bool = Tr
     return done
 
 
-def abort_pending(store: Any, commit: dict[str, Any]) -> None:
+def abort_pending(store: Store, commit: UploadRef) -> None:
     """Abort one upload; one already gone (completed or aborted elsewhere) is not an error."""
     try:
         store.abort_multipart(commit_url(commit), commit["uploadId"])
@@ -220,7 +266,7 @@ def abort_pending(store: Any, commit: dict[str, Any]) -> None:
             raise
 
 
-def abort_uploads_under(store: Any, prefix: str) -> None:
+def abort_uploads_under(store: Store, prefix: str) -> None:
     """``for f in listPendingUploads(prefix): abortUpload(f)``; ``prefix`` is taken literally,
     so callers pass :func:`dir_prefix` (a bare ``out1`` also matches ``out10/``)."""
     for upload in store.list_multipart_uploads(prefix):
@@ -231,14 +277,16 @@ def abort_uploads_under(store: Any, prefix: str) -> None:
                 raise
 
 
-def pending_set(job_id: str, attempt_id: str, commits: list[dict[str, Any]]) -> dict[str, Any]:
+def pending_set(job_id: str, attempt_id: str, commits: list[PendingCommit]) -> PendingSet:
     """A PendingSet: every pending upload of one task attempt."""
     return {"version": PENDING_VERSION, "jobId": job_id, "commits": commits,
             "extraData": {TASK_ATTEMPT_ID: attempt_id}}
 
 
-def load_pending_set(data: bytes, url: str) -> dict[str, Any]:
-    """Parse and validate a PendingSet (or a single ``.pending`` wrapped as one)."""
+def load_pending_set(data: bytes, url: str) -> PendingSet:
+    """Parse and validate a PendingSet (or a single ``.pending`` wrapped as one).  Only what
+    the protocols rely on is checked (the version, a commits list, no destination twice), as
+    Hadoop does; the entries are taken to be the commits a committer wrote, hence the cast."""
     value = decode_json(data, url)
     if not isinstance(value, dict) or value.get("version") != PENDING_VERSION:
         raise CommitFailed(url, "not a version 2 pending set")
@@ -248,7 +296,7 @@ def load_pending_set(data: bytes, url: str) -> dict[str, Any]:
     keys = [c.get("destinationKey") for c in commits]
     if len(set(keys)) != len(keys):
         raise CommitFailed(url, "a destination is written to by more than one pending commit")
-    return {**value, "commits": commits}
+    return cast(PendingSet, {**value, "commits": commits})
 
 
 def success_data(committer: str, job_id: str, filenames: list[str]) -> bytes:

@@ -5,15 +5,13 @@ fails: a failed or speculative attempt's output cannot be told apart or removed.
 
 from __future__ import annotations
 
-from typing import Any
-
-from zerorename_model.protocols import register
-from zerorename_model.scenario import JobSpec, TaskSpec
+from zerorename_model.protocols import ModelCommitter, register
+from zerorename_model.scenario import CommitterEnv, JobSpec, TaskSpec
 
 
 @register("direct", visible_before_job_commit=True)
-class DirectCommitter:
-    def __init__(self, env: Any, job: JobSpec, task: TaskSpec | None,
+class DirectCommitter(ModelCommitter):
+    def __init__(self, env: CommitterEnv, job: JobSpec, task: TaskSpec | None,
                  options: dict[str, str]) -> None:
         self.fs = env.store
         self.dest = job.dest
@@ -38,7 +36,7 @@ class DirectCommitter:
     def abort_task(self) -> None:
         pass  # the attempt's files are indistinguishable from any other attempt's
 
-    def commit_job(self, messages: list[Any] | None) -> None:
+    def commit_job(self, messages: list[object] | None) -> None:
         self.fs.put(f"{self.dest}/_SUCCESS", b"")
 
     def abort_job(self) -> None:

@@ -17,11 +17,11 @@ documentation and the 2019 article (the source is not public).
 
 from __future__ import annotations
 
-from typing import Any
-
-from zerorename_model.protocols import register
+from zerorename_model.protocols import ModelCommitter, register
 from zerorename_model.protocols.common import (
     SUCCESS,
+    PendingCommit,
+    TaskReport,
     abort_pending,
     abort_uploads_under,
     complete_pending,
@@ -31,18 +31,18 @@ from zerorename_model.protocols.common import (
     success_data,
     upload_pending,
 )
-from zerorename_model.scenario import JobSpec, TaskSpec
+from zerorename_model.scenario import CommitterEnv, JobSpec, TaskSpec
 
 
 @register("emr", supports_recovery=True, visible_before_job_commit=True)
-class EMRCommitter:
-    def __init__(self, env: Any, job: JobSpec, task: TaskSpec | None,
+class EMRCommitter(ModelCommitter):
+    def __init__(self, env: CommitterEnv, job: JobSpec, task: TaskSpec | None,
                  options: dict[str, str]) -> None:
         self.fs = env.store
         self.job = job
         self.task = task
         self.dest = job.dest
-        self.pending: list[dict[str, Any]] = []  # held in the worker's memory, as EMR does
+        self.pending: list[PendingCommit] = []  # held in the worker's memory, as EMR does
 
     # -- task side -------------------------------------------------------------------------------
 
@@ -58,7 +58,7 @@ class EMRCommitter:
     def needs_task_commit(self) -> bool:
         return bool(self.pending)
 
-    def commit_task(self) -> dict[str, Any]:
+    def commit_task(self) -> TaskReport:
         """Complete every upload of the attempt: one visible file per POST, not atomic."""
         assert self.task is not None
         files = [relative(complete_pending(self.fs, commit), self.dest)
@@ -79,7 +79,7 @@ class EMRCommitter:
     def recover_task(self, task: TaskSpec) -> None:
         """Nothing to do: the task's files were completed at their final keys."""
 
-    def commit_job(self, messages: list[Any] | None) -> None:
+    def commit_job(self, messages: list[TaskReport | None] | None) -> None:
         files = sorted(f for m in messages or [] if m for f in m["files"])
         self.fs.put(join(self.dest, SUCCESS), success_data("emr", self.job.job_id, files))
         abort_uploads_under(self.fs, dir_prefix(self.dest))

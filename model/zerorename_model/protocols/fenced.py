@@ -43,13 +43,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol, TypedDict, cast
 
 from zerorename_model.errors import ModelStoreError
-from zerorename_model.protocols import register
+from zerorename_model.protocols import ModelCommitter, register
 from zerorename_model.protocols.common import (
     SUCCESS,
     CommitFailed,
+    PendingCommit,
     abort_pending,
     commit_url,
     complete_pending,
@@ -64,7 +65,7 @@ from zerorename_model.protocols.common import (
     task_id,
     upload_pending,
 )
-from zerorename_model.scenario import CommittedByAnother, JobSpec, TaskSpec
+from zerorename_model.scenario import CommittedByAnother, CommitterEnv, JobSpec, TaskSpec
 
 FENCE_DIR = "_fenced"
 SMALL_FILE_BYTES = "zerorename.fenced.small-file-bytes"
@@ -72,12 +73,31 @@ RECORD_VERSION = 1
 SUCCESS_NAME = "zerorename.fenced.SuccessData/1"
 
 
+class TaskRecord(TypedDict):
+    """``tasks/<taskId>.json``: the attempt that won the task and its pending uploads (also
+    the task commit message)."""
+
+    version: int
+    jobId: str
+    task: str
+    attempt: str
+    uploads: list[PendingCommit]
+
+
+class JobRecord(TypedDict):
+    """``commit.json``, the commit point: the task records the job commit accepted, by task."""
+
+    version: int
+    jobId: str
+    tasks: dict[str, TaskRecord]
+
+
 @register("fenced", supports_recovery=True)
-class FencedCommitter:
+class FencedCommitter(ModelCommitter):
     name = "fenced"
     fenced = True  # every record PUT carries If-None-Match: *
 
-    def __init__(self, env: Any, job: JobSpec, task: TaskSpec | None,
+    def __init__(self, env: CommitterEnv, job: JobSpec, task: TaskSpec | None,
                  options: dict[str, str]) -> None:
         self.env = env
         self.fs = env.store
@@ -88,7 +108,7 @@ class FencedCommitter:
         self.record_dir = join(self.dest, FENCE_DIR, job.job_id)
         self.commit_record = join(self.record_dir, "commit.json")
         self.marker = join(self.record_dir, "active")
-        self.uploads: list[dict[str, Any]] = []  # this attempt's pending uploads
+        self.uploads: list[PendingCommit] = []  # this attempt's pending uploads
         self.won = False  # this attempt's task record is the task's record
         self._cleaned = False
         if task is not None:
@@ -97,7 +117,7 @@ class FencedCommitter:
 
     # -- records -------------------------------------------------------------------------------
 
-    def put_record(self, url: str, record: dict[str, Any]) -> bool:
+    def put_record(self, url: str, record: TaskRecord | JobRecord) -> bool:
         """PUT ``record`` if no record is there yet; False when another one is (412)."""
         try:
             self.fs.put(url, encode_json(record), if_none_match=self.fenced)
@@ -107,14 +127,23 @@ class FencedCommitter:
             return False
         return True
 
-    def read_record(self, url: str) -> dict[str, Any] | None:
+    def read_record(self, url: str) -> object | None:
+        """The parsed record at ``url``, None if there is none."""
         try:
-            record: dict[str, Any] = decode_json(self.fs.get(url), url)
+            return decode_json(self.fs.get(url), url)
         except ModelStoreError as error:
             if error.code != "NoSuchKey":
                 raise
             return None
-        return record
+
+    def read_task_record(self, url: str) -> TaskRecord | None:
+        """A task record; records are written only by this committer, so they are not
+        validated (hence the cast), as the production committers trust their own records."""
+        return cast(TaskRecord | None, self.read_record(url))
+
+    def read_job_record(self) -> JobRecord | None:
+        """The job commit record, if the job has committed (unvalidated, as above)."""
+        return cast(JobRecord | None, self.read_record(self.commit_record))
 
     # -- job and task set-up -------------------------------------------------------------------
 
@@ -145,7 +174,7 @@ class FencedCommitter:
 
     # -- task commit and abort -----------------------------------------------------------------
 
-    def commit_task(self) -> dict[str, Any] | CommittedByAnother:
+    def commit_task(self) -> TaskRecord | CommittedByAnother:
         """Upload the staged files, then PUT the task record, ``If-None-Match: *``."""
         assert self.task is not None
         local = self.env.local()
@@ -154,11 +183,11 @@ class FencedCommitter:
                 self.fs, join(self.dest, relative(obj.url, self.staging)), local.get(obj.url),
                 self.job.job_id, self.task.attempt_id))
         delete_recursive(local, self.staging)
-        record = {"version": RECORD_VERSION, "jobId": self.job.job_id,
+        record: TaskRecord = {"version": RECORD_VERSION, "jobId": self.job.job_id,
                   "task": task_id(self.task), "attempt": self.task.attempt_id,
                   "uploads": self.uploads}
         if not self.put_record(self.task_record, record):
-            winner = self.read_record(self.task_record)
+            winner = self.read_task_record(self.task_record)
             if winner is None:  # the job ended and removed the records meanwhile
                 self.abort_uploads()
                 raise CommitFailed(self.task_record, "the job has ended")
@@ -166,9 +195,10 @@ class FencedCommitter:
                 self.abort_uploads()
                 return CommittedByAnother(winner["attempt"], winner)
         self.won = True
-        job_record = self.read_record(self.commit_record)
-        if job_record is not None and job_record["tasks"].get(
-                record["task"], {}).get("attempt") != self.task.attempt_id:
+        job_record = self.read_job_record()
+        accepted = None if job_record is None else job_record["tasks"].get(record["task"])
+        if job_record is not None and (
+                None if accepted is None else accepted.get("attempt")) != self.task.attempt_id:
             self.won = False
             self.abort_uploads()
             raise CommitFailed(self.task_record, "the job committed without this task")
@@ -186,27 +216,27 @@ class FencedCommitter:
 
     # -- job commit ----------------------------------------------------------------------------
 
-    def task_records(self) -> list[dict[str, Any]]:
+    def task_records(self) -> list[TaskRecord]:
         """Hadoop's protocol: list the task records (one per task: the winners)."""
         records = []
         for obj in list_files(self.fs, join(self.record_dir, "tasks")):
-            record = self.read_record(obj.url)
+            record = self.read_task_record(obj.url)
             if record is not None:
                 records.append(record)
         return records
 
-    def commit_job(self, messages: list[Any] | None) -> None:
+    def commit_job(self, messages: list[TaskRecord | None] | None) -> None:
         """PUT the job commit record (the commit point), complete its uploads, write
         ``_SUCCESS``, clean up.  A record already there (an earlier attempt of this job
         committed, then its driver died) is rolled forward instead."""
-        job_record = self.read_record(self.commit_record)
+        job_record = self.read_job_record()
         if job_record is None:
             records = ([m for m in messages if m is not None] if messages is not None
                        else self.task_records())
             job_record = {"version": RECORD_VERSION, "jobId": self.job.job_id,
                           "tasks": {r["task"]: r for r in records}}
             if not self.put_record(self.commit_record, job_record):
-                job_record = self.read_record(self.commit_record)
+                job_record = self.read_job_record()
                 assert job_record is not None
         files = {}
         for record in job_record["tasks"].values():
@@ -219,10 +249,10 @@ class FencedCommitter:
             "files": files, "success": True}))
         self._clean({join(self.dest, f) for f in files})
 
-    def complete(self, upload: dict[str, Any]) -> str:
+    def complete(self, upload: PendingCommit) -> str:
         """Complete one upload; one already completed (NoSuchUpload) is done if its object has
         the recorded ETag (each file is one part, so the object's ETag is that part's)."""
-        url: str = commit_url(upload)
+        url = commit_url(upload)
         try:
             complete_pending(self.fs, upload)
             return url
@@ -242,7 +272,7 @@ class FencedCommitter:
     def abort_job(self) -> None:
         """Roll back: abort the job's uploads (see :meth:`abort_own_uploads`), delete its
         records.  A job whose commit record exists has committed and cannot be rolled back."""
-        if self.read_record(self.commit_record) is not None:
+        if self.read_job_record() is not None:
             raise CommitFailed(self.commit_record, "the job has committed: roll forward")
         self.abort_own_uploads(self.recorded_keys())
         delete_recursive(self.fs, self.record_dir)
@@ -295,7 +325,13 @@ class CommittedFile:
     etag: str
 
 
-def committed_files(store: Any, dest: str) -> dict[str, CommittedFile]:
+class ReadableStore(Protocol):
+    """All a reader of the record needs: GET (a store, or a snapshot of one)."""
+
+    def get(self, url: str) -> bytes: ...
+
+
+def committed_files(store: ReadableStore, dest: str) -> dict[str, CommittedFile]:
     """What a reader of the record sees: the files ``_SUCCESS`` names (none before a job
     committed).  Each PUT of ``_SUCCESS`` replaces the whole set at once."""
     try:

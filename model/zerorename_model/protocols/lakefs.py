@@ -27,12 +27,17 @@ and merge back in as part of the HOC commit"), over :mod:`zerorename_model.lakef
 from __future__ import annotations
 
 import hashlib
-from typing import Any
 
 from zerorename_model.lakefs_store import MAIN, LakeFS
-from zerorename_model.protocols import register
-from zerorename_model.protocols.common import SUCCESS, CommitFailed, split_url, success_data
-from zerorename_model.scenario import JobSpec, TaskSpec
+from zerorename_model.protocols import ModelCommitter, register
+from zerorename_model.protocols.common import (
+    SUCCESS,
+    CommitFailed,
+    TaskReport,
+    split_url,
+    success_data,
+)
+from zerorename_model.scenario import CommitterEnv, JobSpec, TaskSpec
 
 MODE = "fs.lakefs.committer.mode"  # "append" (keep what main holds) or "overwrite"
 
@@ -47,8 +52,8 @@ def _claim(task: TaskSpec) -> str:
 
 
 @register("lakefs", supports_recovery=True)
-class LakeFSCommitter:
-    def __init__(self, env: Any, job: JobSpec, task: TaskSpec | None,
+class LakeFSCommitter(ModelCommitter):
+    def __init__(self, env: CommitterEnv, job: JobSpec, task: TaskSpec | None,
                  options: dict[str, str]) -> None:
         bucket, key = split_url(job.dest)
         self.lake = LakeFS(env, f"{job.dest.split('://', 1)[0]}://{bucket}")
@@ -78,7 +83,7 @@ class LakeFSCommitter:
     def needs_task_commit(self) -> bool:
         return bool(self.files)
 
-    def commit_task(self) -> dict[str, Any]:
+    def commit_task(self) -> TaskReport:
         assert self.task is not None
         self.lake.merge(self.attempt_branch, self.branch, claim=_claim(self.task),
                         epoch=self.job.attempt)
@@ -101,7 +106,7 @@ class LakeFSCommitter:
         """Keep the task: its output was merged into the job branch, which survives."""
         self.recovered.append(_claim(task))
 
-    def commit_job(self, messages: list[Any] | None) -> None:
+    def commit_job(self, messages: list[TaskReport | None] | None) -> None:
         files = sorted(f for m in messages or [] if m for f in m["files"])
         # the same bytes from every job attempt, so a restarted attempt's merge is idempotent
         self.lake.put(self.branch, self._path(SUCCESS),

@@ -20,9 +20,7 @@ commit's URI is not decoded, so paths with spaces fail in job commit).
 
 from __future__ import annotations
 
-from typing import Any
-
-from zerorename_model.protocols import register
+from zerorename_model.protocols import ModelCommitter, register
 from zerorename_model.protocols.common import (
     BASE,
     MAGIC,
@@ -30,6 +28,8 @@ from zerorename_model.protocols.common import (
     PENDINGSET,
     SUCCESS,
     CommitFailed,
+    PendingCommit,
+    PendingSet,
     abort_pending,
     abort_uploads_under,
     complete_all,
@@ -47,15 +47,15 @@ from zerorename_model.protocols.common import (
     task_id,
     upload_pending,
 )
-from zerorename_model.scenario import JobSpec, TaskSpec
+from zerorename_model.scenario import CommitterEnv, JobSpec, TaskSpec
 
 
 @register("magic")
-class MagicCommitter:
+class MagicCommitter(ModelCommitter):
     name = "magic"
     decode_uri = True
 
-    def __init__(self, env: Any, job: JobSpec, task: TaskSpec | None,
+    def __init__(self, env: CommitterEnv, job: JobSpec, task: TaskSpec | None,
                  options: dict[str, str]) -> None:
         self.fs = env.store
         self.dest = job.dest
@@ -91,9 +91,9 @@ class MagicCommitter:
 
     # -- task commit and abort -----------------------------------------------------------------
 
-    def pending_files(self) -> list[dict[str, Any]]:
+    def pending_files(self) -> list[PendingCommit]:
         """``for f in listFiles(fs, taskAttemptPath, recursive): loadPendingFile(fs, f)``."""
-        commits = []
+        commits: list[PendingCommit] = []
         for obj in list_files(self.fs, self.task_attempt_path):
             if obj.url.endswith(PENDING):
                 commits += load_pending_set(self.fs.get(obj.url), obj.url)["commits"]
@@ -103,7 +103,7 @@ class MagicCommitter:
         assert self.task is not None
         return join(self.job_attempt_path, task_id(self.task) + PENDINGSET)
 
-    def commit_task(self) -> dict[str, Any]:
+    def commit_task(self) -> PendingSet:
         """Procedure MagicCommitter.commitTask: merge the attempt's ``.pending`` files into
         one PendingSet and PUT it as ``jobAttemptPath/taskId.pendingset`` (one atomic PUT)."""
         assert self.task is not None
@@ -111,7 +111,7 @@ class MagicCommitter:
         self.save_pending_set(self.pendingset_path(), pendingset)
         return pendingset
 
-    def save_pending_set(self, path: str, pendingset: dict[str, Any]) -> None:
+    def save_pending_set(self, path: str, pendingset: PendingSet) -> None:
         """Overwrite any pendingset of an earlier attempt (HADOOP-17258 fix)."""
         self.fs.put(path, encode_json(pendingset))
 
@@ -122,13 +122,13 @@ class MagicCommitter:
 
     # -- job commit and abort ------------------------------------------------------------------
 
-    def load_pending_sets(self) -> list[dict[str, Any]]:
+    def load_pending_sets(self) -> list[PendingSet]:
         """``for f in listFiles(fs, jobAttemptPath): loadPendingSet(fs, f)``."""
         files, _dirs = list_children(self.fs, self.job_attempt_path)
         return [load_pending_set(self.fs.get(f.url), f.url) for f in files
                 if f.url.endswith(PENDINGSET)]
 
-    def commit_job(self, messages: list[Any] | None) -> None:
+    def commit_job(self, messages: list[PendingSet | None] | None) -> None:
         """Procedure MagicCommitter.commitJob: complete every upload of every pendingset (the
         listed ones, or exactly the accepted tasks' messages under the Spark protocol), write
         ``_SUCCESS``, clean up.  A failed completion reverts the completed ones."""
@@ -164,7 +164,7 @@ class PendingsetExistsMagicCommitter(MagicCommitter):
     PUT), so a second attempt of a task whose first attempt had committed failed, and so did
     every further attempt (XIV.A.1)."""
 
-    def save_pending_set(self, path: str, pendingset: dict[str, Any]) -> None:
+    def save_pending_set(self, path: str, pendingset: PendingSet) -> None:
         if self.fs.head(path) is not None:
             raise CommitFailed(path, "pendingset already exists")
         self.fs.put(path, encode_json(pendingset))

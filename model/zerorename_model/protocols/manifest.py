@@ -16,9 +16,9 @@ Layout::
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict, cast
 
-from zerorename_model.protocols import register
+from zerorename_model.protocols import ModelCommitter, register
 from zerorename_model.protocols.common import (
     SUCCESS,
     TEMPORARY,
@@ -34,18 +34,51 @@ from zerorename_model.protocols.common import (
     success_data,
     task_id,
 )
-from zerorename_model.scenario import JobSpec, TaskSpec
+from zerorename_model.scenario import CommitterEnv, JobSpec, TaskSpec
 
 MANIFEST_TYPE = "org.apache.hadoop.mapreduce.lib.output.committer.manifest.files.TaskManifest/1"
 MANIFEST_SUFFIX = "-manifest.json"
 DELETE_TARGET = "mapreduce.manifest.committer.delete.target.files"
 
 
+class FileEntry(TypedDict):
+    """One file of a TaskManifest (Hadoop's FileEntry, with its short JSON names)."""
+
+    s: str  # source: the file in the task attempt directory
+    d: str  # destination URL
+    z: int  # size
+    e: str  # ETag
+
+
+class DirEntry(TypedDict):
+    """One directory of a TaskManifest (Hadoop's DirEntry)."""
+
+    d: str  # destination URL
+    t: int  # status: 0, not probed
+    l: int  # noqa: E741 (Hadoop's name): depth below the destination
+
+
+class TaskManifest(TypedDict):
+    """A task's manifest, as saved by task commit and loaded by job commit."""
+
+    type: str
+    version: int
+    jobId: str
+    jobAttemptNumber: int
+    taskID: str
+    taskAttemptID: str
+    taskAttemptDir: str
+    files: list[FileEntry]
+    directories: list[DirEntry]
+    extraData: dict[str, str]
+    iostatistics: dict[str, int]
+
+
 @register("manifest")
-class ManifestCommitter:
+class ManifestCommitter(ModelCommitter):
     name = "manifest"
 
-    def __init__(self, env: Any, job: JobSpec, task: TaskSpec | None,
+    def __init__(self, env: CommitterEnv, job: JobSpec, task: TaskSpec | None,
                  options: dict[str, str]) -> None:
         self.fs = env.store
         self.dest = job.dest
@@ -78,11 +111,12 @@ class ManifestCommitter:
 
     # -- task commit and abort -----------------------------------------------------------------
 
-    def scan_directory(self) -> dict[str, Any]:
+    def scan_directory(self) -> TaskManifest:
         """Stage task_stage_scan_directory: one entry per file (source, destination, size,
         etag) and per directory (destination, status 0 = not probed here, depth)."""
         assert self.task is not None
-        files, dirs = [], set()
+        files: list[FileEntry] = []
+        dirs: set[str] = set()
         for obj in list_files(self.fs, self.task_attempt_dir):
             rel = relative(obj.url, self.task_attempt_dir)
             files.append({"s": obj.url, "d": join(self.dest, rel), "z": obj.size, "e": obj.etag})
@@ -98,13 +132,13 @@ class ManifestCommitter:
             "extraData": {}, "iostatistics": {},
         }
 
-    def commit_task(self) -> dict[str, Any]:
+    def commit_task(self) -> TaskManifest:
         """Stage task_stage_commit: scan the attempt directory, save the manifest."""
         manifest = self.scan_directory()
         self.save_task_manifest(manifest)
         return manifest
 
-    def save_task_manifest(self, manifest: dict[str, Any]) -> None:
+    def save_task_manifest(self, manifest: TaskManifest) -> None:
         """Stage task_stage_save_manifest: write ``<attemptId>-manifest.json.tmp``, delete
         ``<taskId>-manifest.json``, rename the one onto the other (a later attempt of the task
         replaces an earlier one's manifest).  Without rename, one PUT of the final name."""
@@ -124,7 +158,7 @@ class ManifestCommitter:
 
     # -- job commit ----------------------------------------------------------------------------
 
-    def commit_job(self, messages: list[Any] | None) -> None:
+    def commit_job(self, messages: list[object] | None) -> None:
         """Stage committer_commit_job: load manifests, create directories, rename files, save
         ``_SUCCESS``, cleanup.  Like every Hadoop committer it discovers the committed tasks by
         listing (the manifests directory), so ``messages`` are not used."""
@@ -134,18 +168,20 @@ class ManifestCommitter:
         self.save_success(committed)
         self.cleanup()
 
-    def load_manifests(self) -> list[dict[str, Any]]:
+    def load_manifests(self) -> list[TaskManifest]:
         """Stage job_stage_load_manifests: list ``manifests/`` for ``*-manifest.json``; load
         and validate each (type, version, job ID, no destination written twice)."""
         files, _dirs = list_children(self.fs, self.manifest_dir)
-        manifests = []
+        manifests: list[TaskManifest] = []
         for obj in files:
             if obj.url.endswith(MANIFEST_SUFFIX):
                 manifests.append(self.validate(decode_json(self.fs.get(obj.url), obj.url),
                                                obj.url))
         return manifests
 
-    def validate(self, manifest: Any, url: str) -> dict[str, Any]:
+    def validate(self, manifest: object, url: str) -> TaskManifest:
+        """Check what job commit relies on (type, version, job, destinations); the entries
+        are then taken to be as task commit wrote them, hence the cast."""
         if not isinstance(manifest, dict) or manifest.get("type") != MANIFEST_TYPE:
             raise CommitFailed(url, "not a TaskManifest")
         if manifest.get("version") != 1 or manifest.get("jobId") != self.job.job_id:
@@ -156,13 +192,13 @@ class ManifestCommitter:
                 raise CommitFailed(url, f"destination {dest} outside {self.dest}")
         if len(set(destinations)) != len(destinations):
             raise CommitFailed(url, "a destination is written to by more than one entry")
-        return manifest
+        return cast(TaskManifest, manifest)
 
-    def create_directories(self, manifests: list[dict[str, Any]]) -> None:
+    def create_directories(self, manifests: list[TaskManifest]) -> None:
         """Stage job_stage_create_target_dirs: directories are implicit in the model's
         stores, so the leaf directories need not (and cannot) be created."""
 
-    def rename_files(self, manifests: list[dict[str, Any]]) -> list[str]:
+    def rename_files(self, manifests: list[TaskManifest]) -> list[str]:
         """Stage job_stage_rename_files: one file rename per entry (optionally deleting the
         target first); never a directory rename."""
         committed = []

@@ -16,12 +16,14 @@ and a staging path built from the job ID alone made them share this directory
 from __future__ import annotations
 
 import hashlib
-from typing import Any
 
-from zerorename_model.protocols import register
+from zerorename.store import ObjectInfo, Store
+from zerorename_model.protocols import ModelCommitter, register
 from zerorename_model.protocols.common import (
     SUCCESS,
     CommitFailed,
+    PendingCommit,
+    PendingSet,
     abort_pending,
     abort_uploads_under,
     complete_all,
@@ -40,7 +42,7 @@ from zerorename_model.protocols.common import (
     upload_pending,
 )
 from zerorename_model.protocols.v1 import V1Committer
-from zerorename_model.scenario import JobSpec, TaskSpec
+from zerorename_model.scenario import CommitterEnv, JobSpec, TaskSpec
 
 CONFLICT_MODE = "fs.s3a.committer.staging.conflict-mode"
 CONFLICT_MODES = ("fail", "append", "replace")
@@ -48,10 +50,10 @@ CLUSTER_TMP = "hdfs://cluster/tmp/staging/user"
 
 
 @register("directory")
-class DirectoryStagingCommitter:
+class DirectoryStagingCommitter(ModelCommitter):
     name = "directory"
 
-    def __init__(self, env: Any, job: JobSpec, task: TaskSpec | None,
+    def __init__(self, env: CommitterEnv, job: JobSpec, task: TaskSpec | None,
                  options: dict[str, str]) -> None:
         self.mode = options.get(CONFLICT_MODE, "append").lower()
         if self.mode not in CONFLICT_MODES:  # rejected at construction, as Hadoop does
@@ -78,7 +80,7 @@ class DirectoryStagingCommitter:
         digest = hashlib.sha1(f"{self.dest}|{self.job.index}".encode()).hexdigest()[:8]
         return f"{self.job.job_id}-{digest}"
 
-    def local(self) -> Any:
+    def local(self) -> Store:
         return self.env.local()
 
     # -- job and task set-up -------------------------------------------------------------------
@@ -99,7 +101,7 @@ class DirectoryStagingCommitter:
         """``getWorkPath`` is on the local filesystem: writes are private and not steps."""
         self.local().put(join(self.local_attempt_path, relpath), data)
 
-    def local_files(self) -> list[Any]:
+    def local_files(self) -> list[ObjectInfo]:
         """The task's staged files, without hidden names (they are not output)."""
         return [o for o in list_files(self.local(), self.local_attempt_path)
                 if not hidden(relative(o.url, self.local_attempt_path))]
@@ -113,7 +115,7 @@ class DirectoryStagingCommitter:
     def check_task_conflicts(self, relpaths: list[str]) -> None:
         """Task-side conflict check: none for the directory committer."""
 
-    def commit_task(self) -> dict[str, Any]:
+    def commit_task(self) -> PendingSet:
         """Procedure StagingCommitter.commitTask: upload every local file to a pending commit at
         its final key, save the PendingSet at the cluster task attempt path, then let the
         wrapped v1 committer rename it to the committed task path.  A failed upload aborts the
@@ -122,7 +124,7 @@ class DirectoryStagingCommitter:
         files = self.local_files()
         relpaths = [relative(o.url, self.local_attempt_path) for o in files]
         self.check_task_conflicts(relpaths)
-        commits: list[dict[str, Any]] = []
+        commits: list[PendingCommit] = []
         try:
             for obj, rel in zip(files, relpaths, strict=True):
                 data = self.local().get(obj.url)
@@ -145,7 +147,7 @@ class DirectoryStagingCommitter:
 
     # -- job commit ----------------------------------------------------------------------------
 
-    def load_pending_sets(self) -> list[dict[str, Any]]:
+    def load_pending_sets(self) -> list[PendingSet]:
         """``for f in listFiles(clusterfs, clusterJobAttemptPath): loadPendingSet(f)``."""
         sets = []
         for path, is_dir in self.wrapped.committed_tasks():
@@ -153,7 +155,7 @@ class DirectoryStagingCommitter:
                 sets.append(load_pending_set(self.env.cluster.get(path), path))
         return sets
 
-    def commit_job(self, messages: list[Any] | None) -> None:
+    def commit_job(self, messages: list[PendingSet | None] | None) -> None:
         """Procedure StagingCommitter.commitJob: load the pending sets (from the cluster
         filesystem, or exactly the accepted tasks' messages under the Spark protocol), resolve
         conflicts, complete every upload (reverting on failure), write ``_SUCCESS``, clean up."""
@@ -166,7 +168,7 @@ class DirectoryStagingCommitter:
         self.fs.put(join(self.dest, SUCCESS), success_data(self.name, self.uuid, names))
         self.cleanup_job()
 
-    def pre_commit_job(self, commits: list[dict[str, Any]]) -> None:
+    def pre_commit_job(self, commits: list[PendingCommit]) -> None:
         """``checkForConflicts``: "replace" deletes the destination before the uploads are
         completed; "fail" was checked in setup_job; "append" does nothing."""
         if self.mode == "replace":
@@ -216,7 +218,7 @@ class PartitionedStagingCommitter(DirectoryStagingCommitter):
                 raise CommitFailed(join(self.dest, partition),
                                    "partition exists (conflict mode fail)")
 
-    def pre_commit_job(self, commits: list[dict[str, Any]]) -> None:
+    def pre_commit_job(self, commits: list[PendingCommit]) -> None:
         """"replace" deletes every partition the pending commits write into, and nothing else
         (TestStagingPartitionedJobCommit)."""
         if self.mode != "replace":

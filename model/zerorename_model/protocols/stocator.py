@@ -22,18 +22,18 @@ speculative or partitioned) is visible as soon as it is written, including after
 from __future__ import annotations
 
 import re
-from typing import Any
 
-from zerorename_model.protocols import register
+from zerorename_model.protocols import ModelCommitter, register
 from zerorename_model.protocols.common import (
     SUCCESS,
+    TaskReport,
     hidden,
     join,
     list_files,
     relative,
     success_data,
 )
-from zerorename_model.scenario import JobSpec, TaskSpec
+from zerorename_model.scenario import CommitterEnv, JobSpec, TaskSpec
 
 
 def published_name(relpath: str, task: TaskSpec) -> str:
@@ -51,12 +51,18 @@ def attempt_pattern(job_id: str) -> re.Pattern[str]:
     return re.compile(rf"-(attempt_{re.escape(job_id)}_\d+_m_\d+_\d+)(?:\.|$)")
 
 
+class StocatorReport(TaskReport):
+    """Stocator's task commit message: the attempt, its task and the files it wrote."""
+
+    task: int
+
+
 @register("stocator", visible_before_job_commit=True)
-class StocatorCommitter:
+class StocatorCommitter(ModelCommitter):
     #: the checkers map a written relative path to the name a reader sees (see properties.py)
     published_name = staticmethod(published_name)
 
-    def __init__(self, env: Any, job: JobSpec, task: TaskSpec | None,
+    def __init__(self, env: CommitterEnv, job: JobSpec, task: TaskSpec | None,
                  options: dict[str, str]) -> None:
         self.fs = env.store
         self.job = job
@@ -78,7 +84,7 @@ class StocatorCommitter:
     def needs_task_commit(self) -> bool:
         return True  # the classic committer it runs under always has an attempt to commit
 
-    def commit_task(self) -> dict[str, Any]:
+    def commit_task(self) -> StocatorReport:
         """No store operation: the files are already in place under their final names."""
         assert self.task is not None
         return {"attempt": self.task.attempt_id, "task": self.task.task_id,
@@ -93,7 +99,7 @@ class StocatorCommitter:
     def setup_job(self) -> None:
         pass
 
-    def commit_job(self, messages: list[Any] | None) -> None:
+    def commit_job(self, messages: list[StocatorReport | None] | None) -> None:
         pattern = attempt_pattern(self.job.job_id)
         ours = self._files_of_this_job(pattern)
         if messages is None:

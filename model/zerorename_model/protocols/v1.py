@@ -17,9 +17,8 @@ Section VI), where a task's whole output is one pendingset *file*: ``output_is_f
 
 from __future__ import annotations
 
-from typing import Any
-
-from zerorename_model.protocols import register
+from zerorename.store import Store
+from zerorename_model.protocols import ModelCommitter, register
 from zerorename_model.protocols.common import (
     SUCCESS,
     TEMPORARY,
@@ -34,13 +33,13 @@ from zerorename_model.protocols.common import (
     stat,
     task_id,
 )
-from zerorename_model.scenario import JobSpec, TaskSpec
+from zerorename_model.scenario import CommitterEnv, JobSpec, TaskSpec
 
 
 @register("v1", supports_recovery=True)
-class V1Committer:
-    def __init__(self, env: Any, job: JobSpec, task: TaskSpec | None,
-                 options: dict[str, str], *, fs: Any = None,
+class V1Committer(ModelCommitter):
+    def __init__(self, env: CommitterEnv, job: JobSpec, task: TaskSpec | None,
+                 options: dict[str, str], *, fs: Store | None = None,
                  output_is_file: bool = False) -> None:
         self.fs = fs if fs is not None else env.store
         self.dest = job.dest
@@ -111,7 +110,7 @@ class V1Committer:
         found = [(d, True) for d in dirs] + [(f.url, False) for f in files]
         return sorted((p, d) for p, d in found if not hidden(name_of(p)))
 
-    def commit_job(self, messages: list[Any] | None) -> None:
+    def commit_job(self, messages: list[object] | None) -> None:
         """Procedure commitJob: merge every committed task into the destination, touch
         ``_SUCCESS``, delete ``_temporary``.  The Hadoop job committer is not told which tasks
         committed (III.D), so ``messages`` are ignored and the listing decides."""

@@ -12,8 +12,6 @@ Same layout as v1; Hadoop declares recovery supported for both algorithms, v2's
 
 from __future__ import annotations
 
-from typing import Any
-
 from zerorename_model.protocols import register
 from zerorename_model.protocols.common import (
     SUCCESS,
@@ -57,7 +55,7 @@ class V2Committer(V1Committer):
         for d in dirs:
             self.merge_paths_v2(d, join(dest, name_of(d)), src_is_dir=True)
 
-    def commit_job(self, messages: list[Any] | None) -> None:
+    def commit_job(self, messages: list[object] | None) -> None:
         """Procedure v2 commitJob: ``touch(destPath/_SUCCESS)``, ``delete(_temporary)``."""
         self.fs.put(join(self.dest, SUCCESS), b"")
         self.cleanup_job()
