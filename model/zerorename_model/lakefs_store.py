@@ -39,9 +39,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Protocol, TypedDict, TypeVar, cast, runtime_checkable
 
+from zerorename.store import Store
 from zerorename_model.protocols.common import CommitFailed
+from zerorename_model.stores import ModelStore, Obj
+
+T = TypeVar("T")
 
 LAKEFS_DIR = ".lakefs"
 MAIN = "main"
@@ -55,14 +59,21 @@ class MergeConflict(LakeFSError):
     pass
 
 
+class Claim(TypedDict):
+    """A claim merged into a branch: the branch that merged it and the paths that merge
+    wrote (released with it when a restarted job attempt fences the branch)."""
+
+    by: str
+    paths: list[str]
+
+
 @dataclass
 class BranchMeta:
     name: str
     source: str
     base: dict[str, str] = field(default_factory=dict)  # path -> ETag of the source at creation
     deleted: list[str] = field(default_factory=list)  # paths of base this branch deleted
-    #: claim -> {"by": the branch that merged it, "paths": what that merge wrote}
-    claims: dict[str, dict[str, Any]] = field(default_factory=dict)
+    claims: dict[str, Claim] = field(default_factory=dict)
     epoch: int = 0  # merges carrying an older epoch are refused (fencing)
 
     def encode(self) -> bytes:
@@ -77,7 +88,7 @@ class LakeFSServer:
     """The lakeFS server over the raw store.  Each public method is one API call: it runs to
     completion without pausing and returns a short status string for the trace."""
 
-    def __init__(self, raw: Any, root: str) -> None:
+    def __init__(self, raw: ModelStore, root: str) -> None:
         self.raw = raw  # an unstepped ModelStore: these operations are not harness steps
         self.root = root.rstrip("/")
 
@@ -98,7 +109,7 @@ class LakeFSServer:
         obj = self.raw.objects.get(self._meta_url(branch))
         return None if obj is None else BranchMeta.decode(obj.data)
 
-    def _own(self, branch: str) -> dict[str, Any]:
+    def _own(self, branch: str) -> dict[str, Obj]:
         """path -> stored object, for what ``branch`` itself wrote (main: every plain key)."""
         prefix = self.url(branch, "")
         hidden = f"{self.root}/{LAKEFS_DIR}/"
@@ -186,7 +197,8 @@ class LakeFSServer:
             wanted = changes[path].etag if path in changes else None
             if now.get(path) not in (src.base.get(path), wanted):
                 conflicts.append(f"{path} changed on {target}")
-        holder = tgt.claims.get(claim, {}).get("by", source) if claim and tgt else source
+        held = tgt.claims.get(claim) if claim and tgt else None
+        holder = source if held is None else held.get("by", source)
         if holder != source:
             conflicts.append(f"{target} already has {claim!r} from {holder}")
         if conflicts:
@@ -203,23 +215,41 @@ class LakeFSServer:
         return f"merged {len(changes)} writes, {len(src.deleted)} deletes into {target}"
 
 
-def _stepper(env: Any) -> Callable[[str, Callable[[], str]], str]:
+class HasStore(Protocol):
+    """What the client needs of its environment: the store the branches live in (a
+    committer's :class:`~zerorename_model.scenario.CommitterEnv`, or a bare namespace in
+    tests)."""
+
+    @property
+    def store(self) -> Store: ...
+
+
+@runtime_checkable
+class _Stepping(Protocol):
+    """An environment that can make a service call one harness step (``Env.step``)."""
+
+    def step(self, what: str, action: Callable[[], T]) -> T: ...
+
+
+def _stepper(env: HasStore) -> Callable[[str, Callable[[], str]], str]:
     """One harness step that is not a store operation (``Env.step``); outside the harness the
     action just runs."""
-    step = getattr(env, "step", None)
-    if step is None:
+    if not isinstance(env, _Stepping):
         return lambda _what, action: action()
-    return step  # type: ignore[no-any-return]
+    return env.step
 
 
 class LakeFS:
     """The client a committer uses: object writes are ordinary (stepped) PUTs into the branch's
     storage; every API call is one step executed by :class:`LakeFSServer`."""
 
-    def __init__(self, env: Any, root: str) -> None:
+    def __init__(self, env: HasStore, root: str) -> None:
         self.env = env
         self.store = env.store
-        self.server = LakeFSServer(getattr(env.store, "unstepped", env.store), root)
+        # the server works on the store under the harness's steps (``SteppedStore.unstepped``,
+        # untyped in the harness), which must be a ModelStore: it reads the objects directly
+        raw = cast(ModelStore, getattr(env.store, "unstepped", env.store))
+        self.server = LakeFSServer(raw, root)
 
     def _call(self, what: str, action: Callable[[], str]) -> str:
         status = _stepper(self.env)(f"lakefs {what}", action)
