@@ -20,16 +20,19 @@ import logging
 import os
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, unquote
+
+if TYPE_CHECKING:  # the WSGI types are typeshed's; moto and boto3 load when a server starts
+    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
+    from moto.server import ThreadedMotoServer
+    from mypy_boto3_s3 import S3Client
 
 __all__ = ["EmbeddedS3", "classify"]
 
 #: moto's module-level minimum for non-final parts (read from the environment at import).
 _MIN_PART = "S3_UPLOAD_PART_MIN_SIZE"
-
-WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
 
 def classify(method: str, path: str, query: str, copy_source: str | None) -> str | None:
@@ -79,7 +82,7 @@ class EmbeddedS3:
         self._counts: Counter[str] = Counter()
         self._copied_bytes = 0
         self._lock = threading.Lock()
-        self._server: Any = None
+        self._server: ThreadedMotoServer | None = None
         self._saved_min: int | None = None
         self.endpoint = ""
 
@@ -96,11 +99,13 @@ class EmbeddedS3:
             self._saved_min = int(getattr(s3_models, _MIN_PART))
             setattr(s3_models, _MIN_PART, self.part_min_size)
         logging.getLogger("werkzeug").setLevel(logging.ERROR)
-        self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.port, verbose=False)
-        self._server.start()
-        wsgi = self._server._server  # werkzeug server: wrap its app to count requests
+        server = self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.port,
+                                                   verbose=False)
+        server.start()
+        wsgi = server._server  # werkzeug server: wrap its app to count requests
+        assert wsgi is not None  # start() made it
         wsgi.app = self._middleware(wsgi.app)
-        host, port = self._server.get_host_and_port()
+        host, port = server.get_host_and_port()
         self.endpoint = f"http://{host}:{port}"
         return self
 
@@ -122,7 +127,7 @@ class EmbeddedS3:
 
     # -- clients ------------------------------------------------------------------------
 
-    def client(self) -> Any:
+    def client(self) -> S3Client:
         """A boto3 client configured as zerorename's stores expect (path style, no retries)."""
         from zerorename.stores import make_s3_client
 
@@ -149,8 +154,8 @@ class EmbeddedS3:
         with self._lock:
             return dict(self._counts), self._copied_bytes
 
-    def _middleware(self, app: WSGIApp) -> WSGIApp:
-        def counting_app(environ: dict[str, Any], start_response: Callable[..., Any]
+    def _middleware(self, app: WSGIApplication) -> WSGIApplication:
+        def counting_app(environ: WSGIEnvironment, start_response: StartResponse
                          ) -> Iterable[bytes]:
             copy_source = environ.get("HTTP_X_AMZ_COPY_SOURCE")
             op = classify(environ.get("REQUEST_METHOD", ""), environ.get("PATH_INFO", ""),

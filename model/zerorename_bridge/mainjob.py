@@ -49,7 +49,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import zerorename as zr
 from zerorename.spark.core import make_store, spec_from_options
@@ -65,6 +65,11 @@ from zerorename.store import Store, list_all
 from zerorename_bridge.matrix_report import model_report
 from zerorename_bridge.progress import Progress
 from zerorename_bridge.spark_faults import DuplicateAttempt
+
+if TYPE_CHECKING:  # Spark and moto load only when the job runs
+    from pyspark.sql import DataFrame, SparkSession
+
+    from zerorename_bridge.embedded_s3 import EmbeddedS3
 
 COMMITTERS = ("fenced", "magic", "directory", "partitioned", "manifest", "v1", "v2")
 PARTITION_BY = ("year", "month")
@@ -83,7 +88,7 @@ class Target:
     bucket: str
     region: str | None
     checksums: str | None
-    server: Any = None  # EmbeddedS3 when embedded
+    server: EmbeddedS3 | None = None  # when embedded
 
     def writer_options(self) -> dict[str, str]:
         opts = {"endpoint_url": self.endpoint, "region": self.region,
@@ -97,7 +102,7 @@ class Target:
         return self.server.snapshot() if self.server is not None else None
 
 
-def start_target(args: argparse.Namespace, progress: Progress) -> Target:
+def start_target(args: Args, progress: Progress) -> Target:
     if args.endpoint_url or args.bucket:
         if not args.bucket:
             raise SystemExit("--endpoint-url needs --bucket (an existing bucket to write in)")
@@ -115,7 +120,7 @@ def start_target(args: argparse.Namespace, progress: Progress) -> Target:
 # -- the data ------------------------------------------------------------------------------
 
 
-def events(spark: Any, rows: int, *, tag: str = "") -> Any:
+def events(spark: SparkSession, rows: int, *, tag: str = "") -> DataFrame:
     """A year of click-stream events, time-ordered and range-partitioned into 4 tasks (so each
     task covers about three months, as a real time-sorted extract would).  ``tag`` marks the
     rows a zombie writes, so they can be recognised if they ever become visible."""
@@ -130,8 +135,9 @@ def events(spark: Any, rows: int, *, tag: str = "") -> Any:
     ).selectExpr("*", "year(ts) as year", "month(ts) as month")
 
 
-def task_batches(df: Any, task: int) -> list[Any]:
-    """The Arrow batches of one Spark partition of ``df`` (what task ``task`` writes)."""
+def task_batches(df: DataFrame, task: int) -> list[object]:
+    """The Arrow batches of one Spark partition of ``df`` (what task ``task`` writes); pyarrow
+    has no types, and the batches are only handed on to the writer, hence ``object``."""
     return list(df.where(f"spark_partition_id() = {task}").toArrow().to_batches())
 
 
@@ -191,8 +197,9 @@ def local_staging(job_id: str) -> list[str]:
     return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
 
 
-def run_committer(spark: Any, target: Target, committer: str, df: Any, snap: InputSnapshot,
-                  zombie_df: Any, prefix: str, progress: Progress) -> Result:
+def run_committer(spark: SparkSession, target: Target, committer: str, df: DataFrame,
+                  snap: InputSnapshot, zombie_df: DataFrame, prefix: str,
+                  progress: Progress) -> Result:
     from zerorename.spark import write
 
     result = Result(committer)
@@ -314,7 +321,25 @@ def describe(result: Result, embedded: bool) -> str:
 # -- main ----------------------------------------------------------------------------------
 
 
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+@dataclass(frozen=True)
+class Args:
+    """The command line, typed (argparse's Namespace answers ``Any`` for every option)."""
+
+    endpoint_url: str | None
+    bucket: str | None
+    region: str | None
+    checksums: str | None
+    prefix: str
+    rows: int
+    committers: str
+    master: str
+    no_model: bool
+    matrix_committers: str | None
+    matrix_stores: str | None
+    keep: bool
+
+
+def parse_args(argv: Sequence[str] | None) -> Args:
     if argv and argv[0] == "--":  # ``zerorename demo -- --rows 2000`` passes the separator on
         argv = argv[1:]
     parser = argparse.ArgumentParser(
@@ -340,7 +365,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="comma-separated store profiles of the model matrix (default: all)")
     parser.add_argument("--keep", action="store_true",
                         help="keep the output on a real endpoint (default: delete it)")
-    return parser.parse_args(argv)
+    return Args(**vars(parser.parse_args(argv)))
 
 
 def delete_prefix(store: Store, url: str) -> None:

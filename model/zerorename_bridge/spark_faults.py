@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from zerorename.spark.core import WriteSpec
@@ -142,7 +142,7 @@ class DuplicateAttempt:
     committer accepted the task commit (it may: the driver never uses the message).
     """
 
-    def __init__(self, spec: WriteSpec, partition_id: int, batches: Iterable[Any], *,
+    def __init__(self, spec: WriteSpec, partition_id: int, batches: Iterable[object], *,
                  attempt: int = 1000) -> None:
         self.spec = spec
         self.partition_id = partition_id
