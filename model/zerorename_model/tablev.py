@@ -33,12 +33,19 @@ import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from zerorename_model.explore import Reduction, Stats, runs
 from zerorename_model.harness import Move, NoteKind, Run, RunResult
 from zerorename_model.protocols import get
-from zerorename_model.scenario import Scenario
+from zerorename_model.scenario import (
+    Committer,
+    CommitterEnv,
+    CommitterFactory,
+    JobSpec,
+    Scenario,
+    TaskSpec,
+)
 from zerorename_model.tablev_probes import (
     PROBES,
     TWO_FILES,
@@ -95,16 +102,40 @@ PAPER_TABLE_V: dict[str, dict[str, bool]] = {
 }
 
 
+class Explored(TypedDict):
+    """What a cell's search covered, as the JSON results record it."""
+
+    quantifier: str
+    looks_for: str
+    found: bool
+    runs: int
+    pruned: int
+    states: int
+    complete: bool
+    seconds: float
+    scenario: dict[str, object]
+
+
+class CellJSON(TypedDict):
+    """A cell in the JSON results (``witness_trace``: the trace lines, as a run's ``trace``
+    holds them: parsed-JSON dicts, the harness's type)."""
+
+    value: bool
+    detail: str
+    explored: Explored
+    witness_trace: list[dict[str, Any]] | None
+
+
 @dataclass
 class Cell:
     """One computed cell: the value, the trace that decided it, and what the search covered."""
 
     value: bool
     witness_trace: list[dict[str, Any]] | None
-    explored: dict[str, Any]
+    explored: Explored
     detail: str = ""  # one line: what the deciding run showed, or what was searched for
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> CellJSON:
         return {"value": self.value, "detail": self.detail, "explored": self.explored,
                 "witness_trace": self.witness_trace}
 
@@ -118,34 +149,38 @@ class Search:
     states: int = 0
     complete: bool = False
     seconds: float = 0.0
-    scenario: dict[str, Any] = field(default_factory=dict)
+    scenario: dict[str, object] = field(default_factory=dict)
 
 
 class AlwaysAsk:
     """Wraps a factory so every attempt asks to commit, and a loser is told to abort: the
     harness can only abort attempts that ask (Direct never does)."""
 
-    def __init__(self, factory: Any) -> None:
+    def __init__(self, factory: CommitterFactory) -> None:
         self.factory = factory
-        self.supports_recovery = getattr(factory, "supports_recovery", False)
+        # getattr: a factory written outside the model (a test's plain class) may not say
+        self.supports_recovery: bool = getattr(factory, "supports_recovery", False)
 
-    def __call__(self, env: Any, job: Any, task: Any, options: dict[str, str]) -> Any:
+    def __call__(self, env: CommitterEnv, job: JobSpec, task: TaskSpec | None,
+                 options: dict[str, str]) -> Committer:
         committer = self.factory(env, job, task, options)
         if task is not None:
-            committer.needs_task_commit = lambda: True
+            # an instance attribute over the method: the committer stays the object it is
+            # (its class, so the harness's protocol checks, are unchanged)
+            setattr(committer, "needs_task_commit", lambda: True)  # noqa: B010
         return committer
 
 
-WRAPPERS: dict[str, Callable[[Any], Any]] = {"always-ask": AlwaysAsk}
+WRAPPERS: dict[str, Callable[[CommitterFactory], CommitterFactory]] = {"always-ask": AlwaysAsk}
 
 
-def wrapped(scenario: Scenario, factory: Any) -> Any:
+def wrapped(scenario: Scenario, factory: CommitterFactory) -> CommitterFactory:
     """``factory`` inside the wrapper the scenario's options name, if any."""
     wrap = dict(scenario.options).get(WRAP_OPTION)
     return WRAPPERS[wrap](factory) if wrap else factory
 
 
-def replay(trace: list[dict[str, Any]], factory: Any = None) -> RunResult:
+def replay(trace: list[dict[str, Any]], factory: CommitterFactory | None = None) -> RunResult:
     """Run a cell's trace again from its header and recorded choices (same wrapper): the one
     replay of :mod:`zerorename_model.trace`, which ``zerorename trace replay`` uses too."""
     from zerorename_model.trace import run_recorded
@@ -169,7 +204,7 @@ def _noting(watch: Watch | None) -> Watch | None:
     return noted
 
 
-def search(probe: Probe, committer: str, factory: Any = None, *,
+def search(probe: Probe, committer: str, factory: CommitterFactory | None = None, *,
            max_runs: int = 4000) -> Search:
     """Enumerate the schedules of ``probe`` for ``committer`` with the exploration engine
     (:func:`zerorename_model.explore.runs`); stop at the first finding."""
@@ -197,7 +232,7 @@ def search(probe: Probe, committer: str, factory: Any = None, *,
     return report
 
 
-def probe(attribute: str, committer: str, factory: Any = None, *,
+def probe(attribute: str, committer: str, factory: CommitterFactory | None = None, *,
           max_runs: int = 4000) -> Cell:
     """Compute one cell of Table V by searching ``attribute``'s scenario for ``committer``."""
     spec = PROBES[attribute]
@@ -210,10 +245,11 @@ def probe(attribute: str, committer: str, factory: Any = None, *,
         value = False
         if found.found is None:
             detail = "the committer does not support recovering a restarted job"
-    explored = {"quantifier": spec.quantifier, "looks_for": spec.looks_for,
-                "found": found.found is not None, "runs": found.runs, "pruned": found.pruned,
-                "states": found.states, "complete": found.complete, "seconds": found.seconds,
-                "scenario": found.scenario}
+    explored: Explored = {
+        "quantifier": spec.quantifier, "looks_for": spec.looks_for,
+        "found": found.found is not None, "runs": found.runs, "pruned": found.pruned,
+        "states": found.states, "complete": found.complete, "seconds": found.seconds,
+        "scenario": found.scenario}
     trace = found.result.trace if found.result is not None else None
     return Cell(value, trace, explored, detail)
 

@@ -5,13 +5,14 @@ and files matched to their writers by their bytes (``scenario.file_data`` names 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict, Unpack
 
 from zerorename_model.harness import (
     Actor,
     Call,
+    JobState,
     Move,
     MoveKind,
     Note,
@@ -22,6 +23,7 @@ from zerorename_model.harness import (
     hidden,
 )
 from zerorename_model.scenario import Faults, Scenario
+from zerorename_model.stores import Obj
 
 TWO_FILES = ("part-{task:05d}-0", "part-{task:05d}-1")  # atomicity needs something to split
 
@@ -51,10 +53,10 @@ class Probe:
 
 # -- observations --------------------------------------------------------------------------------
 
-def _visible(objects: dict[str, Any], dest: str) -> dict[str, bytes]:
+def _visible(objects: Mapping[str, bytes | Obj], dest: str) -> dict[str, bytes]:
     """The destination as a reader lists it (``objects``: url -> bytes or stored object)."""
     prefix = dest + "/"
-    return {k[len(prefix):]: getattr(v, "data", v) for k, v in objects.items()
+    return {k[len(prefix):]: v.data if isinstance(v, Obj) else v for k, v in objects.items()
             if k.startswith(prefix) and not hidden(k[len(prefix):])}
 
 
@@ -63,7 +65,7 @@ def _writers(written: dict[str, dict[str, bytes]]) -> dict[bytes, str]:
     return {data: name for name, files in written.items() for data in files.values()}
 
 
-def _accepted(job: Any) -> set[str]:
+def _accepted(job: JobState) -> set[str]:
     return {task.name for task, _message in job.accepted.values()}
 
 
@@ -146,8 +148,21 @@ def _rerun(result: RunResult) -> str | None:
 
 # -- the probes ----------------------------------------------------------------------------------
 
+class FaultBudgets(TypedDict, total=False):
+    """The :class:`Faults` budgets a probe may give its scenario."""
+
+    crash: int
+    partition: int
+    speculate: int
+    throttle: int
+    restart: int
+    fail_job: int
+
+
 def _scenario(tasks: int = 1, files: tuple[str, ...] = ("part-{task:05d}",),
-              wrap: str | None = None, **faults: Any) -> Callable[[str], Scenario]:
+              wrap: str | None = None, **faults: Unpack[FaultBudgets]) -> Callable[[str], Scenario]:
+    """A probe's scenario for a committer: one s3 job under Spark's protocol, no settling of
+    lagging writes, ``faults`` (the :class:`Faults` budgets, by name) to spend."""
     options = ((WRAP_OPTION, wrap),) if wrap else ()
 
     def make(committer: str) -> Scenario:

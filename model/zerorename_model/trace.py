@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from zerorename_model.harness import Run, RunResult
-from zerorename_model.scenario import Scenario
+from zerorename_model.scenario import CommitterFactory, Scenario
 
 
 def write_trace(path: str | Path, trace: Iterable[dict[str, Any]]) -> Path:
@@ -102,7 +102,8 @@ class _RecordedChooser:
         return index
 
 
-def committer_factory(scenario: Scenario, factory: Any = None) -> Any:
+def committer_factory(scenario: Scenario,
+                      factory: CommitterFactory | None = None) -> CommitterFactory:
     """The committer a trace's header names: the registered protocol (or ``factory``), inside
     the wrapper the scenario's options name, if any (Table V's probes make Direct ask to
     commit; :data:`zerorename_model.tablev.WRAP_OPTION`)."""
@@ -112,7 +113,7 @@ def committer_factory(scenario: Scenario, factory: Any = None) -> Any:
     return wrapped(scenario, factory or get(scenario.committer))
 
 
-def run_recorded(events: list[dict[str, Any]], factory: Any = None,
+def run_recorded(events: list[dict[str, Any]], factory: CommitterFactory | None = None,
                  source: str = "<trace>") -> RunResult:
     """Run a trace's scenario again with its recorded choices (raises
     :class:`TraceDivergence` at the first step that differs from the recording)."""
