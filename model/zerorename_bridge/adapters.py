@@ -2,9 +2,12 @@
 
 :func:`reference_factory` returns a factory the harness can call like a model protocol's class:
 it builds ``zr.create_committer(name, store, JobContext(...), task)`` on the harness's stepped
-store, with a single thread (the harness runs actors on greenlets, so work must stay inline) and
-no retry sleeps.  :class:`TranslatingStore` turns model-store errors into ``zerorename`` errors,
-so reference code sees exactly the exceptions a real store would raise.
+store, with no retry sleeps.  The committers' thread pools run as actors of the harness
+(``workers`` per pool, 2 by default: ``JobContext.pool_backend`` is the harness's
+:class:`~zerorename_model.harness.workers.ActorPools`), so exploration chooses the order in which
+a job commit's parallel requests land; ``workers=1`` runs every pool inline, in the calling
+actor, as a single thread would.  :class:`TranslatingStore` turns model-store errors into
+``zerorename`` errors, so reference code sees exactly the exceptions a real store would raise.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from zerorename.committers.fenced_records import (
     JobAlreadyCommittedError,
     TaskCommittedByOtherAttemptError,
 )
+from zerorename.committers.s3a import S3ACommitter
 from zerorename.errors import (
     NotFoundError,
     PreconditionFailedError,
@@ -24,16 +28,19 @@ from zerorename.errors import (
     ThrottledError,
     UnsupportedOperationError,
 )
+from zerorename.executor import PoolBackend
 from zerorename_model.errors import JobAlreadyCommitted, ModelStoreError
+from zerorename_model.harness.workers import DEFAULT_WIDTH
 from zerorename_model.scenario import CommittedByAnother, JobSpec, TaskSpec
 
 #: The instant every harness run's records are stamped with (2023-11-14T22:13:20Z).
 HARNESS_CLOCK_MILLIS = 1_700_000_000_000
 
-#: options every harness run gives the reference committers: one thread, no sleeping, and a
-#: fixed clock — wall-clock timestamps and measured durations in records would make every
-#: run's store contents (part of the state fingerprint) unique, so exploration could never
-#: recognise a state it has already explored.
+#: options every harness run gives the reference committers: one thread (a pool's width under
+#: the harness is the factory's ``workers``, not this), no sleeping, and a fixed clock —
+#: wall-clock timestamps and measured durations in records would make every run's store contents
+#: (part of the state fingerprint) unique, so exploration could never recognise a state it has
+#: already explored.
 HARNESS_OPTIONS = {
     "fs.s3a.committer.threads": "1",
     "mapreduce.manifest.committer.io.threads": "1",
@@ -96,12 +103,12 @@ class ReferenceCommitter:
 
     def __init__(self, name: str, store: Any, job: JobSpec, task: TaskSpec | None,
                  options: dict[str, str], local_store: Any = None,
-                 cluster_store: Any = None) -> None:
+                 cluster_store: Any = None, pools: PoolBackend | None = None) -> None:
         merged = {**HARNESS_OPTIONS, **options}
         if cluster_store is not None:
             merged.setdefault("fs.s3a.committer.staging.tmp.path", CLUSTER_TMP)
         self.context = zr.JobContext(dest=job.dest, job_id=job.job_id, attempt=job.attempt,
-                                     options=merged)
+                                     options=merged, pool_backend=pools)
         self.task = self.context.task(task.task_id, task.attempt) if task else None
         self.committer = zr.create_committer(name, store, self.context, task=self.task,
                                              local_store=local_store,
@@ -147,13 +154,25 @@ class ReferenceCommitter:
         self.committer.cleanup_job()
 
 
+def default_workers(name: str) -> int:
+    """How many actors each pool of committer ``name`` runs on by default: 2, except for the
+    S3A committers (magic, directory, partitioned), whose job commit reads what the job owns
+    on a thread of its own beside its pool (``S3ACommitter._complete_reading_owned`` starts a
+    ``ThreadPoolExecutor`` when the pool is not inline); a greenlet cannot be switched to from
+    that thread, so their pools stay inline until that read goes through the pool seam."""
+    return 1 if issubclass(zr.COMMITTERS[name], S3ACommitter) else DEFAULT_WIDTH
+
+
 class ReferenceFactory:
-    """A picklable factory: ``ReferenceFactory("magic")(env, job, task, options)``."""
+    """A picklable factory: ``ReferenceFactory("magic")(env, job, task, options)``.
+    ``workers``: how many actors each of the committer's pools runs on (1: inline; None:
+    :func:`default_workers`)."""
 
     supports_recovery = False
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, workers: int | None = None) -> None:
         self.name = name
+        self.workers = default_workers(name) if workers is None else workers
 
     @property
     def visible_before_job_commit(self) -> bool:
@@ -165,9 +184,10 @@ class ReferenceFactory:
         staging = self.name in STAGING
         local = TranslatingStore(env.local()) if staging else None
         cluster = TranslatingStore(env.cluster) if staging else None  # paper Section VI.1
+        pools = env.worker_pools(self.workers) if self.workers > 1 else None
         return ReferenceCommitter(self.name, TranslatingStore(env.store), job, task, options,
-                                  local, cluster)
+                                  local, cluster, pools)
 
 
-def reference_factory(name: str) -> ReferenceFactory:
-    return ReferenceFactory(name)
+def reference_factory(name: str, workers: int | None = None) -> ReferenceFactory:
+    return ReferenceFactory(name, workers)

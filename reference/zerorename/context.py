@@ -15,11 +15,14 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zerorename.clock import SYSTEM_CLOCK, Clock, clock_from_options
 from zerorename.errors import BadURLError, CommitError
 from zerorename.urls import parse_url, user_url
+
+if TYPE_CHECKING:
+    from zerorename.executor import PoolBackend
 
 __all__ = [
     "JobContext",
@@ -192,6 +195,9 @@ class JobContext:
     options: Mapping[str, Any] = field(default_factory=dict)
     progress: ProgressCallback | None = None
     clock: Clock = field(default=SYSTEM_CLOCK, repr=False)
+    #: how the committers' pools run their work (None: on threads); a simulation harness
+    #: gives its own so it can choose the order in which parallel requests land
+    pool_backend: PoolBackend | None = field(default=None, repr=False)
     job_id_source: str = field(default="", init=False)
 
     def __post_init__(self) -> None:

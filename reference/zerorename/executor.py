@@ -13,20 +13,27 @@ Three rules, each from a production lesson:
 
 Stop-on-first-failure: once a work item fails, nothing new is submitted, the in-flight items
 finish, and the first error is raised (later ones are attached as notes).
+
+*How* the work runs is a seam: a :class:`PoolBackend` (given to the job through
+``JobContext.pool_backend``) starts the workers of each pool; the default runs them on
+threads.  A simulation harness supplies its own, so that the order in which a job commit's
+parallel requests land becomes something it can choose and explore, with the same bounded,
+stop-on-first-failure code above it.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from collections.abc import Callable, Collection, Iterable, Iterator
+from concurrent.futures import ALL_COMPLETED, FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from types import TracebackType
-from typing import TypeVar
+from typing import Any, Protocol, TypeVar
 
 from zerorename.context import Options
 
-__all__ = ["THREAD_PREFIX", "BoundedExecutor", "thread_count"]
+__all__ = ["THREAD_PREFIX", "BoundedExecutor", "PoolBackend", "ThreadBackend", "WorkerPool",
+           "thread_count"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -44,14 +51,75 @@ def thread_count(options: Options, *names: str, default: int) -> int:
     return max(1, value)
 
 
-class BoundedExecutor:
-    """``with BoundedExecutor(threads, "commit") as pool: for r in pool.imap(fn, items): ...``"""
+class WorkerPool(Protocol):
+    """The workers of one :class:`BoundedExecutor`, for its lifetime."""
 
-    def __init__(self, threads: int, name: str, capacity: int | None = None) -> None:
-        self.threads = max(1, threads)
+    def submit(self, fn: Callable[[T], R], item: T) -> Future[R]:
+        """Run ``fn(item)`` on a worker; the future completes with its result or error."""
+        ...
+
+    def wait(self, futures: Collection[Future[Any]], *, first: bool) -> None:
+        """Block until one of ``futures`` is done (``first``), or all of them."""
+        ...
+
+    def shutdown(self) -> None:
+        """Cancel what has not started and wait for what runs."""
+        ...
+
+
+class PoolBackend(Protocol):
+    """How the pools of a job's committers run their work (``JobContext.pool_backend``)."""
+
+    def width(self, threads: int) -> int:
+        """The number of workers a pool asked for ``threads`` gets (1 or less: inline)."""
+        ...
+
+    def start(self, name: str, workers: int) -> WorkerPool:
+        """Start the workers of the pool ``name``."""
+        ...
+
+
+class _ThreadPool:
+    def __init__(self, name: str, workers: int) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=workers,
+                                        thread_name_prefix=f"{THREAD_PREFIX}{name}")
+
+    def submit(self, fn: Callable[[T], R], item: T) -> Future[R]:
+        return self._pool.submit(fn, item)
+
+    def wait(self, futures: Collection[Future[Any]], *, first: bool) -> None:
+        wait(futures, return_when=FIRST_COMPLETED if first else ALL_COMPLETED)
+
+    def shutdown(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+class ThreadBackend:
+    """The default: a pool's workers are threads (``threads`` of them)."""
+
+    def width(self, threads: int) -> int:
+        return threads
+
+    def start(self, name: str, workers: int) -> WorkerPool:
+        return _ThreadPool(name, workers)
+
+
+THREADS = ThreadBackend()
+
+
+class BoundedExecutor:
+    """``with BoundedExecutor(threads, "commit") as pool: for r in pool.imap(fn, items): ...``
+
+    ``backend`` starts the workers (threads unless told otherwise; see :class:`PoolBackend`)
+    and decides how many a pool asked for ``threads`` gets."""
+
+    def __init__(self, threads: int, name: str, capacity: int | None = None,
+                 backend: PoolBackend | None = None) -> None:
+        self.backend: PoolBackend = backend if backend is not None else THREADS
+        self.threads = max(1, self.backend.width(max(1, threads)))
         self.name = name
         self.capacity = max(1, capacity if capacity is not None else 2 * self.threads)
-        self._pool: ThreadPoolExecutor | None = None
+        self._pool: WorkerPool | None = None
         self._lock = threading.Lock()
 
     @property
@@ -60,9 +128,7 @@ class BoundedExecutor:
 
     def __enter__(self) -> BoundedExecutor:
         if not self.inline:
-            self._pool = ThreadPoolExecutor(
-                max_workers=self.threads, thread_name_prefix=f"{THREAD_PREFIX}{self.name}"
-            )
+            self._pool = self.backend.start(self.name, self.threads)
         return self
 
     def __exit__(
@@ -75,7 +141,7 @@ class BoundedExecutor:
         with self._lock:
             pool, self._pool = self._pool, None
         if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
+            pool.shutdown()
 
     def imap(self, fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
         """Results of ``fn`` over ``items`` in completion order, at most ``capacity`` pending.
@@ -88,28 +154,34 @@ class BoundedExecutor:
                 yield fn(item)
             return
         pool = self._pool
-        pending: set[Future[R]] = set()
-        source = iter(items)
+        pending: dict[Future[R], None] = {}  # in submission order: results come out in a
+        source = iter(items)                 # deterministic order when several are done
+
+        def finished() -> list[Future[R]]:
+            pool.wait(pending.keys(), first=True)
+            done = [future for future in pending if future.done()]
+            for future in done:
+                del pending[future]
+            return done
+
         try:
             while True:
                 while len(pending) >= self.capacity:  # wait *before* pulling the next item
-                    done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                    for future in done:
+                    for future in finished():
                         yield future.result()
                 try:
                     item = next(source)
                 except StopIteration:
                     break
-                pending.add(pool.submit(fn, item))
+                pending[pool.submit(fn, item)] = None
             while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
+                for future in finished():
                     yield future.result()
         finally:
             for future in pending:
                 future.cancel()
             if pending:
-                wait(pending)
+                pool.wait(list(pending), first=False)
 
     def run(self, fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
         """All results (completion order); raises the first failure after draining."""

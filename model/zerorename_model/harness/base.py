@@ -50,6 +50,12 @@ class RunBase:
     def _resume(self, actor: Actor, command: Any) -> None:
         raise NotImplementedError
 
+    def _crash_process(self, root: Actor) -> None:
+        raise NotImplementedError
+
+    def _workers_of(self, root: Actor) -> list[Actor]:
+        raise NotImplementedError
+
     def _spawn_driver(self, index: int, spec: Any) -> None:
         raise NotImplementedError
 

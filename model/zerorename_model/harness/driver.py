@@ -203,7 +203,8 @@ class DriverRules(RunBase):
 
     def _kill(self, which: Callable[[Actor], bool]) -> None:
         for actor in list(self.actors):
-            if (which(actor) and not actor.done and not actor.crashed and not actor.killed
+            if (which(actor) and actor.owner is None  # a kill reaches a worker's owner
+                    and not actor.done and not actor.crashed and not actor.killed
                     and not actor.partitioned and actor is not self.current):
                 self.note(f"kill {actor.name}")
                 actor.killed = True

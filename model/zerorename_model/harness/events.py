@@ -76,6 +76,7 @@ class Call(enum.Enum):
     REPORT_SUCCESS = "report success"
     REPORT_NOTHING = "report success (nothing to commit)"
     AWAIT_TASKS = "await tasks"
+    AWAIT_WORKERS = "await workers"  # an actor waiting for its pool's workers (.workers)
     SERVICE = "service"  # a service call through Env.step (its label is the operation)
 
     @property

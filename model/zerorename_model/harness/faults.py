@@ -7,10 +7,12 @@ from zerorename_model.harness.base import RunBase
 from zerorename_model.harness.events import (
     READ_OPS,
     STORE_OPS,
+    Call,
     Fault,
     Move,
     MoveKind,
     NoteKind,
+    Role,
 )
 from zerorename_model.harness.state import Actor
 from zerorename_model.scenario import JobSpec
@@ -36,14 +38,17 @@ class FaultMoves(RunBase):
         if b["throttle"]:
             moves += [Move(MoveKind.THROTTLE, a.name) for a in at_op
                       if a.pending is not None and a.pending.destination_op in _STORE_OPS]
+        # A crash or partition strikes a process: a task attempt with its pool workers, named
+        # by the attempt, possible while it or any of its workers is at an operation.
+        processes = list(dict.fromkeys(a.process for a in tasks_at_op))
         if b["crash"]:
-            moves += [Move(MoveKind.CRASH, a.name) for a in tasks_at_op if not a.partitioned]
+            moves += [Move(MoveKind.CRASH, p.name) for p in processes if not p.partitioned]
         if b["partition"]:
-            moves += [Move(MoveKind.PARTITION, a.name) for a in tasks_at_op
-                      if not a.partitioned]
+            moves += [Move(MoveKind.PARTITION, p.name) for p in processes if not p.partitioned]
         if b["restart"]:
             moves += [Move(MoveKind.RESTART, a.name) for a in self.actors  # also while waiting
-                      if a.name.startswith("driver") and not a.done and not a.crashed]
+                      if a.role is Role.DRIVER and a.owner is None and not a.done
+                      and not a.crashed]
         if b["speculate"]:
             # Spark marks a failed job's task sets as zombies and launches nothing more for
             # them: an attempt launched then would write after the job's cleanup.
@@ -58,7 +63,8 @@ class FaultMoves(RunBase):
                                           task=task_id))
         if b["fail_job"]:
             moves += [Move(MoveKind.FAIL_JOB, a.name) for a in self.actors  # awaiting tasks
-                      if a.task is None and a.waiting is not None and not a.done]
+                      if a.task is None and a.waiting is not None and not a.done
+                      and a.pending is not None and a.pending.call is Call.AWAIT_TASKS]
         if faults.settle and not faults.settle_eagerly and any(
                 a.pending is not None and a.pending.destination_op in _READ_OPS
                 for a in at_op):
@@ -81,11 +87,12 @@ class FaultMoves(RunBase):
             self.note(f"crash {actor.name}", NoteKind.CRASH, actor.task)
             actor.crashed = True
             self._attempt_failed(actor)
-            self._resume(actor, "crash")
+            self._crash_process(actor)
         elif kind is MoveKind.PARTITION:
             actor = self.by_name[move.actor]
             self.note(f"partition {actor.name} (the driver thinks it failed; it keeps running)")
-            actor.partitioned = True
+            for member in [actor, *self._workers_of(actor)]:
+                member.partitioned = True
             self._attempt_failed(actor)
         elif kind is MoveKind.RESTART:
             self._restart(self.by_name[move.actor])
@@ -103,7 +110,8 @@ class FaultMoves(RunBase):
 
     def _record_fault(self, move: Move) -> None:
         """Record the fault typed, for the checkers (:mod:`zerorename_model.run_facts`)."""
-        actor = self.by_name[move.actor]
+        struck = self.by_name[move.actor]
+        actor = struck.process  # a worker's fault is its owner's process's
         assert actor.role is not None
         pending = actor.pending
         before_report = (move.kind is MoveKind.CRASH and pending is not None
@@ -115,14 +123,13 @@ class FaultMoves(RunBase):
         """YARN restarts the job: the driver crashes, the old attempt's containers are killed,
         and the next job attempt starts with the history the old one left."""
         self.note(f"crash driver {driver.name}; restart the job", NoteKind.RESTART)
-        driver.crashed = True
-        self._resume(driver, "crash")
+        self._crash_process(driver)
         job = self.jobs[driver.job_index]
-        for other in self.actors:  # YARN kills the old attempt's containers
-            if (other.task is not None and other.job_index == driver.job_index
+        for other in list(self.actors):  # YARN kills the old attempt's containers
+            if (other.task is not None and other.owner is None
+                    and other.job_index == driver.job_index
                     and not other.done and not other.partitioned):
-                other.crashed = True
-                self._resume(other, "crash")
+                self._crash_process(other)
         job.spec = JobSpec(job.spec.dest, job.spec.job_id, job.spec.attempt + 1,
                            job.spec.index)
         for name in list(job.live):

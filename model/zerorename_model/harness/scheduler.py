@@ -68,6 +68,7 @@ class Run(DriverRules, FaultMoves, Recorder):
         self.current: Actor | None = None
         self.events = [Header(scenario.to_json())]
         self.incidents: list[Incident] = []
+        self._worker_counts: dict[str, int] = {}  # owner -> pool workers it has started
         self.effects = 0  # counts noted changes to shared harness state (see note())
         self.steps = 0
         self.max_steps = max_steps
@@ -103,6 +104,17 @@ class Run(DriverRules, FaultMoves, Recorder):
         actor.glet = greenlet(self._actor_main(actor))
         self.note(f"start {actor.name}")
         self._resume(actor, None)
+
+    def spawn_worker(self, owner: Actor, body: Callable[[], Any]) -> Actor:
+        """Start a pool worker of ``owner`` (see :mod:`.workers`): a child actor in the same
+        process, named after it, that runs ``body`` up to its first pause."""
+        index = self._worker_counts.get(owner.name, 0)
+        self._worker_counts[owner.name] = index + 1
+        worker = Actor(f"{owner.name}.w{index}", body, task=owner.task,
+                       job_index=owner.job_index, role=owner.role, owner=owner,
+                       partitioned=owner.partitioned)
+        self._spawn(worker)
+        return worker
 
     def _actor_main(self, actor: Actor) -> Callable[[], None]:
         def main(_command: Any = None) -> None:
@@ -198,6 +210,10 @@ class Run(DriverRules, FaultMoves, Recorder):
             self._said(actor, pending, error)
             raise
         self._said(actor, pending, result)
+        if actor.owner is not None:
+            # a worker's step may finish a result its owner waits for (waking it): shared
+            # state, so the explorer never takes it as independent (see .workers)
+            self.effects += 1
         if actor.partitioned and self.jobs[actor.job_index].abort_started and args:
             # A zombie writing after its job began to abort: nothing can fence it on an
             # object store, so what it leaves is reported apart from the committer's leftovers.
@@ -243,6 +259,7 @@ class Run(DriverRules, FaultMoves, Recorder):
         if command == "crash":
             raise ActorCrashed(actor.name)
         if command == "kill":
+            actor.kill_delivered = True
             raise TaskKilled(actor.name)
         if command == "abort":
             raise RunAborted(actor.name)
@@ -277,6 +294,19 @@ class Run(DriverRules, FaultMoves, Recorder):
                     self._said(actor, actor.pending, "ready")
                     self._resume(actor, "go")
                     woke = True
+
+    def _crash_process(self, root: Actor) -> None:
+        """Crash ``root`` (paused: at an operation or waiting) and every pool worker of its
+        process still running."""
+        root.crashed = True
+        self._resume(root, "crash")
+        for worker in self._workers_of(root):
+            if not worker.done:
+                worker.crashed = True
+                self._resume(worker, "crash")
+
+    def _workers_of(self, root: Actor) -> list[Actor]:
+        return [a for a in self.actors if a.owner is not None and a.process is root]
 
     def kill_all(self) -> None:
         for actor in self.actors:

@@ -15,6 +15,7 @@ from zerorename_model.stores import ModelStore
 
 if TYPE_CHECKING:
     from zerorename_model.harness.scheduler import Run
+    from zerorename_model.harness.workers import ActorPools
 
 
 class TaskKilled(BaseException):
@@ -47,6 +48,14 @@ class Actor:
     said_text: list[str] = field(default_factory=list)
     #: what the actor is (None: an attempt if it has a task, else a driver)
     role: Role | None = None
+    #: the actor whose pool worker this is (None: a process of its own); see .workers
+    owner: Actor | None = None
+    kill_delivered: bool = False  # the kill was raised in it (TaskKilled), once
+
+    @property
+    def process(self) -> Actor:
+        """The actor whose process this one runs in: itself, or its pool's owner's."""
+        return self if self.owner is None else self.owner.process
 
     def __post_init__(self) -> None:
         if self.role is None:
@@ -131,6 +140,13 @@ class Env:
         if self._run.current is None:
             return action()
         return self._run.sync(what, action)
+
+    def worker_pools(self, width: int) -> ActorPools:
+        """A pool backend whose workers are actors (``width`` per pool), for committers
+        whose thread pools the harness should interleave (see :mod:`.workers`)."""
+        from zerorename_model.harness.workers import ActorPools  # it imports this module
+
+        return ActorPools(self._run, width)
 
     @property
     def actor_name(self) -> str:

@@ -192,7 +192,8 @@ class BaseCommitter(JobReports):
                 self._job_started = phase
 
     def executor(self, name: str, capacity: int | None = None) -> BoundedExecutor:
-        return BoundedExecutor(self.threads, f"{self.name}-{name}", capacity)
+        return BoundedExecutor(self.threads, f"{self.name}-{name}", capacity,
+                               backend=self.job.pool_backend)
 
     def iostatistics(self) -> dict[str, Any]:
         return self.stats.snapshot()

@@ -1,0 +1,123 @@
+"""Pools whose workers are actors: the order in which parallel requests land becomes a choice.
+
+A committer's thread pool (a job commit completing uploads or deleting files in parallel) would
+run inline under the harness, one request after another in a fixed order.  :class:`ActorPools`
+is a pool backend of the same shape as the reference's ``zerorename.executor.PoolBackend``
+(structurally: the model does not import the committers): each submitted item runs on a
+*worker*, a child actor of the actor that submitted it, named after it (``driver0.w0``,
+``j0.t1.a0.w1``).  A worker pauses before each store operation like any actor, so the scheduler
+interleaves workers with each other and with every other actor; the owner blocks in the
+harness's wait until the results it needs are done.
+
+Like a thread pool, at most ``width`` workers of a pool run at once; a worker takes queued items
+until none is left, then ends.  Workers belong to their owner's process: a crash or partition
+strikes the owner and all its workers together (:mod:`.faults`), a restart crashes a driver's
+workers with it, and a kill (another attempt won) interrupts the owner's wait, after which the
+pool's shutdown waits for the workers in flight, as a thread pool's does.
+
+Exploration: a worker's step counts as a change to shared state (it may complete a result its
+owner waits for, which wakes the owner), so the explorer's sleep sets never treat it as
+independent of another move.  That is sound and costs reduction only among workers' steps.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Collection
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from zerorename_model.errors import ActorCrashed, RunAborted
+from zerorename_model.harness.events import Call
+from zerorename_model.harness.state import Actor, TaskKilled
+
+if TYPE_CHECKING:
+    from zerorename_model.harness.scheduler import Run
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+#: workers per pool unless told otherwise: two already make every order of two requests
+#: reachable, and each more multiplies the states to explore
+DEFAULT_WIDTH = 2
+
+
+class ActorPools:
+    """A pool backend whose workers are actors of ``run`` (``width`` per pool)."""
+
+    def __init__(self, run: Run, width: int = DEFAULT_WIDTH) -> None:
+        self._run = run
+        self._width = width
+
+    def width(self, threads: int) -> int:
+        """The harness decides the width, whatever the committer's thread option says: the
+        harness's options ask for one thread, and the point is to interleave."""
+        return self._width
+
+    def start(self, name: str, workers: int) -> ActorPool:
+        owner = self._run.current
+        if owner is None:
+            raise RuntimeError(f"pool {name}: only an actor can start workers")
+        return ActorPool(self._run, owner, workers)
+
+
+class ActorPool:
+    """One pool's workers, children of ``owner``."""
+
+    def __init__(self, run: Run, owner: Actor, width: int) -> None:
+        self._run = run
+        self._owner = owner
+        self._width = max(1, width)
+        self._queue: deque[tuple[Future[Any], Callable[[Any], Any], Any]] = deque()
+        self._workers: list[Actor] = []
+
+    def submit(self, fn: Callable[[T], R], item: T) -> Future[R]:
+        future: Future[R] = Future()
+        self._queue.append((future, fn, item))
+        if sum(not w.done for w in self._workers) < self._width:
+            self._workers.append(self._run.spawn_worker(self._owner, self._work))
+        return future
+
+    def _work(self) -> None:
+        """A worker's body: take queued items until none is left."""
+        while self._queue:
+            future, fn, item = self._queue.popleft()
+            if not future.set_running_or_notify_cancel():
+                continue  # cancelled before it started
+            try:
+                result = fn(item)
+            except (ActorCrashed, RunAborted, TaskKilled) as error:
+                future.set_exception(error)  # this worker's process ended: so does it
+                raise
+            except Exception as error:  # the item failed: the owner sees it, as from a thread
+                future.set_exception(error)
+            else:
+                future.set_result(result)
+
+    def wait(self, futures: Collection[Future[Any]], *, first: bool) -> None:
+        """Block the owner until one (``first``) or all of ``futures`` are done.  A kill of the
+        owner interrupts a wait for the first result (the committer then aborts, and leaves
+        the pool through :meth:`shutdown`)."""
+        owner = self._owner
+        pending = list(futures)
+
+        def ready() -> bool:
+            if first:
+                return (any(f.done() for f in pending)
+                        or (owner.killed and not owner.kill_delivered))
+            return all(f.done() for f in pending)
+
+        if not ready():
+            self._run.wait(Call.AWAIT_WORKERS, ready)
+        if first and owner.killed and not owner.kill_delivered:
+            owner.kill_delivered = True
+            raise TaskKilled(owner.name)
+
+    def shutdown(self) -> None:
+        """Cancel the items no worker took, then wait for the workers still running."""
+        while self._queue:
+            future, _fn, _item = self._queue.popleft()
+            future.cancel()
+        running = [w for w in self._workers if not w.done]
+        if running:
+            self._run.wait(Call.AWAIT_WORKERS, lambda: all(w.done for w in running))

@@ -1,0 +1,122 @@
+"""Pools whose workers are actors: exploration chooses the order in which a job commit's
+parallel requests land (issue 12, item 9)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from tests.model.toy_committers import Ideal
+from zerorename.executor import BoundedExecutor
+from zerorename_bridge.adapters import ReferenceFactory
+from zerorename_model.choices import FirstChooser
+from zerorename_model.explore import Reduction, Stats, new_run, run_once, runs
+from zerorename_model.harness import Call, Move, MoveKind, Op, Run, RunResult
+from zerorename_model.harness.events import Fault, Role
+from zerorename_model.scenario import Faults, JobSpec, Scenario, TaskSpec
+from zerorename_model.trace import choices_of, read_trace, write_trace
+
+
+def _results(scenario: Scenario, factory: Any, max_runs: int = 3_000) -> Iterator[RunResult]:
+    stats = Stats()
+    for done in runs(lambda: new_run(scenario, factory), stats, reduction=Reduction.FAULTS,
+                     max_runs=max_runs):
+        yield done.result
+    assert stats.complete, "the scope must be explored completely"
+
+
+def _ops(result: RunResult, op: str) -> tuple[str, ...]:
+    """The URLs ``op`` was performed on, in the order the requests landed."""
+    return tuple(str(e.said.op.args[0]) for e in result.events
+                 if isinstance(e, Op) and e.said.op.op == op and e.said.op.store_op)
+
+
+def test_the_reference_job_commits_completes_land_in_every_order() -> None:
+    """fenced completes a job's uploads in a pool: with its workers as actors both orders of
+    two completes are explored; with the pool inline only the order of submission is."""
+    scenario = Scenario("fenced", store="s3", tasks=1, files=("a.csv", "b.csv"))
+    orders = {workers: {_ops(r, "complete_multipart")
+                        for r in _results(scenario, ReferenceFactory("fenced", workers))}
+              for workers in (1, 2)}
+    assert orders[1] == {("s3://bucket/out/a.csv", "s3://bucket/out/b.csv")}
+    assert orders[2] == {("s3://bucket/out/a.csv", "s3://bucket/out/b.csv"),
+                         ("s3://bucket/out/b.csv", "s3://bucket/out/a.csv")}
+
+
+def test_a_trace_with_pool_workers_replays_to_its_digest(tmp_path: Path) -> None:
+    scenario = Scenario("fenced", store="s3", tasks=1, files=("a.csv", "b.csv"))
+    factory = ReferenceFactory("fenced", 2)
+    result = next(r for r in _results(scenario, factory)
+                  if _ops(r, "complete_multipart")[0].endswith("b.csv"))
+    assert any(e["t"] == "choice" and e["move"].startswith("step driver0.w")
+               for e in result.trace), "the workers are actors the scheduler chose"
+    path = write_trace(tmp_path / "workers.jsonl", result.trace)
+    again = run_once(scenario, factory, choices_of(read_trace(path)))
+    assert again.digest == result.digest
+    assert _ops(again, "complete_multipart") == _ops(result, "complete_multipart")
+
+
+class ParallelSuccess(Ideal):
+    """Broken only when its requests interleave: the job commit hands the completes *and the
+    _SUCCESS marker* to one pool, so a worker free early writes _SUCCESS while another's
+    complete has not landed (a reader then trusts a partial directory)."""
+
+    width = 2
+
+    def __init__(self, env: Any, job: JobSpec, task: TaskSpec | None,
+                 options: dict[str, str]) -> None:
+        super().__init__(env, job, task, options)
+        self.pools = env.worker_pools(self.width) if self.width > 1 else None
+
+    def commit_job(self, messages: list[Any] | None) -> None:
+        assert messages is not None
+        work: list[Callable[[], Any]] = []
+        for message in messages:
+            for rel, (upload_id, etag) in json.loads(message).items():
+                url = f"{self.dest}/{rel}"
+                work.append(lambda u=url, i=upload_id, e=etag:
+                            self.fs.complete_multipart(u, i, [(1, e)]))
+        work.append(lambda: self.fs.put(f"{self.dest}/_SUCCESS", b"{}"))
+        with BoundedExecutor(1, "commit", backend=self.pools) as pool:
+            pool.run(lambda step: step(), work)
+
+
+class InlineSuccess(ParallelSuccess):
+    width = 1
+
+
+def _success_before_a_file(result: RunResult) -> bool:
+    landed = [e.said.op for e in result.events if isinstance(e, Op)
+              and e.said.op.op in ("put", "complete_multipart")]
+    success = [i for i, op in enumerate(landed) if str(op.args[0]).endswith("/_SUCCESS")]
+    return bool(success) and any(op.op == "complete_multipart" for op in landed[success[0]:])
+
+
+def test_a_bug_only_interleaved_requests_show_is_found_with_workers_as_actors() -> None:
+    scenario = Scenario("toy", tasks=2)
+    assert not any(_success_before_a_file(r) for r in _results(scenario, InlineSuccess))
+    assert any(_success_before_a_file(r) for r in _results(scenario, ParallelSuccess))
+
+
+def test_workers_are_named_after_their_owner_and_die_with_it() -> None:
+    """A crash strikes the process: the attempt's workers end with it, the fault is the
+    attempt's, and the driver retries the attempt."""
+    scenario = Scenario("v2", store="abfs", tasks=1, files=("a.csv", "b.csv"),
+                        faults=Faults(crash=1))
+    run = Run(scenario, ReferenceFactory("v2", 2))
+    while not any(a.owner is not None and not a.done for a in run.actors):
+        run.apply(run.options()[0])
+    owner = run.by_name["j0.t0.a0"]
+    workers = [a for a in run.actors if a.owner is owner]
+    assert [w.name for w in workers][:1] == ["j0.t0.a0.w0"]
+    assert owner.pending is not None and owner.pending.call is Call.AWAIT_WORKERS
+    crash = [m for m in run.options() if m.kind is MoveKind.CRASH]
+    assert crash == [Move(MoveKind.CRASH, "j0.t0.a0")], "one crash per process"
+    run.apply(crash[0])
+    assert owner.done and all(w.done and w.crashed for w in workers)
+    result = run.run(FirstChooser())
+    assert Fault(MoveKind.CRASH, "j0.t0.a0", 0, Role.ATTEMPT) in result.incidents
+    assert result.jobs[0].outcome == "committed"
+    assert "j0.t0.a1" in run.by_name
