@@ -138,20 +138,35 @@ class CheckCommand:
                                  "beside its fixed committer (model target; those whose fixed "
                                  "committer and store are selected; default: shown)")
         parser.add_argument("--quick", action="store_true",
-                            help="small budgets (CI)")
+                            help="small budgets (CI): every cell is searched, few proved; "
+                                 "violations come from the seeds and a short search")
+        parser.add_argument("--seeds", metavar="DIR",
+                            help="saved witness traces to try first in each scope (default: "
+                                 "paper/results/traces of the source tree, when present). Each "
+                                 "seed is replayed against the current code in the scope's "
+                                 "scenario and counts only if the property checker flags that "
+                                 "replay; a seed that no longer violates counts for nothing")
+        parser.add_argument("--no-seeds", action="store_true",
+                            help="decide every cell by exploration alone")
         parser.add_argument("--json", help="write the cells as JSON here")
         parser.add_argument("--traces", help="write each violation's shrunk trace here")
 
     def run(self, args: argparse.Namespace, unknown: Sequence[str]) -> int:
         from zerorename_model.scopes import PROTOCOLS
+        from zerorename_model.seeds import default_directory
         from zerorename_model.verdicts import format_matrix, matrix, save
 
         progress = _progress()
         protocols = PROTOCOLS if args.protocol == "both" else (args.protocol,)
         if args.target == "model":
+            found = default_directory()
+            seeds = None if args.no_seeds else args.seeds or (str(found) if found else None)
+            if seeds:
+                progress(f"seeds: saved witness traces in {seeds} are tried first "
+                         "(--no-seeds: exploration alone)")
             cells = matrix(args.committer, args.store, args.property, quick=args.quick,
                            traces=args.traces, progress=progress, protocols=protocols,
-                           variants=args.variants)
+                           variants=args.variants, seeds=seeds)
         else:
             from zerorename_bridge.verdicts import reference_matrix
 

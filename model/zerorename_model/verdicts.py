@@ -34,6 +34,8 @@ from zerorename_model.properties import PROPERTIES, applicable
 from zerorename_model.protocols import get, load_all
 from zerorename_model.scenario import Scenario
 from zerorename_model.scopes import PROTOCOLS, SCOPES, Scope
+from zerorename_model.seeds import Seed, exact, for_scope, guided, in_scope
+from zerorename_model.seeds import load as load_seeds
 from zerorename_model.stores import PROFILES
 from zerorename_model.trace import write_trace
 
@@ -58,8 +60,11 @@ class Budget:
     hypothesis_examples: int = 0
 
 
-#: ``check --quick`` (CI): about 2.5 minutes on 2 cores for the whole matrix.
-QUICK = Budget(max_runs=300)
+#: ``check --quick`` (CI): about 42 CPU seconds for the whole matrix (so about 25 s on two idle
+#: cores).  40 runs per scope prove little; with the seeds (:mod:`.seeds`, each replayed and
+#: checked) it finds every violation the committed 1,000-run results list, without them about
+#: 70% (docs/exploration.md).
+QUICK = Budget(max_runs=40)
 #: ``check`` (the default): within 15 minutes on 2 cores for the whole matrix.
 FULL = Budget(max_runs=4_000, hypothesis_examples=20)
 
@@ -95,16 +100,19 @@ class Row:
 def decide_pair(committer: str, store: str, props: Sequence[str], budget: Budget,
                 traces: str | None, resolve: Resolver = model_resolver,
                 protocols: Sequence[str] = PROTOCOLS, row: Row | None = None,
-                ) -> list[dict[str, Any]]:
-    """Every requested property's cell, under each protocol, for one (committer, store)."""
+                seeds: str | None = None) -> list[dict[str, Any]]:
+    """Every requested property's cell, under each protocol, for one (committer, store).
+    ``seeds``: a directory of saved witness traces tried first (:mod:`.seeds`; model
+    committers only)."""
     row = row or Row()
     reason = runnable_on(committer, store, resolve)
+    saved = load_seeds(seeds) if seeds and resolve is model_resolver else ()
     cells: list[dict[str, Any]] = []
     for protocol in protocols:
         scopes = [s for s in SCOPES if s.protocol == protocol
                   and (row.families is None or s.family in row.families)]
         decided = _decide_protocol(committer, store, props, budget, traces, resolve,
-                                   protocol, scopes, reason, row)
+                                   protocol, scopes, reason, row, saved)
         cells += [decided[p] for p in props if p in decided]
     order = {p: i for i, p in enumerate(props)}
     return sorted(cells, key=lambda c: order[c["property"]])  # stable: protocols stay in order
@@ -113,7 +121,7 @@ def decide_pair(committer: str, store: str, props: Sequence[str], budget: Budget
 def _decide_protocol(committer: str, store: str, props: Sequence[str], budget: Budget,
                      traces: str | None, resolve: Resolver, protocol: str,
                      scopes: Sequence[Scope], reason: str | None, row: Row,
-                     ) -> dict[str, dict[str, Any]]:
+                     saved: Sequence[Seed] = ()) -> dict[str, dict[str, Any]]:
     factory, backend = resolve(committer, store)
     cells: dict[str, dict[str, Any]] = {}
 
@@ -131,14 +139,16 @@ def _decide_protocol(committer: str, store: str, props: Sequence[str], budget: B
         wanted = [p for p in wanted if cells.get(p, {}).get("verdict") != "n/a"]
         if not wanted:
             continue
-        found, explored = _explore_scope(scope, scope.make(committer, store), factory, wanted,
-                                         budget, backend)
+        scenario = scope.make(committer, store)
+        found, explored = _explore_scope(scope, scenario, factory, wanted, budget, backend,
+                                         for_scope(saved, scenario) if saved else [])
         for prop in wanted:
             if prop not in found:
                 _merge_holds(cells, cell(prop, "holds", None, explored))
                 continue
-            scenario, choices = found[prop]
-            witness = _witness(scenario, factory, prop, choices, budget, backend)
+            hit = found[prop]
+            witness = (_seed_witness(hit.seed, factory, prop, backend) if hit.seed else None
+                       ) or _witness(hit.scenario, factory, prop, hit.choices, budget, backend)
             path = None
             if traces:
                 trace = list(witness.result.trace)
@@ -150,7 +160,7 @@ def _decide_protocol(committer: str, store: str, props: Sequence[str], budget: B
                 path = str(write_trace(Path(traces) / (".".join(name) + ".jsonl"), trace))
             earlier = cells.get(prop, {}).get("explored", {}).get("scopes", [])
             cells[prop] = cell(prop, "violated", path,
-                               {**explored, "steps": witness.result.steps,
+                               {**explored, "found_by": hit.by, "steps": witness.result.steps,
                                 "witness": str(PROPERTIES[prop](witness.result)[0]),
                                 "witness_tasks": witness.scenario.tasks,
                                 "scopes": [*earlier, explored]})
@@ -162,27 +172,58 @@ def _lags(store: str) -> bool:
     return profile is not None and not profile.consistent
 
 
+@dataclass(frozen=True)
+class Found:
+    """A violating run: its scenario and choices, and the seed that steered it (if any)."""
+
+    scenario: Scenario
+    choices: list[int]
+    seed: Seed | None = None
+
+    @property
+    def by(self) -> str:
+        return f"seed {Path(self.seed.path).name}" if self.seed else "exploration"
+
+
 def _explore_scope(scope: Scope, scenario: Scenario, factory: Any, wanted: Sequence[str],
-                   budget: Budget, backend: Any,
-                   ) -> tuple[dict[str, tuple[Scenario, list[int]]], dict[str, Any]]:
+                   budget: Budget, backend: Any, seeds: Sequence[Seed] = (),
+                   ) -> tuple[dict[str, Found], dict[str, Any]]:
     """The violating schedule found for each of ``wanted`` in one scope, and what was explored.
 
-    On a lagging store the scope is first explored with every visibility event settled before
-    each read: those runs are behaviours the store allows (its consistent ones), few enough to
-    enumerate, and a violation among them is found there rather than left to the much larger
-    search over anomalies.  Only the second, full exploration can prove a property holds."""
-    found: dict[str, tuple[Scenario, list[int]]] = {}
+    The scope's seeds (:mod:`.seeds`) are replayed first; a property counts as found by a seed
+    only if its checker flags that replay.  On a lagging store the scope is then explored with
+    every visibility event settled before each read: those runs are behaviours the store
+    allows (its consistent ones), few enough to enumerate, and a violation among them is found
+    there rather than left to the much larger search over anomalies.  Only the second, full
+    exploration can prove a property holds."""
+    found: dict[str, Found] = {}
     explored: dict[str, Any] = {"scope": scope.name}
+    for seed in seeds:
+        rest = [p for p in wanted if p not in found]
+        if not rest:
+            break
+        variant = in_scope(seed, scenario)
+        choices, result = guided(seed, variant, factory, backend)
+        for prop in rest:
+            if PROPERTIES[prop](result):
+                found[prop] = Found(variant, choices, seed)
+    if seeds:
+        explored["seeds"] = {"tried": len(seeds), "found": sorted(found)}
 
     def run(variant: Scenario, props: Sequence[str]) -> Any:
         report = explore(variant, factory, props, max_runs=budget.max_runs,
                          seconds=budget.seconds, stop_when_all_violated=True, backend=backend)
-        found.update({p: (variant, v[2]) for p, v in report.violations.items() if p not in found})
+        found.update({p: Found(variant, v[2]) for p, v in report.violations.items()
+                      if p not in found})
         return report
 
+    rest = [p for p in wanted if p not in found]
+    if not rest:
+        return found, {**explored, "method": "seeds", "runs": 0, "pruned": 0, "states": 0,
+                       "complete": False, "seconds": 0.0}
     if _lags(scenario.store):
         eager = replace(scenario, faults=replace(scenario.faults, settle_eagerly=True))
-        first = run(eager, wanted)
+        first = run(eager, rest)
         explored["settled_before_reads"] = first.summary()
     rest = [p for p in wanted if p not in found]
     if not rest:
@@ -194,7 +235,7 @@ def _explore_scope(scope: Scope, scenario: Scenario, factory: Any, wanted: Seque
     if missing and not report.complete and budget.hypothesis_examples:
         sampled = search(scenario, factory, missing, max_examples=budget.hypothesis_examples,
                          backend=backend)
-        found.update({p: (scenario, v[2]) for p, v in sampled.violations.items()})
+        found.update({p: Found(scenario, v[2]) for p, v in sampled.violations.items()})
         explored["hypothesis_runs"] = sampled.runs
     return found, explored
 
@@ -227,6 +268,15 @@ def _witness(scenario: Scenario, factory: Any, prop: str, choices: Sequence[int]
     return best
 
 
+def _seed_witness(seed: Seed, factory: Any, prop: str, backend: Any) -> Witness | None:
+    """The seed itself, replayed exactly in its own (smaller) scenario, when that replay still
+    violates ``prop``: it was shrunk when it was saved, so it is shown as it is."""
+    replayed = exact(seed, factory, backend)
+    if replayed is None or not PROPERTIES[prop](replayed[1]):
+        return None
+    return Witness(seed.scenario, *replayed)
+
+
 def _merge_holds(cells: dict[str, dict[str, Any]], cell: dict[str, Any]) -> None:
     """A property holds for a pair only if it held in every scope: accumulate what was covered."""
     prop = cell["property"]
@@ -246,12 +296,13 @@ Job = tuple[Any, ...]
 
 def decide_job(args: Job) -> list[dict[str, Any]]:
     """:func:`decide_pair` on one tuple of arguments (what a process pool maps over):
-    ``(committer, store, props, budget, traces, resolve[, protocols[, row]])``."""
+    ``(committer, store, props, budget, traces, resolve[, protocols[, row[, seeds]]])``."""
     return decide_pair(*args)
 
 
 def bug_jobs(committers: Sequence[str], stores: Sequence[str], props: Sequence[str],
-             budget: Budget, traces: str | None, protocols: Sequence[str]) -> list[Job]:
+             budget: Budget, traces: str | None, protocols: Sequence[str],
+             seeds: str | None = None) -> list[Job]:
     """The production-bug rows whose fixed committer and store are asked for: the variant and
     the fixed committer, each explored in the bug's scope family only."""
     from zerorename_model.bugs import BUGS
@@ -266,7 +317,7 @@ def bug_jobs(committers: Sequence[str], stores: Sequence[str], props: Sequence[s
             continue
         for committer, variant_of in ((bug.variant, bug.fixed), (bug.fixed, None)):
             jobs.append((committer, bug.store, wanted, budget, traces, model_resolver,
-                         tuple(protocols), Row(bug.report, variant_of, (bug.scope,))))
+                         tuple(protocols), Row(bug.report, variant_of, (bug.scope,)), seeds))
     return jobs
 
 
@@ -277,11 +328,12 @@ def matrix(committers: Sequence[str] | None = None, stores: Sequence[str] | None
            resolve: Resolver = model_resolver, known: Sequence[str] | None = None,
            known_stores: Sequence[str] | None = None,
            budget: Budget | None = None, protocols: Sequence[str] = PROTOCOLS,
-           variants: bool = False) -> list[dict[str, Any]]:
+           variants: bool = False, seeds: str | None = None) -> list[dict[str, Any]]:
     """Decide every requested cell, in parallel over (committer, store) pairs, under each of
     ``protocols``; with ``variants``, the production-bug rows too (model committers only).
     ``resolve`` (a module-level function, so worker processes can import it) maps a
-    (committer, store) pair to its factory and backend; the reference target passes its own."""
+    (committer, store) pair to its factory and backend; the reference target passes its own.
+    ``seeds``: a directory of saved witness traces each scope replays first (:mod:`.seeds`)."""
     known = list(known) if known is not None else list(load_all())
     committers = list(committers or [c for c in MATRIX_COMMITTERS if c in known])
     stores = list(stores or known_stores or MATRIX_STORES)
@@ -299,10 +351,10 @@ def matrix(committers: Sequence[str] | None = None, stores: Sequence[str] | None
         if d not in PROTOCOLS:
             raise ValueError(f"unknown protocol {d!r}; known: {list(PROTOCOLS)}")
     budget = budget or (QUICK if quick else FULL)
-    jobs: list[Job] = [(c, s, props, budget, traces, resolve, tuple(protocols))
+    jobs: list[Job] = [(c, s, props, budget, traces, resolve, tuple(protocols), None, seeds)
                        for c in committers for s in stores]
     if variants and resolve is model_resolver:
-        jobs += bug_jobs(committers, stores, props, budget, traces, protocols)
+        jobs += bug_jobs(committers, stores, props, budget, traces, protocols, seeds)
     cells: list[dict[str, Any]] = []
     workers = workers or min(2, os.cpu_count() or 1)
     with ProcessPoolExecutor(max_workers=workers) as pool:
@@ -316,7 +368,7 @@ def matrix(committers: Sequence[str] | None = None, stores: Sequence[str] | None
 def _progress_line(job: Job, cells: Sequence[dict[str, Any]]) -> str:
     """``magic on s3: completeness=violated/holds, … (hadoop/spark)``."""
     committer, store, *_rest = job
-    row = job[7] if len(job) > 7 else Row()
+    row = (job[7] if len(job) > 7 else None) or Row()
     by_prop: dict[str, list[str]] = {}
     for cell in cells:
         by_prop.setdefault(cell["property"], []).append(shown_verdict(cell))
