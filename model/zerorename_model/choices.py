@@ -12,7 +12,10 @@ Nothing in the model calls ``random``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:  # test machinery: hypothesis is imported only when a test draws from it
+    from hypothesis.strategies import DataObject
 
 
 class Chooser(Protocol):
@@ -48,7 +51,7 @@ class ScriptedChooser:
 class HypothesisChooser:
     """Draw each answer from hypothesis ``data`` (``st.data()``), so runs shrink."""
 
-    def __init__(self, data: Any) -> None:
+    def __init__(self, data: DataObject) -> None:
         from hypothesis import strategies as st  # test machinery: imported only when used
 
         self._data = data
@@ -57,8 +60,7 @@ class HypothesisChooser:
     def choose(self, label: str, options: Sequence[str]) -> int:
         if len(options) == 1:
             return 0
-        index: int = self._data.draw(self._st.integers(0, len(options) - 1), label=label)
-        return index
+        return self._data.draw(self._st.integers(0, len(options) - 1), label=label)
 
 
 class RecordingChooser:

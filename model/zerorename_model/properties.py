@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from zerorename_model.harness import JobState, RunResult, hidden
 from zerorename_model.run_facts import RunFacts, run_facts
+from zerorename_model.scenario import TaskSpec
 
 
 @dataclass(frozen=True)
@@ -33,12 +33,15 @@ class Violation:
         return f"{self.property} (job {self.job}): {self.detail}"
 
 
-def _published(result: RunResult, task: Any, rel: str) -> str:
+def _published(result: RunResult, task: TaskSpec, rel: str) -> str:
     """Where a committer publishes a file written as ``rel`` (Stocator inserts the attempt ID
     into the name: the committer class declares it with ``published_name``)."""
     from zerorename_model.protocols import COMMITTERS
 
-    rename = getattr(COMMITTERS.get(result.scenario.committer), "published_name", None)
+    # an optional class attribute (only Stocator has one): looked up, not declared on every
+    # factory; a plain getattr, as this runs for every file of every checked run
+    rename: Callable[[str, TaskSpec], str] | None = getattr(
+        COMMITTERS.get(result.scenario.committer), "published_name", None)
     return str(rename(rel, task)) if rename else rel
 
 

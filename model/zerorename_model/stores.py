@@ -19,9 +19,8 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 # the store protocol's value types, defined once, in the production package's types-only
 # module: the one thing the model imports from it (tests/test_towers.py)
@@ -378,11 +377,11 @@ class ObjectSnapshot:
     counted, no lagging write made visible), for checking what a reader of a record would see
     in a given state of a run."""
 
-    def __init__(self, objects: dict[str, Any]) -> None:
-        self.objects = {k: getattr(v, "data", v) for k, v in objects.items()}
+    def __init__(self, objects: Mapping[str, bytes | Obj]) -> None:
+        """``objects``: url -> bytes (a run's final state) or stored object (a live store's)."""
+        self.objects = {k: v.data if isinstance(v, Obj) else v for k, v in objects.items()}
 
     def get(self, url: str) -> bytes:
         if url not in self.objects:
             raise not_found(url)
-        data: bytes = self.objects[url]
-        return data
+        return self.objects[url]
