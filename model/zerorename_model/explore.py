@@ -191,13 +191,37 @@ Allow = Callable[[Run, Move], bool]
 Sleep = dict[Hashable, Footprint | None]
 Watch = Callable[[Run, Move | None], str | None]
 
+#: one choice on the way to a state: the index taken, the move it was, how many were offered
+Step = tuple[int, Move, int]
+
+
+class _Replayed(Sequence[Move]):
+    """The options a replayed state offered, as far as :meth:`Run.choose` records them: how
+    many there were, and the one taken.  Replaying a prefix takes the moves its first run
+    took (the harness is deterministic), so the options need not be computed again: that was
+    about a sixth of a search's CPU time, most of it spent replaying."""
+
+    __slots__ = ("_index", "_move", "_n")
+
+    def __init__(self, step: Step) -> None:
+        self._index, self._move, self._n = step
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, index: Any) -> Any:
+        if index != self._index:
+            raise IndexError(f"a replayed state keeps only the move taken ({self._index})")
+        return self._move
+
+
 @dataclass
 class _Node:
     """A state the search expanded: the choices leading to it, its moves, which of them it
     explores (``todo``, indices into ``moves``), its sleep set, and the footprints of the
     explored moves as their runs observe them."""
 
-    prefix: tuple[int, ...]
+    prefix: tuple[Step, ...]
     ids: list[Hashable]
     todo: list[int]
     sleep: Sleep
@@ -286,23 +310,23 @@ def _one_run(run: Run, node: _Node | None, k: int,
              visited: dict[Any, Sleep],
              frontier: list[tuple[_Node | None, int]], sleeping: bool, faults: bool,
              allow: Allow | None, watch: Watch | None) -> Finished:
-    taken: list[int] = []
+    taken: list[Step] = []
     found: str | None = None
     sleep: Sleep = {}
     try:
         if node is not None:
-            for index in node.prefix:
-                moves = run.options()
+            for step in node.prefix:
+                run.finished()  # wakes the actors whose wait is over, as options() does
                 if found is None and watch is not None:
-                    found = watch(run, moves[index])
-                run.choose(moves, index)
-                taken.append(index)
+                    found = watch(run, step[1])
+                run.choose(_Replayed(step), step[0])
+                taken.append(step)
             moves = run.options()
             index = node.todo[k]
             if found is None and watch is not None:
                 found = watch(run, moves[index])
             footprint = _execute(run, moves, index, faults)
-            taken.append(index)
+            taken.append((index, moves[index], len(moves)))
             node.footprints[k], node.observed[k] = footprint, True
             if sleeping:  # the node's sleep set and the siblings explored before this one
                 earlier = [(node.ids[node.todo[i]], node.footprints[i]) for i in range(k)
@@ -323,7 +347,7 @@ def _one_run(run: Run, node: _Node | None, k: int,
                 found = watch(run, moves[todo[0]])
             footprint = _execute(run, moves, todo[0], faults)
             here.footprints[0], here.observed[0] = footprint, True
-            taken.append(todo[0])
+            taken.append((todo[0], moves[todo[0]], len(moves)))
             if sleeping:
                 sleep = {z: f for z, f in sleep.items()
                          if independent(f, footprint)}
@@ -332,7 +356,7 @@ def _one_run(run: Run, node: _Node | None, k: int,
     result = run.result()
     if found is None and watch is not None:
         found = watch(run, None)
-    return Finished(result, taken, found, run)
+    return Finished(result, [step[0] for step in taken], found, run)
 
 
 def _expand(run: Run, moves: list[Move], ids: list[Hashable], sleep: Sleep,

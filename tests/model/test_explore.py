@@ -129,3 +129,23 @@ def test_the_comparison_catches_an_unsound_independence(monkeypatch: pytest.Monk
     monkeypatch.setattr(engine, "independent", careless)
     careless_digests, _violated, _stats = _everything(case, Reduction.SLEEP)
     assert careless_digests < plain_digests
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.name in (
+    "magic-s3-2018-crash", "direct-speculate", "directory-restart", "v1-throttle-crash",
+    "lists-s3-2018")], ids=lambda c: c.name)
+def test_replaying_the_moves_taken_reaches_what_the_choices_reach(case: Case) -> None:
+    """The engine replays a prefix with the moves its first run took, without computing the
+    options again: every run it yields must be the run its choices make from scratch."""
+    from zerorename_model.explore import run_once
+
+    stats = Stats()
+    checked = 0
+    for done in runs(lambda: new_run(case.scenario, case.factory), stats,
+                     reduction=Reduction.FAULTS, max_runs=300):
+        again = run_once(case.scenario, case.factory, done.choices)
+        assert again.digest == done.result.digest, done.choices
+        assert [e for e in again.trace if e["t"] == "choice"] == [
+            e for e in done.result.trace if e["t"] == "choice"], done.choices
+        checked += 1
+    assert checked >= 5
