@@ -161,6 +161,7 @@ class DriverRules(RunBase):
             return
         if not self.sync(Call.CAN_COMMIT.value, lambda: self._can_commit(job, task)):
             committer.abort_task()
+            self._commit_denied(job, task)
             return
         message = committer.commit_task()
         self.sync(Call.REPORT_SUCCESS.value, lambda: self._accept(job, task, message))
@@ -222,14 +223,33 @@ class DriverRules(RunBase):
         job.live[task.name] = False
         if job.holder.get(task.task_id) == task.name:
             del job.holder[task.task_id]
-        if task.task_id in job.accepted or job.failed:
+        self._pending_again(job, task.task_id)
+
+    def _commit_denied(self, job: JobState, task: TaskSpec) -> None:
+        """Spark: an attempt denied its commit ends with TaskCommitDenied, which does not count
+        as a task failure, and its task is pending again unless another attempt runs (the
+        holder of the commit may have died meanwhile: then nothing else would run it, and the
+        driver would wait for the task for ever)."""
+        if job.spec.attempt != task.job.attempt or not job.live.get(task.name):
             return
-        if any(job.live.get(t.name) for t in job.attempts[task.task_id]):
+        self.effects += 1  # the driver's view changes (shared state: see Recorder.note)
+        job.denied.add(task.name)
+        self._pending_again(job, task.task_id)
+
+    def _pending_again(self, job: JobState, task_id: int) -> None:
+        """An attempt of ``task_id`` ended without committing it: relaunch the task unless it
+        is done or still running, or fail the job once its attempts (those not merely denied
+        their commit) are used up."""
+        if task_id in job.accepted or job.failed:
             return
-        if len(job.attempts[task.task_id]) < self.scenario.max_attempts:
-            self._launch_attempt(job, task.task_id)
+        if any(job.live.get(t.name) and t.name not in job.denied
+               for t in job.attempts[task_id]):
+            return
+        counted = [t for t in job.attempts[task_id] if t.name not in job.denied]
+        if len(counted) < self.scenario.max_attempts:
+            self._launch_attempt(job, task_id)
         else:
-            self.note(f"task {task.task_id} exhausted its attempts: the job fails")
+            self.note(f"task {task_id} exhausted its attempts: the job fails")
             job.failed = True
 
     def _on_actor_error(self, actor: Actor, error: Exception) -> None:

@@ -79,6 +79,9 @@ class JobState:
     live: dict[str, bool] = field(default_factory=dict)  # attempt name -> considered alive
     holder: dict[int, str] = field(default_factory=dict)  # task -> attempt allowed to commit
     accepted: dict[int, tuple[TaskSpec, Any]] = field(default_factory=dict)
+    #: attempts that ended denied their commit (not task failures; still ``live`` in the
+    #: driver's view, as earlier versions recorded, so saved traces keep their digests)
+    denied: set[str] = field(default_factory=set)
     failed: bool = False
     outcome: str = "running"  # running, committed, aborted, commit-failed, abort-failed, lost
     error: str = ""
