@@ -58,8 +58,11 @@ replay_witness = _load_tool("replay_witness")
 
 
 def _expected() -> list[dict[str, Any]]:
+    """The configurations ``tla/expected.json`` lists (parsed JSON: the tests check its
+    fields as they use them)."""
     with open(TLA_DIR / "expected.json", encoding="utf-8") as fh:
-        return json.load(fh)["configs"]
+        configs: list[dict[str, Any]] = json.load(fh)["configs"]
+    return configs
 
 
 EXPECTED = _expected()
