@@ -17,10 +17,16 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, TypeVar
 
 from zerorename.errors import StoreError, ThrottledError
 from zerorename.store import ListPage, ObjectInfo, Store, StoreCapabilities, UploadInfo
+
+if TYPE_CHECKING:  # shapes only: zerorename_model.trace would load the harness with them
+    from zerorename import SuccessData
+    from zerorename_model.trace import EndLine, HeaderLine, NoteLine, OpLine, TraceLine
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -41,7 +47,7 @@ class RecordingStore:
 
     inner: Store
     faults: list[InjectedFault] = field(default_factory=list)
-    events: list[dict[str, Any]] = field(default_factory=list)
+    events: list[TraceLine] = field(default_factory=list)
     _counts: dict[str, int] = field(default_factory=dict)
     _local: threading.local = field(default_factory=threading.local)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -68,20 +74,22 @@ class RecordingStore:
 
     def note(self, message: str) -> None:
         """A harness-style note in the trace (a job phase, a fault the caller arranged)."""
+        note: NoteLine = {"t": "note", "msg": message}
         with self._lock:
-            self.events.append({"t": "note", "msg": message})
+            self.events.append(note)
 
     def trace(self, committer: str, dest: str, *, store: str = "moto",
-              outcome: str = "") -> list[dict[str, Any]]:
+              outcome: str = "") -> list[TraceLine]:
         """The recorded run as trace events, loadable by ``analysis.from_events``."""
-        header = {"t": "header", "replayable": False,
-                  "scenario": {"committer": committer, "store": store, "dests": [dest],
-                               "tasks": None, "driver": "reference"}}
-        end = {"t": "end", "outcomes": [outcome] if outcome else [], "violations": [],
+        header: HeaderLine = {"t": "header", "replayable": False,
+                              "scenario": {"committer": committer, "store": store,
+                                           "dests": [dest], "tasks": None,
+                                           "driver": "reference"}}
+        end: EndLine = {"t": "end", "outcomes": [outcome] if outcome else [], "violations": [],
                "requests": dict(self._counts)}
         return [header, *self.events, end]
 
-    def _call(self, op: str, args: Sequence[Any], apply: Callable[[], Any]) -> Any:
+    def _call(self, op: str, args: Sequence[object], apply: Callable[[], T]) -> T:
         actor = (getattr(self._local, "actor", None) or self._current
                  or threading.current_thread().name)
         with self._lock:
@@ -111,12 +119,13 @@ class RecordingStore:
         self._record(actor, op, args, _shown(result))
         return result
 
-    def _record(self, actor: str, op: str, args: Sequence[Any], result: str) -> None:
+    def _record(self, actor: str, op: str, args: Sequence[object], result: str) -> None:
         shown_args = [f"<{len(a)} bytes>" if isinstance(a, bytes | bytearray) else a
                       for a in args]
+        event: OpLine = {"t": "op", "actor": actor, "op": op, "args": shown_args,
+                         "result": result}
         with self._lock:
-            self.events.append({"t": "op", "actor": actor, "op": op, "args": shown_args,
-                                "result": result})
+            self.events.append(event)
 
     # -- the store protocol, each request through _call ----------------------------------
 
@@ -187,7 +196,7 @@ class RecordingStore:
         return result
 
 
-def _shown(result: Any) -> str:
+def _shown(result: object) -> str:
     """A request's answer as the model's traces show it: an ETag or ID as is, a listing as
     ``[url, …]``, bytes as a length, nothing as ``ok``."""
     if result is None:
@@ -207,9 +216,9 @@ def _shown(result: Any) -> str:
 class RecordedJob:
     """A reference committer's job run through a :class:`RecordingStore`."""
 
-    events: list[dict[str, Any]]
+    events: list[TraceLine]
     error: BaseException | None
-    success: Any = None
+    success: SuccessData | None = None
 
 
 def run_recorded_job(committer: str, store: Store, dest: str, files: dict[int, dict[str, bytes]],
@@ -227,7 +236,7 @@ def run_recorded_job(committer: str, store: Store, dest: str, files: dict[int, d
     driver = zr.create_committer(committer, recording, job)
     messages = []
     error: BaseException | None = None
-    success = None
+    success: SuccessData | None = None
     try:
         with recording.acting("driver0"):
             driver.setup_job()

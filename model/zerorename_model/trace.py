@@ -10,16 +10,69 @@ state.  Replaying feeds the recorded choices back and checks the digest is the s
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, NotRequired, TypedDict
 
 from zerorename_model.harness import Run, RunResult
 from zerorename_model.scenario import CommitterFactory, Scenario
 
+# -- the lines of a trace file ---------------------------------------------------------------------
 
-def write_trace(path: str | Path, trace: Iterable[dict[str, Any]]) -> Path:
+class HeaderLine(TypedDict):
+    """Line 1: the scenario (``Scenario.to_json``; a recorded reference run gives the fields
+    it knows, and says it cannot be replayed)."""
+
+    t: Literal["header"]
+    scenario: dict[str, object]
+    replayable: NotRequired[bool]
+
+
+class ChoiceLine(TypedDict):
+    """A scheduler choice: option ``i`` of ``n``, and what it meant."""
+
+    t: Literal["choice"]
+    n: int
+    i: int
+    move: str
+
+
+class OpLine(TypedDict):
+    """An actor's store operation (with its arguments, bytes shown as their length) or
+    driver call, and its result as text."""
+
+    t: Literal["op"]
+    actor: str
+    op: str
+    result: str
+    args: NotRequired[list[object]]
+
+
+class NoteLine(TypedDict):
+    """A harness event: a launch, a crash, a visibility event, an injected fault."""
+
+    t: Literal["note"]
+    msg: str
+
+
+class EndLine(TypedDict):
+    """The last line: the outcomes, the requests by operation, the final state's digest."""
+
+    t: Literal["end"]
+    outcomes: list[str]
+    requests: dict[str, int]
+    digest: NotRequired[str]
+    violations: NotRequired[list[str]]
+
+
+#: one line of a trace file, as written.  A trace *read back* is parsed JSON, so the readers
+#: below take ``dict[str, Any]`` and check what they use; the harness's events still render
+#: themselves as ``dict[str, Any]`` (``RunResult.trace``).
+TraceLine = HeaderLine | ChoiceLine | OpLine | NoteLine | EndLine
+
+
+def write_trace(path: str | Path, trace: Iterable[Mapping[str, object]]) -> Path:
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", encoding="utf-8") as f:
