@@ -4,8 +4,11 @@
 the FULL run budget (4,000 runs) and prints, per cell and in total, runs, distinct states, wall
 and CPU time
 (``time.process_time``: the machine's cores are shared, so CPU seconds are the steadier figure)
-and whether the scope was exhausted.  ``--matrix quick`` adds the wall time of the whole quick
-matrix; ``--matrix full-s3-2018`` the number of cells left incomplete at the FULL budget on
+and whether the scope was exhausted.  ``--matrix quick`` adds the wall and CPU time of the whole
+quick matrix (as ``check --quick`` runs it, with the saved seeds when the source tree has them),
+``--matrix quick-no-seeds`` the same by exploration alone; both compare their violated cells
+with the committed full results (``paper/results/verdicts.json``) when present.
+``--matrix full-s3-2018`` gives the number of cells left incomplete at the FULL budget on
 ``s3-2018``.  ``--json`` writes every figure, so docs/exploration.md can cite one file.
 
 Each cell is explored with ``stop_when_all_violated=False``: a violated cell would otherwise stop
@@ -83,17 +86,48 @@ def measure(scope_name: str, committer: str, store: str, max_runs: int,
                   time.monotonic() - wall, time.process_time() - cpu)
 
 
-def matrix_quick() -> dict[str, Any]:
-    """Wall time of the whole quick matrix (what ``zerorename check --quick`` runs)."""
+def matrix_quick(seeded: bool = True) -> dict[str, Any]:
+    """Wall and CPU time of the whole quick matrix (what ``zerorename check --quick`` runs,
+    variants included), and how its violated cells compare with the committed full results."""
+    import os
+
+    from zerorename_model.seeds import default_directory
     from zerorename_model.verdicts import matrix
 
-    wall = time.monotonic()
-    cells = matrix(quick=True)
-    return {"wall": round(time.monotonic() - wall, 1), "cells": len(cells),
-            "violated": sorted(f"{c['committer']}/{c['store']}/{c['property']}"
-                               for c in cells if c["verdict"] == "violated"),
-            "incomplete": sum(1 for c in cells if c["verdict"] == "holds"
-                              and not c["explored"].get("complete", True))}
+    directory = default_directory() if seeded else None
+    wall, before = time.monotonic(), os.times()
+    cells = matrix(quick=True, variants=True, seeds=str(directory) if directory else None)
+    after = os.times()
+    cpu = (after.user + after.system + after.children_user + after.children_system
+           - before.user - before.system - before.children_user - before.children_system)
+    violated = {_key(c) for c in cells if c["verdict"] == "violated"}
+    report: dict[str, Any] = {
+        "wall": round(time.monotonic() - wall, 1), "cpu": round(cpu, 1), "cells": len(cells),
+        "seeds": str(directory) if directory else None, "violated": len(violated),
+        "found_by_seed": sum(1 for c in cells if c["verdict"] == "violated"
+                             and str(c["explored"].get("found_by", "")).startswith("seed")),
+        "incomplete": sum(1 for c in cells if c["verdict"] == "holds"
+                          and not c["explored"].get("complete", True))}
+    committed = _committed_violations()
+    if committed is not None:
+        asked = {_key(c) for c in cells}
+        report["missed"] = sorted("/".join(k) for k in committed & asked - violated)
+        report["beyond_committed"] = sorted("/".join(k) for k in violated - committed)
+    return report
+
+
+def _key(cell: dict[str, Any]) -> tuple[str, ...]:
+    return (cell["committer"], cell["store"], cell["property"], cell["protocol"],
+            cell.get("bug") or "")
+
+
+def _committed_violations() -> set[tuple[str, ...]] | None:
+    """The violated cells of the committed full results (None outside the source tree)."""
+    path = Path(__file__).resolve().parents[2] / "paper" / "results" / "verdicts.json"
+    if not path.is_file():
+        return None
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return {_key(c) for c in cells if c["verdict"] == "violated"}
 
 
 def matrix_full_store(store: str) -> dict[str, Any]:
@@ -119,7 +153,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--committer", action="append", help="only these committers")
     parser.add_argument("--store", action="append", help="only these stores")
     parser.add_argument("--matrix", action="append", default=[],
-                        choices=["quick", "full-s3-2018"], help="also time a whole matrix")
+                        choices=["quick", "quick-no-seeds", "full-s3-2018"],
+                        help="also time a whole matrix")
     parser.add_argument("--json", help="write every figure to this file")
     args = parser.parse_args(argv)
     figures: list[Figure] = []
@@ -146,7 +181,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "total": {"runs": runs, "states": states, "complete": done, "cells": len(figures),
                   "wall": round(wall, 1), "cpu": round(cpu, 1)}}
     for which in args.matrix:
-        report[which] = matrix_quick() if which == "quick" else matrix_full_store("s3-2018")
+        report[which] = (matrix_quick(which == "quick") if which.startswith("quick")
+                         else matrix_full_store("s3-2018"))
         print(f"{which}: {json.dumps(report[which])}", flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
