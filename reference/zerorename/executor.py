@@ -8,8 +8,7 @@ Three rules, each from a production lesson:
 * **Lifetime = one operation.**  The pool is created on entry and shut down (waiting for its
   threads) on exit, even on failure, so no committer leaks threads (Hadoop's suites assert
   this after every class).
-* **``threads <= 1`` runs inline**, in the caller's thread, creating no thread at all.  The
-  simulation harness runs committers on greenlets, which must not be switched from a thread.
+* **``threads <= 1`` runs inline**, in the caller's thread, creating no thread at all.
 
 Stop-on-first-failure: once a work item fails, nothing new is submitted, the in-flight items
 finish, and the first error is raised (later ones are attached as notes).

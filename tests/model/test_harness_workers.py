@@ -120,3 +120,23 @@ def test_workers_are_named_after_their_owner_and_die_with_it() -> None:
     assert Fault(MoveKind.CRASH, "j0.t0.a0", 0, Role.ATTEMPT) in result.incidents
     assert result.jobs[0].outcome == "committed"
     assert "j0.t0.a1" in run.by_name
+
+
+def test_sleep_sets_keep_every_end_state_with_task_side_workers() -> None:
+    """v2 renames a task's files in a pool during its task commit: the attempt's steps have
+    footprints, its workers' do not, and a crash strikes attempt and workers together.  The
+    reduced search must reach every final state the full one does."""
+    scenario = Scenario("v2", store="abfs", tasks=1, files=("a.csv", "b.csv"),
+                        faults=Faults(crash=1))
+    factory = ReferenceFactory("v2", 2)
+    full = {r.digest for r in _results_with(scenario, factory, Reduction.NONE)}
+    reduced = {r.digest for r in _results_with(scenario, factory, Reduction.FAULTS)}
+    assert len(full) > 5 and reduced == full
+
+
+def _results_with(scenario: Scenario, factory: Any, reduction: Reduction) -> list[RunResult]:
+    stats = Stats()
+    found = [done.result for done in runs(lambda: new_run(scenario, factory), stats,
+                                          reduction=reduction, max_runs=3_000)]
+    assert stats.complete
+    return found

@@ -5,7 +5,8 @@ code on its own greenlet.  The store it is given is a :class:`~.state.SteppedSto
 operation the actor pauses and the scheduler decides what happens next, so a run is a sequence
 of *steps*, one store operation each, and every interleaving and crash point is reachable.
 Because actors are plain code paused at the store boundary, the same harness drives model
-protocols and reference committers (whose thread pools must run inline, ``threads=1``).
+protocols and reference committers; a reference committer's thread pools run as child actors
+of the actor using them (:mod:`.workers`), so the order of its parallel requests is a choice.
 
 At each step the scheduler asks its :class:`~zerorename_model.choices.Chooser` one question:
 which of the currently possible :class:`~.events.Move` values happens (step an actor; crash,
