@@ -26,6 +26,7 @@ import os
 import threading
 from collections.abc import Callable, Collection, Iterable, Iterator
 from concurrent.futures import ALL_COMPLETED, FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import contextmanager
 from types import TracebackType
 from typing import Any, Protocol, TypeVar
 
@@ -181,6 +182,29 @@ class BoundedExecutor:
                 future.cancel()
             if pending:
                 pool.wait(list(pending), first=False)
+
+    @contextmanager
+    def beside(self, fn: Callable[[], R]) -> Iterator[Future[R]]:
+        """Run ``fn`` on one worker of its own (from the same backend) while the block runs;
+        the block gets its future, and leaving the block waits for it.  Inline, ``fn`` runs
+        first, in the caller.  For work that must overlap a pool's (reading what a job owns
+        while its uploads complete) without a thread the backend does not know of."""
+        future: Future[R] = Future()
+        if self.inline:
+            future.set_running_or_notify_cancel()
+            try:
+                future.set_result(fn())
+            except Exception as exc:
+                future.set_exception(exc)
+            yield future
+            return
+        extra = self.backend.start(f"{self.name}-beside", 1)
+        try:
+            future = extra.submit(lambda _none: fn(), None)
+            yield future
+        finally:
+            extra.wait([future], first=False)
+            extra.shutdown()
 
     def run(self, fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
         """All results (completion order); raises the first failure after draining."""

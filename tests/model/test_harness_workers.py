@@ -140,3 +140,27 @@ def _results_with(scenario: Scenario, factory: Any, reduction: Reduction) -> lis
                                           reduction=reduction, max_runs=3_000)]
     assert stats.complete
     return found
+
+
+class ReadsBeside(Ideal):
+    """Lists the pending uploads beside its completes (as the S3A job commit reads what the
+    job owns while its uploads complete), through ``BoundedExecutor.beside``."""
+
+    def commit_job(self, messages: list[Any] | None) -> None:
+        assert messages is not None
+        with BoundedExecutor(1, "commit", backend=self.env.worker_pools(2)) as pool, \
+                pool.beside(lambda: self.fs.list_multipart_uploads(self.dest + "/")) as read:
+            self._complete(messages)
+        read.result()
+
+
+def test_work_beside_a_pool_is_an_actor_too() -> None:
+    orders = set()
+    for result in _results(Scenario("toy", tasks=1), ReadsBeside):
+        landed = [e for e in result.events if isinstance(e, Op)
+                  and e.said.op.op in ("list_multipart_uploads", "complete_multipart")
+                  and e.actor.startswith("driver0")]
+        assert any(e.actor.startswith("driver0.w") for e in landed)
+        orders.add(tuple(e.said.op.op for e in landed)[:2])
+    assert orders == {("list_multipart_uploads", "complete_multipart"),
+                      ("complete_multipart", "list_multipart_uploads")}
