@@ -164,3 +164,29 @@ def test_work_beside_a_pool_is_an_actor_too() -> None:
         orders.add(tuple(e.said.op.op for e in landed)[:2])
     assert orders == {("list_multipart_uploads", "complete_multipart"),
                       ("complete_multipart", "list_multipart_uploads")}
+
+
+class PoolWrites(Ideal):
+    """Writes each file from a pool worker (the attempt waits for it)."""
+
+    def write(self, relpath: str, data: bytes) -> None:
+        with BoundedExecutor(1, "write", backend=self.env.worker_pools(2)) as pool:
+            pool.run(lambda _none: Ideal.write(self, relpath, data), [None])
+
+
+def test_a_kill_reaches_an_attempt_waiting_for_its_workers() -> None:
+    """Spark kills the other attempts of a task once one succeeds: an attempt blocked on its
+    pool is interrupted (and aborts) rather than carrying on once its workers are done."""
+    run = Run(Scenario("toy", tasks=1, faults=Faults(speculate=1)), PoolWrites)
+    run.apply(next(m for m in run.options() if m.kind is MoveKind.SPECULATE))
+    loser = run.by_name["j0.t0.a1"]
+    while not (loser.pending is not None and loser.pending.call is Call.AWAIT_WORKERS):
+        run.apply(Move(MoveKind.STEP, loser.name))
+    while not run.jobs[0].accepted:  # the first attempt finishes and is accepted
+        run.apply(next(m for m in run.options() if m.actor.startswith("j0.t0.a0")))
+    assert loser.killed
+    run.options()  # wakes the loser: the kill interrupts its wait
+    assert loser.kill_delivered
+    result = run.run(FirstChooser())
+    assert any(getattr(e, "msg", "") == "j0.t0.a1 was killed: abort_task" for e in result.events)
+    assert result.jobs[0].outcome == "committed"

@@ -259,7 +259,11 @@ class Run(DriverRules, FaultMoves, Recorder):
         actor.pending = None
         if command == "crash":
             raise ActorCrashed(actor.name)
-        if command == "kill":
+        if command == "kill" or (command == "go" and actor.killed
+                                 and not actor.kill_delivered
+                                 and pending.channel is not Channel.WAIT):
+            # a kill that found the actor waiting for its workers reaches it at its next
+            # operation (the driver resumes only actors paused at one with "kill")
             actor.kill_delivered = True
             raise TaskKilled(actor.name)
         if command == "abort":
