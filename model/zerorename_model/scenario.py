@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, Protocol, TypedDict, TypeVar, Unpack, runtime_checkable
 
 # the store protocol committers are written against: the production package's types-only module
 # (the one thing the model imports from it, tests/test_towers.py)
@@ -78,13 +78,29 @@ class Scenario:
         data["options"] = tuple(tuple(p) for p in data.get("options", ()))
         return cls(**data)
 
-    def with_(self, **changes: Any) -> Scenario:
-        """``dataclasses.replace``: the field names and types are checked when it runs (mypy
-        cannot type a ``**changes`` that names any field)."""
+    def with_(self, **changes: Unpack[ScenarioChanges]) -> Scenario:
+        """``dataclasses.replace`` with the fields named and typed (:class:`ScenarioChanges`)."""
         return replace(self, **changes)
 
     def __str__(self) -> str:
         return json.dumps(self.to_json(), sort_keys=True)
+
+
+class ScenarioChanges(TypedDict, total=False):
+    """The fields of :class:`Scenario`, any of them: what :meth:`Scenario.with_` may change."""
+
+    committer: str
+    store: str
+    tasks: int
+    files: tuple[str, ...]
+    max_attempts: int
+    dests: tuple[str, ...]
+    driver: str
+    faults: Faults
+    preexisting: tuple[tuple[str, str], ...]
+    options: tuple[tuple[str, str], ...]
+    reader: bool
+    same_job_id: bool
 
 
 @dataclass(frozen=True)
