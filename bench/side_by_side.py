@@ -374,6 +374,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--merge", action="store_true",
                     help="keep the rows of the previous results in --out-dir that this run "
                          "does not measure again")
+    ap.add_argument("--from-runs", type=Path, default=None, metavar="JSONL",
+                    help="measure nothing: build the results from a runs log "
+                         "(side_by_side.runs.jsonl of a sweep cut short)")
     ap.add_argument("--no-readme", action="store_true",
                     help="do not rewrite README.md's table (always off with --quick or "
                          "--out-dir elsewhere)")
@@ -420,8 +423,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     report["job"]["repeats"] = repeats
     runs: list[dict[str, Any]] = []
     args.out_dir.mkdir(parents=True, exist_ok=True)
-    log = args.out_dir / "side_by_side.runs.jsonl"  # every run as it ends (this invocation)
-    log.write_text("")
+    log = args.out_dir / "side_by_side.runs.jsonl"  # every run as it ends (kept by --merge)
+    if args.from_runs is not None:  # a sweep cut short: its runs, measured nothing again
+        runs += [json.loads(line) for line in args.from_runs.read_text().splitlines() if line]
+        for run in runs:
+            report["servers"].setdefault(run["server"], {"note": f"runs from {args.from_runs}"})
+        servers = []
+    elif not args.merge:
+        log.write_text("")
     for name in servers:
         cells = cells_of[name]
         if not cells:
