@@ -32,6 +32,20 @@ UPLOAD_OPS = frozenset({"create_multipart", "upload_part", "abort_multipart",
 READ_OPS = frozenset({"get", "head", "list_page", "list_multipart_uploads", "copy"})
 
 
+# -- reading parsed JSON: a trace line's values are whatever the file holds ----------------------
+
+def json_list(value: object) -> list[object]:
+    """A JSON array's items; anything else (missing, null) reads as no items."""
+    return list(value) if isinstance(value, list | tuple) else []
+
+
+def json_object(value: object) -> dict[str, object]:
+    """A JSON object's fields (a trace's scenario); anything else is not a trace's."""
+    if not isinstance(value, Mapping):
+        raise TypeError(f"expected a JSON object, got {type(value).__name__}")
+    return {str(k): v for k, v in value.items()}
+
+
 class StepKind(enum.Enum):
     """What a step of a trace is: who acted, and through which channel."""
 
@@ -72,7 +86,7 @@ class Trace:
     """A trace file read as steps, with its header and outcome."""
 
     path: str
-    scenario: dict[str, Any]
+    scenario: dict[str, object]
     steps: list[Step]
     outcomes: list[str] = field(default_factory=list)
     violations: list[str] = field(default_factory=list)
@@ -87,11 +101,11 @@ class Trace:
         return list(seen)
 
 
-def _keys_of(op: str, args: Sequence[Any]) -> tuple[str, ...]:
+def _keys_of(op: str, args: Sequence[object]) -> tuple[str, ...]:
     if not args:
         return ()
     if op == "delete_many":
-        return tuple(str(url) for url in args[0])
+        return tuple(str(url) for url in json_list(args[0]))
     if op in ("copy", "rename"):
         return (str(args[0]), str(args[1]))
     return (str(args[0]),)
@@ -109,7 +123,7 @@ def _move_step(index: int, move: str) -> Step | None:
     return None
 
 
-def steps_of(events: Iterable[Mapping[str, Any]]) -> list[Step]:
+def steps_of(events: Iterable[Mapping[str, object]]) -> list[Step]:
     """The trace's steps: store requests, driver calls, faults and visibility events."""
     steps: list[Step] = []
     for event in events:
@@ -120,7 +134,7 @@ def steps_of(events: Iterable[Mapping[str, Any]]) -> list[Step]:
                 steps.append(step)
         elif kind == "op":
             op = str(event["op"])
-            args = event.get("args") or []
+            args = json_list(event.get("args"))
             step_kind = StepKind.STORE if op in STORE_OPS else StepKind.DRIVER
             result = str(event.get("result", ""))
             upload = result if op == "create_multipart" else (
@@ -140,13 +154,14 @@ def load(path: str | Path) -> Trace:
     return from_events(events, source=str(path))
 
 
-def from_events(events: Sequence[Mapping[str, Any]], source: str = "<trace>") -> Trace:
+def from_events(events: Sequence[Mapping[str, object]], source: str = "<trace>") -> Trace:
     """A trace from its events (as :func:`zerorename_model.trace.read_trace` returns them, or
     as a run's ``trace`` holds them)."""
     ends = [e for e in events if e.get("t") == "end"]
-    end = ends[-1] if ends else {}
-    return Trace(source, dict(events[0]["scenario"]), steps_of(events[1:]),
-                 list(end.get("outcomes", [])), list(end.get("violations", [])),
+    end: Mapping[str, object] = ends[-1] if ends else {}
+    return Trace(source, json_object(events[0]["scenario"]), steps_of(events[1:]),
+                 [str(o) for o in json_list(end.get("outcomes"))],
+                 [str(v) for v in json_list(end.get("violations"))],
                  str(end.get("digest", "")))
 
 

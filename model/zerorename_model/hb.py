@@ -35,6 +35,7 @@ from zerorename_model.analysis import (
     Step,
     StepKind,
     Trace,
+    json_list,
     store_state,
 )
 
@@ -157,7 +158,7 @@ def _upload_edges(graph: nx.DiGraph[int], step: Step, open_uploads: dict[str, li
 
 def violated_keys(trace: Trace) -> list[str]:
     """The destination URLs the trace's violations name (``<dest>/<relpath>``), in order."""
-    dests = [str(d).rstrip("/") for d in trace.scenario.get("dests", [])]
+    dests = [str(d).rstrip("/") for d in json_list(trace.scenario.get("dests"))]
     keys: list[str] = []
     for text in trace.violations:
         match = _VIOLATION.match(text)
@@ -181,7 +182,7 @@ def violated_keys(trace: Trace) -> list[str]:
 def _task_keys(trace: Trace, dest: str, job: int, task: int) -> list[str]:
     """The task's output keys: its files as the scenario names them (what a committed attempt
     of it publishes, visible or not)."""
-    patterns = [str(p) for p in trace.scenario.get("files", [])]
+    patterns = [str(p) for p in json_list(trace.scenario.get("files"))]
     return [f"{dest}/{p.format(task=task, job=job)}" for p in patterns]
 
 
