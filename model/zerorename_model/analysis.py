@@ -39,6 +39,13 @@ def json_list(value: object) -> list[object]:
     return list(value) if isinstance(value, list | tuple) else []
 
 
+def json_int(value: object) -> int:
+    """A JSON integer (a choice's index); anything else is not a trace's."""
+    if not isinstance(value, int):
+        raise TypeError(f"expected a JSON integer, got {type(value).__name__}")
+    return value
+
+
 def json_object(value: object) -> dict[str, object]:
     """A JSON object's fields (a trace's scenario); anything else is not a trace's."""
     if not isinstance(value, Mapping):

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, NotRequired, TypedDict
 
+from zerorename_model.analysis import json_int, json_list, json_object
 from zerorename_model.harness import Run, RunResult
 from zerorename_model.scenario import CommitterFactory, Scenario
 
@@ -67,7 +68,8 @@ class EndLine(TypedDict):
 
 
 #: one line of a trace file, as written.  A trace *read back* is parsed JSON, so the readers
-#: below take ``dict[str, Any]`` and check what they use; the harness's events still render
+#: below take ``Mapping[str, object]`` and check what they use (:func:`read_trace` still
+#: answers ``dict[str, Any]``, which its callers index freely); the harness's events render
 #: themselves as ``dict[str, Any]`` (``RunResult.trace``).
 TraceLine = HeaderLine | ChoiceLine | OpLine | NoteLine | EndLine
 
@@ -95,32 +97,32 @@ def read_trace(path: str | Path) -> list[dict[str, Any]]:
     return events
 
 
-def choices_of(events: Iterable[dict[str, Any]]) -> list[int]:
-    return [e["i"] for e in events if e.get("t") == "choice"]
+def choices_of(events: Iterable[Mapping[str, object]]) -> list[int]:
+    return [json_int(e["i"]) for e in events if e.get("t") == "choice"]
 
 
-def format_trace(events: list[dict[str, Any]], *, verbose: bool = False) -> str:
+def format_trace(events: Sequence[Mapping[str, object]], *, verbose: bool = False) -> str:
     """Render a trace for people: one line per step, notes indented, the outcome last."""
-    scenario = events[0]["scenario"]
+    scenario = json_object(events[0]["scenario"])
+    dests = ",".join(str(d) for d in json_list(scenario["dests"]))
     lines = [f"scenario: committer={scenario['committer']} store={scenario['store']} "
-             f"tasks={scenario['tasks']} driver={scenario['driver']} "
-             f"dests={','.join(scenario['dests'])}"]
+             f"tasks={scenario['tasks']} driver={scenario['driver']} dests={dests}"]
     step = 0
     for e in events[1:]:
         kind = e.get("t")
         if kind == "choice":
             step += 1
-            if verbose or not e["move"].startswith("step "):
+            if verbose or not str(e["move"]).startswith("step "):
                 lines.append(f"{step:4d}  [{e['i']}/{e['n']}] {e['move']}")
         elif kind == "op":
-            args = " ".join(str(a) for a in e.get("args", []))
+            args = " ".join(str(a) for a in json_list(e.get("args")))
             lines.append(f"{step:4d}  {e['actor']:<12} {e['op']} {args} -> {e['result']}")
         elif kind == "note":
             lines.append(f"      · {e['msg']}")
         elif kind == "end":
-            lines.append(f"end: {', '.join(e['outcomes'])}; requests {e.get('requests', {})}")
-            if e.get("violations"):
-                lines += [f"  VIOLATED {v}" for v in e["violations"]]
+            outcomes = ", ".join(str(o) for o in json_list(e["outcomes"]))
+            lines.append(f"end: {outcomes}; requests {e.get('requests', {})}")
+            lines += [f"  VIOLATED {v}" for v in json_list(e.get("violations"))]
     return "\n".join(lines)
 
 
@@ -135,7 +137,7 @@ class _RecordedChooser:
     recorded (as many options, and the taken one described the same way).  An index alone
     would silently steer a different run; the descriptions say where the two parted."""
 
-    def __init__(self, path: str, recorded: list[dict[str, Any]]) -> None:
+    def __init__(self, path: str, recorded: list[Mapping[str, object]]) -> None:
         self.path = path
         self.recorded = recorded
         self.position = 0
@@ -145,7 +147,7 @@ class _RecordedChooser:
             return 0  # past the recording (a trace cut short): the plainest move, as explore
         event = self.recorded[self.position]
         self.position += 1
-        index = int(event["i"])
+        index = json_int(event["i"])
         offered = options[index] if 0 <= index < len(options) else None
         if len(options) != event["n"] or offered != event["move"]:
             shown = "; ".join(f"[{i}] {options[i]}" for i in range(len(options)))
@@ -166,11 +168,12 @@ def committer_factory(scenario: Scenario,
     return wrapped(scenario, factory or get(scenario.committer))
 
 
-def run_recorded(events: list[dict[str, Any]], factory: CommitterFactory | None = None,
+def run_recorded(events: Sequence[Mapping[str, object]],
+                 factory: CommitterFactory | None = None,
                  source: str = "<trace>") -> RunResult:
     """Run a trace's scenario again with its recorded choices (raises
     :class:`TraceDivergence` at the first step that differs from the recording)."""
-    scenario = Scenario.from_json(events[0]["scenario"])
+    scenario = Scenario.from_json(json_object(events[0]["scenario"]))
     chooser = _RecordedChooser(source, [e for e in events if e.get("t") == "choice"])
     return Run(scenario, committer_factory(scenario, factory)).run(chooser)
 
@@ -187,6 +190,6 @@ def replay(path: str | Path) -> Replay:
     """Re-run a trace's scenario with its recorded choices; compare final-state digests."""
     events = read_trace(path)
     ends = [e for e in events if e.get("t") == "end"]
-    recorded = ends[-1]["digest"] if ends else ""
+    recorded = str(ends[-1]["digest"]) if ends else ""
     result = run_recorded(events, source=str(path))
     return Replay(result.digest == recorded, recorded, result.digest, result)
