@@ -3,7 +3,8 @@
 A package split by concern: typed moves and events (:mod:`.events`), what a run holds
 (:mod:`.state`), the scheduler (:mod:`.scheduler`), the fault moves (:mod:`.faults`), the
 drivers' rules (:mod:`.driver`: Spark's OutputCommitCoordinator, Spark's and YARN's reactions
-to failures) and the recorder (:mod:`.recorder`: the trace, digests and the run's result).
+to failures), the recorder (:mod:`.recorder`: the trace, digests and the run's result) and
+pools whose workers are actors (:mod:`.workers`: a committer's parallel requests interleave).
 """
 
 from zerorename_model.harness.events import (
@@ -14,13 +15,18 @@ from zerorename_model.harness.events import (
     Choice,
     End,
     Event,
+    Failure,
+    Fault,
     Header,
+    Incident,
     Move,
     MoveKind,
     Note,
     NoteKind,
     Op,
     PendingOp,
+    Reported,
+    Role,
     Said,
 )
 from zerorename_model.harness.scheduler import Run
@@ -37,6 +43,7 @@ from zerorename_model.harness.state import (
 
 __all__ = [
     "READ_OPS", "STORE_OPS", "Actor", "Call", "Channel", "Choice", "End", "Env", "Event",
-    "Header", "JobState", "Move", "MoveKind", "Note", "NoteKind", "Op", "PendingOp", "Prune",
-    "Run", "RunResult", "Said", "SteppedStore", "TaskKilled", "hidden",
+    "Failure", "Fault", "Header", "Incident", "JobState", "Move", "MoveKind", "Note", "NoteKind",
+    "Op", "PendingOp", "Prune", "Reported", "Role", "Run", "RunResult", "Said", "SteppedStore",
+    "TaskKilled", "hidden",
 ]
