@@ -10,6 +10,9 @@ quick matrix (as ``check --quick`` runs it, with the saved seeds when the source
 with the committed full results (``paper/results/verdicts.json``) when present.
 ``--matrix full-s3-2018`` gives the number of cells left incomplete at the FULL budget on
 ``s3-2018``.  ``--json`` writes every figure, so docs/exploration.md can cite one file.
+``--baseline FILE`` is the A/B: another version of ``explore.py`` (``git show
+REV:model/zerorename_model/explore.py > FILE``) is loaded beside this one and every cell is
+explored by both, one after the other, so that both see the same load.
 
 Each cell is explored with ``stop_when_all_violated=False``: a violated cell would otherwise stop
 at its first finding, and runs/s would measure how soon bugs are found, not how fast the engine
@@ -68,20 +71,35 @@ class Figure:
         return self.states / self.cpu if self.cpu else 0.0
 
 
+def load_engine(path: str) -> Any:
+    """Another version of ``explore.py``, loaded as its own module (on this harness)."""
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("zerorename_speed_baseline", path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while it loads
+    spec.loader.exec_module(module)
+    return module.explore
+
+
 def measure(scope_name: str, committer: str, store: str, max_runs: int,
-            reduction: str | None = None) -> Figure:
-    """Explore one cell at ``max_runs`` and time it."""
+            reduction: str | None = None, engine: Any = None) -> Figure:
+    """Explore one cell at ``max_runs`` and time it (with ``engine``, another ``explore``)."""
+    engine = engine or explore
     driver, faults, tasks, props = MEASURED[scope_name]
     scenario = Scenario(committer, store=store, tasks=tasks, files=("part-{task:05d}",),
                         max_attempts=2, driver=driver, faults=faults)
     extra: dict[str, Any] = {}
     if reduction is not None:
-        if "reduction" not in inspect.signature(explore).parameters:
+        if "reduction" not in inspect.signature(engine).parameters:
             raise SystemExit("this explorer has no --reduction choice")
         extra["reduction"] = reduction
     wall, cpu = time.monotonic(), time.process_time()
-    report = explore(scenario, get(committer), list(props), max_runs=max_runs,
-                     stop_when_all_violated=False, **extra)
+    report = engine(scenario, get(committer), list(props), max_runs=max_runs,
+                    stop_when_all_violated=False, **extra)
     return Figure(scope_name, committer, store, report.runs, report.states, report.complete,
                   time.monotonic() - wall, time.process_time() - cpu)
 
@@ -156,13 +174,25 @@ def main(argv: Sequence[str] | None = None) -> int:
                         choices=["quick", "quick-no-seeds", "full-s3-2018"],
                         help="also time a whole matrix")
     parser.add_argument("--json", help="write every figure to this file")
+    parser.add_argument("--baseline", metavar="FILE",
+                        help="an explore.py to compare with, cell by cell (A/B)")
     args = parser.parse_args(argv)
     figures: list[Figure] = []
+    baseline = load_engine(args.baseline) if args.baseline else None
+    before: list[Figure] = []
     print(f"{'scope':<17} {'committer':<10} {'store':<8} {'runs':>6} {'states':>7} "
           f"{'done':>5} {'wall s':>7} {'cpu s':>7} {'runs/s':>7} {'states/s':>8}", flush=True)
     for scope in args.scope or SCOPE_NAMES:
         for committer in args.committer or COMMITTERS:
             for store in args.store or STORES:
+                if baseline is not None:
+                    b = measure(scope, committer, store, args.max_runs, args.reduction,
+                                baseline)
+                    before.append(b)
+                    print(f"{'  baseline':<17} {'':<10} {'':<8} {b.runs:>6} {b.states:>7} "
+                          f"{'yes' if b.complete else 'no':>5} {b.wall:>7.1f} {b.cpu:>7.1f} "
+                          f"{b.runs_per_cpu_second:>7.0f} {b.states_per_cpu_second:>8.0f}",
+                          flush=True)
                 f = measure(scope, committer, store, args.max_runs, args.reduction)
                 figures.append(f)
                 print(f"{scope:<17} {committer:<10} {store:<8} {f.runs:>6} {f.states:>7} "
@@ -184,6 +214,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         report[which] = (matrix_quick(which == "quick") if which.startswith("quick")
                          else matrix_full_store("s3-2018"))
         print(f"{which}: {json.dumps(report[which])}", flush=True)
+    if before:
+        bcpu = sum(f.cpu for f in before)
+        bstates = sum(f.states for f in before)
+        print(f"baseline: {sum(f.runs for f in before)} runs, {bstates} states, "
+              f"{bcpu:.1f} s CPU: {bstates / bcpu:.0f} states/s (CPU)", flush=True)
+        report["baseline"] = {"file": args.baseline, "cells": [asdict(f) for f in before]}
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     return 0
