@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from zerorename_model.harness import STORE_OPS
+from zerorename_model.json_values import json_list, json_object
 
 #: Scheduler moves that are faults or environment events rather than an actor's own step.
 FAULT_MOVES = ("crash", "partition", "speculate", "restart", "fail_job", "throttle")
@@ -30,27 +31,6 @@ DELETE_OPS = frozenset({"delete", "delete_many", "rename"})
 UPLOAD_OPS = frozenset({"create_multipart", "upload_part", "abort_multipart",
                         "complete_multipart"})
 READ_OPS = frozenset({"get", "head", "list_page", "list_multipart_uploads", "copy"})
-
-
-# -- reading parsed JSON: a trace line's values are whatever the file holds ----------------------
-
-def json_list(value: object) -> list[object]:
-    """A JSON array's items; anything else (missing, null) reads as no items."""
-    return list(value) if isinstance(value, list | tuple) else []
-
-
-def json_int(value: object) -> int:
-    """A JSON integer (a choice's index); anything else is not a trace's."""
-    if not isinstance(value, int):
-        raise TypeError(f"expected a JSON integer, got {type(value).__name__}")
-    return value
-
-
-def json_object(value: object) -> dict[str, object]:
-    """A JSON object's fields (a trace's scenario); anything else is not a trace's."""
-    if not isinstance(value, Mapping):
-        raise TypeError(f"expected a JSON object, got {type(value).__name__}")
-    return {str(k): v for k, v in value.items()}
 
 
 class StepKind(enum.Enum):

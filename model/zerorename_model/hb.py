@@ -35,9 +35,9 @@ from zerorename_model.analysis import (
     Step,
     StepKind,
     Trace,
-    json_list,
     store_state,
 )
+from zerorename_model.json_values import json_list
 
 #: The node that stands for the run's final state (what the property checkers observed).
 OUTCOME = -1

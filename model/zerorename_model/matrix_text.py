@@ -1,26 +1,31 @@
 """The verdict matrix as text: one table with both protocols' verdicts in each cell, then the
 production bugs, each variant under the fixed committer, with a legend that says what the
-protocols and verdicts mean.  Pure functions of the cells (``zerorename_model.verdicts``)."""
+protocols and verdicts mean.  Pure functions of the cells (``zerorename_model.verdicts``).
+
+A cell is read as JSON (``Mapping[str, object]``): the matrix also comes back from
+``verdicts.json``, so each field is converted where it is used."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
 
+from zerorename_model.json_values import json_list, json_object
 from zerorename_model.scopes import PROTOCOL_LEGEND, PROTOCOLS
+
+Cell = Mapping[str, object]
 
 #: how a verdict is written in a table cell (short, so two fit side by side)
 SHORT = {"holds": "holds", "holds*": "holds*", "violated": "VIOL", "n/a": "n/a"}
 
 
-def shown_verdict(cell: dict[str, Any]) -> str:
+def shown_verdict(cell: Cell) -> str:
     """A cell's verdict as people read it: ``holds*`` where a scope was only sampled."""
-    if cell["verdict"] == "holds" and not cell["explored"].get("complete", True):
+    if cell["verdict"] == "holds" and not json_object(cell["explored"]).get("complete", True):
         return "holds*"
     return str(cell["verdict"])
 
 
-def _pair(cells: dict[str, dict[str, Any]], protocols: Sequence[str]) -> str:
+def _pair(cells: Mapping[str, Cell], protocols: Sequence[str]) -> str:
     return "/".join(SHORT.get(shown_verdict(cells[d]), shown_verdict(cells[d]))
                     if d in cells else "" for d in protocols)
 
@@ -48,16 +53,16 @@ def legend(protocols: Sequence[str]) -> list[str]:
     ]
 
 
-def format_matrix(cells: Sequence[dict[str, Any]]) -> str:
+def format_matrix(cells: Sequence[Cell]) -> str:
     """One row per (committer, store), one column per property, each cell ``hadoop/spark``;
     then the production-bug rows (cells with ``bug`` set), if any."""
     main = [c for c in cells if not c.get("bug")]
     protocols = [d for d in PROTOCOLS if any(c.get("protocol", "spark") == d for c in cells)]
-    props = list(dict.fromkeys(c["property"] for c in main))
-    rows: dict[tuple[str, str], dict[str, dict[str, dict[str, Any]]]] = {}
+    props = list(dict.fromkeys(str(c["property"]) for c in main))
+    rows: dict[tuple[str, str], dict[str, dict[str, Cell]]] = {}
     for c in main:
-        rows.setdefault((c["committer"], c["store"]), {}).setdefault(
-            c["property"], {})[c.get("protocol", "spark")] = c
+        rows.setdefault((str(c["committer"]), str(c["store"])), {}).setdefault(
+            str(c["property"]), {})[str(c.get("protocol", "spark"))] = c
     lines: list[str] = []
     if main:
         lines += _table(["committer", "store", *props],
@@ -69,15 +74,15 @@ def format_matrix(cells: Sequence[dict[str, Any]]) -> str:
     return "\n".join([*lines, "", *legend(protocols)])
 
 
-def format_bugs(cells: Sequence[dict[str, Any]], protocols: Sequence[str]) -> list[str]:
+def format_bugs(cells: Sequence[Cell], protocols: Sequence[str]) -> list[str]:
     """The production bugs: for each, the variant's row and the fixed committer's, for every
     property either violates in the bug's scope family (every property, if neither does), with
     the trace of each violated cell."""
-    grouped: dict[str, dict[tuple[str, str], dict[str, dict[str, Any]]]] = {}
+    grouped: dict[str, dict[tuple[str, str], dict[str, Cell]]] = {}
     for c in cells:
         if c.get("bug"):
-            grouped.setdefault(c["bug"], {}).setdefault(
-                (c["committer"], c["property"]), {})[c.get("protocol", "spark")] = c
+            grouped.setdefault(str(c["bug"]), {}).setdefault(
+                (str(c["committer"]), str(c["property"])), {})[str(c.get("protocol", "spark"))] = c
     if not grouped:
         return []
     rows: list[list[str]] = []
@@ -89,11 +94,12 @@ def format_bugs(cells: Sequence[dict[str, Any]], protocols: Sequence[str]) -> li
                 continue  # the properties that tell the two apart (all, if none is violated)
             any_cell = next(iter(pair.values()))
             scope = ",".join(dict.fromkeys(
-                str(s.get("scope", "")).rsplit("-", 1)[0]
-                for c in pair.values() for s in c["explored"].get("scopes", [])))
+                str(json_object(s).get("scope", "")).rsplit("-", 1)[0]
+                for c in pair.values()
+                for s in json_list(json_object(c["explored"]).get("scopes"))))
             traces = [str(c["trace"]) for c in pair.values() if c.get("trace")]
             who = "variant" if any_cell.get("variant_of") else "fixed"
-            rows.append([bug, scope, f"{committer} ({who})", any_cell["store"], prop,
+            rows.append([bug, scope, f"{committer} ({who})", str(any_cell["store"]), prop,
                          _pair(pair, protocols), traces[0] if traces else ""])
     return ["production bugs (paper Section XIV): each variant beside the fixed committer, "
             "in the scope family that shows the bug",

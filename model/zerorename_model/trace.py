@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, NotRequired, TypedDict
 
-from zerorename_model.analysis import json_int, json_list, json_object
 from zerorename_model.harness import Run, RunResult
+from zerorename_model.json_values import json_int, json_list, json_object
 from zerorename_model.scenario import CommitterFactory, Scenario
 
 # -- the lines of a trace file ---------------------------------------------------------------------
