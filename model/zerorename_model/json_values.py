@@ -20,6 +20,14 @@ def json_int(value: object) -> int:
     return value
 
 
+def json_number(value: object) -> float:
+    """A JSON number (a benchmark's measurement); anything else is not what the reader
+    expects."""
+    if not isinstance(value, int | float):
+        raise TypeError(f"expected a JSON number, got {type(value).__name__}")
+    return float(value)
+
+
 def json_object(value: object) -> dict[str, object]:
     """A JSON object's fields; anything else is not what the reader expects."""
     if not isinstance(value, Mapping):

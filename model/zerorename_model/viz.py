@@ -10,7 +10,6 @@ and :mod:`zerorename_model.hb` read from a trace file.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
 import matplotlib.pyplot as plt
 import networkx as nx
@@ -28,6 +27,7 @@ from zerorename_model.analysis import (
     Trace,
 )
 from zerorename_model.hb import OUTCOME, edge_kinds
+from zerorename_model.json_values import json_int, json_number, json_object
 
 #: Colour of a step by what it does.
 COLOURS = {"write": "tab:green", "read": "tab:gray", "delete": "tab:orange",
@@ -131,7 +131,7 @@ def slice_graph(graph: nx.DiGraph[int], steps: Sequence[Step], *, ax: Axes | Non
     return figure
 
 
-def verdict_heatmap(cells: Sequence[Mapping[str, Any]], *, prop: str | None = None,
+def verdict_heatmap(cells: Sequence[Mapping[str, object]], *, prop: str | None = None,
                     ax: Axes | None = None, title: str | None = None,
                     sampled: bool = False) -> Figure:
     """The verdict matrix as a committer × store grid, one figure per property (``prop``) or,
@@ -159,14 +159,18 @@ def verdict_heatmap(cells: Sequence[Mapping[str, Any]], *, prop: str | None = No
     return figure
 
 
-def _cell_face(cells: Sequence[Mapping[str, Any]], prop: str | None,
-               sampled: bool = False) -> tuple[str, str]:
+#: a matplotlib colour: a name, or the RGBA a colour map answers
+Colour = str | tuple[float, float, float, float]
+
+
+def _cell_face(cells: Sequence[Mapping[str, object]], prop: str | None,
+               sampled: bool = False) -> tuple[str, Colour]:
     if not cells:
         return "", "white"
     if prop is not None:
         verdict = str(cells[0]["verdict"])
-        if sampled and verdict == "holds" and not cells[0].get("explored", {}).get(
-                "complete", True):
+        if sampled and verdict == "holds" and not json_object(
+                cells[0].get("explored", {})).get("complete", True):
             verdict = "holds*"
         return verdict, VERDICT_COLOURS.get(verdict, "white")
     applicable = [c for c in cells if c["verdict"] != "n/a"]
@@ -208,13 +212,13 @@ def tablev_figure(computed: Mapping[str, Mapping[str, bool]],
     return figure
 
 
-def requests_per_file_figure(rows: Sequence[Mapping[str, Any]], *,
+def requests_per_file_figure(rows: Sequence[Mapping[str, object]], *,
                              ax: Axes | None = None) -> Figure:
     """Requests per committed file by committer and store, from a benchmark's
     ``requests_per_file`` rows (``bench/results/commit_costs.json``)."""
     labels = [f"{r['committer']}\n{r['store']}/{r['protocol']}" for r in rows]
     figure, ax = _axes(ax, (max(6.0, 0.8 * len(rows)), 3.2))
-    ax.bar(range(len(rows)), [float(r["per_file"]) for r in rows], color="tab:blue")
+    ax.bar(range(len(rows)), [json_number(r["per_file"]) for r in rows], color="tab:blue")
     ax.set_xticks(range(len(rows)), labels, fontsize="x-small")
     ax.set_ylabel("requests per file")
     ax.set_title("requests per committed file", fontsize="medium", loc="left")
@@ -222,12 +226,13 @@ def requests_per_file_figure(rows: Sequence[Mapping[str, Any]], *,
     return figure
 
 
-def commit_time_figure(rows: Sequence[Mapping[str, Any]], *, ax: Axes | None = None) -> Figure:
+def commit_time_figure(rows: Sequence[Mapping[str, object]], *,
+                       ax: Axes | None = None) -> Figure:
     """Job-commit seconds against commit threads, one line per committer, from a benchmark's
     ``commit_time`` rows."""
     figure, ax = _axes(ax, (6.0, 3.4))
     for committer in dict.fromkeys(str(r["committer"]) for r in rows):
-        mine = sorted((int(r["threads"]), float(r["commit_seconds"])) for r in rows
+        mine = sorted((json_int(r["threads"]), json_number(r["commit_seconds"])) for r in rows
                       if r["committer"] == committer)
         ax.plot([t for t, _ in mine], [s for _, s in mine], marker="o", label=committer)
     ax.set_xscale("log", base=2)
