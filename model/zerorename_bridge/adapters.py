@@ -160,7 +160,8 @@ def default_workers(name: str) -> int:
     on a thread of its own beside its pool (``S3ACommitter._complete_reading_owned`` starts a
     ``ThreadPoolExecutor`` when the pool is not inline); a greenlet cannot be switched to from
     that thread, so their pools stay inline until that read goes through the pool seam."""
-    return 1 if issubclass(zr.COMMITTERS[name], S3ACommitter) else DEFAULT_WIDTH
+    cls = zr.COMMITTERS.get(name)  # an unknown name fails where the committer is made
+    return 1 if cls is not None and issubclass(cls, S3ACommitter) else DEFAULT_WIDTH
 
 
 class ReferenceFactory:
