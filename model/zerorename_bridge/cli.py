@@ -141,7 +141,8 @@ class CheckCommand:
                             help="small budgets (CI): every cell is searched, few proved; "
                                  "violations come from the seeds and a short search")
         parser.add_argument("--seeds", metavar="DIR",
-                            help="saved witness traces to try first in each scope (default: "
+                            help="model target: saved witness traces to try first in each "
+                                 "scope (default: "
                                  "paper/results/traces of the source tree, when present). Each "
                                  "seed is replayed against the current code in the scope's "
                                  "scenario and counts only if the property checker flags that "
