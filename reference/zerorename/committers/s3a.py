@@ -9,7 +9,6 @@ the fenced committer do not use them.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any, ClassVar
 
 from zerorename.committers.base import BaseCommitter
@@ -29,7 +28,6 @@ from zerorename.committers.reliable import ReliableStore
 from zerorename.committers.uploads import task_pendingset
 from zerorename.context import JobContext, TaskContext
 from zerorename.errors import CommitError, FormatError, JobFailedError, NotFoundError
-from zerorename.executor import THREAD_PREFIX
 from zerorename.formats import (
     PendingSet,
     SinglePendingCommit,
@@ -149,8 +147,9 @@ class S3ACommitter(BaseCommitter):
         records of attempts not committed, the intents; first the listing of the job root,
         unless Hadoop's protocol needed it to find the tasks): those requests used to hold
         back the first complete.  Reading only — nothing is aborted until every complete is
-        done (:func:`abort_found`), and a committed upload is never aborted.  With one thread
-        (an inline pool, which must not start threads) the reads come first."""
+        done (:func:`abort_found`), and a committed upload is never aborted.  The reads run
+        beside the pool (``BoundedExecutor.beside``: a worker of the pool's own backend, so a
+        harness can interleave them); with one thread (an inline pool) they come first."""
         def read() -> OwnedUploads:
             found = records
             if found is None:
@@ -165,17 +164,9 @@ class S3ACommitter(BaseCommitter):
             ctx.runner.run("job_stage_complete_uploads",
                            lambda: complete_uploads(ctx, loaded, filenames))
 
-        if ctx.pool.inline:
-            owned = read()
+        with ctx.pool.beside(read) as reading:  # inline: ``read`` runs first, in the caller
             complete()
-            return owned
-        with ThreadPoolExecutor(1, thread_name_prefix=f"{THREAD_PREFIX}read-owned") as reader:
-            reading = reader.submit(read)
-            try:
-                complete()
-            finally:
-                wait([reading])
-            return reading.result()
+        return reading.result()
 
     def _cleanup(self, delete_records: bool, keep_ids: set[str], known: list[str]) -> None:
         self._abort_local()
