@@ -253,8 +253,9 @@ def liveness(result: RunResult) -> list[Violation]:
     refuse to run (``fail``), which is the committer doing as it was told, not a fault.  A job
     the run left running (``lost``) is undecided, not a violation: either the run was
     cut at its step limit, or the driver waits for a task no attempt will report — committers
-    act only through steps, so that is the harness's driver (which does not relaunch a task
-    whose last live attempt, a speculative one, was denied its commit), not the committer."""
+    act only through steps, so that would be the harness's driver, not the committer.  (Its
+    rules relaunch a task whenever an attempt ends without committing it and no other attempt
+    of the task runs, an attempt denied its commit included, as Spark's TaskCommitDenied does.)"""
     found = []
     facts: RunFacts | None = None
     for i, job in enumerate(result.jobs):

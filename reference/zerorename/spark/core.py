@@ -163,7 +163,7 @@ def make_store(spec: WriteSpec) -> Store:
     return S3Store(client, probe_bucket=bucket)
 
 
-def job_context(spec: WriteSpec) -> Any:
+def job_context(spec: WriteSpec) -> zr.JobContext:
     """The committer's JobContext for ``spec`` (job attempt 0: Spark does not recover jobs)."""
     return zr.JobContext(dest=spec.dest, job_id=spec.job_id, attempt=0,
                          options=spec.job_options())
