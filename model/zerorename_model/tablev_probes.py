@@ -23,7 +23,7 @@ from zerorename_model.harness import (
     hidden,
 )
 from zerorename_model.scenario import Faults, Scenario
-from zerorename_model.stores import Obj
+from zerorename_model.stores import ModelStore, Obj
 
 TWO_FILES = ("part-{task:05d}-0", "part-{task:05d}-1")  # atomicity needs something to split
 
@@ -60,6 +60,14 @@ def _visible(objects: Mapping[str, bytes | Obj], dest: str) -> dict[str, bytes]:
             if k.startswith(prefix) and not hidden(k[len(prefix):])}
 
 
+def _stored(run: Run) -> dict[str, Obj]:
+    """The run's stored objects, truth only (url -> object): Table V runs on model stores."""
+    store = run.store
+    if not isinstance(store, ModelStore):
+        raise TypeError(f"Table V's probes read a model store's objects, not {store.name}'s")
+    return store.objects
+
+
 def _writers(written: dict[str, dict[str, bytes]]) -> dict[bytes, str]:
     """bytes -> the attempt that wrote them (each file's bytes name its writer)."""
     return {data: name for name, files in written.items() for data in files.values()}
@@ -93,7 +101,7 @@ def _in_job_commit(run: Run, actor: Actor) -> bool:
 def _visible_share(run: Run, attempts: set[str]) -> tuple[int, int, list[str]]:
     """How many of the files written by ``attempts`` are visible, of how many, and which."""
     dest = run.scenario.dests[0]
-    shown = set(_visible({k: o.data for k, o in run.store.objects.items()}, dest).values())
+    shown = set(_visible({k: o.data for k, o in _stored(run).items()}, dest).values())
     files = [(rel, data) for name in sorted(attempts)
              for rel, data in sorted(run.written.get(name, {}).items())]
     seen = [rel for rel, data in files if data in shown]
@@ -250,7 +258,7 @@ def _partial_job_commit(run: Run, move: Move | None) -> str | None:
 
 
 def _changed_after_commit(run: Run, _move: Move | None) -> str | None:
-    objects = {k: o.data for k, o in run.store.objects.items()}
+    objects = {k: o.data for k, o in _stored(run).items()}
     for job in run.jobs:
         if job.outcome != "committed" or job.dest_at_commit is None:
             continue

@@ -13,65 +13,24 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Any
 
 from zerorename_model.harness import Run, RunResult
+from zerorename_model.harness.events import ChoiceLine as ChoiceLine
+from zerorename_model.harness.events import EndLine as EndLine
+from zerorename_model.harness.events import HeaderLine as HeaderLine
+from zerorename_model.harness.events import NoteLine as NoteLine
+from zerorename_model.harness.events import OpLine as OpLine
+from zerorename_model.harness.events import TraceLine as TraceLine
 from zerorename_model.json_values import json_int, json_list, json_object
 from zerorename_model.scenario import CommitterFactory, Scenario
 
 # -- the lines of a trace file ---------------------------------------------------------------------
-
-class HeaderLine(TypedDict):
-    """Line 1: the scenario (``Scenario.to_json``; a recorded reference run gives the fields
-    it knows, and says it cannot be replayed)."""
-
-    t: Literal["header"]
-    scenario: dict[str, object]
-    replayable: NotRequired[bool]
-
-
-class ChoiceLine(TypedDict):
-    """A scheduler choice: option ``i`` of ``n``, and what it meant."""
-
-    t: Literal["choice"]
-    n: int
-    i: int
-    move: str
-
-
-class OpLine(TypedDict):
-    """An actor's store operation (with its arguments, bytes shown as their length) or
-    driver call, and its result as text."""
-
-    t: Literal["op"]
-    actor: str
-    op: str
-    result: str
-    args: NotRequired[list[object]]
-
-
-class NoteLine(TypedDict):
-    """A harness event: a launch, a crash, a visibility event, an injected fault."""
-
-    t: Literal["note"]
-    msg: str
-
-
-class EndLine(TypedDict):
-    """The last line: the outcomes, the requests by operation, the final state's digest."""
-
-    t: Literal["end"]
-    outcomes: list[str]
-    requests: dict[str, int]
-    digest: NotRequired[str]
-    violations: NotRequired[list[str]]
-
-
-#: one line of a trace file, as written.  A trace *read back* is parsed JSON, so the readers
-#: below take ``Mapping[str, object]`` and check what they use (:func:`read_trace` still
-#: answers ``dict[str, Any]``, which its callers index freely); the harness's events render
-#: themselves as ``dict[str, Any]`` (``RunResult.trace``).
-TraceLine = HeaderLine | ChoiceLine | OpLine | NoteLine | EndLine
+# HeaderLine, ChoiceLine, OpLine, NoteLine, EndLine and their union TraceLine: one line of a trace
+# file, as written (defined with the harness's events, which render themselves as them, since
+# this module imports the harness).  A trace *read back* is parsed JSON, so the readers below take
+# ``Mapping[str, object]`` and check what they use (:func:`read_trace` still answers
+# ``dict[str, Any]``, which its callers index freely).
 
 
 def write_trace(path: str | Path, trace: Iterable[Mapping[str, object]]) -> Path:

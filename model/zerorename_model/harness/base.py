@@ -5,19 +5,21 @@ alone."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TypeVar
 
 from zerorename_model.harness.events import Call, Event, Incident, NoteKind
-from zerorename_model.harness.state import Actor, Env, JobState
-from zerorename_model.scenario import CommitterFactory, Scenario, TaskSpec
+from zerorename_model.harness.state import Actor, Env, HarnessStore, JobState
+from zerorename_model.scenario import CommitterFactory, JobSpec, Scenario, TaskSpec
 from zerorename_model.stores import ModelStore
+
+T = TypeVar("T")
 
 
 class RunBase:
     scenario: Scenario
     factory: CommitterFactory
     options_map: dict[str, str]
-    store: Any  # a ModelStore, or a backend of the same shape
+    store: HarnessStore  # a ModelStore, or a real store through a bridge backend
     cluster: ModelStore
     env: Env
     actors: list[Actor]
@@ -38,7 +40,7 @@ class RunBase:
              task: TaskSpec | None = None) -> None:
         raise NotImplementedError
 
-    def sync(self, what: str, action: Callable[[], Any]) -> Any:
+    def sync(self, what: str, action: Callable[[], T]) -> T:
         raise NotImplementedError
 
     def wait(self, what: Call, condition: Callable[[], bool]) -> None:
@@ -47,7 +49,7 @@ class RunBase:
     def _spawn(self, actor: Actor) -> None:
         raise NotImplementedError
 
-    def _resume(self, actor: Actor, command: Any) -> None:
+    def _resume(self, actor: Actor, command: str | None) -> None:
         raise NotImplementedError
 
     def _crash_process(self, root: Actor) -> None:
@@ -56,7 +58,7 @@ class RunBase:
     def _workers_of(self, root: Actor) -> list[Actor]:
         raise NotImplementedError
 
-    def _spawn_driver(self, index: int, spec: Any) -> None:
+    def _spawn_driver(self, index: int, spec: JobSpec) -> None:
         raise NotImplementedError
 
     def _launch_attempt(self, job: JobState, task_id: int, speculative: bool = False) -> None:

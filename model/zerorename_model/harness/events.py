@@ -14,9 +14,9 @@ of a run's final state hashes actor histories as that text.
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Literal, NotRequired, TypedDict, cast
 
 from zerorename_model.errors import ModelStoreError
 from zerorename_model.scenario import TaskSpec
@@ -91,7 +91,7 @@ class PendingOp:
 
     channel: Channel
     op: str
-    args: tuple[Any, ...] = ()
+    args: tuple[object, ...] = ()
     call: Call | None = None
 
     @property
@@ -112,7 +112,8 @@ class PendingOp:
         if not args or self.store_op is None:
             return ()
         if self.op == "delete_many":
-            return tuple(str(u) for u in args[0])
+            urls = cast("Iterable[object]", args[0])  # delete_many(urls: Sequence[str])
+            return tuple(str(u) for u in urls)
         if self.op in ("copy", "rename"):
             return (str(args[0]), str(args[1]))
         return (str(args[0]),)
@@ -131,7 +132,7 @@ class PendingOp:
         return self.op
 
 
-def store_pending(op: str, args: Sequence[Any], cluster: bool) -> PendingOp:
+def store_pending(op: str, args: Sequence[object], cluster: bool) -> PendingOp:
     return PendingOp(Channel.CLUSTER if cluster else Channel.STORE, op, tuple(args))
 
 
@@ -150,7 +151,7 @@ class Said:
     (a store operation's result, a call's return value, ``"ready"`` for a wait)."""
 
     op: PendingOp
-    result: Any
+    result: object
 
     @property
     def call(self) -> Call | None:
@@ -164,13 +165,68 @@ class Said:
         return f"{self.op.op}{brief(self.op.args)}={summary(self.result)}"
 
 
+# -- the lines of a trace file ------------------------------------------------------------------
+# (what the events below render themselves as; :mod:`zerorename_model.trace` re-exports them,
+# and it imports the harness, so they are defined here)
+
+class HeaderLine(TypedDict):
+    """Line 1: the scenario (``Scenario.to_json``; a recorded reference run gives the fields
+    it knows, and says it cannot be replayed)."""
+
+    t: Literal["header"]
+    scenario: dict[str, object]
+    replayable: NotRequired[bool]
+
+
+class ChoiceLine(TypedDict):
+    """A scheduler choice: option ``i`` of ``n``, and what it meant."""
+
+    t: Literal["choice"]
+    n: int
+    i: int
+    move: str
+
+
+class OpLine(TypedDict):
+    """An actor's store operation (with its arguments, bytes shown as their length) or
+    driver call, and its result as text."""
+
+    t: Literal["op"]
+    actor: str
+    op: str
+    result: str
+    args: NotRequired[list[object]]
+
+
+class NoteLine(TypedDict):
+    """A harness event: a launch, a crash, a visibility event, an injected fault."""
+
+    t: Literal["note"]
+    msg: str
+
+
+class EndLine(TypedDict):
+    """The last line: the outcomes, the requests by operation, the final state's digest."""
+
+    t: Literal["end"]
+    outcomes: list[str]
+    requests: dict[str, int]
+    digest: NotRequired[str]
+    violations: NotRequired[list[str]]
+
+
+#: one line of a trace file, as written (a trace *read back* is parsed JSON: see
+#: :mod:`zerorename_model.trace`)
+TraceLine = HeaderLine | ChoiceLine | OpLine | NoteLine | EndLine
+
+
 # -- trace events -----------------------------------------------------------------------------
 
 @dataclass(frozen=True, slots=True)
 class Header:
-    scenario: dict[str, Any]
+    scenario: dict[str, object]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> HeaderLine:
         return {"t": "header", "scenario": self.scenario}
 
 
@@ -195,7 +251,7 @@ class Choice:
             return f"settle {self.shown}"
         return f"{move.kind.value} {move.actor}: {'' if self.shown is None else self.shown}"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ChoiceLine:
         return {"t": "choice", "n": self.count, "i": self.index, "move": self.text}
 
 
@@ -207,7 +263,7 @@ class Op:
     said: Said
     task: TaskSpec | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> OpLine:
         op = self.said.op
         if op.channel is Channel.WAIT:
             return {"t": "op", "actor": self.actor, "op": op.op, "result": "ready"}
@@ -232,7 +288,7 @@ class Note:
     kind: NoteKind = NoteKind.INFO
     task: TaskSpec | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> NoteLine:
         return {"t": "note", "msg": self.msg}
 
 
@@ -242,7 +298,7 @@ class End:
     digest: str
     requests: dict[str, int]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> EndLine:
         return {"t": "end", "outcomes": list(self.outcomes), "digest": self.digest,
                 "requests": self.requests}
 
@@ -299,7 +355,7 @@ Incident = Fault | Reported | Failure
 
 # -- rendering --------------------------------------------------------------------------------
 
-def jsonable(value: Any) -> Any:
+def jsonable(value: object) -> object:
     if isinstance(value, bytes | bytearray):
         return f"<{len(value)} bytes>"
     if isinstance(value, str | int | float | bool) or value is None:
@@ -309,11 +365,11 @@ def jsonable(value: Any) -> Any:
     return repr(value)
 
 
-def brief(args: Sequence[Any]) -> str:
+def brief(args: Sequence[object]) -> str:
     return " ".join(str(jsonable(a)) for a in args)
 
 
-def summary(result: Any) -> str:
+def summary(result: object) -> str:
     """A store operation's result as traces show it."""
     if isinstance(result, ModelStoreError):
         return f"error {result.code}"

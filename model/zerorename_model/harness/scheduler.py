@@ -18,8 +18,8 @@ plain, fault-free schedules.  The fault moves are :mod:`.faults`, the drivers' r
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TypeVar, overload
 
 from greenlet import greenlet  # type: ignore[import-untyped]
 
@@ -44,23 +44,32 @@ from zerorename_model.harness.events import (
 )
 from zerorename_model.harness.faults import FaultMoves
 from zerorename_model.harness.recorder import Recorder
-from zerorename_model.harness.state import Actor, Env, JobState, RunResult, TaskKilled
+from zerorename_model.harness.state import (
+    Actor,
+    Env,
+    HarnessStore,
+    JobState,
+    RunResult,
+    TaskKilled,
+)
 from zerorename_model.scenario import CommitterFactory, JobSpec, Scenario
 from zerorename_model.stores import ModelStore
 
+T = TypeVar("T")
 
 class Run(DriverRules, FaultMoves, Recorder):
     """One execution of a scenario.  Drive it with :meth:`run`, or step by step with
     :meth:`options` and :meth:`apply` (the explorer and the hypothesis state machine do)."""
 
     def __init__(self, scenario: Scenario, factory: CommitterFactory,
-                 max_steps: int = 400, backend: Any = None) -> None:
+                 max_steps: int = 400, backend: HarnessStore | None = None) -> None:
         """``backend`` replaces the model store of ``scenario.store`` with another object of
         the same shape (a real store seen through ``zerorename_bridge.backends``)."""
         self.scenario = scenario
         self.factory = factory
         self.options_map = dict(scenario.options)
-        self.store: Any = backend if backend is not None else ModelStore(scenario.store)
+        self.store: HarnessStore = (backend if backend is not None
+                                    else ModelStore(scenario.store))
         self.cluster = ModelStore("hdfs")
         self.locals: dict[str, ModelStore] = {}
         self.env = Env(self)
@@ -106,7 +115,7 @@ class Run(DriverRules, FaultMoves, Recorder):
         self.note(f"start {actor.name}")
         self._resume(actor, None)
 
-    def spawn_worker(self, owner: Actor, body: Callable[[], Any]) -> Actor:
+    def spawn_worker(self, owner: Actor, body: Callable[[], object]) -> Actor:
         """Start a pool worker of ``owner`` (see :mod:`.workers`): a child actor in the same
         process, named after it, that runs ``body`` up to its first pause."""
         index = self._worker_counts.get(owner.name, 0)
@@ -118,7 +127,7 @@ class Run(DriverRules, FaultMoves, Recorder):
         return worker
 
     def _actor_main(self, actor: Actor) -> Callable[[], None]:
-        def main(_command: Any = None) -> None:
+        def main(_command: object = None) -> None:
             try:
                 actor.body()
             except (ActorCrashed, RunAborted):
@@ -193,8 +202,8 @@ class Run(DriverRules, FaultMoves, Recorder):
 
     # -- the actors' side ----------------------------------------------------------------------
 
-    def store_op(self, cluster: bool, op: str, method: Callable[..., Any],
-                 args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
+    def store_op(self, cluster: bool, op: str, method: Callable[..., object],
+                 args: Sequence[object], kwargs: Mapping[str, object]) -> object:
         actor = self.current
         if actor is None:  # outside any actor (set-up, checks): perform directly
             return method(*args, **kwargs)
@@ -221,7 +230,7 @@ class Run(DriverRules, FaultMoves, Recorder):
             self.zombie_urls.update(str(a) for a in args[:2] if isinstance(a, str))
         return result
 
-    def sync(self, what: str, action: Callable[[], Any]) -> Any:
+    def sync(self, what: str, action: Callable[[], T]) -> T:
         """A step that is not a store operation (asking the driver, reporting to it)."""
         actor = self._require_actor()
         pending = call_pending(what)
@@ -235,7 +244,7 @@ class Run(DriverRules, FaultMoves, Recorder):
         actor.waiting = condition
         self._pause(actor, PendingOp(Channel.WAIT, what.value, (), what))
 
-    def _said(self, actor: Actor, pending: PendingOp, result: Any) -> None:
+    def _said(self, actor: Actor, pending: PendingOp, result: object) -> None:
         said = Said(pending, result)
         if pending.call is not None and pending.call.reports:
             self.incidents.append(Reported(actor.name, actor.job_index))
@@ -248,13 +257,13 @@ class Run(DriverRules, FaultMoves, Recorder):
             raise RuntimeError("only an actor can pause")
         return self.current
 
-    def _pause(self, actor: Actor, pending: PendingOp) -> Any:
+    def _pause(self, actor: Actor, pending: PendingOp) -> object:
         if actor.crashed:
             raise ActorCrashed(actor.name)
         actor.pending = pending
         parent = actor.glet.parent if actor.glet else None
         assert parent is not None
-        command = parent.switch(("paused", actor.name))
+        command: object = parent.switch(("paused", actor.name))
         actor.waiting = None
         actor.pending = None
         if command == "crash":
@@ -277,7 +286,7 @@ class Run(DriverRules, FaultMoves, Recorder):
             op, _, key = what.partition(" ")  # the store's own label: "rename <key>"
             self._pause(actor, PendingOp(Channel.SUBSTEP, op, (key,)))
 
-    def _resume(self, actor: Actor, command: Any) -> None:
+    def _resume(self, actor: Actor, command: str | None) -> None:
         assert actor.glet is not None
         previous, self.current = self.current, actor
         actor.glet.parent = greenlet.getcurrent()
@@ -323,13 +332,13 @@ class Run(DriverRules, FaultMoves, Recorder):
 _READS = frozenset({"get", "head", "list_page", "copy", "rename"})
 
 
-def _frozen(args: Sequence[Any]) -> tuple[Any, ...]:
+def _frozen(args: Sequence[object]) -> tuple[object, ...]:
     """The arguments as they were when the operation was asked for (lists copied to tuples:
     a committer may reuse a list after passing it)."""
     return tuple(_freeze(a) for a in args)
 
 
-def _freeze(value: Any) -> Any:
+def _freeze(value: object) -> object:
     if isinstance(value, list | tuple):
         return tuple(_freeze(v) for v in value)
     return value
@@ -345,7 +354,13 @@ class _Descriptions(Sequence[str]):
     def __len__(self) -> int:
         return len(self._moves)
 
-    def __getitem__(self, index: Any) -> Any:
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[str]: ...
+
+    def __getitem__(self, index: int | slice) -> str | Sequence[str]:
         if isinstance(index, slice):
             return [self._run.describe(m) for m in self._moves[index]]
         return self._run.describe(self._moves[index])

@@ -3,19 +3,59 @@ environment and its stepped stores), and the result a finished run leaves for th
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from greenlet import greenlet  # type: ignore[import-untyped]
 
-from zerorename_model.harness.events import STORE_OPS, Event, Incident, PendingOp, Role, Said
+from zerorename.store import ListPage, ObjectInfo, Store, StoreCapabilities, UploadInfo
+from zerorename_model.harness.events import (
+    STORE_OPS,
+    Event,
+    Incident,
+    PendingOp,
+    Role,
+    Said,
+    TraceLine,
+)
 from zerorename_model.scenario import JobSpec, Scenario, TaskSpec
-from zerorename_model.stores import ModelStore
+from zerorename_model.stores import ModelStore, Profile, Visibility
 
 if TYPE_CHECKING:
     from zerorename_model.harness.scheduler import Run
     from zerorename_model.harness.workers import ActorPools
+
+T = TypeVar("T")
+
+
+class HarnessStore(Store, Protocol):
+    """The destination store of a run, as the harness uses it: the store protocol committers
+    use, and what the harness needs besides (a :class:`~zerorename_model.stores.ModelStore`,
+    or a real store seen through ``zerorename_bridge.backends``): its profile, its pending
+    visibility events and how to settle them, the truth as a snapshot, the uploads in
+    progress, a digest, and the hook between the parts of a non-atomic operation."""
+
+    #: called between the parts of a non-atomic operation (``"rename <key>"``)
+    between_steps: Callable[[str], None]
+
+    @property
+    def profile(self) -> Profile: ...
+
+    @property
+    def pending(self) -> Sequence[Visibility]:
+        """The visibility events a SETTLE move may make visible (empty on a real store)."""
+        ...
+
+    @property
+    def inconsistent_answers(self) -> int: ...
+
+    def settle(self, index: int) -> Visibility: ...
+    def settle_all(self) -> None: ...
+    def reset_counts(self) -> None: ...
+    def snapshot(self) -> dict[str, bytes]: ...
+    def upload_urls(self) -> list[str]: ...
+    def digest(self) -> str: ...
 
 
 class TaskKilled(BaseException):
@@ -33,7 +73,7 @@ class Actor:
     operation it is paused before (None while it runs or once it is done)."""
 
     name: str
-    body: Callable[[], Any]
+    body: Callable[[], object]
     task: TaskSpec | None = None
     job_index: int = 0
     glet: greenlet | None = None
@@ -78,7 +118,8 @@ class JobState:
     attempts: dict[int, list[TaskSpec]] = field(default_factory=dict)  # task -> launched
     live: dict[str, bool] = field(default_factory=dict)  # attempt name -> considered alive
     holder: dict[int, str] = field(default_factory=dict)  # task -> attempt allowed to commit
-    accepted: dict[int, tuple[TaskSpec, Any]] = field(default_factory=dict)
+    #: task -> the attempt whose commit the driver accepted, and its task commit message
+    accepted: dict[int, tuple[TaskSpec, object]] = field(default_factory=dict)
     #: attempts that ended denied their commit (not task failures; still ``live`` in the
     #: driver's view, as earlier versions recorded, so saved traces keep their digests)
     denied: set[str] = field(default_factory=set)
@@ -111,13 +152,16 @@ class RunResult:
     digest: str
     #: the faults applied, the attempts that reported, the failures (typed: see run_facts)
     incidents: list[Incident] = field(default_factory=list)
-    _trace: list[dict[str, Any]] | None = field(default=None, repr=False)
+    _trace: list[TraceLine] | None = field(default=None, repr=False)
 
     @property
     def trace(self) -> list[dict[str, Any]]:
+        # The lines are TraceLine TypedDicts; answered as dict[str, Any] until the callers that
+        # store or edit them (tablev.Cell.witness_trace, verdicts' witness trace) take
+        # Mapping[str, object] lines: a list[TraceLine] is not a list[dict[str, Any]].
         if self._trace is None:
             self._trace = [event.to_json() for event in self.events]
-        return self._trace
+        return cast("list[dict[str, Any]]", self._trace)
 
 
 class Env:
@@ -136,7 +180,7 @@ class Env:
         key = actor.task.name if actor and actor.task else "driver"
         return self._run.locals.setdefault(key, ModelStore("hdfs"))
 
-    def step(self, what: str, action: Callable[[], Any]) -> Any:
+    def step(self, what: str, action: Callable[[], T]) -> T:
         """One harness step that is not a store operation (a service call such as a lakeFS
         merge): the actor pauses, then ``action`` runs atomically.  Outside an actor it just
         runs."""
@@ -157,33 +201,57 @@ class Env:
 
 
 class SteppedStore:
-    """A store whose every operation is one harness step (pause, then perform and record)."""
+    """A store whose every operation is one harness step (pause, then perform and record).
 
-    def __init__(self, run: Run, inner: Any, cluster: bool) -> None:
+    The operations (:data:`~.events.STORE_OPS`) are looked up when asked for and passed the
+    caller's arguments as given (they are what the trace records); for type checkers they are
+    declared with the signatures of :class:`zerorename.store.Store`, so a stepped store is a
+    ``Store``."""
+
+    def __init__(self, run: Run, inner: Store, cluster: bool) -> None:
         self._run = run
         self._inner = inner
         self._cluster = cluster
-        self.name = inner.name
+        self.name: str = inner.name
 
-    def capabilities(self) -> Any:
+    def capabilities(self) -> StoreCapabilities:
         return self._inner.capabilities()
 
     def request_counts(self) -> dict[str, int]:
-        counts: dict[str, int] = self._inner.request_counts()
-        return counts
+        return self._inner.request_counts()
 
     @property
-    def unstepped(self) -> Any:
+    def unstepped(self) -> Store:
         """The store underneath, for services whose own calls are steps (see Env.step)."""
         return self._inner
 
-    def __getattr__(self, op: str) -> Any:
+    if TYPE_CHECKING:  # the operations __getattr__ steps, as Store declares them
+        def put(self, url: str, data: bytes, *, if_none_match: bool = False,
+                if_match: str | None = None) -> str: ...
+        def get(self, url: str) -> bytes: ...
+        def head(self, url: str) -> ObjectInfo | None: ...
+        def list_page(self, prefix: str, *, delimiter: str | None = None,
+                      token: str | None = None, max_keys: int = 1000) -> ListPage: ...
+        def delete(self, url: str) -> None: ...
+        def delete_many(self, urls: Sequence[str]) -> None: ...
+        def copy(self, src: str, dst: str) -> str: ...
+        def rename(self, src: str, dst: str) -> None: ...
+        def create_multipart(self, url: str) -> str: ...
+        def upload_part(self, url: str, upload_id: str, part_number: int,
+                        data: bytes) -> str: ...
+        def complete_multipart(self, url: str, upload_id: str,
+                               parts: Sequence[tuple[int, str]], *,
+                               if_none_match: bool = False) -> str: ...
+        def abort_multipart(self, url: str, upload_id: str) -> None: ...
+        def list_multipart_uploads(self, prefix: str) -> list[UploadInfo]: ...
+
+    def __getattr__(self, op: str) -> Callable[..., object]:
         if op not in STORE_OPS:
             raise AttributeError(op)
-        method = getattr(self._inner, op)
+        method: Callable[..., object] = getattr(self._inner, op)
         run, cluster = self._run, self._cluster
 
-        def stepped(*args: Any, **kwargs: Any) -> Any:
+        def stepped(*args: object, **kwargs: object) -> object:
             return run.store_op(cluster, op, method, args, kwargs)
 
         return stepped
