@@ -6,7 +6,6 @@ a task has used its attempts)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from zerorename_model.errors import ActorCrashed, JobAlreadyCommitted, RunAborted
 from zerorename_model.harness.base import RunBase
@@ -33,7 +32,8 @@ class DriverRules(RunBase):
         job = self.jobs[index]
         committer = self.factory(self.env, spec, None, self.options_map)
         recovered: list[int] = []
-        recovering = spec.attempt > 0 and getattr(self.factory, "supports_recovery", False)
+        supports_recovery: object = getattr(self.factory, "supports_recovery", False)
+        recovering = spec.attempt > 0 and bool(supports_recovery)
         if recovering:
             if not isinstance(committer, RecoveringCommitter):
                 raise TypeError(f"{type(committer).__name__} has no recover_task although its "
@@ -100,7 +100,7 @@ class DriverRules(RunBase):
             token = page.token
         job.reader_saw = sorted(s for s in seen if not hidden(s))
 
-    def _abort(self, job: JobState, committer: Any) -> None:
+    def _abort(self, job: JobState, committer: Committer) -> None:
         # A failing job's running attempts are cancelled first; partitioned ones cannot be.
         job.abort_started = True
         self._kill(lambda a: a.task is not None and a.job_index == job.spec.index)
@@ -148,7 +148,7 @@ class DriverRules(RunBase):
             self.note(f"{task.name} was killed: abort_task")
             committer.abort_task()
 
-    def _task_work(self, job: JobState, task: TaskSpec, committer: Any) -> None:
+    def _task_work(self, job: JobState, task: TaskSpec, committer: Committer) -> None:
         committer.setup_task()
         written = self.written.setdefault(task.name, {})
         for pattern in self.scenario.files:
@@ -179,7 +179,7 @@ class DriverRules(RunBase):
             return True
         return bool(holder == task.name)
 
-    def _accept(self, job: JobState, task: TaskSpec, message: Any) -> bool:
+    def _accept(self, job: JobState, task: TaskSpec, message: object) -> bool:
         if not job.live.get(task.name) or task.task_id in job.accepted or job.failed:
             return False
         committed = task

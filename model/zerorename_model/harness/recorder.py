@@ -14,11 +14,10 @@ the state.
 from __future__ import annotations
 
 import hashlib
-from typing import Any
 
 from zerorename_model.harness.base import RunBase
 from zerorename_model.harness.events import End, Note, NoteKind
-from zerorename_model.harness.state import RunResult
+from zerorename_model.harness.state import HarnessStore, RunResult
 from zerorename_model.scenario import TaskSpec
 from zerorename_model.stores import ModelStore
 
@@ -48,7 +47,7 @@ class Recorder(RunBase):
         h.update(repr(sorted(self.budget.items())).encode())
         return h.hexdigest()
 
-    def fingerprint(self) -> Any:
+    def fingerprint(self) -> bytes:
         """The state, for pruning: two schedules reaching equal fingerprints have the same
         futures (up to the numbering of settle moves)."""
         actors = tuple(
@@ -83,7 +82,7 @@ class Recorder(RunBase):
         )
 
 
-def _store_state(store: Any) -> Any:
+def _store_state(store: HarnessStore) -> object:
     """A model store's whole state (truth, lag, uploads) as a value; another store's digest."""
     if not isinstance(store, ModelStore):
         return store.digest()

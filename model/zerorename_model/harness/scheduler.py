@@ -47,6 +47,7 @@ from zerorename_model.harness.recorder import Recorder
 from zerorename_model.harness.state import (
     Actor,
     Env,
+    Greenlet,
     HarnessStore,
     JobState,
     RunResult,
@@ -111,7 +112,8 @@ class Run(DriverRules, FaultMoves, Recorder):
     def _spawn(self, actor: Actor) -> None:
         self.actors.append(actor)
         self.by_name[actor.name] = actor
-        actor.glet = greenlet(self._actor_main(actor))
+        glet: Greenlet = greenlet(self._actor_main(actor))
+        actor.glet = glet
         self.note(f"start {actor.name}")
         self._resume(actor, None)
 
@@ -289,7 +291,8 @@ class Run(DriverRules, FaultMoves, Recorder):
     def _resume(self, actor: Actor, command: str | None) -> None:
         assert actor.glet is not None
         previous, self.current = self.current, actor
-        actor.glet.parent = greenlet.getcurrent()
+        scheduler: Greenlet = greenlet.getcurrent()
+        actor.glet.parent = scheduler
         try:
             actor.glet.switch(command)
         finally:

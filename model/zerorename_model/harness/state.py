@@ -7,8 +7,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
-from greenlet import greenlet  # type: ignore[import-untyped]
-
 from zerorename.store import ListPage, ObjectInfo, Store, StoreCapabilities, UploadInfo
 from zerorename_model.harness.events import (
     STORE_OPS,
@@ -58,6 +56,18 @@ class HarnessStore(Store, Protocol):
     def digest(self) -> str: ...
 
 
+class Greenlet(Protocol):
+    """What the harness uses of a greenlet (the greenlet package ships no types): an actor's
+    greenlet, switched to with a command, and the scheduler's it switches back to."""
+
+    parent: Greenlet | None
+
+    @property
+    def dead(self) -> bool: ...
+
+    def switch(self, *args: object) -> object: ...
+
+
 class TaskKilled(BaseException):
     """Raised in a task attempt the driver cancels (another attempt won, or the job failed);
     like Spark's TaskKilledException, the attempt then runs abort_task."""
@@ -76,7 +86,7 @@ class Actor:
     body: Callable[[], object]
     task: TaskSpec | None = None
     job_index: int = 0
-    glet: greenlet | None = None
+    glet: Greenlet | None = None
     waiting: Callable[[], bool] | None = None  # paused in wait(): runnable when this is true
     pending: PendingOp | None = None
     done: bool = False
