@@ -321,6 +321,10 @@ class StagingCommitter(S3ACommitter):
         self.local_store = local_store
         self._area: Area | None = None
         self._area_lock = threading.Lock()
+        #: upload id -> final URL of every upload this attempt's task commit created and has
+        #: not aborted: abort_task aborts them (see :meth:`_abort_task`)
+        self._started: dict[str, str] = {}
+        self._started_lock = threading.Lock()
 
     def _job_root(self) -> str:
         tmp = self.opts.get_str(TMP_PATH_OPTION)
@@ -403,15 +407,12 @@ class StagingCommitter(S3ACommitter):
                                   uris=[encode_url(u) for _r, _s, u in entries],
                                   created=self.clock.now_millis())
             self.records.put(intent_url, intent.to_bytes())
-        started: dict[str, str] = {}
-        lock = threading.Lock()
-
         def upload(entry: tuple[str, int, str]) -> SinglePendingCommit:
             rel, size, final = entry
             created = self.clock.now_millis()
             upload_id = self.store.create_multipart(final)
-            with lock:
-                started[upload_id] = final
+            with self._started_lock:
+                self._started[upload_id] = final
             etags = [self.store.upload_part(final, upload_id, number, chunk)
                      for number, chunk in enumerate(area.read_parts(rel, self.part_size), 1)]
             self.stats.incr("committer_bytes_uploaded", size)
@@ -425,25 +426,37 @@ class StagingCommitter(S3ACommitter):
             self.stats.sample("committer_task_file_count", len(commits))
             message = self.save_pendingset(task, commits)
         except Exception:  # (a crash — BaseException — must not touch the store)
-            self._abort_started(started)
+            self._abort_started()
             area.delete()
             raise
         area.delete()
         return message
 
-    def _abort_started(self, started: dict[str, str]) -> None:
+    def _abort_started(self) -> None:
         """Abort every upload a failed task commit knows it started.  The task's intent is
         kept: a create whose answer was lost left an upload with an ID never seen here, and
         only the job's sweep of the intent's keys finds it (a task must not sweep: a sibling
         attempt may be uploading to the same keys)."""
+        with self._started_lock:
+            started = dict(self._started)
         for upload_id, url in started.items():
             with contextlib.suppress(CommitError):  # the job's sweep retries it
                 abort_quietly(self.store, url, upload_id)
+                with self._started_lock:
+                    self._started.pop(upload_id, None)
 
     def _abort_task(self, task: TaskContext) -> None:
+        """Also aborts the uploads the task commit's workers created: a kill (Spark's, when
+        the job fails or another attempt won) interrupts the task commit without the cleanup
+        of a failure, and the pool's shutdown lets the workers in flight finish their create
+        first.  No record names such an upload, and the driver's abort, which does not wait
+        for killed tasks, may have listed the intent's keys before it was created: only this
+        attempt knows its ID."""
         self.area(task).delete()
+        with self._started_lock:
+            started = dict(self._started)
         with contextlib.suppress(NotFoundError):
-            self.abort_recorded(task, {})
+            self.abort_recorded(task, started)
 
     def _abort_local(self) -> None:
         if self.local_store is None and self.task is None:
