@@ -33,6 +33,7 @@ from zerorename_model.harness.scheduler import Run
 from zerorename_model.harness.state import (
     Actor,
     Env,
+    HarnessStore,
     JobState,
     Prune,
     RunResult,
@@ -43,7 +44,7 @@ from zerorename_model.harness.state import (
 
 __all__ = [
     "READ_OPS", "STORE_OPS", "Actor", "Call", "Channel", "Choice", "End", "Env", "Event",
-    "Failure", "Fault", "Header", "Incident", "JobState", "Move", "MoveKind", "Note", "NoteKind",
-    "Op", "PendingOp", "Prune", "Reported", "Role", "Run", "RunResult", "Said", "SteppedStore",
-    "TaskKilled", "hidden",
+    "Failure", "Fault", "HarnessStore", "Header", "Incident", "JobState", "Move", "MoveKind",
+    "Note", "NoteKind", "Op", "PendingOp", "Prune", "Reported", "Role", "Run", "RunResult",
+    "Said", "SteppedStore", "TaskKilled", "hidden",
 ]

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Collection
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from zerorename_model.errors import ActorCrashed, RunAborted
 from zerorename_model.harness.events import Call
@@ -61,6 +61,42 @@ class ActorPools:
         return ActorPool(self._run, owner, workers)
 
 
+class _Queued(Protocol):
+    """A submitted item waiting for a worker (whatever its types)."""
+
+    def cancel(self) -> None: ...
+    def run(self) -> None: ...
+
+
+class _Item(Generic[T, R]):
+    """``fn(item)``, and the future its result or exception goes to."""
+
+    __slots__ = ("fn", "future", "item")
+
+    def __init__(self, future: Future[R], fn: Callable[[T], R], item: T) -> None:
+        self.future = future
+        self.fn = fn
+        self.item = item
+
+    def cancel(self) -> None:
+        self.future.cancel()
+
+    def run(self) -> None:
+        """Run the item on the calling worker, unless it was cancelled before it started."""
+        future = self.future
+        if not future.set_running_or_notify_cancel():
+            return  # cancelled before it started
+        try:
+            result = self.fn(self.item)
+        except (ActorCrashed, RunAborted, TaskKilled) as error:
+            future.set_exception(error)  # this worker's process ended: so does it
+            raise
+        except Exception as error:  # the item failed: the owner sees it, as from a thread
+            future.set_exception(error)
+        else:
+            future.set_result(result)
+
+
 class ActorPool:
     """One pool's workers, children of ``owner``."""
 
@@ -68,12 +104,12 @@ class ActorPool:
         self._run = run
         self._owner = owner
         self._width = max(1, width)
-        self._queue: deque[tuple[Future[Any], Callable[[Any], Any], Any]] = deque()
+        self._queue: deque[_Queued] = deque()
         self._workers: list[Actor] = []
 
     def submit(self, fn: Callable[[T], R], item: T) -> Future[R]:
         future: Future[R] = Future()
-        self._queue.append((future, fn, item))
+        self._queue.append(_Item(future, fn, item))
         if sum(not w.done for w in self._workers) < self._width:
             self._workers.append(self._run.spawn_worker(self._owner, self._work))
         return future
@@ -81,20 +117,9 @@ class ActorPool:
     def _work(self) -> None:
         """A worker's body: take queued items until none is left."""
         while self._queue:
-            future, fn, item = self._queue.popleft()
-            if not future.set_running_or_notify_cancel():
-                continue  # cancelled before it started
-            try:
-                result = fn(item)
-            except (ActorCrashed, RunAborted, TaskKilled) as error:
-                future.set_exception(error)  # this worker's process ended: so does it
-                raise
-            except Exception as error:  # the item failed: the owner sees it, as from a thread
-                future.set_exception(error)
-            else:
-                future.set_result(result)
+            self._queue.popleft().run()
 
-    def wait(self, futures: Collection[Future[Any]], *, first: bool) -> None:
+    def wait(self, futures: Collection[Future[object]], *, first: bool) -> None:
         """Block the owner until one (``first``) or all of ``futures`` are done.  A kill of the
         owner interrupts a wait for the first result (the committer then aborts, and leaves
         the pool through :meth:`shutdown`)."""
@@ -116,8 +141,7 @@ class ActorPool:
     def shutdown(self) -> None:
         """Cancel the items no worker took, then wait for the workers still running."""
         while self._queue:
-            future, _fn, _item = self._queue.popleft()
-            future.cancel()
+            self._queue.popleft().cancel()
         running = [w for w in self._workers if not w.done]
         if running:
             self._run.wait(Call.AWAIT_WORKERS, lambda: all(w.done for w in running))
