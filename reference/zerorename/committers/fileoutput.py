@@ -52,7 +52,7 @@ __all__ = ["FileOutputCommitterV1", "FileOutputCommitterV2", "RenameCommitter"]
 
 RENAME_BY_COPY_OPTION = "zerorename.fileoutput.rename-by-copy"
 #: Store error codes meaning "the rename target exists" (HDFS-like stores refuse).
-_TARGET_EXISTS = frozenset({"DestinationExists", "DirectoryNotEmpty", "TypeMismatch",
+TARGET_EXISTS = frozenset({"DestinationExists", "DirectoryNotEmpty", "TypeMismatch",
                             "FileAlreadyExists", "PreconditionFailed"})
 
 
@@ -109,7 +109,7 @@ class RenameCommitter(BaseCommitter):
         try:
             self._move_once(src, dst)
         except StoreError as exc:
-            if not replace or exc.code not in _TARGET_EXISTS:
+            if not replace or exc.code not in TARGET_EXISTS:
                 raise
             self.store.delete(dst)
             self._move_once(src, dst)

@@ -28,13 +28,15 @@ store, and a report that cannot be saved is a warning, never a failed job).
 from __future__ import annotations
 
 import logging
+import threading
 from typing import ClassVar
 
-from zerorename.committers.fileoutput import RenameCommitter
+from zerorename.committers.fileoutput import TARGET_EXISTS, RenameCommitter
+from zerorename.committers.layout import SUCCESS_MARKER
 from zerorename.committers.paths import check_destination, dest_url
 from zerorename.context import TaskContext
-from zerorename.errors import CommitError
-from zerorename.formats import DirEntry, FileEntry, SuccessData, TaskManifest
+from zerorename.errors import CommitError, FormatError, NotFoundError, StoreError
+from zerorename.formats import DirEntry, FileEntry, SuccessData, TaskManifest, parse_json
 from zerorename.messages import TaskCommitMessage
 from zerorename.rename_stages import (
     Publication,
@@ -52,6 +54,7 @@ from zerorename.stages import (
     TaskSource,
 )
 from zerorename.store import list_dir
+from zerorename.urls import join
 
 __all__ = ["ManifestCommitter"]
 
@@ -70,6 +73,10 @@ class ManifestCommitter(RenameCommitter):
     allow_copy_rename: ClassVar[bool] = True
     default_threads: ClassVar[int] = 16
     tasks_counter: ClassVar[str] = "committer_tasks_completed"
+
+    _earlier: dict[str, set[str]] | None = None
+    _own_success: bool | None = None
+    _earlier_lock = threading.Lock()  # shared by every instance: taken only after a refusal
 
     def _needs_task_commit(self, task: TaskContext) -> bool:
         return True  # Hadoop: an empty task still commits an (empty) manifest
@@ -138,6 +145,65 @@ class ManifestCommitter(RenameCommitter):
             else:
                 runner.run("job_stage_cleanup", lambda: self._cleanup())
         return success
+
+    def _move_once(self, src: str, dst: str) -> None:
+        """A job commit's rename.  After a driver restart the crashed job attempt's commit may
+        already have renamed some files of this job into the destination (or all of them, and
+        saved ``_SUCCESS``, and crashed while cleaning up); a store whose rename refuses an
+        existing target would then fail every rerun of the job for ever.  A target that is
+        this job's own output is replaced: its etag is the one a manifest of an *earlier
+        attempt of this job* recorded for it, or the destination's ``_SUCCESS`` names this job.
+        Any other target still fails."""
+        try:
+            super()._move_once(src, dst)
+        except StoreError as exc:
+            if exc.code not in TARGET_EXISTS or not self._published_by_earlier_attempt(dst):
+                raise
+            self.store.delete(dst)
+            super()._move_once(src, dst)
+            self.stats.incr("commit_file_rename_replaced_earlier_attempt")
+
+    def _published_by_earlier_attempt(self, dst: str) -> bool:
+        info = self.store.head(dst)
+        etag = (info.etag or "").strip('"') if info is not None else ""
+        if etag and etag in self._earlier_etags().get(dst, set()):
+            return True
+        return self._committed_by_this_job()
+
+    def _committed_by_this_job(self) -> bool:
+        """Whether ``_SUCCESS`` in the destination is this job's (an earlier attempt committed
+        it, then its driver died before Spark learnt so); read once."""
+        with self._earlier_lock:
+            if self._own_success is None:
+                url = join(self.dest, SUCCESS_MARKER)
+                try:
+                    success = SuccessData.from_json(parse_json(self.store.get(url), url), url)
+                    self._own_success = success.job_id == self.job_id
+                except (NotFoundError, FormatError):
+                    self._own_success = False
+            return self._own_success
+
+    def _earlier_etags(self) -> dict[str, set[str]]:
+        """Destination -> the etags the manifests of this job's earlier attempts recorded
+        for it; read once, on the first refused rename (never on a first attempt's commit)."""
+        with self._earlier_lock:
+            if self._earlier is None:
+                found: dict[str, set[str]] = {}
+                for attempt in range(self.job.attempt):
+                    directory = join(self.layout.attempt_dir_of(attempt), "manifests")
+                    for obj in list_dir(self.store, directory):
+                        if not obj.url.endswith(MANIFEST_SUFFIX):
+                            continue
+                        try:
+                            manifest = TaskManifest.from_json(
+                                parse_json(self.store.get(obj.url), obj.url), obj.url)
+                        except NotFoundError:
+                            continue
+                        for entry in manifest.files:
+                            if entry.etag:
+                                found.setdefault(entry.dest, set()).add(entry.etag.strip('"'))
+                self._earlier = found
+            return self._earlier
 
     def _close_skipped_cleanup(self, publication: Publication) -> None:
         """With cleanup skipped the temporary tree stays, but two things go: the job marker
