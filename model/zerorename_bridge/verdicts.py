@@ -13,7 +13,7 @@ from zerorename_model.scopes import PROTOCOLS
 from zerorename_model.stores import PROFILES
 from zerorename_model.verdicts import Budget, format_matrix, matrix, save
 
-REFERENCE_COMMITTERS = ("v1", "v2", "directory", "partitioned", "magic", "manifest")
+REFERENCE_COMMITTERS = ("v1", "v2", "directory", "partitioned", "magic", "manifest", "fenced")
 REFERENCE_STORES = ("s3", "s3-2018", "abfs", "moto")
 #: The reference explores the model's own scopes (``zerorename_model.verdicts.SCOPES``: 2 tasks
 #: x 2 attempts).  Pruning needs states to repeat, and reference records carried wall-clock
