@@ -28,7 +28,6 @@ store, and a report that cannot be saved is a warning, never a failed job).
 from __future__ import annotations
 
 import logging
-import threading
 from typing import ClassVar
 
 from zerorename.committers.fileoutput import TARGET_EXISTS, RenameCommitter
@@ -76,7 +75,6 @@ class ManifestCommitter(RenameCommitter):
 
     _earlier: dict[str, set[str]] | None = None
     _own_success: bool | None = None
-    _earlier_lock = threading.Lock()  # shared by every instance: taken only after a refusal
 
     def _needs_task_commit(self, task: TaskContext) -> bool:
         return True  # Hadoop: an empty task still commits an (empty) manifest
@@ -173,37 +171,38 @@ class ManifestCommitter(RenameCommitter):
     def _committed_by_this_job(self) -> bool:
         """Whether ``_SUCCESS`` in the destination is this job's (an earlier attempt committed
         it, then its driver died before Spark learnt so); read once."""
-        with self._earlier_lock:
-            if self._own_success is None:
-                url = join(self.dest, SUCCESS_MARKER)
-                try:
-                    success = SuccessData.from_json(parse_json(self.store.get(url), url), url)
-                    self._own_success = success.job_id == self.job_id
-                except (NotFoundError, FormatError):
-                    self._own_success = False
-            return self._own_success
+        if self._own_success is None:  # no lock held across requests (see _earlier_etags)
+            url = join(self.dest, SUCCESS_MARKER)
+            try:
+                success = SuccessData.from_json(parse_json(self.store.get(url), url), url)
+                self._own_success = success.job_id == self.job_id
+            except (NotFoundError, FormatError):
+                self._own_success = False
+        return self._own_success
 
     def _earlier_etags(self) -> dict[str, set[str]]:
         """Destination -> the etags the manifests of this job's earlier attempts recorded
-        for it; read once, on the first refused rename (never on a first attempt's commit)."""
-        with self._earlier_lock:
-            if self._earlier is None:
-                found: dict[str, set[str]] = {}
-                for attempt in range(self.job.attempt):
-                    directory = join(self.layout.attempt_dir_of(attempt), "manifests")
-                    for obj in list_dir(self.store, directory):
-                        if not obj.url.endswith(MANIFEST_SUFFIX):
-                            continue
-                        try:
-                            manifest = TaskManifest.from_json(
-                                parse_json(self.store.get(obj.url), obj.url), obj.url)
-                        except NotFoundError:
-                            continue
-                        for entry in manifest.files:
-                            if entry.etag:
-                                found.setdefault(entry.dest, set()).add(entry.etag.strip('"'))
-                self._earlier = found
-            return self._earlier
+        for it; read on the first refused rename (never on a first attempt's commit).  No lock
+        is held across the reads: pool workers may be greenlets of one thread (the harness),
+        where a worker blocking on a lock another paused in holds would hang them all; two
+        workers refused at once merely both read."""
+        if self._earlier is None:
+            found: dict[str, set[str]] = {}
+            for attempt in range(self.job.attempt):
+                directory = join(self.layout.attempt_dir_of(attempt), "manifests")
+                for obj in list_dir(self.store, directory):
+                    if not obj.url.endswith(MANIFEST_SUFFIX):
+                        continue
+                    try:
+                        manifest = TaskManifest.from_json(
+                            parse_json(self.store.get(obj.url), obj.url), obj.url)
+                    except NotFoundError:
+                        continue
+                    for entry in manifest.files:
+                        if entry.etag:
+                            found.setdefault(entry.dest, set()).add(entry.etag.strip('"'))
+            self._earlier = found
+        return self._earlier
 
     def _close_skipped_cleanup(self, publication: Publication) -> None:
         """With cleanup skipped the temporary tree stays, but two things go: the job marker
