@@ -8,7 +8,7 @@ cd "$(dirname "$0")"
 source scripts/bootstrap.sh
 set -e
 echo "== ruff"; ruff check .
-echo "== mypy --strict (zerorename, the bridge, the model's stores)"; mypy
+echo "== mypy --strict (the reference, the model and the bridge)"; mypy
 echo "== pytest"
 set +e
 pytest "$@"
