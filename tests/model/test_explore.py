@@ -133,7 +133,7 @@ def test_the_comparison_catches_an_unsound_independence(monkeypatch: pytest.Monk
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.name in (
     "magic-s3-2018-crash", "direct-speculate", "directory-restart", "v1-throttle-crash",
-    "lists-s3-2018")], ids=lambda c: c.name)
+    "v1-s3-2018")], ids=lambda c: c.name)
 def test_replaying_the_moves_taken_reaches_what_the_choices_reach(case: Case) -> None:
     """The engine replays a prefix with the moves its first run took, without computing the
     options again: every run it yields must be the run its choices make from scratch."""

@@ -5,23 +5,31 @@ from __future__ import annotations
 
 from zerorename_model.harness.base import RunBase
 from zerorename_model.harness.events import (
-    READ_OPS,
     STORE_OPS,
     Call,
     Fault,
     Move,
     MoveKind,
     NoteKind,
+    PendingOp,
     Role,
 )
 from zerorename_model.harness.state import Actor
 from zerorename_model.scenario import JobSpec
 
 _STORE_OPS = frozenset(STORE_OPS)
-_READ_OPS = frozenset(READ_OPS)
 #: the fault moves the run's incidents record (the others strike no actor's fate)
 _RECORDED = frozenset({MoveKind.CRASH, MoveKind.PARTITION, MoveKind.THROTTLE,
                        MoveKind.RESTART, MoveKind.FAIL_JOB})
+
+
+def _touches(op: PendingOp, url: str) -> bool:
+    """Whether store operation ``op`` reads or writes key ``url`` or lists a prefix of it."""
+    if op.op == "list_multipart_uploads":  # uploads are never lagging
+        return False
+    if op.is_prefix or op.op == "rename":  # a rename may move a whole directory
+        return any(url.startswith(prefix) for prefix in op.urls())
+    return url in op.urls()
 
 
 class FaultMoves(RunBase):
@@ -65,13 +73,27 @@ class FaultMoves(RunBase):
             moves += [Move(MoveKind.FAIL_JOB, a.name) for a in self.actors  # awaiting tasks
                       if a.task is None and a.waiting is not None and not a.done
                       and a.pending is not None and a.pending.call is Call.AWAIT_TASKS]
-        if faults.settle and not faults.settle_eagerly and any(
-                a.pending is not None and a.pending.destination_op in _READ_OPS
-                for a in at_op):
-            # Visibility only matters to a read, and settling commutes with every write, so
-            # offering it only just before reads loses no behaviour and prunes many schedules.
-            moves += [Move(MoveKind.SETTLE, settle=i) for i in range(len(self.store.pending))]
+        if faults.settle and not faults.settle_eagerly and self.store.pending:
+            moves += self._settle_options(at_op)
         return moves
+
+    def _settle_options(self, at_op: list[Actor]) -> list[Move]:
+        """The pending visibility events an operation about to run can tell apart.
+
+        A lagging write's visibility of key ``k`` is read only by an operation on ``k`` (a GET,
+        HEAD or copy from it sees the stale object; a PUT, copy to it or delete of it decides
+        by it whether the new version lags too) or by a listing whose prefix covers ``k``.  So a
+        settle taken at any other moment reaches the same states as the same settle taken
+        later, just before the first operation on ``k`` (the moves in between touch other keys
+        and commute with it): offering each event only while such an operation is pending
+        loses no behaviour, and a state no longer multiplies by every subset of settled events
+        that nothing has looked at yet (``tests/model/test_settle_offers.py``)."""
+        if self.scenario.faults.settle_anytime:
+            return [Move(MoveKind.SETTLE, settle=i) for i in range(len(self.store.pending))]
+        ops = [a.pending for a in at_op
+               if a.pending is not None and a.pending.destination_op is not None]
+        return [Move(MoveKind.SETTLE, settle=i) for i, event in enumerate(self.store.pending)
+                if any(_touches(op, event.url) for op in ops)]
 
     def apply_fault(self, move: Move) -> None:
         """Apply a fault move (every kind but STEP), spending its budget."""
