@@ -98,6 +98,9 @@ class ModelStore:
         self.objects: dict[str, Obj] = {}
         self.listed: set[str] = set()  # keys in the LIST index
         self.stale: dict[str, Obj | None] = {}  # what GET/HEAD still serve (None: 404)
+        #: what the LIST index still shows of a deleted key until its list-del settles (the
+        #: index keeps the entry's size and ETag; GET's stale cache is a separate lag)
+        self.ghosts: dict[str, Obj] = {}
         self.pending: list[Visibility] = []
         self.uploads: dict[str, Upload] = {}
         self.counts: Counter[str] = Counter()
@@ -164,7 +167,7 @@ class ModelStore:
                 if common not in prefixes:
                     prefixes.append(common)
                 continue
-            obj = self.objects.get(key) or self.stale.get(key) or Obj(b"", etag_of(b""))
+            obj = self.objects.get(key) or self.ghosts.get(key) or Obj(b"", etag_of(b""))
             objects.append(ObjectInfo(key, len(obj.data), obj.etag))
         return ListPage(objects, prefixes, None)
 
@@ -257,6 +260,7 @@ class ModelStore:
             self.listed.add(event.url)
         elif event.kind == "list-del":
             self.listed.discard(event.url)
+            self.ghosts.pop(event.url, None)
         else:
             self.stale.pop(event.url, None)
         return event
@@ -282,6 +286,8 @@ class ModelStore:
             h.update(f"o\0{key}\0{obj.etag}\0".encode())
         for key in sorted(self.listed):
             h.update(f"l\0{key}\0".encode())
+        for key, ghost in sorted(self.ghosts.items()):
+            h.update(f"g\0{key}\0{ghost.etag}\0".encode())
         for key, stale in sorted(self.stale.items()):
             h.update(f"s\0{key}\0{stale.etag if stale else '-'}\0".encode())
         for event in self.pending:
@@ -312,6 +318,7 @@ class ModelStore:
         old = self.objects.get(url)
         obj = Obj(data, etag_of(data))
         self.objects[url] = obj
+        self.ghosts.pop(url, None)  # the index shows the new object now
         p = self.profile
         if p.eventual_listing and url not in self.listed:
             self._lag(Visibility("list-add", url))
@@ -330,6 +337,8 @@ class ModelStore:
             return
         p = self.profile
         if p.eventual_listing:
+            if url in self.listed:
+                self.ghosts[url] = old
             self._lag(Visibility("list-del", url))
         else:
             self.listed.discard(url)

@@ -58,6 +58,11 @@ class Budget:
     max_runs: int
     seconds: float | None = None
     hypothesis_examples: int = 0
+    #: a second pass at this many runs per scope for every cell the first left ``holds*`` (no
+    #: violation, some scope cut off); None: none.  Most scopes are exhausted in a few
+    #: thousand runs, a few lagging-store ones need tens of thousands: the second pass spends
+    #: the budget only where it decides something.
+    deep_runs: int | None = None
 
 
 #: ``check --quick`` (CI): about 42 CPU seconds for the whole matrix (so about 25 s on two idle
@@ -362,7 +367,52 @@ def matrix(committers: Sequence[str] | None = None, stores: Sequence[str] | None
             cells += result
             if progress:
                 progress(_progress_line(job, result))
+        if budget.deep_runs and budget.deep_runs > budget.max_runs:
+            cells = _second_pass(cells, budget, traces, resolve, seeds, pool, progress)
     return cells
+
+
+RowKey = tuple[str, str, str, str | None, str | None]
+
+
+def row_key(cell: dict[str, Any]) -> RowKey:
+    """The row a cell belongs to: (committer, store, protocol, bug, variant_of)."""
+    return (cell["committer"], cell["store"], cell["protocol"], cell.get("bug"),
+            cell.get("variant_of"))
+
+
+def undecided(cells: Sequence[dict[str, Any]]) -> dict[RowKey, list[str]]:
+    """The ``holds*`` cells (no violation found, a scope cut off), by row."""
+    rows: dict[RowKey, list[str]] = {}
+    for cell in cells:
+        if shown_verdict(cell) == "holds*":
+            rows.setdefault(row_key(cell), []).append(cell["property"])
+    return rows
+
+
+def _second_pass(cells: list[dict[str, Any]], budget: Budget, traces: str | None,
+                 resolve: Resolver, seeds: str | None, pool: ProcessPoolExecutor,
+                 progress: Callable[[str], None] | None) -> list[dict[str, Any]]:
+    """Every ``holds*`` cell decided again at ``budget.deep_runs`` runs per scope (each such
+    cell then records ``explored.deep_runs``)."""
+    from zerorename_model.bugs import by_report
+
+    assert budget.deep_runs is not None
+    deep = replace(budget, max_runs=budget.deep_runs, hypothesis_examples=0, deep_runs=None)
+    rows = undecided(cells)
+    jobs: list[Job] = [
+        (c, s, tuple(props), deep, traces, resolve, (protocol,),
+         Row(bug, variant_of, (by_report(bug).scope,)) if bug else Row(), seeds)
+        for (c, s, protocol, bug, variant_of), props in rows.items()]
+    fresh: dict[tuple[RowKey, str], dict[str, Any]] = {}
+    for key, again in zip(rows, pool.map(decide_job, jobs), strict=True):
+        for cell in again:
+            cell["explored"]["deep_runs"] = budget.deep_runs
+            fresh[key, cell["property"]] = cell
+        if progress:
+            progress(f"again with {budget.deep_runs} runs per scope: {' '.join(map(str, key))}: "
+                     + ", ".join(f"{x['property']}={shown_verdict(x)}" for x in again))
+    return [fresh.get((row_key(c), c["property"]), c) for c in cells]
 
 
 def _progress_line(job: Job, cells: Sequence[dict[str, Any]]) -> str:

@@ -12,11 +12,9 @@ import resource
 import shutil
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict
 from typing import Any
 
-from zrpaper.cells import kind
 from zrpaper.race import compute_race
 from zrpaper.settings import DEEP_BUDGET, RACE_MAX_RUNS, TABLEV_MAX_RUNS, TRACES, rel
 from zrpaper.table5 import compute_tablev
@@ -37,30 +35,16 @@ def compute_matrix(budget: dict[str, Any], workers: int, progress: Callable[[str
                    ) -> tuple[list[dict[str, Any]], list[list[str | None]]]:
     """The matrix at ``budget`` under both job-commit protocols, with the production bugs'
     rows (each variant and its fixed committer, in the bug's scope family), then every cell
-    left undecided (no violation found, some scope cut off) again at ``deep_budget``;
-    returns the cells and the rows (:data:`RowKey`) explored twice."""
-    from zerorename_model.bugs import by_report
-    from zerorename_model.verdicts import (
-        PROTOCOLS,
-        Budget,
-        Row,
-        decide_job,
-        matrix,
-        model_resolver,
-    )
+    left undecided (no violation found, some scope cut off) again at ``deep_budget``
+    (``verdicts.matrix``'s second pass); returns the cells and the rows (:data:`RowKey`)
+    explored twice."""
+    from zerorename_model.verdicts import PROTOCOLS, Budget, matrix
 
-    cells = matrix(committers, None, quick=False, budget=Budget(**budget), traces=str(TRACES),
-                   workers=workers, progress=progress, protocols=PROTOCOLS, variants=True)
-    deepened = undecided_cells(cells) if deep_budget["max_runs"] > budget["max_runs"] else {}
-    jobs = [(c, s, tuple(props), Budget(**deep_budget), str(TRACES), model_resolver,
-             (protocol,), Row(bug, variant_of, (by_report(bug).scope,)) if bug else Row())
-            for (c, s, protocol, bug, variant_of), props in deepened.items()]
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        for key, again in zip(deepened, pool.map(decide_job, jobs), strict=True):
-            progress(f"again with {deep_budget['max_runs']} runs per scope: {key}: "
-                     + ", ".join(f"{x['property']}={kind(x)}" for x in again))
-            fresh = {x["property"]: x for x in again}
-            cells = [fresh.get(x["property"], x) if row_key(x) == key else x for x in cells]
+    deep_runs = deep_budget["max_runs"] if deep_budget["max_runs"] > budget["max_runs"] else None
+    cells = matrix(committers, None, quick=False, budget=Budget(**budget, deep_runs=deep_runs),
+                   traces=str(TRACES), workers=workers, progress=progress,
+                   protocols=PROTOCOLS, variants=True)
+    deepened = list(dict.fromkeys(row_key(c) for c in cells if "deep_runs" in c["explored"]))
     for line in scope_report(cells):
         progress(line)
     for cell in cells:
@@ -90,15 +74,6 @@ def scope_report(cells: Sequence[dict[str, Any]]) -> list[str]:
     return [f"  {c} on {s}, {scope}: {e['runs']} runs, {e['states']} states, "
             f"{e.get('seconds', '?')} s, {'complete' if e['complete'] else 'cut off'}"
             for (c, s, scope), e in seen.items()]
-
-
-def undecided_cells(cells: Sequence[dict[str, Any]]) -> dict[RowKey, list[str]]:
-    """The ``holds*`` cells (no violation found, a scope cut off), by row."""
-    rows: dict[RowKey, list[str]] = {}
-    for cell in cells:
-        if kind(cell) == "holds*":
-            rows.setdefault(row_key(cell), []).append(cell["property"])
-    return rows
 
 
 def _drop_seconds(explored: dict[str, Any]) -> None:

@@ -73,7 +73,7 @@ def test_the_comparison_catches_an_offering_that_ignores_listings(
     _name, scenario, factory = CASES[0]
     every_digest, _violated, _stats = _everything(_anytime(scenario), factory)
     monkeypatch.setattr(fault_moves, "_touches",
-                        lambda op, url: not op.is_prefix and url in op.urls())
+                        lambda op, event: not op.is_prefix and event.url in op.urls())
     careless, _violated, _stats = _everything(scenario, factory)
     assert careless < every_digest
 

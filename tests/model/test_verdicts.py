@@ -175,3 +175,22 @@ def _bug_rows_hold_up(bug: Any, tmp_path: Any) -> None:
         assert cell["variant_of"] is None and cell["bug"] == bug.report
     text = format_matrix(variant + fixed)
     assert f"{bug.variant} (variant)" in text and f"{bug.fixed} (fixed)" in text
+
+
+def test_the_second_pass_decides_what_the_first_left_sampled() -> None:
+    """``Budget.deep_runs``: cells the first pass left ``holds*`` are explored again at the
+    deeper budget (and say so); decided cells are left as they were."""
+    from zerorename_model.matrix_text import shown_verdict
+    from zerorename_model.verdicts import matrix
+
+    props = ("completeness", "abortability")
+    shallow = matrix(["fenced"], ["s3"], props, budget=Budget(max_runs=30), workers=1,
+                     protocols=("spark",))
+    assert {shown_verdict(c) for c in shallow} == {"holds*"}
+    deep = matrix(["fenced"], ["s3"], props, budget=Budget(max_runs=30, deep_runs=20_000),
+                  workers=1, protocols=("spark",))
+    assert [(c["property"], shown_verdict(c), c["explored"]["deep_runs"]) for c in deep] == [
+        (p, "holds", 20_000) for p in props]
+    direct = matrix(["direct"], ["s3"], props, budget=Budget(max_runs=30, deep_runs=20_000),
+                    workers=1, protocols=("spark",))
+    assert all(c["verdict"] == "violated" and "deep_runs" not in c["explored"] for c in direct)

@@ -16,6 +16,7 @@ from zerorename_model.harness.events import (
 )
 from zerorename_model.harness.state import Actor
 from zerorename_model.scenario import JobSpec
+from zerorename_model.stores import Visibility
 
 _STORE_OPS = frozenset(STORE_OPS)
 #: the fault moves the run's incidents record (the others strike no actor's fate)
@@ -23,12 +24,20 @@ _RECORDED = frozenset({MoveKind.CRASH, MoveKind.PARTITION, MoveKind.THROTTLE,
                        MoveKind.RESTART, MoveKind.FAIL_JOB})
 
 
-def _touches(op: PendingOp, url: str) -> bool:
-    """Whether store operation ``op`` reads or writes key ``url`` or lists a prefix of it."""
+def _touches(op: PendingOp, event: Visibility) -> bool:
+    """Whether store operation ``op`` can tell whether ``event`` has taken effect: a listing
+    of a prefix of its key sees the LIST index (list-add, list-del); a GET or HEAD of the key
+    sees the stale-read cache (read); an operation writing or deleting the key decides by
+    both whether its own change lags (and a copy reads its source)."""
+    url = event.url
     if op.op == "list_multipart_uploads":  # uploads are never lagging
         return False
-    if op.is_prefix or op.op == "rename":  # a rename may move a whole directory
+    if op.op == "list_page":
+        return event.kind != "read" and url.startswith(str(op.args[0]))
+    if op.op == "rename":  # a rename may move a whole directory
         return any(url.startswith(prefix) for prefix in op.urls())
+    if op.op in ("get", "head"):
+        return event.kind == "read" and url in op.urls()
     return url in op.urls()
 
 
@@ -93,7 +102,7 @@ class FaultMoves(RunBase):
         ops = [a.pending for a in at_op
                if a.pending is not None and a.pending.destination_op is not None]
         return [Move(MoveKind.SETTLE, settle=i) for i, event in enumerate(self.store.pending)
-                if any(_touches(op, event.url) for op in ops)]
+                if any(_touches(op, event) for op in ops)]
 
     def apply_fault(self, move: Move) -> None:
         """Apply a fault move (every kind but STEP), spending its budget."""
