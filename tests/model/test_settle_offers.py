@@ -16,10 +16,11 @@ from typing import Any
 
 import pytest
 
+from tests.model.test_explore import Case
+from tests.model.test_explore import _everything as everything
 from tests.model.toy_committers import ListsTemporary
-from zerorename_model.explore import Reduction, Stats, new_run, runs
+from zerorename_model.explore import Reduction, Stats
 from zerorename_model.harness import faults as fault_moves
-from zerorename_model.properties import PROPERTIES, applicable
 from zerorename_model.protocols import get
 from zerorename_model.scenario import Faults, Scenario
 
@@ -37,19 +38,10 @@ CASES: list[tuple[str, Scenario, Any]] = [
 ]
 
 
-def _everything(scenario: Scenario, factory: Any,
-                reduction: Reduction = Reduction.FAULTS) -> tuple[set[str], set[str], Stats]:
-    """Every final digest and every violated property of a complete search."""
-    props = [p for p in PROPERTIES if applicable(p, scenario.store)]
-    stats = Stats()
-    digests: set[str] = set()
-    violated: set[str] = set()
-    for done in runs(lambda: new_run(scenario, factory), stats, reduction=reduction,
-                     max_runs=60_000):
-        digests.add(done.result.digest)
-        violated |= {p for p in props if PROPERTIES[p](done.result)}
-    assert stats.complete, "the scope is too big for this test"
-    return digests, violated, stats
+def _everything(scenario: Scenario, factory: Any) -> tuple[set[str], set[str], Stats]:
+    """Every final digest and every violated property of a complete search (the sleep-set
+    tests' helper, on a scenario of this file)."""
+    return everything(Case("settle", scenario, factory), Reduction.FAULTS)
 
 
 def _anytime(scenario: Scenario) -> Scenario:
