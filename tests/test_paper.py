@@ -244,7 +244,8 @@ def test_the_results_were_made_with_the_models_current_scopes_and_properties(
             "run .venv/bin/python paper/make_paper.py")
 
 
-def _stubbed_merge(results: dict[str, Any], tmp_path: Path, committer: str) -> dict[str, Any]:
+def _stubbed_merge(results: dict[str, Any], tmp_path: Path, committer: str,
+                   deep_budget: dict[str, Any] | None = None) -> dict[str, Any]:
     """merge.merge on a copy of the results, with the explorations replaced by stubs that
     answer "holds" for ``committer`` (and write no trace), in a scratch paper directory whose
     traces are the committed results' trace names."""
@@ -274,7 +275,7 @@ def _stubbed_merge(results: dict[str, Any], tmp_path: Path, committer: str) -> d
     merged: dict[str, Any] = merge.merge(
         copy.deepcopy(results), [committer], results["budget"], 1, lambda _line: None,
         explorations=merge.Explorations(matrix=matrix, race=race, tablev=tablev),
-        paper_dir=tmp_path)
+        paper_dir=tmp_path, deep_budget=deep_budget)
     return merged
 
 
@@ -332,3 +333,42 @@ def test_a_merge_is_refused_when_its_cells_would_not_be_comparable(
         merge.merge_plan(results, ["no-such-committer"], results["budget"])
     assert merge.merge_plan(results, ["fenced+no-fence"], results["budget"]) == \
         ([], [("fenced+no-fence", "s3")], [])
+
+
+def _with_sampled_cells(results: dict[str, Any], committers: Sequence[str]) -> dict[str, Any]:
+    """The results with one ``holds`` cell of each of ``committers`` cut off (holds*) and
+    every other ``holds`` cell proved."""
+    changed = copy.deepcopy(results)
+    for cell in changed["cells"]:
+        if cell["verdict"] == "holds":
+            cell["explored"] = {**cell["explored"], "complete": True}
+    for committer in committers:
+        cell = next(c for c in changed["cells"] if c["committer"] == committer
+                    and c["verdict"] == "holds" and not c.get("bug"))
+        cell["explored"] = {**cell["explored"], "complete": False}
+    return changed
+
+
+def test_a_merge_may_raise_the_second_pass_only_over_every_undecided_cell(
+        as_current: dict[str, Any], tmp_path: Path) -> None:
+    """A deeper second pass may be merged in only when every cell it leaves alone is decided:
+    otherwise a full run at that budget could decide those differently."""
+    results = _with_sampled_cells(as_current, ["v2", "magic"])
+    deeper = {**results["deep_budget"], "max_runs": results["deep_budget"]["max_runs"] * 4}
+    with pytest.raises(merge.MergeRefused, match="magic on"):
+        merge.merge_plan(results, ["v2"], results["budget"], deeper)
+    shallower = {**results["deep_budget"], "max_runs": results["deep_budget"]["max_runs"] - 1}
+    with pytest.raises(merge.MergeRefused, match="only raise"):
+        merge.merge_plan(results, ["v2", "magic"], results["budget"], shallower)
+    with pytest.raises(merge.MergeRefused, match="only raise"):
+        merge.merge_plan(results, ["v2", "magic"], results["budget"],
+                         {**deeper, "seconds": 60})
+    assert merge.merge_plan(results, ["v2", "magic"], results["budget"], deeper)[0] == \
+        ["v2", "magic"]
+    merged = _stubbed_merge(_with_sampled_cells(as_current, ["magic"]), tmp_path, "magic",
+                            deep_budget=deeper)
+    assert merged["deep_budget"] == deeper
+    assert merged["merged"][-1]["deep_raised_from"] == results["deep_budget"]["max_runs"]
+    text = render_explored(merged)
+    assert f"raised from {results['deep_budget']['max_runs']:,} to {deeper['max_runs']:,}" \
+        in text

@@ -28,6 +28,15 @@ its observations look at every state with the fault about to be taken); ``"none"
 plain search.  :mod:`tests.model.test_explore` checks that all three reach the same end states
 and violated properties on small scopes.
 
+**Verdicts decided early**: a property may say, of a run in progress, that it holds on every
+continuation (:data:`~zerorename_model.properties.DECIDED_EARLY`: liveness, once every job has
+committed and every driver is done).  When every property a search checks says so, the run
+ends there (``Exploration.decided_early`` counts them): what attempts that outlive the commit
+and the store's settles do next cannot change those verdicts.  The predicates read only
+fingerprinted state, so a pruned state is decided exactly when its first visit was; and an
+explored run equivalent to a skipped one (sleep sets) ends in a continuation of the state where
+it was cut.  :mod:`tests.model.test_decided_early` compares both searches.
+
 :func:`search` lets hypothesis pick the answers instead (random, then shrunk), for scopes too big
 to enumerate; :func:`shrink` reduces a violating choice sequence to a short one.
 """
@@ -44,7 +53,7 @@ from typing import Any
 
 from zerorename_model.choices import ScriptedChooser
 from zerorename_model.harness import Channel, Move, MoveKind, Prune, Run, RunResult
-from zerorename_model.properties import PROPERTIES, Violation
+from zerorename_model.properties import DECIDED_EARLY, PROPERTIES, Violation
 from zerorename_model.scenario import CommitterFactory, Scenario
 
 
@@ -67,13 +76,15 @@ class Exploration:
     complete: bool = False
     seconds: float = 0.0
     method: str = "exhaustive"
+    decided_early: int = 0  # runs ended early: their properties hold on every continuation
     violations: dict[str, tuple[list[Violation], RunResult, list[int]]] = field(
         default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
         return {"method": self.method, "runs": self.runs, "pruned": self.pruned,
                 "states": self.states, "complete": self.complete,
-                "seconds": round(self.seconds, 2)}
+                "seconds": round(self.seconds, 2),
+                **({"decided_early": self.decided_early} if self.decided_early else {})}
 
 
 #: makes the store a run uses instead of the scenario's model store (None: the model store)
@@ -190,6 +201,12 @@ Allow = Callable[[Run, Move], bool]
 #: moves asleep (by :func:`_identity`), with their footprints
 Sleep = dict[Hashable, Footprint | None]
 Watch = Callable[[Run, Move | None], str | None]
+#: true once every property being checked holds on every continuation of the run so far
+Decide = Callable[[Run], bool]
+
+
+class DecidedEarly(Prune):
+    """Raised to end a run whose checked properties hold however it continues."""
 
 #: one choice on the way to a state: the index taken, the move it was, how many were offered
 Step = tuple[int, Move, int]
@@ -243,13 +260,14 @@ class Finished:
 class Stats:
     runs: int = 0
     pruned: int = 0
+    decided_early: int = 0
     states: int = 0
     complete: bool = False
 
 
 def runs(make: Callable[[], Run], stats: Stats, *, reduction: Reduction = Reduction.SLEEP,
          allow: Allow | None = None, watch: Watch | None = None, max_runs: int | None = None,
-         seconds: float | None = None) -> Iterator[Finished]:
+         seconds: float | None = None, decided: Decide | None = None) -> Iterator[Finished]:
     """Every run of the depth-first search, as it finishes (the caller may stop early).
     ``allow`` restricts the fault moves explored (steps are always allowed); ``watch`` looks at
     every state with the move about to be taken, and at the end: once it finds something, the
@@ -262,7 +280,7 @@ def runs(make: Callable[[], Run], stats: Stats, *, reduction: Reduction = Reduct
     started = time.monotonic()
     with _fewer_collections():
         yield from _search(make, stats, visited, frontier, sleeping, faults, allow, watch,
-                           max_runs, seconds, started)
+                           max_runs, seconds, started, decided)
 
 
 @contextlib.contextmanager
@@ -282,7 +300,8 @@ def _fewer_collections() -> Iterator[None]:
 def _search(make: Callable[[], Run], stats: Stats, visited: dict[Any, Sleep],
             frontier: list[tuple[_Node | None, int]], sleeping: bool, faults: bool,
             allow: Allow | None, watch: Watch | None, max_runs: int | None,
-            seconds: float | None, started: float) -> Iterator[Finished]:
+            seconds: float | None, started: float,
+            decided: Decide | None = None) -> Iterator[Finished]:
     while frontier:
         if (max_runs is not None and stats.runs >= max_runs) or (
                 seconds is not None and time.monotonic() - started > seconds):
@@ -291,7 +310,11 @@ def _search(make: Callable[[], Run], stats: Stats, visited: dict[Any, Sleep],
         run = make()
         stats.runs += 1
         try:
-            done = _one_run(run, node, k, visited, frontier, sleeping, faults, allow, watch)
+            done = _one_run(run, node, k, visited, frontier, sleeping, faults, allow, watch,
+                            decided)
+        except DecidedEarly:
+            stats.decided_early += 1
+            continue
         except Prune:
             stats.pruned += 1
             continue
@@ -309,7 +332,8 @@ def _allowed(run: Run, moves: Sequence[Move], allow: Allow | None) -> list[int]:
 def _one_run(run: Run, node: _Node | None, k: int,
              visited: dict[Any, Sleep],
              frontier: list[tuple[_Node | None, int]], sleeping: bool, faults: bool,
-             allow: Allow | None, watch: Watch | None) -> Finished:
+             allow: Allow | None, watch: Watch | None,
+             decided: Decide | None = None) -> Finished:
     taken: list[Step] = []
     found: str | None = None
     sleep: Sleep = {}
@@ -334,6 +358,8 @@ def _one_run(run: Run, node: _Node | None, k: int,
                 sleep = {z: f for z, f in [*node.sleep.items(), *earlier]
                          if independent(f, footprint)}
         while not run.finished():
+            if decided is not None and found is None and decided(run):
+                raise DecidedEarly()
             moves = run.options()
             if found is not None:  # finish the run plainly, for its trace
                 run.choose(moves, _allowed(run, moves, allow)[0])
@@ -388,15 +414,22 @@ def explore(scenario: Scenario, factory: CommitterFactory, props: Sequence[str],
             max_runs: int = 20_000, seconds: float | None = None,
             stop_when_all_violated: bool = True, backend: Backend = None,
             progress: Callable[[Exploration], None] | None = None,
-            reduction: Reduction | str = Reduction.FAULTS) -> Exploration:
+            reduction: Reduction | str = Reduction.FAULTS, early: bool = True) -> Exploration:
     """Enumerate every schedule of ``scenario`` (with state pruning and, by default, sleep
     sets over steps, settles and the faults that change only a driver's view), checking
-    ``props``."""
+    ``props``.  ``early``: when every property checked can be decided before a run ends
+    (:data:`~zerorename_model.properties.DECIDED_EARLY`), a run is ended once they all hold on
+    every continuation of it (a liveness-only search stops once the job has committed)."""
     report = Exploration(scenario)
     stats = Stats()
     started = time.monotonic()
+    early_checks = [DECIDED_EARLY.get(p) for p in props]
+    checks = [c for c in early_checks if c is not None]
+    decided = ((lambda run: all(check(run) for check in checks))
+               if early and checks and len(checks) == len(early_checks) else None)
     engine = runs(lambda: new_run(scenario, factory, backend), stats,
-                  reduction=Reduction(reduction), max_runs=max_runs, seconds=seconds)
+                  reduction=Reduction(reduction), max_runs=max_runs, seconds=seconds,
+                  decided=decided)
     reported = 0
     for done in engine:
         for name, violations in _violations(done.result, props).items():
@@ -409,6 +442,7 @@ def explore(scenario: Scenario, factory: CommitterFactory, props: Sequence[str],
         if stop_when_all_violated and len(report.violations) == len(props):
             break
     report.runs, report.pruned, report.states = stats.runs, stats.pruned, stats.states
+    report.decided_early = stats.decided_early
     report.complete = stats.complete
     report.seconds = time.monotonic() - started
     return report

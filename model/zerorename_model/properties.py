@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from zerorename_model.harness import JobState, RunResult, hidden
+from zerorename_model.harness import JobState, Role, Run, RunResult, hidden
 from zerorename_model.run_facts import RunFacts, run_facts
 from zerorename_model.scenario import TaskSpec
 
@@ -285,6 +285,22 @@ PROPERTIES: dict[str, Callable[[RunResult], list[Violation]]] = {
     "continuity": continuity,
     "liveness": liveness,
 }
+
+
+def liveness_decided(run: Run) -> bool:
+    """Liveness holds on every continuation of a run in which every job has committed and
+    every driver is done: only a driver changes its job's outcome (a failing clean-up, or the
+    next job attempt after a restart, which needs a driver that is not done), so
+    ``committed`` is then final."""
+    return (all(job.outcome == "committed" for job in run.jobs)
+            and all(a.done for a in run.actors if a.role is Role.DRIVER))
+
+
+#: properties whose verdict a run can fix before it ends: the predicate is true of a run in
+#: progress only when the property holds on every continuation of it, and reads only state
+#: the explorer's fingerprint covers, so the explorer may end such a run early
+#: (:func:`zerorename_model.explore.explore`, ``early=True``)
+DECIDED_EARLY: dict[str, Callable[[Run], bool]] = {"liveness": liveness_decided}
 
 
 def applicable(prop: str, store: str) -> bool:

@@ -29,6 +29,7 @@ from typing import Any
 
 from zerorename_model.explore import explore, run_once, search, shrink
 from zerorename_model.harness import RunResult
+from zerorename_model.json_values import json_object
 from zerorename_model.matrix_text import format_matrix, shown_verdict
 from zerorename_model.properties import PROPERTIES, applicable
 from zerorename_model.protocols import get, load_all
@@ -37,7 +38,7 @@ from zerorename_model.scopes import PROTOCOLS, SCOPES, Scope
 from zerorename_model.seeds import Seed, exact, for_scope, guided, in_scope
 from zerorename_model.seeds import load as load_seeds
 from zerorename_model.stores import PROFILES
-from zerorename_model.trace import write_trace
+from zerorename_model.trace import TraceDivergence, read_trace, run_recorded, write_trace
 
 __all__ = ["FULL", "MATRIX_COMMITTERS", "MATRIX_STORES", "PROTOCOLS", "QUICK", "SCOPES",
            "Budget", "Scope", "decide_job", "decide_pair", "format_matrix", "matrix",
@@ -114,13 +115,20 @@ def decide_pair(committer: str, store: str, props: Sequence[str], budget: Budget
     row = row or Row()
     reason = runnable_on(committer, store, resolve)
     saved = load_seeds(seeds) if seeds and resolve is model_resolver else ()
-    cells: list[dict[str, Any]] = []
+    takes_messages = getattr(resolve(committer, store)[0], "takes_messages", True)
+    by_protocol: dict[str, list[dict[str, Any]]] = {}
     for protocol in protocols:
+        if not takes_messages and by_protocol:  # the same runs as the protocol decided first
+            first, decided_cells = next(iter(by_protocol.items()))
+            by_protocol[protocol] = [_same_runs(c, protocol, first, traces, resolve)
+                                     for c in decided_cells]
+            continue
         scopes = [s for s in SCOPES if s.protocol == protocol
                   and (row.families is None or s.family in row.families)]
         decided = _decide_protocol(committer, store, props, budget, traces, resolve,
                                    protocol, scopes, reason, row, saved)
-        cells += [decided[p] for p in props if p in decided]
+        by_protocol[protocol] = [decided[p] for p in props if p in decided]
+    cells = [c for decided_cells in by_protocol.values() for c in decided_cells]
     order = {p: i for i, p in enumerate(props)}
     return sorted(cells, key=lambda c: order[c["property"]])  # stable: protocols stay in order
 
@@ -172,6 +180,39 @@ def _decide_protocol(committer: str, store: str, props: Sequence[str], budget: B
                                 "witness_tasks": witness.scenario.tasks,
                                 "scopes": [*earlier, explored]})
     return cells
+
+
+def _same_runs(cell: dict[str, Any], protocol: str, first: str, traces: str | None,
+               resolve: Resolver) -> dict[str, Any]:
+    """``cell`` (decided under ``first``) for ``protocol``, for a committer that takes no
+    messages: the driver calls its ``commit_job(None)`` under every protocol, so each scope's
+    runs are those of the other protocol's scope, step for step, and so are its verdicts.  A
+    violated cell's trace is run again under ``protocol`` and must reach the same digest and
+    violation (else the harness depends on the protocol somewhere else, and this is wrong)."""
+    same = {**cell, "protocol": protocol,
+            "explored": {**cell["explored"], "runs_of": first}}
+    if cell["trace"] is None:
+        return same
+    events = read_trace(cell["trace"])
+    header = dict(events[0])
+    header["scenario"] = {**json_object(header["scenario"]), "driver": protocol}
+    recorded = str(events[-1]["digest"])
+    differs = f"{cell['trace']} run under {protocol}'s protocol"
+    not_same = f"its runs are not those of {first}'s protocol"
+    try:
+        result = run_recorded([header, *events[1:]],
+                              resolve(cell["committer"], cell["store"])[0], source=cell["trace"])
+    except TraceDivergence as divergence:
+        raise AssertionError(f"{differs} took other steps ({divergence}): {not_same}") from None
+    found = PROPERTIES[cell["property"]](result)
+    if result.digest != recorded or not found:
+        raise AssertionError(f"{differs} reached another state ({result.digest} against "
+                             f"{recorded}): {not_same}")
+    trace = list(result.trace)
+    trace[-1] = {**trace[-1], "violations": [str(v) for v in found]}
+    path = Path(cell["trace"])
+    named = path.with_name(path.name.replace(f".{first}.", f".{protocol}.", 1))
+    return {**same, "trace": str(write_trace(named, trace))}
 
 
 def _lags(store: str) -> bool:
@@ -401,19 +442,22 @@ def _second_pass(cells: list[dict[str, Any]], budget: Budget, traces: str | None
 
     assert budget.deep_runs is not None
     deep = replace(budget, max_runs=budget.deep_runs, hypothesis_examples=0, deep_runs=None)
-    rows = undecided(cells)
+    # a row's protocols with the same undecided properties go in one job, so that a committer
+    # that takes no messages explores them once (decide_pair)
+    together: dict[tuple[str, str, str | None, str | None, tuple[str, ...]], list[str]] = {}
+    for (c, s, protocol, bug, variant_of), props in undecided(cells).items():
+        together.setdefault((c, s, bug, variant_of, tuple(props)), []).append(protocol)
     jobs: list[Job] = [
-        (c, s, tuple(props), deep, traces, resolve, (protocol,),
+        (c, s, props, deep, traces, resolve, tuple(protocols),
          Row(bug, variant_of, (by_report(bug).scope,)) if bug else Row(), seeds)
-        for (c, s, protocol, bug, variant_of), props in rows.items()]
+        for (c, s, bug, variant_of, props), protocols in together.items()]
     fresh: dict[tuple[RowKey, str], dict[str, Any]] = {}
-    for key, again in zip(rows, pool.map(decide_job, jobs), strict=True):
+    for job, again in zip(jobs, pool.map(decide_job, jobs), strict=True):
         for cell in again:
             cell["explored"]["deep_runs"] = budget.deep_runs
-            fresh[key, cell["property"]] = cell
+            fresh[row_key(cell), cell["property"]] = cell
         if progress:
-            progress(f"again with {budget.deep_runs} runs per scope: {' '.join(map(str, key))}: "
-                     + ", ".join(f"{x['property']}={shown_verdict(x)}" for x in again))
+            progress(f"again with {budget.deep_runs} runs per scope: {_progress_line(job, again)}")
     return [fresh.get((row_key(c), c["property"]), c) for c in cells]
 
 

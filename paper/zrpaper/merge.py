@@ -61,13 +61,15 @@ def merge_plan(results: dict[str, Any], committers: Sequence[str], budget: dict[
     Table V columns; :class:`MergeRefused` when that is nothing, or when the existing results
     were made under other settings than this script's (their cells would not be comparable).
     ``deep_budget`` and ``race_max_runs`` default to the results' own: a merge continues the
-    run it merges into."""
+    run it merges into (a larger second pass is allowed on the terms of :func:`_check_deeper`)."""
     from zerorename_model.properties import PROPERTIES
     from zerorename_model.tablev import COLUMNS, available
     from zerorename_model.verdicts import MATRIX_COMMITTERS, MATRIX_STORES
 
+    deep_budget = deep_budget or results["deep_budget"]
+    if deep_budget != results["deep_budget"]:
+        _check_deeper(results, committers, deep_budget)
     settings = {"budget": (results["budget"], budget),
-                "deep_budget": (results["deep_budget"], deep_budget or results["deep_budget"]),
                 "race_max_runs": (results["race_max_runs"],
                                   results["race_max_runs"] if race_max_runs is None
                                   else race_max_runs),
@@ -90,6 +92,33 @@ def merge_plan(results: dict[str, Any], committers: Sequence[str], budget: dict[
     return matrix_rows, race_pairs, columns
 
 
+def _check_deeper(results: dict[str, Any], committers: Sequence[str],
+                  deep_budget: dict[str, Any]) -> None:
+    """A merge may raise the second pass's run budget, and only raise it, when every cell it
+    does not explore again is decided (``holds`` with every scope exhausted, ``violated`` or
+    ``n/a``): the search is deterministic, so a scope exhausted (or a violation found) within
+    the old budget is exhausted (found) at the same run within a larger one, and a full run at
+    the new budget would give those cells unchanged.  The merged results then record the new
+    budget for all of them."""
+    from zerorename_model.matrix_text import shown_verdict
+
+    theirs = results["deep_budget"]
+    if ({k: v for k, v in deep_budget.items() if k != "max_runs"}
+            != {k: v for k, v in theirs.items() if k != "max_runs"}
+            or deep_budget["max_runs"] <= theirs["max_runs"]):
+        raise MergeRefused(f"verdicts.json was made with deep_budget {theirs!r}, this merge "
+                           f"would use {deep_budget!r}: a merge may only raise its max_runs; "
+                           "regenerate everything instead")
+    undecided = sorted({f"{c['committer']} on {c['store']}" for c in results["cells"]
+                        if shown_verdict(c) == "holds*"
+                        and c["committer"] not in committers
+                        and c.get("variant_of") not in committers})
+    if undecided:
+        raise MergeRefused(f"a deeper second pass would explore cells this merge leaves as they "
+                           f"are ({', '.join(undecided)} hold only within a cut-off scope): "
+                           "name their committers too, or regenerate everything")
+
+
 def merge(results: dict[str, Any], committers: Sequence[str], budget: dict[str, Any],
           workers: int, progress: Callable[[str], None],
           now: Callable[[], datetime] = lambda: datetime.now(UTC),
@@ -105,6 +134,8 @@ def merge(results: dict[str, Any], committers: Sequence[str], budget: dict[str, 
     matrix_rows, race_pairs, columns = merge_plan(results, committers, budget, deep_budget,
                                                   race_max_runs)
     deep_budget = deep_budget or results["deep_budget"]
+    raised_from = (results["deep_budget"]["max_runs"] if deep_budget != results["deep_budget"]
+                   else None)
     race_max_runs = results["race_max_runs"] if race_max_runs is None else race_max_runs
     old_traces = traces_of(results["cells"], results["race"], results["tablev"])
     (paper_dir / TRACES.relative_to(HERE)).mkdir(parents=True, exist_ok=True)
@@ -127,6 +158,7 @@ def merge(results: dict[str, Any], committers: Sequence[str], budget: dict[str, 
     timing["tablev_cpu_s"] = time.process_time() - own
 
     merged = dict(results)
+    merged["deep_budget"] = deep_budget  # raised or the same: see _check_deeper
 
     def replaced(committer: str, variant_of: str | None) -> bool:
         """A committer's part: its rows, and the rows of the variants of it."""
@@ -182,6 +214,8 @@ def merge(results: dict[str, Any], committers: Sequence[str], budget: dict[str, 
               "tablev_max_runs": TABLEV_MAX_RUNS, "workers": workers,
               "matrix": matrix_rows, "race": [list(p) for p in race_pairs],
               "tablev": columns, "timing": {k: round(v) for k, v in timing.items()}}
+    if raised_from is not None:
+        record["deep_raised_from"] = raised_from
     # the merges that made some part of these results, oldest first: a committer's part comes
     # from the last merge naming it (or from the full run when none does); a merge whose every
     # committer this one explored again no longer made anything here

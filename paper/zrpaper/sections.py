@@ -66,13 +66,20 @@ def _merges(results: dict[str, Any]) -> str:
                   if m["race"] else [])
         parts += ([f"Table V column of {', '.join(f'`{c}`' for c in m['tablev'])}"]
                   if m["tablev"] else [])
-        same = (m["budget"] == results["budget"] and m["deep_budget"] == results["deep_budget"]
+        raised = m.get("deep_raised_from")
+        same = (m["budget"] == results["budget"]
+                and (raised is not None or m["deep_budget"] == results["deep_budget"])
                 and m["race_max_runs"] == results["race_max_runs"]
                 and m["tablev_max_runs"] == results["tablev_max_runs"])
+        budgets = ("with the same budgets" if raised is None
+                   else f"with the same first-pass budget and the second pass raised from "
+                        f"{raised:,} to {m['deep_budget']['max_runs']:,} runs per scope (every "
+                        "cell outside these rows was decided within the earlier second pass, "
+                        "so a full run at the larger budget gives them unchanged)")
         text += (f" Explored later and merged into these results on {m['at'][:10]} "
                  f"(`make_paper.py --merge --committers {','.join(m['committers'])}`, which "
                  f"replaces only those parts and their traces): {'; '.join(parts)}, "
-                 f"{'with the same budgets' if same else 'with other budgets: ' + str(m)}; "
+                 f"{budgets if same else 'with other budgets: ' + str(m)}; "
                  f"on {m['workers']} worker processes, matrix {t['matrix_wall_s']} s "
                  f"({t['matrix_cpu_s']} s CPU), VIII.C probe {t['race_wall_s']} s, "
                  f"Table V {t['tablev_wall_s']} s.")

@@ -20,6 +20,7 @@ class ModelCommitterFactory(CommitterFactory, Protocol):
     output may be visible before job commit (the property suites skip that check for it)."""
 
     visible_before_job_commit: bool
+    takes_messages: bool
 
 
 class ModelCommitter:
@@ -28,6 +29,7 @@ class ModelCommitter:
 
     supports_recovery: ClassVar[bool] = False
     visible_before_job_commit: ClassVar[bool] = False
+    takes_messages: ClassVar[bool] = True
 
 
 F = TypeVar("F", bound=ModelCommitterFactory)
@@ -40,16 +42,21 @@ _MODULES = ("direct", "v1", "v2", "staging", "magic", "manifest", "stocator", "e
 
 
 def register(name: str, *, supports_recovery: bool = False,
-             visible_before_job_commit: bool = False) -> Callable[[F], F]:
+             visible_before_job_commit: bool = False,
+             takes_messages: bool = True) -> Callable[[F], F]:
     """Class decorator: register a committer class (constructed as ``cls(env, job, task,
     options)``) under ``name``.  ``visible_before_job_commit``: the protocol makes output
     visible in the destination before job commit (a task's writes or its task commit do), so
     it does not promise otherwise; the property suites check every other committer for it
-    after every step."""
+    after every step.  ``takes_messages=False``: a Hadoop job committer, whose
+    ``commitJob(JobContext)`` has no place for the task commit messages (Spark's
+    ``HadoopMapReduceCommitProtocol`` keeps them), so the driver calls its ``commit_job(None)``
+    under Spark's protocol too, and the verdict matrix explores its scopes once for both."""
 
     def wrap(cls: F) -> F:
         cls.supports_recovery = supports_recovery
         cls.visible_before_job_commit = visible_before_job_commit
+        cls.takes_messages = takes_messages
         COMMITTERS[name] = cls
         return cls
 

@@ -9,7 +9,7 @@ from zerorename_model.protocols import ModelCommitter, register
 from zerorename_model.scenario import CommitterEnv, JobSpec, TaskSpec
 
 
-@register("direct", visible_before_job_commit=True)
+@register("direct", visible_before_job_commit=True, takes_messages=False)
 class DirectCommitter(ModelCommitter):
     def __init__(self, env: CommitterEnv, job: JobSpec, task: TaskSpec | None,
                  options: dict[str, str]) -> None:

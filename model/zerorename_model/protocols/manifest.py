@@ -74,7 +74,7 @@ class TaskManifest(TypedDict):
     iostatistics: dict[str, int]
 
 
-@register("manifest")
+@register("manifest", takes_messages=False)
 class ManifestCommitter(ModelCommitter):
     name = "manifest"
 

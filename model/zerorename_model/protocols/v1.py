@@ -36,7 +36,7 @@ from zerorename_model.protocols.common import (
 from zerorename_model.scenario import CommitterEnv, JobSpec, TaskSpec
 
 
-@register("v1", supports_recovery=True)
+@register("v1", supports_recovery=True, takes_messages=False)
 class V1Committer(ModelCommitter):
     def __init__(self, env: CommitterEnv, job: JobSpec, task: TaskSpec | None,
                  options: dict[str, str], *, fs: Store | None = None,

@@ -27,7 +27,8 @@ from zerorename_model.protocols.v1 import V1Committer
 from zerorename_model.scenario import TaskSpec
 
 
-@register("v2", supports_recovery=True, visible_before_job_commit=True)
+@register("v2", supports_recovery=True, visible_before_job_commit=True,
+          takes_messages=False)
 class V2Committer(V1Committer):
     def commit_task(self) -> dict[str, str]:
         """Procedure commitTask (v2): if the attempt path exists, ``mergePathsV2(fs,
