@@ -37,8 +37,14 @@ fingerprinted state, so a pruned state is decided exactly when its first visit w
 explored run equivalent to a skipped one (sleep sets) ends in a continuation of the state where
 it was cut.  :mod:`tests.model.test_decided_early` compares both searches.
 
-:func:`search` lets hypothesis pick the answers instead (random, then shrunk), for scopes too big
-to enumerate; :func:`shrink` reduces a violating choice sequence to a short one.
+**Finished actors forgotten** (``forget_finished``, the default): a task attempt or driver that
+is done takes no further step and no other actor reads its history, so the fingerprint keeps,
+instead of that history, only what the property checkers read of it (what it wrote, its
+incidents, its accepted task commit message, ...).  :mod:`tests.model.test_forget_finished`
+checks on complete scopes that equal fingerprints mean equal verdicts.
+
+For scopes too big to enumerate, :mod:`zerorename_model.sampling` lets hypothesis pick the
+answers instead, and shrinks a violating choice sequence to a short one.
 """
 
 from __future__ import annotations
@@ -414,12 +420,15 @@ def explore(scenario: Scenario, factory: CommitterFactory, props: Sequence[str],
             max_runs: int = 20_000, seconds: float | None = None,
             stop_when_all_violated: bool = True, backend: Backend = None,
             progress: Callable[[Exploration], None] | None = None,
-            reduction: Reduction | str = Reduction.FAULTS, early: bool = True) -> Exploration:
+            reduction: Reduction | str = Reduction.FAULTS, early: bool = True,
+            forget_finished: bool = True) -> Exploration:
     """Enumerate every schedule of ``scenario`` (with state pruning and, by default, sleep
     sets over steps, settles and the faults that change only a driver's view), checking
     ``props``.  ``early``: when every property checked can be decided before a run ends
     (:data:`~zerorename_model.properties.DECIDED_EARLY`), a run is ended once they all hold on
-    every continuation of it (a liveness-only search stops once the job has committed)."""
+    every continuation of it (a liveness-only search stops once the job has committed).
+    ``forget_finished``: fingerprint a finished attempt or driver by what the checkers read of
+    it, not by its history (``Recorder.fingerprint``)."""
     report = Exploration(scenario)
     stats = Stats()
     started = time.monotonic()
@@ -427,7 +436,13 @@ def explore(scenario: Scenario, factory: CommitterFactory, props: Sequence[str],
     checks = [c for c in early_checks if c is not None]
     decided = ((lambda run: all(check(run) for check in checks))
                if early and checks and len(checks) == len(early_checks) else None)
-    engine = runs(lambda: new_run(scenario, factory, backend), stats,
+    def make() -> Run:
+        run = new_run(scenario, factory, backend)
+        run.forget_finished = forget_finished
+        run.counts_inconsistency = "consistency" in props
+        return run
+
+    engine = runs(make, stats,
                   reduction=Reduction(reduction), max_runs=max_runs, seconds=seconds,
                   decided=decided)
     reported = 0
@@ -446,87 +461,3 @@ def explore(scenario: Scenario, factory: CommitterFactory, props: Sequence[str],
     report.complete = stats.complete
     report.seconds = time.monotonic() - started
     return report
-
-
-def shrink(scenario: Scenario, factory: CommitterFactory, prop: str,
-           choices: Sequence[int], *, budget: int = 400,
-           backend: Backend = None) -> tuple[list[int], RunResult]:
-    """Greedily simplify a violating choice sequence: cut its tail, zero its answers, drop
-    answers; keep each change that still violates ``prop``.  Shorter, plainer schedules win."""
-    check = PROPERTIES[prop]
-    best = list(choices)
-    best_result = run_once(scenario, factory, best, backend)
-    if not check(best_result):
-        return best, best_result
-    tries = 0
-
-    def attempt(candidate: list[int]) -> bool:
-        nonlocal best, best_result, tries
-        tries += 1
-        try:
-            result = run_once(scenario, factory, candidate, backend)
-        except ValueError:  # an answer no longer fits the options: not a valid schedule
-            return False
-        if check(result) and result.steps <= best_result.steps:
-            best, best_result = candidate, result
-            return True
-        return False
-
-    improved = True
-    while improved and tries < budget:
-        improved = False
-        while best and best[-1] == 0:
-            best.pop()
-        for i in range(len(best) - 1, -1, -1):
-            if tries >= budget:
-                break
-            if i < len(best) and best[i] != 0 and attempt([*best[:i], 0, *best[i + 1:]]):
-                improved = True
-            if i < len(best) and attempt(best[:i] + best[i + 1:]):
-                improved = True
-    return best, best_result
-
-
-def search(scenario: Scenario, factory: CommitterFactory, props: Sequence[str], *,
-           max_examples: int = 200, backend: Backend = None) -> Exploration:
-    """Let hypothesis choose (derandomized, so verdicts are reproducible).  Hypothesis' own
-    shrinking is switched off: its cost has no bound we control, and :func:`shrink`, with its
-    fixed budget, reduces what this finds."""
-    report = Exploration(scenario, method="hypothesis")
-    started = time.monotonic()
-    for name in props:
-        found = _search_one(scenario, factory, name, max_examples, report, backend)
-        if found is not None:
-            report.violations[name] = found
-    report.seconds = time.monotonic() - started
-    return report
-
-
-def _search_one(scenario: Scenario, factory: CommitterFactory, name: str, max_examples: int,
-                report: Exploration, backend: Backend = None,
-                ) -> tuple[list[Violation], RunResult, list[int]] | None:
-    from hypothesis import HealthCheck, Phase, given, settings
-    from hypothesis import strategies as st
-
-    from zerorename_model.choices import HypothesisChooser, RecordingChooser
-
-    last: list[tuple[list[Violation], RunResult, list[int]]] = []
-
-    @settings(max_examples=max_examples, derandomize=True, database=None, deadline=None,
-              suppress_health_check=list(HealthCheck),
-              phases=[Phase.explicit, Phase.reuse, Phase.generate])
-    @given(st.data())
-    def probe(data: st.DataObject) -> None:
-        chooser = RecordingChooser(HypothesisChooser(data))
-        result = new_run(scenario, factory, backend).run(chooser)
-        report.runs += 1
-        violations = PROPERTIES[name](result)
-        if violations:
-            last.append((violations, result, chooser.taken))
-            raise AssertionError(str(violations[0]))
-
-    try:
-        probe()
-    except AssertionError:
-        return last[-1]
-    return None

@@ -27,12 +27,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from zerorename_model.explore import explore, run_once, search, shrink
+from zerorename_model.explore import explore, run_once
 from zerorename_model.harness import RunResult
 from zerorename_model.json_values import json_object
 from zerorename_model.matrix_text import format_matrix, shown_verdict
 from zerorename_model.properties import PROPERTIES, applicable
 from zerorename_model.protocols import get, load_all
+from zerorename_model.sampling import search, shrink
 from zerorename_model.scenario import Scenario
 from zerorename_model.scopes import PROTOCOLS, SCOPES, Scope
 from zerorename_model.seeds import Seed, exact, for_scope, guided, in_scope

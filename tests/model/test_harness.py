@@ -8,8 +8,9 @@ import pytest
 
 from tests.model.toy_committers import EagerTaskCommit, Ideal, ListsTemporary
 from zerorename_model.choices import FirstChooser, ScriptedChooser
-from zerorename_model.explore import explore, run_once, shrink
+from zerorename_model.explore import explore, run_once
 from zerorename_model.harness import Call, Channel, Move, MoveKind, Run
+from zerorename_model.sampling import shrink
 from zerorename_model.scenario import Faults, Scenario
 from zerorename_model.trace import choices_of, read_trace, replay, write_trace
 

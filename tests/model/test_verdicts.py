@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 
 from zerorename_model.bugs import BUGS
-from zerorename_model.explore import run_once, search
+from zerorename_model.explore import run_once
 from zerorename_model.matrix_text import format_matrix
 from zerorename_model.properties import PROPERTIES
 from zerorename_model.protocols import get
+from zerorename_model.sampling import search
 from zerorename_model.scenario import Faults, Scenario
 from zerorename_model.scopes import FAMILIES, PROTOCOLS, SCOPES
 from zerorename_model.verdicts import FULL, QUICK, Budget, Row, bug_jobs, decide_pair

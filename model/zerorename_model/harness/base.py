@@ -35,6 +35,13 @@ class RunBase:
     preexisting: dict[str, dict[str, bytes]]
     jobs: list[JobState]
     zombie_urls: set[str]
+    locals: dict[str, ModelStore]
+    #: fingerprint finished actors without their histories (Recorder.fingerprint); only the
+    #: explorer's property searches set it: Table V's observers read histories at every state
+    forget_finished: bool
+    #: fingerprint whether the store has answered inconsistently (what the consistency
+    #: checker reads first); the explorer sets it when it checks consistency
+    counts_inconsistency: bool
 
     def note(self, message: str, kind: NoteKind = NoteKind.INFO,
              task: TaskSpec | None = None) -> None:

@@ -8,7 +8,9 @@ the state.
   same things (stores, each actor's pause point, flags and history, what the drivers know, the
   fault budgets) but is built from the objects themselves, and treats the pending visibility
   events as a set: their order only numbers the settle moves, and two schedules that differ in
-  it reach the same behaviours.
+  it reach the same behaviours.  The explorer's property searches also forget the history of an
+  actor that has finished, fingerprinting what the checkers read of it instead
+  (``forget_finished``; ``tests/model/test_forget_finished.py``).
 """
 
 from __future__ import annotations
@@ -49,8 +51,17 @@ class Recorder(RunBase):
 
     def fingerprint(self) -> bytes:
         """The state, for pruning: two schedules reaching equal fingerprints have the same
-        futures (up to the numbering of settle moves)."""
+        futures (up to the numbering of settle moves).
+
+        With ``forget_finished`` set (the explorer's property searches), a finished actor of a
+        process of its own is fingerprinted without its history: it takes no further step, and
+        no other actor sees its history, only the shared state it left (stores, the driver's
+        knowledge, the local disks, all fingerprinted).  What the checkers read of it is
+        fingerprinted instead (:meth:`_outcome_record`).  Pool workers keep theirs: the
+        result a finished worker hands its owner lives nowhere else."""
         actors = tuple(
+            (a.name, a.crashed, a.partitioned, a.killed)
+            if self.forget_finished and a.done and a.owner is None else
             (a.name, a.pending, a.done, a.crashed, a.partitioned, a.killed,
              a.waiting is not None and a.waiting(), tuple(a.said_text))
             for a in self.actors)
@@ -61,8 +72,33 @@ class Recorder(RunBase):
              else tuple(sorted(job.dest_at_commit.items())))
             for job in self.jobs)
         state = (_store_state(self.store), _store_state(self.cluster), actors, jobs,
-                 tuple(sorted(self.budget.items())))
+                 tuple(sorted(self.budget.items())),
+                 self._outcome_record() if self.forget_finished else ())
         return hashlib.blake2b(repr(state).encode(), digest_size=20).digest()
+
+    def _outcome_record(self) -> object:
+        """Everything a property checker (or a later actor) reads that a forgotten history
+        used to pin down: what each attempt wrote and where, the typed incidents, whether the
+        store ever answered inconsistently (the consistency checker's precondition), the rest
+        of the driver's knowledge (launched attempts, denials, the accepted task commit
+        messages a job commit reads, errors, what clean-up left), the zombies' keys, and the
+        actors' local disks.  Whether the store answered inconsistently only when the search
+        checks consistency (``counts_inconsistency``): no other checker reads it."""
+        jobs = tuple(
+            (tuple(sorted((task, tuple(t.name for t in launched))
+                          for task, launched in job.attempts.items())),
+             tuple(sorted(job.denied)), tuple(sorted((k, repr(v[1]))
+                                                     for k, v in job.accepted.items())),
+             job.error, job.uploads_after_cleanup, job.temp_after_cleanup, job.reader_saw,
+             job.abort_started)
+            for job in self.jobs)
+        return (tuple(sorted((name, tuple(sorted(files.items())))
+                             for name, files in self.written.items())),
+                tuple(sorted(self.attempt_dest.items())),
+                tuple(sorted(repr(incident) for incident in self.incidents)),
+                self.counts_inconsistency and self.store.inconsistent_answers > 0,
+                jobs, tuple(sorted(self.zombie_urls)),
+                tuple(sorted((key, _store_state(disk)) for key, disk in self.locals.items())))
 
     def result(self) -> RunResult:
         for job in self.jobs:

@@ -73,6 +73,8 @@ class Run(DriverRules, FaultMoves, Recorder):
                                     else ModelStore(scenario.store))
         self.cluster = ModelStore("hdfs")
         self.locals: dict[str, ModelStore] = {}
+        self.forget_finished = False
+        self.counts_inconsistency = False
         self.env = Env(self)
         self.actors: list[Actor] = []
         self.by_name: dict[str, Actor] = {}
