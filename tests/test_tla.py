@@ -534,3 +534,27 @@ def test_tlc_reproduces_expected_result(entry: dict[str, Any], tla2tools_jar: Pa
     expected invariant and a counterexample from an initial state."""
     result, found = tlc.check_config(entry, jar=tla2tools_jar)
     assert found == [], f"{entry['config']}: {found}\n{result.tail()}"
+
+
+def test_a_shared_cell_reads_the_scopes_it_was_explored_under() -> None:
+    """A committer that takes no task commit messages is explored under Hadoop's protocol
+    only; its Spark-protocol cell carries ``runs_of: hadoop`` and Hadoop's scope names, and is
+    read as the same families under Hadoop's protocol (before, such a cell read as not
+    explored: its Spark scope names were nowhere in it)."""
+    verdicts: dict[str, Any] = {
+        "scopes": [{"name": f"{family}-{protocol}", "props": ["p"]}
+                   for protocol in ("hadoop", "spark") for family in ("abort", "abort-crash")],
+        "cells": [{"committer": "x", "store": "s", "property": "p", "protocol": protocol,
+                   "verdict": "violated", "bug": None,
+                   "explored": {"scope": "abort-hadoop",
+                                "scopes": [{"scope": "abort-hadoop", "complete": False}],
+                                **({"runs_of": "hadoop"} if protocol == "spark" else {})}}
+                  for protocol in ("hadoop", "spark")]}
+    spark = compare_model.scope_verdict(verdicts, "x", "s", "p",
+                                        ["abort-spark", "abort-crash-spark"], "spark")
+    assert spark.verdict == "violated"
+    assert "abort-hadoop: violated" in spark.detail
+    del verdicts["cells"][1]["explored"]["runs_of"]
+    assert compare_model.scope_verdict(verdicts, "x", "s", "p", ["abort-spark"],
+                                       "spark").verdict == "not explored"
+    assert compare_model.same_runs_scope("abort-crash-spark", "hadoop") == "abort-crash-hadoop"

@@ -21,8 +21,11 @@ lists every scope it explored.  From that, :func:`scope_verdict` derives the mod
 restricted to the scopes a configuration corresponds to.
 
 A cell is looked up by (committer, store, property, protocol), the protocol being the scope
-set's; rows of a production bug's comparison (a non-null ``bug``) are not the matrix proper and
-are never compared.  Results written before the matrix was per protocol have no ``protocol`` on
+set's; a cell whose ``explored.runs_of`` names the other protocol was decided by that
+protocol's scopes (the same runs, for a committer that takes no task commit messages), so its
+scope set is read as the same families under that protocol (:func:`same_runs_scope`); rows
+of a production bug's comparison (a non-null ``bug``) are not the matrix proper and are never
+compared.  Results written before the matrix was per protocol have no ``protocol`` on
 their cells (one cell per committer, store and property, over both protocols' scopes) and named
 some scopes differently: for those the cell is matched without protocol and a scope set's
 ``legacy_scopes``, where it has them, replace its ``scopes``.
@@ -131,6 +134,15 @@ def _cell(verdicts: dict[str, Any], committer: str, store: str, prop: str,
     return None
 
 
+def same_runs_scope(scope: str, protocol: str) -> str:
+    """The scope of the same family under ``protocol`` (``abort-crash-spark`` ->
+    ``abort-crash-hadoop``): for a committer that takes no task commit messages, both
+    protocols' scopes are the same runs, and the matrix explores only one of them
+    (the cell's ``explored.runs_of`` names it)."""
+    family, _protocol = scope.rsplit("-", 1)
+    return f"{family}-{protocol}"
+
+
 def scope_verdict(verdicts: dict[str, Any], committer: str, store: str, prop: str,
                   scopes: Sequence[str], protocol: str | None = None) -> ScopeVerdict:
     """What the model found for (committer, store, prop) under ``protocol`` in ``scopes``
@@ -140,6 +152,9 @@ def scope_verdict(verdicts: dict[str, Any], committer: str, store: str, prop: st
         return ScopeVerdict(MISSING, "no such cell in verdicts.json")
     if cell["verdict"] == "n/a":
         return ScopeVerdict(NOT_APPLICABLE, cell["explored"].get("reason", ""))
+    shared = cell["explored"].get("runs_of")
+    if shared:  # the same runs as the other protocol's scopes, explored once under that one
+        scopes = [same_runs_scope(name, shared) for name in scopes]
     order = [s["name"] for s in verdicts["scopes"]]
     unknown = [s for s in scopes if s not in order]
     if unknown:
