@@ -4,11 +4,12 @@
 (the verdict matrix, Table V's probes and the paper's race probe all use it): a stateless
 depth-first search over the harness's choice sequences.  Every run replays the prefix of
 choices that leads to an unexplored move, takes it, and continues; at each new choice point it
-fingerprints the whole state (stores, every actor's history and pause point, what the drivers
-know, fault budgets), and a state seen before is pruned, because its futures were or will be
-explored from the first visit.  When the search finishes without hitting its run budget, every
-schedule, crash point and fault placement within the scenario's budgets has been covered: a
-property that held on every run *holds within that scope*.
+fingerprints the whole state (stores, every running actor's history and pause point, what the
+drivers know, fault budgets; a finished actor as below), and a state seen before is pruned,
+because its futures were or will be explored from the first visit.  When the search finishes
+without hitting its run budget, every schedule, crash point and fault placement within the
+scenario's budgets has been covered: a property that held on every run *holds within that
+scope*.
 
 **Sleep sets** (Godefroid, *Partial-Order Methods for the Verification of Concurrent Systems*,
 1996, ch. 5) cut the moves explored without losing a reachable end state: two steps of
