@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Collection, Iterable, Iterator
-from concurrent.futures import ALL_COMPLETED, FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from types import TracebackType
 from typing import Any, Protocol, TypeVar
@@ -80,15 +80,47 @@ class PoolBackend(Protocol):
 
 
 class _ThreadPool:
+    """Threads, and a :meth:`wait` that costs the waiting thread no lock per future.
+
+    :func:`concurrent.futures.wait` takes every future's lock twice per call and holds all of
+    them while it installs its waiter: :meth:`BoundedExecutor.imap` waits once per finished
+    item over its ``capacity`` (2T) pending futures, so a job commit of F files took
+    F × 4T locks in its driver thread, and a worker finishing a future meanwhile blocked on
+    one of them (measured on moto at F = 10,000, T = 32: 1.96 s of the driver thread's CPU
+    against 0.23 s for a plain ``ThreadPoolExecutor.map`` of the same completes; see
+    bench/README.md).  Here each future of this pool bumps a counter when it finishes, and
+    :meth:`wait` sleeps until the counter moves, then looks at the futures again."""
+
     def __init__(self, name: str, workers: int) -> None:
         self._pool = ThreadPoolExecutor(max_workers=workers,
                                         thread_name_prefix=f"{THREAD_PREFIX}{name}")
+        self._changed = threading.Condition(threading.Lock())
+        self._finished = 0  # futures of this pool finished (or cancelled) so far
 
     def submit(self, fn: Callable[[T], R], item: T) -> Future[R]:
-        return self._pool.submit(fn, item)
+        future = self._pool.submit(fn, item)
+        future.add_done_callback(self._on_done)  # runs at once if already done
+        return future
+
+    def _on_done(self, _future: Future[Any]) -> None:
+        with self._changed:
+            self._finished += 1
+            self._changed.notify_all()
 
     def wait(self, futures: Collection[Future[Any]], *, first: bool) -> None:
-        wait(futures, return_when=FIRST_COMPLETED if first else ALL_COMPLETED)
+        """Block until one of ``futures`` (``first``) or all are done.  They must be futures
+        of this pool: another's finishing would not wake this wait."""
+        check = any if first else all
+        while futures:
+            with self._changed:
+                seen = self._finished
+            # a future is done before its callbacks run: one that finishes after this check
+            # moves the counter, so the sleep below cannot miss it
+            if check(f.done() for f in futures):
+                return
+            with self._changed:
+                while self._finished == seen:
+                    self._changed.wait()
 
     def shutdown(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)

@@ -94,3 +94,28 @@ def test_beside_overlaps_the_block_on_threads_and_runs_first_inline() -> None:
             order.append("block")
         assert side.done()
     assert order == ["side", "block"]
+
+
+def test_the_thread_pools_wait_wakes_on_the_first_and_on_the_last_future() -> None:
+    """The thread backend's wait (a counter its futures bump, not a lock per future): it
+    returns once one of the futures is done (``first``) or all are, and a cancelled future
+    counts as done."""
+    pool = ThreadBackend().start("wait-test", 2)
+    gates = [threading.Event(), threading.Event()]
+    try:
+        futures = [pool.submit(lambda i: gates[i].wait(5) and i, i) for i in range(2)]
+        queued = pool.submit(lambda _: None, None)  # no worker left: stays queued
+        assert queued.cancel()
+        pool.wait([queued], first=False)  # cancelled: done, the wait returns
+        threading.Timer(0.05, gates[1].set).start()
+        pool.wait(futures, first=True)
+        assert futures[1].done() and not futures[0].done()
+        threading.Timer(0.05, gates[0].set).start()
+        pool.wait(futures, first=False)
+        assert all(f.done() for f in futures)
+        pool.wait([], first=True)  # nothing to wait for: returns at once
+    finally:
+        for gate in gates:
+            gate.set()
+        pool.shutdown()
+    assert [f.result() for f in futures] == [0, 1]
