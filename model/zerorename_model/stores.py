@@ -261,6 +261,11 @@ class ModelStore:
         elif event.kind == "list-del":
             self.listed.discard(event.url)
             self.ghosts.pop(event.url, None)
+            if event.url in self.objects:
+                # the key was written again while its deletion lagged: the index drops the
+                # old entry now and lists the new object once this write's own entry settles
+                # (before, nothing brought it back: a live key stayed out of every LIST)
+                self._lag(Visibility("list-add", event.url))
         else:
             self.stale.pop(event.url, None)
         return event

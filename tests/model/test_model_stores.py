@@ -35,6 +35,26 @@ def test_s3_2018_deleted_key_lingers_in_listing_and_reads() -> None:
     assert keys(store) == [] and store.head(URL) is None
 
 
+def test_s3_2018_key_written_again_while_its_deletion_lags_is_listed_again() -> None:
+    """DELETE then PUT of one key: a LIST may show it throughout (the index's old entry, now
+    the new object) or, if the deletion's index update lands first, lose it until the new
+    write's entry lands; once everything settles the key is listed, as it exists."""
+    store = ModelStore("s3-2018")
+    store.put(URL, b"old")
+    store.settle_all()
+    store.delete(URL)
+    store.put(URL, b"new")
+    assert keys(store) == [URL]
+    listed = store.list_page("s3://bucket/").objects[0]
+    assert listed.size == len(b"new")
+    (deletion,) = [i for i, e in enumerate(store.pending) if e.kind == "list-del"]
+    store.settle(deletion)
+    assert keys(store) == []
+    store.settle_all()
+    assert keys(store) == [URL]
+    assert store.get(URL) == b"new"
+
+
 def test_s3_2018_overwrite_serves_old_bytes_until_settled() -> None:
     store = ModelStore("s3-2018")
     store.put(URL, b"v1")
