@@ -266,6 +266,11 @@ class ModelStore:
                 # old entry now and lists the new object once this write's own entry settles
                 # (before, nothing brought it back: a live key stayed out of every LIST)
                 self._lag(Visibility("list-add", event.url))
+            else:
+                # written and deleted before its entry reached the index: the deletion, now
+                # applied, supersedes that entry (before, the entry settling later left a
+                # 0-byte phantom listed for good)
+                self._drop(Visibility("list-add", event.url))
         else:
             self.stale.pop(event.url, None)
         return event
@@ -342,8 +347,8 @@ class ModelStore:
             return
         p = self.profile
         if p.eventual_listing:
-            if url in self.listed:
-                self.ghosts[url] = old
+            if url in self.listed or Visibility("list-add", url) in self.pending:
+                self.ghosts[url] = old  # what the index shows (or may yet show) until then
             self._lag(Visibility("list-del", url))
         else:
             self.listed.discard(url)
@@ -373,6 +378,10 @@ class ModelStore:
     def _lag(self, event: Visibility) -> None:
         if event not in self.pending:
             self.pending.append(event)
+
+    def _drop(self, event: Visibility) -> None:
+        if event in self.pending:
+            self.pending.remove(event)
 
     def _require_multipart(self, url: str) -> None:
         if not self.profile.multipart:
