@@ -23,7 +23,8 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["RATIO_KEYS", "aggregate", "paired_ratios", "rotated", "schedule"]
+__all__ = ["RATIO_KEYS", "RUN_KEYS", "TIME_KEYS", "aggregate", "paired_ratios", "rotated",
+           "schedule"]
 
 #: the figures set against the minimal strategy's
 RATIO_KEYS = ("requests_per_file", "job_commit_requests", "job_commit_seconds",

@@ -108,7 +108,7 @@ def markdown(report: dict[str, Any]) -> str:
     runs: dict[str, int] = {}
     for r in report["rows"]:
         if "run" in r:
-            label = f"{r['run']} on {r.get('reference_commit', '?')}"
+            label = _run_label(r, r["run"], "")
             runs[label] = runs.get(label, 0) + 1
     if len(runs) > 1:
         out += ["", "Rows measured at different times (`--merge`): " + "; ".join(
@@ -299,14 +299,24 @@ def _readme_table(rows: list[dict[str, Any]], threads: list[int], whole_t: int) 
     return out
 
 
+def _run_label(row: dict[str, Any], default: str, word: str) -> str:
+    """When a row was measured and on which committers: a row whose rounds ``--merge`` pooled
+    (``pooled_runs``) names every invocation and both commits (the same committers)."""
+    runs = row.get("pooled_runs") or [row.get("run", default)]
+    commits = [row.get("reference_commit", "?")]
+    merge = row.get("merge") or {}
+    if merge.get("pooled") and merge.get("old_reference_commit") not in (None, commits[0]):
+        commits.insert(0, merge["old_reference_commit"])
+    return f"{' + '.join(runs)} on {word}{' = '.join(commits)}"
+
+
 def _runs(side: dict[str, Any]) -> str:
     """When each server's rows were measured, on which commit, and the load meanwhile."""
     rows = [r for r in side["rows"] if "error" not in r]
     parts = []
     for server in dict.fromkeys(r["server"] for r in rows):
         mine = [r for r in rows if r["server"] == server]
-        runs = ", ".join(dict.fromkeys(f"{r.get('run', side['when'])} on commit "
-                                       f"{r.get('reference_commit', '?')}" for r in mine))
+        runs = ", ".join(dict.fromkeys(_run_label(r, side["when"], "commit ") for r in mine))
         parts.append(f"{server} {runs}")
     loads = [x for r in rows for x in r.get("load_range", [r["load_average"][0]])]
     load = f"load average {min(loads):.1f} to {max(loads):.1f}" if loads else ""

@@ -4,6 +4,7 @@ round.  Synthetic runs only: no server, no timing of anything real."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -76,3 +77,74 @@ def test_ratios_without_common_rounds_divide_the_rows() -> None:
     sbs.add_ratios(rows)
     assert rows[1]["ratio_to_minimal"]["job_commit_seconds"] == 1.5
     assert "ratio_paired" not in rows[1]
+
+
+def _merged(tmp_path: Path, old_rows: list[dict[str, Any]], new_rows: list[dict[str, Any]],
+            same: bool) -> dict[str, Any]:
+    """``--merge`` of ``new_rows`` (this invocation) into a results file holding ``old_rows``,
+    the committers judged the same or not without asking git, ratios added as main() does."""
+    path = tmp_path / "side_by_side.json"
+    path.write_text(json.dumps({"mode": "full", "when": "old", "rows": old_rows,
+                                "servers": {}, "job": {"cells": {}}}))
+    report: dict[str, Any] = {"mode": "full", "when": "new", "rows": new_rows, "servers": {},
+                              "job": {"cells": {}}}
+    sbs.merge_previous(report, path,
+                       same=lambda old, new: (same, "test: same" if same else "test: differ"))
+    sbs.add_ratios(report["rows"], report.get("superseded_minimal"))
+    return report
+
+
+def _invocation(run: str, commit: str, times: dict[str, list[float]]) -> list[dict[str, Any]]:
+    rows = il.aggregate([_run(name, 32, f"1000:32:{i}", s)
+                         for name, seconds in times.items() for i, s in enumerate(seconds)])
+    for row in rows:
+        row.update({"run": run, "reference_commit": commit})
+    return rows
+
+
+def test_merge_pools_the_rounds_of_the_same_committers(tmp_path: Path) -> None:
+    # earlier: one round (fenced 1.5x minimal); again on the same committers: three rounds
+    # (1.0x, 1.1x, 1.2x).  Pooled: four rounds, the ratio the median of all four per-round ratios
+    old = _invocation("old", "aaa", {"minimal": [2.0], "fenced": [3.0]})
+    new = _invocation("new", "bbb", {"minimal": [2.0, 4.0, 2.0], "fenced": [2.0, 4.4, 2.4]})
+    report = _merged(tmp_path, old, new, same=True)
+    rows = {r["strategy"]: r for r in report["rows"]}
+    assert len(report["rows"]) == 2
+    fenced, minimal = rows["fenced"], rows["minimal"]
+    assert fenced["repeats"] == minimal["repeats"] == 4  # not 3: the old round is kept
+    rounds = [r["round"] for r in fenced["runs"]]
+    assert len(set(rounds)) == 4 and rounds == [r["round"] for r in minimal["runs"]]
+    assert [r["round_as_measured"] for r in fenced["runs"] if "round_as_measured" in r] == \
+        ["1000:32:0", "1000:32:1", "1000:32:2"]
+    assert [r["run"] for r in fenced["runs"]] == ["old", "new", "new", "new"]
+    # per-round ratios 1.5, 1.0, 1.1, 1.2: median 1.15 (the new rounds alone: 1.1)
+    assert fenced["ratio_to_minimal"]["job_commit_seconds"] == 1.15
+    assert fenced["ratio_paired"] is True
+    assert fenced["job_commit_seconds"] == 2.7  # median of 3.0, 2.0, 4.4, 2.4
+    assert fenced["merge"]["pooled"] is True and fenced["pooled_runs"] == ["old", "new"]
+    assert fenced["merge"]["rounds_before"] == 1 and fenced["merge"]["rounds_added"] == 3
+
+
+def test_merge_replaces_rows_of_other_committers_and_says_so(tmp_path: Path) -> None:
+    old = _invocation("old", "aaa", {"minimal": [2.0], "fenced": [3.0], "magic": [2.2]})
+    new = _invocation("new", "bbb", {"minimal": [2.0, 4.0, 2.0], "fenced": [2.0, 4.4, 2.4]})
+    report = _merged(tmp_path, old, new, same=False)
+    rows = {r["strategy"]: r for r in report["rows"]}
+    fenced, magic = rows["fenced"], rows["magic"]
+    assert fenced["repeats"] == 3 and fenced["ratio_to_minimal"]["job_commit_seconds"] == 1.1
+    assert fenced["merge"] == {"pooled": False, "replaced_run": "old",
+                               "old_reference_commit": "aaa", "old_repeats": 1,
+                               "why": "test: differ"}
+    # new rounds are renumbered after the old one; magic, kept, still pairs with its round
+    assert {r["round"] for r in fenced["runs"]} == {"1000:32:1", "1000:32:2", "1000:32:3"}
+    assert magic["run"] == "old" and magic["ratio_to_minimal"]["job_commit_seconds"] == 1.1
+    assert [r["strategy"] for r in report["superseded_minimal"]] == ["minimal"]
+
+
+def test_same_committers_asks_git_about_reference_only() -> None:
+    assert sbs.same_committers("abc", "abc")[0] is True
+    assert sbs.same_committers("abc+changes", "abc")[0] is False
+    assert sbs.same_committers(None, "abc")[0] is False
+    # 0f216ec changed reference/zerorename/executor.py
+    ok, why = sbs.same_committers("0f216ec~1", "0f216ec")
+    assert ok is False and "differs" in why
