@@ -13,6 +13,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 
 import interleave as il  # noqa: E402
+import merging  # noqa: E402
 import side_by_side as sbs  # noqa: E402
 
 
@@ -88,7 +89,7 @@ def _merged(tmp_path: Path, old_rows: list[dict[str, Any]], new_rows: list[dict[
                                 "servers": {}, "job": {"cells": {}}}))
     report: dict[str, Any] = {"mode": "full", "when": "new", "rows": new_rows, "servers": {},
                               "job": {"cells": {}}}
-    sbs.merge_previous(report, path,
+    merging.merge_previous(report, path,
                        same=lambda old, new: (same, "test: same" if same else "test: differ"))
     sbs.add_ratios(report["rows"], report.get("superseded_minimal"))
     return report
@@ -142,9 +143,9 @@ def test_merge_replaces_rows_of_other_committers_and_says_so(tmp_path: Path) -> 
 
 
 def test_same_committers_asks_git_about_reference_only() -> None:
-    assert sbs.same_committers("abc", "abc")[0] is True
-    assert sbs.same_committers("abc+changes", "abc")[0] is False
-    assert sbs.same_committers(None, "abc")[0] is False
+    assert merging.same_committers("abc", "abc")[0] is True
+    assert merging.same_committers("abc+changes", "abc")[0] is False
+    assert merging.same_committers(None, "abc")[0] is False
     # 0f216ec changed reference/zerorename/executor.py
-    ok, why = sbs.same_committers("0f216ec~1", "0f216ec")
+    ok, why = merging.same_committers("0f216ec~1", "0f216ec")
     assert ok is False and "differs" in why
