@@ -218,6 +218,27 @@ def test_undecided_cells_are_marked_and_listed_and_holds_star_only_when_some_are
     assert "holds\\*" not in render_matrix(decided)
 
 
+def test_cells_proved_with_the_lag_bounded_are_marked_counted_and_listed(
+        tiny: tuple[Path, dict[str, Any]]) -> None:
+    """A ``holds`` the third pass proved with at most N visibility events pending reads
+    ``holds†`` in the table, is counted as such and listed with the unbounded search's runs;
+    with no such cell, no mark appears."""
+    _paper_dir, decided = tiny
+    assert "\u2020" not in render_matrix(decided)
+    results = copy.deepcopy(decided)
+    cell = next(c for c in results["cells"] if c["verdict"] == "holds" and _in_matrix(c))
+    cell["explored"].update(max_lag=4, unbounded={"runs": 100_000, "complete": False})
+    rendered = render_matrix(results)
+    full = _table_rows(rendered, "committer | store")
+    marks = full[(cell["committer"], cell["store"])][TINY_PROPS.index(cell["property"])]
+    assert marks.split(" / ")[("hadoop", "spark").index(cell["protocol"])] == "holds\u2020"
+    assert "1 of them with the visibility lag bounded" in rendered
+    listing = rendered[rendered.index("1 cells hold with the store's visibility lag bounded"):]
+    assert "at most 4 visibility events pending at once" in listing
+    assert (f"* `{cell['committer']}` on {cell['store']} ({cell['protocol']}): "
+            f"{cell['property']}; unbounded: 100,000 runs, cut off") in listing
+
+
 def test_the_figures_draw_one_panel_per_protocol(tiny: tuple[Path, dict[str, Any]],
                                                  tmp_path: Path) -> None:
     _paper_dir, results = tiny

@@ -142,7 +142,9 @@ class CheckCommand:
                                  "violations come from the seeds and a short search. "
                                  "Without it (model target): 4,000 runs per scope, then a "
                                  "second pass of 100,000 runs per scope over every cell the "
-                                 "first left holds* (tens of minutes on 2 cores)")
+                                 "first left holds*, then a third over those still holds* on a "
+                                 "lagging store with at most 4 visibility events pending at "
+                                 "once (holds†; tens of minutes on 2 cores)")
         parser.add_argument("--seeds", metavar="DIR",
                             help="model target: saved witness traces to try first in each "
                                  "scope (default: "

@@ -25,9 +25,36 @@ def shown_verdict(cell: Cell) -> str:
     return str(cell["verdict"])
 
 
+def lag_bound(cell: Cell) -> int | None:
+    """The visibility-lag bound a ``holds`` was proved under (``Budget.lag_pass``), or None:
+    proved with the lagging store's whole freedom, or not a proof at all."""
+    bound = json_object(cell["explored"]).get("max_lag") if cell["verdict"] == "holds" else None
+    return bound if isinstance(bound, int) else None
+
+
+#: what marks a ``holds`` proved with the visibility lag bounded (the legend says by how much)
+BOUNDED = "\u2020"
+
+
+def _short(cell: Cell) -> str:
+    shown = shown_verdict(cell)
+    return SHORT.get(shown, shown) + (BOUNDED if lag_bound(cell) is not None else "")
+
+
 def _pair(cells: Mapping[str, Cell], protocols: Sequence[str]) -> str:
-    return "/".join(SHORT.get(shown_verdict(cells[d]), shown_verdict(cells[d]))
-                    if d in cells else "" for d in protocols)
+    return "/".join(_short(cells[d]) if d in cells else "" for d in protocols)
+
+
+def bounded_note(cells: Sequence[Cell]) -> list[str]:
+    """The legend's line for cells proved with the lag bounded: what the mark means and what
+    the lag was bounded by (empty when there is none)."""
+    bounds = sorted({b for c in cells if (b := lag_bound(c)) is not None})
+    if not bounds:
+        return []
+    return [f"holds{BOUNDED} = proved with at most {'/'.join(map(str, bounds))} visibility "
+            "events of the lagging store pending at once (bounded staleness); with no bound "
+            "no run violated it either, but the search did not enumerate every scope (the "
+            "JSON's explored.unbounded)"]
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
@@ -71,7 +98,7 @@ def format_matrix(cells: Sequence[Cell]) -> str:
     bugs = format_bugs(cells, protocols)
     if bugs:
         lines += (["", *bugs] if lines else bugs)
-    return "\n".join([*lines, "", *legend(protocols)])
+    return "\n".join([*lines, "", *legend(protocols), *bounded_note(cells)])
 
 
 def format_bugs(cells: Sequence[Cell], protocols: Sequence[str]) -> list[str]:

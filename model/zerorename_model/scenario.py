@@ -39,6 +39,9 @@ class Faults:
     #: operation that can tell (the store's whole freedom: what the default offering is
     #: tested against, tests/model/test_settle_offers.py)
     settle_anytime: bool = False
+    #: bounded staleness: at most this many visibility events pending at once, the oldest
+    #: taking effect when one more is queued (None: unbounded, the store's whole freedom)
+    max_lag: int | None = None
 
 
 @dataclass(frozen=True)
@@ -66,10 +69,12 @@ class Scenario:
         cached: dict[str, object] | None = self.__dict__.get("_json")
         if cached is None:
             cached = asdict(self)
+            faults = cached["faults"]
+            assert isinstance(faults, dict)
             if not self.faults.settle_anytime:  # a test's knob: traces keep their old header
-                faults = cached["faults"]
-                assert isinstance(faults, dict)
                 del faults["settle_anytime"]
+            if self.faults.max_lag is None:  # likewise: only a bounded scope records its bound
+                del faults["max_lag"]
             object.__setattr__(self, "_json", cached)
         return cached  # shared: callers must not mutate it
 

@@ -92,8 +92,15 @@ def etag_of(data: bytes) -> str:
 class ModelStore:
     """An in-memory store with the semantics of ``profile``; see the module docstring."""
 
-    def __init__(self, profile: Profile | str) -> None:
+    def __init__(self, profile: Profile | str, max_lag: int | None = None) -> None:
+        """``max_lag``: at most this many visibility events pending at once; queuing one more
+        first settles the oldest (see :meth:`_lag`).  None: no bound (the store's whole
+        freedom)."""
         self.profile = PROFILES[profile] if isinstance(profile, str) else profile
+        if max_lag is not None and max_lag < 1:
+            raise ValueError(f"max_lag must be at least 1 (got {max_lag}): a store with no lag "
+                             "is its consistent profile")
+        self.max_lag = max_lag
         self.name = f"model:{self.profile.name}"
         self.objects: dict[str, Obj] = {}
         self.listed: set[str] = set()  # keys in the LIST index
@@ -376,8 +383,15 @@ class ModelStore:
         return url in self.objects or any(k.startswith(url.rstrip("/") + "/") for k in self.objects)
 
     def _lag(self, event: Visibility) -> None:
-        if event not in self.pending:
-            self.pending.append(event)
+        if event in self.pending:
+            return
+        if self.max_lag is not None:
+            # bounded staleness: an event takes effect before ``max_lag`` later events are
+            # queued (the oldest goes first; settling a list-del may queue a list-add, which
+            # the loop counts too)
+            while len(self.pending) >= self.max_lag:
+                self.settle(0)
+        self.pending.append(event)
 
     def _drop(self, event: Visibility) -> None:
         if event in self.pending:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -65,6 +65,18 @@ class Budget:
     #: thousand runs, a few lagging-store ones need tens of thousands: the second pass spends
     #: the budget only where it decides something.
     deep_runs: int | None = None
+    #: a third pass for every cell still ``holds*`` on a lagging store after the second: its
+    #: scopes enumerated again with at most this many visibility events pending at once
+    #: (bounded staleness, ``Faults.max_lag``), at ``lag_runs`` runs per scope; None: none.
+    #: The clean-up LIST of Hadoop's committers can see any subset of the events pending under
+    #: ``_temporary/`` (up to 21 of them in these scopes), each subset a distinct observation
+    #: no reduction may merge; the bound is what makes those scopes finite on this machine.
+    #: A violation found under it is a real one (the bounded runs are runs of the store);
+    #: ``holds`` under it says so (``explored.max_lag``) wherever the cell is shown.
+    lag_pass: int | None = None
+    lag_runs: int = 400_000
+    #: the bound this search puts on lagging stores (set by the third pass; None: unbounded)
+    max_lag: int | None = None
 
 
 #: ``check --quick`` (CI): about 42 CPU seconds for the whole matrix (so about 25 s on two idle
@@ -75,7 +87,7 @@ QUICK = Budget(max_runs=40)
 #: ``check`` (the default): 4,000 runs per scope, then the paper's second pass (100,000 runs
 #: per scope) over every cell the first left ``holds*``: most scopes are exhausted within the
 #: first, a few lagging-store ones need the second (docs/exploration.md has the figures).
-FULL = Budget(max_runs=4_000, hypothesis_examples=20, deep_runs=100_000)
+FULL = Budget(max_runs=4_000, hypothesis_examples=20, deep_runs=100_000, lag_pass=4)
 
 
 Resolver = Callable[[str, str], tuple[Any, Any]]
@@ -156,6 +168,8 @@ def _decide_protocol(committer: str, store: str, props: Sequence[str], budget: B
         if not wanted:
             continue
         scenario = scope.make(committer, store)
+        if budget.max_lag is not None and _lags(store):
+            scenario = replace(scenario, faults=replace(scenario.faults, max_lag=budget.max_lag))
         found, explored = _explore_scope(scope, scenario, factory, wanted, budget, backend,
                                          for_scope(saved, scenario) if saved else [])
         for prop in wanted:
@@ -247,6 +261,8 @@ def _explore_scope(scope: Scope, scenario: Scenario, factory: Any, wanted: Seque
     exploration can prove a property holds."""
     found: dict[str, Found] = {}
     explored: dict[str, Any] = {"scope": scope.name}
+    if scenario.faults.max_lag is not None:
+        explored["max_lag"] = scenario.faults.max_lag
     for seed in seeds:
         rest = [p for p in wanted if p not in found]
         if not rest:
@@ -413,6 +429,8 @@ def matrix(committers: Sequence[str] | None = None, stores: Sequence[str] | None
                 progress(_progress_line(job, result))
         if budget.deep_runs and budget.deep_runs > budget.max_runs:
             cells = _second_pass(cells, budget, traces, resolve, seeds, pool, progress)
+        if budget.lag_pass is not None:
+            cells = _lag_pass(cells, budget, traces, resolve, pool, progress)
     return cells
 
 
@@ -439,26 +457,69 @@ def _second_pass(cells: list[dict[str, Any]], budget: Budget, traces: str | None
                  progress: Callable[[str], None] | None) -> list[dict[str, Any]]:
     """Every ``holds*`` cell decided again at ``budget.deep_runs`` runs per scope (each such
     cell then records ``explored.deep_runs``)."""
-    from zerorename_model.bugs import by_report
-
     assert budget.deep_runs is not None
-    deep = replace(budget, max_runs=budget.deep_runs, hypothesis_examples=0, deep_runs=None)
-    # a row's protocols with the same undecided properties go in one job, so that a committer
-    # that takes no messages explores them once (decide_pair)
-    together: dict[tuple[str, str, str | None, str | None, tuple[str, ...]], list[str]] = {}
-    for (c, s, protocol, bug, variant_of), props in undecided(cells).items():
-        together.setdefault((c, s, bug, variant_of, tuple(props)), []).append(protocol)
-    jobs: list[Job] = [
-        (c, s, props, deep, traces, resolve, tuple(protocols),
-         Row(bug, variant_of, (by_report(bug).scope,)) if bug else Row(), seeds)
-        for (c, s, bug, variant_of, props), protocols in together.items()]
+    deep = replace(budget, max_runs=budget.deep_runs, hypothesis_examples=0, deep_runs=None,
+                   lag_pass=None)
     fresh: dict[tuple[RowKey, str], dict[str, Any]] = {}
-    for job, again in zip(jobs, pool.map(decide_job, jobs), strict=True):
+    for job, again in _again(undecided(cells), deep, traces, resolve, seeds, pool):
         for cell in again:
             cell["explored"]["deep_runs"] = budget.deep_runs
             fresh[row_key(cell), cell["property"]] = cell
         if progress:
             progress(f"again with {budget.deep_runs} runs per scope: {_progress_line(job, again)}")
+    return [fresh.get((row_key(c), c["property"]), c) for c in cells]
+
+
+def _again(rows: dict[RowKey, list[str]], budget: Budget, traces: str | None,
+           resolve: Resolver, seeds: str | None, pool: ProcessPoolExecutor,
+           ) -> Iterator[tuple[Job, list[dict[str, Any]]]]:
+    """``rows``' properties decided again at ``budget``, in ``pool``: each job and its cells.
+    A row's protocols with the same properties go in one job, so that a committer that takes
+    no messages explores them once (decide_pair)."""
+    from zerorename_model.bugs import by_report
+
+    together: dict[tuple[str, str, str | None, str | None, tuple[str, ...]], list[str]] = {}
+    for (c, s, protocol, bug, variant_of), props in rows.items():
+        together.setdefault((c, s, bug, variant_of, tuple(props)), []).append(protocol)
+    jobs: list[Job] = [
+        (c, s, props, budget, traces, resolve, tuple(protocols),
+         Row(bug, variant_of, (by_report(bug).scope,)) if bug else Row(), seeds)
+        for (c, s, bug, variant_of, props), protocols in together.items()]
+    return zip(jobs, pool.map(decide_job, jobs), strict=True)
+
+
+def _lag_pass(cells: list[dict[str, Any]], budget: Budget, traces: str | None,
+              resolve: Resolver, pool: ProcessPoolExecutor,
+              progress: Callable[[str], None] | None) -> list[dict[str, Any]]:
+    """Every ``holds*`` cell on a lagging store decided again with its visibility lag bounded
+    (``budget.lag_pass`` events pending at most, ``budget.lag_runs`` runs per scope).  A
+    violation replaces the cell; so does a proof (``holds`` with ``explored.max_lag`` and, under
+    ``explored.unbounded``, how far the unbounded search went); a bounded search that is cut
+    off too leaves the cell as it was, noting the attempt (``explored.lag_pass``)."""
+    assert budget.lag_pass is not None
+    rows = {key: props for key, props in undecided(cells).items() if _lags(key[1])}
+    if not rows:
+        return cells
+    bounded = replace(budget, max_runs=budget.lag_runs, hypothesis_examples=0, deep_runs=None,
+                      lag_pass=None, max_lag=budget.lag_pass)
+    before = {(row_key(c), c["property"]): c for c in cells}
+    fresh: dict[tuple[RowKey, str], dict[str, Any]] = {}
+    for job, again in _again(rows, bounded, traces, resolve, None, pool):
+        for cell in again:
+            key = (row_key(cell), cell["property"])
+            old = before[key]["explored"]
+            if cell["verdict"] == "holds" and not cell["explored"]["complete"]:
+                tried = {"max_lag": budget.lag_pass, "runs": cell["explored"]["runs"]}
+                fresh[key] = {**before[key], "explored": {**old, "lag_pass": tried}}
+                continue
+            cell["explored"]["max_lag"] = budget.lag_pass
+            cell["explored"]["unbounded"] = {
+                "runs": old["runs"], "complete": old["complete"],
+                **({"deep_runs": old["deep_runs"]} if "deep_runs" in old else {})}
+            fresh[key] = cell
+        if progress:
+            progress(f"again with at most {budget.lag_pass} visibility events pending: "
+                     f"{_progress_line(job, again)}")
     return [fresh.get((row_key(c), c["property"]), c) for c in cells]
 
 

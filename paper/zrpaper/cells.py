@@ -16,6 +16,10 @@ def kind(cell: dict[str, Any]) -> str:
     return str(cell["verdict"])
 
 
+#: the mark of a ``holds`` proved with the visibility lag bounded
+BOUNDED = "\u2020"
+
+
 def link(text: str, path: str | None) -> str:
     return f"[{text}]({path})" if path else text
 
@@ -103,6 +107,11 @@ class Cell:
     scope: str | None
     steps: int | None
     cut_off: tuple[str, ...]
+    #: proved with at most this many visibility events pending at once (the matrix's third
+    #: pass, ``Budget.lag_pass``); None: with the store's whole freedom, or not a proof
+    max_lag: int | None = None
+    #: how many runs the unbounded search took before it was cut off (with ``max_lag``)
+    unbounded_runs: int | None = None
 
     @classmethod
     def read(cls, raw: Mapping[str, Any]) -> Cell:
@@ -116,7 +125,9 @@ class Cell:
                    variant_of=raw.get("variant_of"), bug=raw.get("bug"),
                    scope=explored.get("scope"), steps=explored.get("steps"),
                    cut_off=tuple(s["scope"] for s in explored.get("scopes", [explored])
-                                 if "scope" in s and not s.get("complete", True)))
+                                 if "scope" in s and not s.get("complete", True)),
+                   max_lag=explored.get("max_lag") if raw["verdict"] == "holds" else None,
+                   unbounded_runs=explored.get("unbounded", {}).get("runs"))
 
     @property
     def in_matrix(self) -> bool:
@@ -131,10 +142,13 @@ class Cell:
     @property
     def mark(self) -> str:
         """The cell as a table shows it: a violation links to its trace; an undecided cell
-        reads ``holds*`` (and is listed under the table), never plain ``holds``."""
+        reads ``holds*`` (and is listed under the table), never plain ``holds``; one proved
+        with the lag bounded reads ``holds†`` (listed under the table with its bound)."""
         if self.verdict is Verdict.VIOLATED:
             return link("**violated**", self.trace)
-        return "holds\\*" if self.undecided else str(self.verdict)
+        if self.undecided:
+            return "holds\\*"
+        return str(self.verdict) + (BOUNDED if self.max_lag is not None else "")
 
 
 def typed_cells(results: Mapping[str, Any]) -> list[Cell]:

@@ -16,7 +16,14 @@ from dataclasses import asdict
 from typing import Any
 
 from zrpaper.race import compute_race
-from zrpaper.settings import DEEP_BUDGET, RACE_MAX_RUNS, TABLEV_MAX_RUNS, TRACES, rel
+from zrpaper.settings import (
+    DEEP_BUDGET,
+    LAG_BUDGET,
+    RACE_MAX_RUNS,
+    TABLEV_MAX_RUNS,
+    TRACES,
+    rel,
+)
 from zrpaper.table5 import compute_tablev
 
 #: A row of the results: (committer, store, protocol, bug, variant_of); bug and variant_of mark
@@ -36,12 +43,15 @@ def compute_matrix(budget: dict[str, Any], workers: int, progress: Callable[[str
     """The matrix at ``budget`` under both job-commit protocols, with the production bugs'
     rows (each variant and its fixed committer, in the bug's scope family), then every cell
     left undecided (no violation found, some scope cut off) again at ``deep_budget``
-    (``verdicts.matrix``'s second pass); returns the cells and the rows (:data:`RowKey`)
-    explored twice."""
+    (``verdicts.matrix``'s second pass), then those still undecided on a lagging store with the
+    lag bounded (:data:`~zrpaper.settings.LAG_BUDGET`, the third pass); returns the cells and
+    the rows (:data:`RowKey`) explored twice."""
     from zerorename_model.verdicts import PROTOCOLS, Budget, matrix
 
     deep_runs = deep_budget["max_runs"] if deep_budget["max_runs"] > budget["max_runs"] else None
-    cells = matrix(committers, None, quick=False, budget=Budget(**budget, deep_runs=deep_runs),
+    lagged = Budget(**budget, deep_runs=deep_runs, lag_pass=LAG_BUDGET["max_lag"],
+                    lag_runs=LAG_BUDGET["max_runs"])
+    cells = matrix(committers, None, quick=False, budget=lagged,
                    traces=str(TRACES), workers=workers, progress=progress,
                    protocols=PROTOCOLS, variants=True)
     deepened = list(dict.fromkeys(row_key(c) for c in cells if "deep_runs" in c["explored"]))
@@ -139,6 +149,7 @@ def generate(budget: dict[str, Any], workers: int, progress: Callable[[str], Non
         "budget": budget,
         "deep_budget": deep_budget,
         "deepened": deepened,
+        "lag_budget": LAG_BUDGET,
         "race_max_runs": race_max_runs,
         "tablev_max_runs": TABLEV_MAX_RUNS,
         "workers": workers,

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from zrpaper.cells import (
+    BOUNDED,
     PROTOCOL_NAMES,
     Cell,
     CellKey,
@@ -58,9 +59,9 @@ def render_matrix(results: Mapping[str, Any]) -> str:
     for (committer, protocol, prop, scope), stores in found.items():
         lines.append(f"| {committer} | " + (f"{protocol} | " if per_protocol else "")
                      + f"{prop} | {scope} | {', '.join(stores)} |")
-    undecided = render_undecided(fixed)
-    if undecided:
-        lines += ["", undecided]
+    for extra in (render_bounded(fixed), render_undecided(fixed)):
+        if extra:
+            lines += ["", extra]
     return "\n".join(lines)
 
 
@@ -90,9 +91,12 @@ def counts(cells: Sequence[Cell], protocol: JobProtocol | None) -> str:
     counts = Counter("holds*" if c.undecided else str(c.verdict) for c in mine)
     undecided = (f", {counts['holds*']} hold as far as the budget reached (`holds*`)"
                  if counts["holds*"] else "")
+    bounded = sum(c.max_lag is not None for c in mine)
+    of_them = (f", {bounded} of them with the visibility lag bounded (`holds{BOUNDED}`)"
+               if bounded else "")
     lead = "" if protocol is None else f"{PROTOCOL_NAMES[protocol]}: "
     return (f"{lead}{len(mine)} cells: {counts['violated']} violated, {counts['holds']} hold "
-            f"(proved within the scopes){undecided}, {counts['n/a']} not applicable.")
+            f"(proved within the scopes{of_them}){undecided}, {counts['n/a']} not applicable.")
 
 
 def render_glance(results: Mapping[str, Any], cells: Sequence[Cell], base: str = "") -> str:
@@ -126,10 +130,33 @@ def _glance(cells: Sequence[Cell], base: str) -> str:
     violated = [link(c.prop, c.trace and base + c.trace) for c in applicable
                 if c.verdict is Verdict.VIOLATED]
     undecided = [f"{c.prop}\\*" for c in applicable if c.undecided]
+    bounded = [f"{c.prop}{BOUNDED}" for c in applicable if c.max_lag is not None]
     if not violated and not undecided:
-        return "all hold"
+        return "all hold" + (f" ({', '.join(bounded)})" if bounded else "")
     return ", ".join([*(["violated: " + ", ".join(violated)] if violated else []),
                       *(["not decided: " + ", ".join(undecided)] if undecided else [])])
+
+
+def render_bounded(cells: Sequence[Cell]) -> str:
+    """Every cell proved only with the lagging store's visibility lag bounded (the matrix's
+    third pass), with the bound and how far the unbounded search went (empty when none)."""
+    bounded = [c for c in cells if c.max_lag is not None]
+    if not bounded:
+        return ""
+    bounds = "/".join(str(b) for b in sorted({c.max_lag for c in bounded if c.max_lag}))
+    lines = [f"{len(bounded)} cells hold with the store's visibility lag bounded "
+             f"(`holds{BOUNDED}` above): every scope enumerated with at most {bounds} "
+             "visibility events pending at once, the oldest taking effect when one more is "
+             "queued. With no bound, no run violated them either, but their scopes were not "
+             "enumerated to the end:", ""]
+    grouped: dict[tuple[str, str, int | None], list[str]] = {}
+    for c in bounded:
+        where = f"{c.store}" + ("" if c.protocol is None else f" ({c.protocol})")
+        grouped.setdefault((c.committer, where, c.unbounded_runs), []).append(c.prop)
+    for (committer, where, runs), props in grouped.items():
+        unbounded = f"; unbounded: {runs:,} runs, cut off" if runs else ""
+        lines.append(f"* `{committer}` on {where}: {', '.join(props)}{unbounded}")
+    return "\n".join(lines)
 
 
 def render_undecided(cells: Sequence[Cell]) -> str:

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from zrpaper.cells import PROTOCOL_NAMES, Verdict, protocols_in, typed_cells
+from zrpaper.cells import BOUNDED, PROTOCOL_NAMES, Verdict, protocols_in, typed_cells
 from zrpaper.matrix import counts, render_glance
 from zrpaper.production import fixed_beside, index_cells, replay_command
 from zrpaper.settings import HERE
@@ -50,10 +50,17 @@ def render_readme_verdicts(results: Mapping[str, Any]) -> str:
     lines += [f"* {counts(fixed, p)}" for p in protocols]
     undecided = sum(1 for c in fixed if c.undecided)
     steps = [c.steps for c in fixed if c.verdict is Verdict.VIOLATED and c.steps is not None]
+    bounded = sorted({c.max_lag for c in fixed if c.max_lag is not None})
+    lag = (f" {sum(c.max_lag is not None for c in fixed)} of the proofs, marked "
+           f"`holds{BOUNDED}`, bound the lagging store's staleness: at most "
+           f"{'/'.join(map(str, bounded))} visibility events pending at once (with no bound, "
+           "their searches found no violation but were cut off; each is listed in the paper)."
+           if bounded else "")
     lines += ["", (f"{undecided} cells are not decided completely (`holds*`: no violation "
                    "found, some scope cut off by the run budget; each is listed in the paper)."
                    if undecided else "Every cell that applies is decided: each `holds` is "
                    "proved within its scopes, each `violated` has a witness.")
+              + lag
               + (f" The longest shrunk witness has {max(steps)} steps." if steps else "")]
     if protocols != [None]:
         lines += ["", render_glance(results, fixed, BASE)]

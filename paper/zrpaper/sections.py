@@ -99,9 +99,16 @@ def _deepened(results: dict[str, Any]) -> str:
         by_committer.setdefault(committer, []).append(
             store + "".join(f" ({x})" for x in (protocol, bug) if x))
     listed = "; ".join(f"`{c}` on {', '.join(stores)}" for c, stores in by_committer.items())
-    return (f"Every cell that held in the scopes explored but with some scope cut off was explored "
-            f"again with at most **{results['deep_budget']['max_runs']} runs per scope**: "
-            f"{listed}. ")
+    text = (f"Every cell that held in the scopes explored but with some scope cut off was "
+            f"explored again with at most **{results['deep_budget']['max_runs']} runs per "
+            f"scope**: {listed}. ")
+    lag = results.get("lag_budget")
+    if lag:
+        text += ("Every cell still cut off on a lagging store was then explored a third time "
+                 f"with at most **{lag['max_lag']} visibility events pending at once** and "
+                 f"{lag['max_runs']:,} runs per scope (the cells it proved read `holds\u2020` and "
+                 "are listed under the matrix). ")
+    return text
 
 
 def render_tablev(results: dict[str, Any]) -> str:

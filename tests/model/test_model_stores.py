@@ -182,11 +182,14 @@ _OPS = st.lists(st.one_of(
 
 
 @settings(max_examples=400, deadline=None)
-@given(_OPS)
+@given(_OPS, st.sampled_from([None, 1, 2, 3]))
 def test_s3_2018_converges_to_the_truth_once_everything_settles(
-        ops: list[tuple[str, str, int]]) -> None:
-    store = ModelStore("s3-2018")
+        ops: list[tuple[str, str, int]], max_lag: int | None) -> None:
+    """Also with the lag bounded (``max_lag``): then no more than that many events are ever
+    pending, and the store still converges."""
+    store = ModelStore("s3-2018", max_lag)
     for op, key, n in ops:
+        assert max_lag is None or len(store.pending) <= max_lag
         if op == "put":
             store.put(key, b"v%d" % n)
         elif op == "delete":
@@ -217,3 +220,16 @@ def test_s3_2018_a_deleted_key_whose_deletion_settles_first_is_never_listed_agai
     assert not [e for e in store.pending if e.kind == "list-add"]
     store.settle_all()
     assert store.list_page("b/").objects == []
+
+
+def test_a_bounded_lag_settles_the_oldest_event_when_one_more_is_queued() -> None:
+    store = ModelStore("s3-2018", max_lag=2)
+    for key in ("b/1", "b/2"):
+        store.put(key, b"x")
+    assert [str(e) for e in store.pending] == ["list-add b/1", "list-add b/2"]
+    assert store.list_page("b/").objects == []
+    store.put("b/3", b"x")  # a third event: the oldest takes effect first
+    assert [str(e) for e in store.pending] == ["list-add b/2", "list-add b/3"]
+    assert [o.url for o in store.list_page("b/").objects] == ["b/1"]
+    with pytest.raises(ValueError, match="max_lag must be at least 1"):
+        ModelStore("s3-2018", max_lag=0)

@@ -195,3 +195,49 @@ def test_the_second_pass_decides_what_the_first_left_sampled() -> None:
     direct = matrix(["direct"], ["s3"], props, budget=Budget(max_runs=30, deep_runs=20_000),
                     workers=1, protocols=("spark",))
     assert all(c["verdict"] == "violated" and "deep_runs" not in c["explored"] for c in direct)
+
+
+def test_the_lag_pass_proves_with_the_lag_bounded_what_the_unbounded_search_left_sampled(
+        ) -> None:
+    """``Budget.lag_pass``: a lagging store's ``holds*`` cell explored again with at most that
+    many visibility events pending; a proof there reads ``holds`` with ``explored.max_lag``,
+    keeps how far the unbounded search went, and the text matrix marks and explains it."""
+    from zerorename_model.matrix_text import BOUNDED, lag_bound, shown_verdict
+    from zerorename_model.verdicts import matrix
+
+    args = (["stocator"], ["s3-2018"], ("completeness",))
+    sampled = matrix(*args, budget=Budget(max_runs=20), workers=1, protocols=("spark",))
+    assert [shown_verdict(c) for c in sampled] == ["holds*"]
+    proved = matrix(*args, budget=Budget(max_runs=20, lag_pass=1), workers=1,
+                    protocols=("spark",))
+    [cell] = proved
+    assert shown_verdict(cell) == "holds" and lag_bound(cell) == 1
+    assert cell["explored"]["complete"]
+    assert cell["explored"]["unbounded"] == {"runs": sampled[0]["explored"]["runs"],
+                                             "complete": False}
+    assert all(s["max_lag"] == 1 for s in cell["explored"]["scopes"])
+    text = format_matrix(proved)
+    assert f"holds{BOUNDED}" in text and "at most 1 visibility events" in text
+    assert BOUNDED not in format_matrix(sampled)
+    cut = matrix(*args, budget=Budget(max_runs=20, lag_pass=1, lag_runs=30), workers=1,
+                 protocols=("spark",))
+    assert [shown_verdict(c) for c in cut] == ["holds*"]  # cut off again: left as it was
+    assert cut[0]["explored"]["lag_pass"]["max_lag"] == 1 and lag_bound(cut[0]) is None
+
+
+def test_the_lag_pass_reports_a_violation_it_finds_with_a_trace_that_replays(
+        tmp_path: Any) -> None:
+    """A run of the bounded store is a run of the store: a violation found with the lag
+    bounded decides the cell, and its trace records the bound so that it replays."""
+    from zerorename_model.matrix_text import lag_bound, shown_verdict
+    from zerorename_model.trace import read_trace, replay
+    from zerorename_model.verdicts import matrix
+
+    args = (["directory"], ["s3-2018"], ("liveness",))
+    sampled = matrix(*args, budget=Budget(max_runs=20), workers=1, protocols=("spark",))
+    assert [shown_verdict(c) for c in sampled] == ["holds*"]
+    [cell] = matrix(*args, budget=Budget(max_runs=20, lag_pass=1), traces=str(tmp_path),
+                    workers=1, protocols=("spark",))
+    assert cell["verdict"] == "violated" and lag_bound(cell) is None
+    assert read_trace(cell["trace"])[0]["scenario"]["faults"]["max_lag"] == 1
+    assert replay(cell["trace"]).same

@@ -70,7 +70,7 @@ class Run(DriverRules, FaultMoves, Recorder):
         self.factory = factory
         self.options_map = dict(scenario.options)
         self.store: HarnessStore = (backend if backend is not None
-                                    else ModelStore(scenario.store))
+                                    else ModelStore(scenario.store, scenario.faults.max_lag))
         self.cluster = ModelStore("hdfs")
         self.locals: dict[str, ModelStore] = {}
         self.forget_finished = False
