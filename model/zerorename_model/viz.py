@@ -28,6 +28,7 @@ from zerorename_model.analysis import (
 )
 from zerorename_model.hb import OUTCOME, edge_kinds
 from zerorename_model.json_values import json_int, json_number, json_object
+from zerorename_model.matrix_text import BOUNDED, lag_bound
 
 #: Colour of a step by what it does.
 COLOURS = {"write": "tab:green", "read": "tab:gray", "delete": "tab:orange",
@@ -172,7 +173,8 @@ def _cell_face(cells: Sequence[Mapping[str, object]], prop: str | None,
         if sampled and verdict == "holds" and not json_object(
                 cells[0].get("explored", {})).get("complete", True):
             verdict = "holds*"
-        return verdict, VERDICT_COLOURS.get(verdict, "white")
+        bounded = BOUNDED if lag_bound(cells[0]) is not None else ""  # proved with the lag bounded
+        return verdict + bounded, VERDICT_COLOURS.get(verdict, "white")
     applicable = [c for c in cells if c["verdict"] != "n/a"]
     if not applicable:
         return "n/a", VERDICT_COLOURS["n/a"]

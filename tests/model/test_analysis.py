@@ -138,6 +138,12 @@ def test_heatmap_and_table_v_draw_what_the_results_say() -> None:
     texts = [t.get_text() for t in figure.axes[0].texts]
     expected = [c["verdict"] for c in cells if c["property"] == "exclusivity"]
     assert sorted(texts) == sorted(expected)
+    bounded = [{**c, "explored": {**c["explored"], "max_lag": 4}} if c["verdict"] == "holds"
+               else c for c in cells if c["property"] == "exclusivity"]
+    figure = viz.verdict_heatmap(bounded, prop="exclusivity")  # a proof with the lag bounded
+    texts = [t.get_text() for t in figure.axes[0].texts]
+    assert sorted(texts) == sorted(c["verdict"] + ("\u2020" if c["verdict"] == "holds" else "")
+                                   for c in bounded)
     computed, paper = analysis.tablev_grids(results["tablev"])
     figure = viz.tablev_figure(computed, paper)
     outlined = [p for p in figure.axes[0].patches if p.get_edgecolor()[:3] == (1.0, 0.0, 0.0)]
