@@ -35,7 +35,7 @@ from zerorename_model.properties import PROPERTIES, applicable
 from zerorename_model.protocols import get, load_all
 from zerorename_model.sampling import search, shrink
 from zerorename_model.scenario import Scenario
-from zerorename_model.scopes import PROTOCOLS, SCOPES, Scope
+from zerorename_model.scopes import PROTOCOLS, SCOPES, Scope, scope_named
 from zerorename_model.seeds import Seed, exact, for_scope, guided, in_scope
 from zerorename_model.seeds import load as load_seeds
 from zerorename_model.stores import PROFILES
@@ -472,39 +472,60 @@ def _second_pass(cells: list[dict[str, Any]], budget: Budget, traces: str | None
 
 def _again(rows: dict[RowKey, list[str]], budget: Budget, traces: str | None,
            resolve: Resolver, seeds: str | None, pool: ProcessPoolExecutor,
+           families: dict[RowKey, tuple[str, ...]] | None = None,
            ) -> Iterator[tuple[Job, list[dict[str, Any]]]]:
     """``rows``' properties decided again at ``budget``, in ``pool``: each job and its cells.
     A row's protocols with the same properties go in one job, so that a committer that takes
-    no messages explores them once (decide_pair)."""
+    no messages explores them once (decide_pair).  ``families``: per row, the only scope
+    families to explore (a production bug's row keeps to its own family anyway)."""
     from zerorename_model.bugs import by_report
 
-    together: dict[tuple[str, str, str | None, str | None, tuple[str, ...]], list[str]] = {}
-    for (c, s, protocol, bug, variant_of), props in rows.items():
-        together.setdefault((c, s, bug, variant_of, tuple(props)), []).append(protocol)
+    Key = tuple[str, str, str | None, str | None, tuple[str, ...], tuple[str, ...] | None]
+    together: dict[Key, list[str]] = {}
+    for row, props in rows.items():
+        c, s, protocol, bug, variant_of = row
+        only = (families or {}).get(row) or ((by_report(bug).scope,) if bug else None)
+        together.setdefault((c, s, bug, variant_of, tuple(props), only), []).append(protocol)
     jobs: list[Job] = [
-        (c, s, props, budget, traces, resolve, tuple(protocols),
-         Row(bug, variant_of, (by_report(bug).scope,)) if bug else Row(), seeds)
-        for (c, s, bug, variant_of, props), protocols in together.items()]
+        (c, s, props, budget, traces, resolve, tuple(protocols), Row(bug, variant_of, only),
+         seeds)
+        for (c, s, bug, variant_of, props, only), protocols in together.items()]
     return zip(jobs, pool.map(decide_job, jobs), strict=True)
+
+
+def _scopes_of(explored: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(explored.get("scopes", [explored] if "scope" in explored else []))
 
 
 def _lag_pass(cells: list[dict[str, Any]], budget: Budget, traces: str | None,
               resolve: Resolver, pool: ProcessPoolExecutor,
               progress: Callable[[str], None] | None) -> list[dict[str, Any]]:
     """Every ``holds*`` cell on a lagging store decided again with its visibility lag bounded
-    (``budget.lag_pass`` events pending at most, ``budget.lag_runs`` runs per scope).  A
-    violation replaces the cell; so does a proof (``holds`` with ``explored.max_lag`` and, under
-    ``explored.unbounded``, how far the unbounded search went); a bounded search that is cut
+    (``budget.lag_pass`` events pending at most, ``budget.lag_runs`` runs per scope), in the
+    scope families its unbounded search did not finish: a finished one already covers every
+    bounded run.  A violation replaces the cell; so does a proof (``holds`` with
+    ``explored.max_lag``, the finished unbounded scopes beside the bounded ones, and under
+    ``explored.unbounded`` how far the unbounded search went); a bounded search that is cut
     off too leaves the cell as it was, noting the attempt (``explored.lag_pass``)."""
     assert budget.lag_pass is not None
-    rows = {key: props for key, props in undecided(cells).items() if _lags(key[1])}
+    rows: dict[RowKey, list[str]] = {}
+    families: dict[RowKey, tuple[str, ...]] = {}
+    for cell in cells:
+        if shown_verdict(cell) != "holds*" or not _lags(cell["store"]):
+            continue
+        cut = tuple(dict.fromkeys(scope_named(s["scope"]).family
+                                  for s in _scopes_of(cell["explored"])
+                                  if not s.get("complete", True)))
+        row = row_key(cell)  # a row's job explores every family any of its cells left open
+        families[row] = tuple(dict.fromkeys([*families.get(row, ()), *cut]))
+        rows.setdefault(row, []).append(cell["property"])
     if not rows:
         return cells
     bounded = replace(budget, max_runs=budget.lag_runs, hypothesis_examples=0, deep_runs=None,
                       lag_pass=None, max_lag=budget.lag_pass)
     before = {(row_key(c), c["property"]): c for c in cells}
     fresh: dict[tuple[RowKey, str], dict[str, Any]] = {}
-    for job, again in _again(rows, bounded, traces, resolve, None, pool):
+    for job, again in _again(rows, bounded, traces, resolve, None, pool, families):
         for cell in again:
             key = (row_key(cell), cell["property"])
             old = before[key]["explored"]
@@ -512,6 +533,13 @@ def _lag_pass(cells: list[dict[str, Any]], budget: Budget, traces: str | None,
                 tried = {"max_lag": budget.lag_pass, "runs": cell["explored"]["runs"]}
                 fresh[key] = {**before[key], "explored": {**old, "lag_pass": tried}}
                 continue
+            if cell["verdict"] == "holds":
+                bounded_scopes = _scopes_of(cell["explored"])
+                again_named = {s["scope"] for s in bounded_scopes}
+                scopes = [s for s in _scopes_of(old)
+                          if s.get("complete") and s["scope"] not in again_named]
+                scopes += bounded_scopes
+                cell["explored"].update(scopes=scopes, runs=sum(s["runs"] for s in scopes))
             cell["explored"]["max_lag"] = budget.lag_pass
             cell["explored"]["unbounded"] = {
                 "runs": old["runs"], "complete": old["complete"],
