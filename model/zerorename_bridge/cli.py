@@ -141,7 +141,7 @@ class CheckCommand:
                             help="small budgets (CI): every cell is searched, few proved; "
                                  "violations come from the seeds and a short search. "
                                  "Without it (model target): 4,000 runs per scope, then a "
-                                 "second pass of 100,000 runs per scope over every cell the "
+                                 "second pass of 50,000 runs per scope over every cell the "
                                  "first left holds*, then a third over those still holds* on a "
                                  "lagging store with at most 4 visibility events pending at "
                                  "once (holds†; tens of minutes on 2 cores)")
