@@ -258,8 +258,9 @@ def _explore_scope(scope: Scope, scenario: Scenario, factory: Any, wanted: Seque
     only if its checker flags that replay.  On a lagging store the scope is then explored with
     every visibility event settled before each read: those runs are behaviours the store
     allows (its consistent ones), few enough to enumerate, and a violation among them is found
-    there rather than left to the much larger search over anomalies.  Only the second, full
-    exploration can prove a property holds."""
+    there rather than left to the much larger search over anomalies (with the lag bounded,
+    in the third pass, they are not explored apart again).  Only the second, full exploration
+    can prove a property holds."""
     found: dict[str, Found] = {}
     explored: dict[str, Any] = {"scope": scope.name}
     if scenario.faults.max_lag is not None:
@@ -287,7 +288,9 @@ def _explore_scope(scope: Scope, scenario: Scenario, factory: Any, wanted: Seque
     if not rest:
         return found, {**explored, "method": "seeds", "runs": 0, "pruned": 0, "states": 0,
                        "complete": False, "seconds": 0.0}
-    if _lags(scenario.store):
+    if _lags(scenario.store) and scenario.faults.max_lag is None:
+        # (not with the lag bounded: the third pass explores only what the second left open,
+        # which found nothing among these runs, and a bounded search that ends covers them)
         eager = replace(scenario, faults=replace(scenario.faults, settle_eagerly=True))
         first = run(eager, rest)
         explored["settled_before_reads"] = first.summary()
@@ -457,18 +460,53 @@ def _second_pass(cells: list[dict[str, Any]], budget: Budget, traces: str | None
                  resolve: Resolver, seeds: str | None, pool: ProcessPoolExecutor,
                  progress: Callable[[str], None] | None) -> list[dict[str, Any]]:
     """Every ``holds*`` cell decided again at ``budget.deep_runs`` runs per scope (each such
-    cell then records ``explored.deep_runs``)."""
+    cell then records ``explored.deep_runs``), in the scope families the first pass left open:
+    the ones it finished stand beside the deeper ones."""
     assert budget.deep_runs is not None
     deep = replace(budget, max_runs=budget.deep_runs, hypothesis_examples=0, deep_runs=None,
                    lag_pass=None)
+    rows, families = _open_rows(cells, lambda cell: True)
+    before = {(row_key(c), c["property"]): c for c in cells}
     fresh: dict[tuple[RowKey, str], dict[str, Any]] = {}
-    for job, again in _again(undecided(cells), deep, traces, resolve, seeds, pool):
+    for job, again in _again(rows, deep, traces, resolve, seeds, pool, families):
         for cell in again:
+            key = (row_key(cell), cell["property"])
+            if cell["verdict"] == "holds":
+                _keep_finished(before[key]["explored"], cell)
             cell["explored"]["deep_runs"] = budget.deep_runs
-            fresh[row_key(cell), cell["property"]] = cell
+            fresh[key] = cell
         if progress:
             progress(f"again with {budget.deep_runs} runs per scope: {_progress_line(job, again)}")
     return [fresh.get((row_key(c), c["property"]), c) for c in cells]
+
+
+def _open_rows(cells: Sequence[dict[str, Any]], pick: Callable[[dict[str, Any]], bool],
+               ) -> tuple[dict[RowKey, list[str]], dict[RowKey, tuple[str, ...]]]:
+    """The ``holds*`` cells ``pick`` selects, by row, and per row the scope families any of
+    them left open (cut off): a row's job explores those again, for all its properties."""
+    rows: dict[RowKey, list[str]] = {}
+    families: dict[RowKey, tuple[str, ...]] = {}
+    for cell in cells:
+        if shown_verdict(cell) != "holds*" or not pick(cell):
+            continue
+        cut = tuple(dict.fromkeys(scope_named(s["scope"]).family
+                                  for s in _scopes_of(cell["explored"])
+                                  if not s.get("complete", True)))
+        row = row_key(cell)
+        families[row] = tuple(dict.fromkeys([*families.get(row, ()), *cut]))
+        rows.setdefault(row, []).append(cell["property"])
+    return rows, families
+
+
+def _keep_finished(old: dict[str, Any], cell: dict[str, Any]) -> None:
+    """A ``holds`` cell explored again in its open scope families: the scopes the earlier
+    search finished stand beside the new ones (a finished scope covers every run a deeper or
+    bounded search of it could take), and the runs add up."""
+    again = _scopes_of(cell["explored"])
+    named = {s["scope"] for s in again}
+    scopes = [s for s in _scopes_of(old) if s.get("complete") and s["scope"] not in named]
+    scopes += again
+    cell["explored"].update(scopes=scopes, runs=sum(s["runs"] for s in scopes))
 
 
 def _again(rows: dict[RowKey, list[str]], budget: Budget, traces: str | None,
@@ -509,17 +547,7 @@ def _lag_pass(cells: list[dict[str, Any]], budget: Budget, traces: str | None,
     ``explored.unbounded`` how far the unbounded search went); a bounded search that is cut
     off too leaves the cell as it was, noting the attempt (``explored.lag_pass``)."""
     assert budget.lag_pass is not None
-    rows: dict[RowKey, list[str]] = {}
-    families: dict[RowKey, tuple[str, ...]] = {}
-    for cell in cells:
-        if shown_verdict(cell) != "holds*" or not _lags(cell["store"]):
-            continue
-        cut = tuple(dict.fromkeys(scope_named(s["scope"]).family
-                                  for s in _scopes_of(cell["explored"])
-                                  if not s.get("complete", True)))
-        row = row_key(cell)  # a row's job explores every family any of its cells left open
-        families[row] = tuple(dict.fromkeys([*families.get(row, ()), *cut]))
-        rows.setdefault(row, []).append(cell["property"])
+    rows, families = _open_rows(cells, lambda cell: _lags(cell["store"]))
     if not rows:
         return cells
     bounded = replace(budget, max_runs=budget.lag_runs, hypothesis_examples=0, deep_runs=None,
@@ -535,12 +563,7 @@ def _lag_pass(cells: list[dict[str, Any]], budget: Budget, traces: str | None,
                 fresh[key] = {**before[key], "explored": {**old, "lag_pass": tried}}
                 continue
             if cell["verdict"] == "holds":
-                bounded_scopes = _scopes_of(cell["explored"])
-                again_named = {s["scope"] for s in bounded_scopes}
-                scopes = [s for s in _scopes_of(old)
-                          if s.get("complete") and s["scope"] not in again_named]
-                scopes += bounded_scopes
-                cell["explored"].update(scopes=scopes, runs=sum(s["runs"] for s in scopes))
+                _keep_finished(old, cell)
             cell["explored"]["max_lag"] = budget.lag_pass
             cell["explored"]["unbounded"] = {
                 "runs": old["runs"], "complete": old["complete"],

@@ -178,20 +178,56 @@ def _bug_rows_hold_up(bug: Any, tmp_path: Any) -> None:
     assert f"{bug.variant} (variant)" in text and f"{bug.fixed} (fixed)" in text
 
 
-def test_the_second_pass_decides_what_the_first_left_sampled() -> None:
+def _timeless(summary: dict[str, Any]) -> dict[str, Any]:
+    """An exploration's summary without its timings (which differ between two runs)."""
+    return {k: _timeless(v) if isinstance(v, dict) else v for k, v in summary.items()
+            if k != "seconds"}
+
+
+def test_the_second_pass_decides_what_the_first_left_sampled(
+        tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """``Budget.deep_runs``: cells the first pass left ``holds*`` are explored again at the
-    deeper budget (and say so); decided cells are left as they were."""
+    deeper budget (and say so), in the scope families left open only; decided cells are left
+    as they were."""
+    from zerorename_model import verdicts
     from zerorename_model.matrix_text import shown_verdict
     from zerorename_model.verdicts import matrix
 
     props = ("completeness", "abortability")
-    shallow = matrix(["fenced"], ["s3"], props, budget=Budget(max_runs=30), workers=1,
+    shallow = matrix(["fenced"], ["s3"], props, budget=Budget(max_runs=300), workers=1,
                      protocols=("spark",))
     assert {shown_verdict(c) for c in shallow} == {"holds*"}
-    deep = matrix(["fenced"], ["s3"], props, budget=Budget(max_runs=30, deep_runs=20_000),
+    # every scope explored at the deeper budget is noted (in a file: the pool's worker is a
+    # forked process, which inherits the patch)
+    log = tmp_path / "explored"
+    explore_scope = verdicts._explore_scope
+
+    def noting(scope: Any, scenario: Any, factory: Any, wanted: Any, budget: Budget,
+               *rest: Any) -> Any:
+        if budget.max_runs == 20_000:
+            with log.open("a") as out:
+                out.write(scope.name + "\n")
+        return explore_scope(scope, scenario, factory, wanted, budget, *rest)
+
+    monkeypatch.setattr(verdicts, "_explore_scope", noting)
+    deep = matrix(["fenced"], ["s3"], props, budget=Budget(max_runs=300, deep_runs=20_000),
                   workers=1, protocols=("spark",))
+    assert sorted(log.read_text().split()) == sorted(
+        {s["scope"] for c in shallow for s in c["explored"]["scopes"] if not s["complete"]})
     assert [(c["property"], shown_verdict(c), c["explored"]["deep_runs"]) for c in deep] == [
         (p, "holds", 20_000) for p in props]
+    # only the scope families the first pass left open are explored again; the scopes it
+    # finished stand as they were, and the runs add up
+    for first, again in zip(shallow, deep, strict=True):
+        before = {s["scope"]: s for s in first["explored"]["scopes"]}
+        after = {s["scope"]: s for s in again["explored"]["scopes"]}
+        assert after.keys() == before.keys()
+        finished = {n for n, s in before.items() if s["complete"]}
+        assert finished and finished != before.keys()
+        assert {n: _timeless(after[n]) for n in finished} == {
+            n: _timeless(before[n]) for n in finished}
+        assert all(after[n]["runs"] > before[n]["runs"] for n in before.keys() - finished)
+        assert again["explored"]["runs"] == sum(s["runs"] for s in after.values())
     direct = matrix(["direct"], ["s3"], props, budget=Budget(max_runs=30, deep_runs=20_000),
                     workers=1, protocols=("spark",))
     assert all(c["verdict"] == "violated" and "deep_runs" not in c["explored"] for c in direct)
@@ -222,12 +258,8 @@ def test_the_lag_pass_proves_with_the_lag_bounded_what_the_unbounded_search_left
     assert after.keys() == before.keys()
     assert {n for n, s in after.items() if s.get("max_lag") == 1} == {
         n for n, s in before.items() if not s["complete"]}
-    def timeless(summary: dict[str, Any]) -> dict[str, Any]:
-        return {k: timeless(v) if isinstance(v, dict) else v for k, v in summary.items()
-                if k != "seconds"}
-
-    assert {n: timeless(s) for n, s in after.items() if "max_lag" not in s} == {
-        n: timeless(s) for n, s in before.items() if s["complete"]}
+    assert {n: _timeless(s) for n, s in after.items() if "max_lag" not in s} == {
+        n: _timeless(s) for n, s in before.items() if s["complete"]}
     assert cell["explored"]["runs"] == sum(s["runs"] for s in after.values())
     text = format_matrix(proved)
     assert f"holds{BOUNDED}" in text and "at most 1 visibility events" in text
