@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -424,17 +425,40 @@ def matrix(committers: Sequence[str] | None = None, stores: Sequence[str] | None
                        for c in committers for s in stores]
     if variants and resolve is model_resolver:
         jobs += bug_jobs(committers, stores, props, budget, traces, protocols, seeds)
-    cells: list[dict[str, Any]] = []
     workers = workers or min(2, os.cpu_count() or 1)
+    said = threading.Lock()
+
+    def report(line: str) -> None:
+        if progress:
+            with said:
+                progress(line)
+
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        for job, result in zip(jobs, pool.map(decide_job, jobs), strict=True):
-            cells += result
-            if progress:
-                progress(_progress_line(job, result))
-        if budget.deep_runs and budget.deep_runs > budget.max_runs:
-            cells = _second_pass(cells, budget, traces, resolve, seeds, pool, progress)
-        if budget.lag_pass is not None:
-            cells = _lag_pass(cells, budget, traces, resolve, pool, progress)
+        # the workers are forked at the first submit: before any thread of ours runs, so that
+        # none holds a lock at that moment
+        pool.submit(int).result()
+        with ThreadPoolExecutor(max_workers=max(1, len(jobs)), thread_name_prefix="row") as rows:
+            return [cell for cells in rows.map(
+                lambda job: _passes(job, pool, budget, traces, resolve, seeds, report), jobs)
+                for cell in cells]
+
+
+def _passes(job: Job, pool: ProcessPoolExecutor, budget: Budget, traces: str | None,
+            resolve: Resolver, seeds: str | None,
+            report: Callable[[str], None]) -> list[dict[str, Any]]:
+    """One job's cells through every pass of ``budget``, in ``pool``.
+
+    Each job's later passes are queued as soon as its first ends, not after every job's first
+    pass: a pass no longer waits for the slowest job of the one before, so the workers stay
+    busy to the end.  A job's cells depend on its own runs only (a later pass regroups a
+    (committer, store) pair's rows, all from the same job), so the cells and their order are
+    those of running the passes one after the other."""
+    cells = pool.submit(decide_job, job).result()
+    report(_progress_line(job, cells))
+    if budget.deep_runs and budget.deep_runs > budget.max_runs:
+        cells = _second_pass(cells, budget, traces, resolve, seeds, pool, report)
+    if budget.lag_pass is not None:
+        cells = _lag_pass(cells, budget, traces, resolve, pool, report)
     return cells
 
 
