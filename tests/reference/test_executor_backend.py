@@ -41,7 +41,8 @@ class _DeferredPool:
         self._queued.append((future, fn, item))
         return future
 
-    def wait(self, futures: Collection[Future[Any]], *, first: bool) -> None:
+    def wait(self, futures: Collection[Future[Any]], *, first: bool,
+             at_least: int = 1) -> None:
         while self._queued:
             future, fn, item = self._queued.pop()
             future.set_running_or_notify_cancel()

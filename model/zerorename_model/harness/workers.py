@@ -119,10 +119,17 @@ class ActorPool:
         while self._queue:
             self._queue.popleft().run()
 
-    def wait(self, futures: Collection[Future[object]], *, first: bool) -> None:
+    def wait(self, futures: Collection[Future[object]], *, first: bool,
+             at_least: int = 1) -> None:
         """Block the owner until one (``first``) or all of ``futures`` are done.  A kill of the
         owner interrupts a wait for the first result (the committer then aborts, and leaves
-        the pool through :meth:`shutdown`)."""
+        the pool through :meth:`shutdown`).
+
+        ``at_least`` (a thread pool's permission to sleep until a batch is done) is not
+        taken: the owner is ready at the first done, and the scheduler may still run workers
+        before it, so every point at which a batching pool's owner wakes (after any number of
+        results) stays reachable, and the runs explored, the states counted and the stored
+        traces stay those of the per-result wait."""
         owner = self._owner
         pending = list(futures)
 
