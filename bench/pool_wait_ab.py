@@ -8,9 +8,11 @@ with whatever else runs).
     .venv/bin/python bench/pool_wait_ab.py --completes 4000 --threads 8 --rounds 4 \\
         --before 8f17cca
 
-History: revision 33b2c00 replaced ``concurrent.futures.wait`` in the thread backend's wait by
-a counter (driver thread at F = 10,000, T = 32: 1.96 s → 0.2-0.3 s); the batched refill (a
-full pool waits for ``capacity - threads`` done, not one) came after 8f17cca.
+History: 0f216ec replaced ``concurrent.futures.wait`` in the thread backend's wait by a
+counter (this script's earlier form, 2,000 completes at T = 32: driver 154-161 → 105-120
+µs/complete, ``results/commit_trace/pool_wait_ab_moto_2000.txt``); the batched refill (a full
+pool waits for ``capacity - threads`` done, not one) came after 8f17cca
+(``results/commit_trace/README.md``).
 """
 
 from __future__ import annotations
