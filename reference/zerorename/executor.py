@@ -98,7 +98,7 @@ class _ThreadPool:
     F × 4T locks in its driver thread, and a worker finishing a future meanwhile blocked on
     one of them (measured on moto at F = 10,000, T = 32: 1.96 s of the driver thread's CPU
     against 0.23 s for a plain ``ThreadPoolExecutor.map`` of the same completes; see
-    bench/README.md).  Here each future of this pool bumps a counter when it finishes, and
+    bench/results/HISTORY.md).  Here each future of this pool bumps a counter when it finishes, and
     :meth:`wait` sleeps until the counter reaches what it waits for, then looks at the
     futures again.  A finished future wakes the waiter only when it completes that count
     (``at_least``) or failed, so a batch of T completes costs the waiting thread one wake-up,
