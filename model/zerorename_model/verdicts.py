@@ -471,15 +471,6 @@ def row_key(cell: dict[str, Any]) -> RowKey:
             cell.get("variant_of"))
 
 
-def undecided(cells: Sequence[dict[str, Any]]) -> dict[RowKey, list[str]]:
-    """The ``holds*`` cells (no violation found, a scope cut off), by row."""
-    rows: dict[RowKey, list[str]] = {}
-    for cell in cells:
-        if shown_verdict(cell) == "holds*":
-            rows.setdefault(row_key(cell), []).append(cell["property"])
-    return rows
-
-
 def _second_pass(cells: list[dict[str, Any]], budget: Budget, traces: str | None,
                  resolve: Resolver, seeds: str | None, pool: ProcessPoolExecutor,
                  progress: Callable[[str], None] | None) -> list[dict[str, Any]]:
