@@ -32,7 +32,7 @@ RATIO_KEYS = ("requests_per_file", "job_commit_requests", "job_commit_seconds",
 #: times: the row's value is the median over its runs
 TIME_KEYS = ("write_seconds", "task_commit_seconds", "job_commit_seconds", "whole_run_seconds")
 #: what each run keeps of its own in the row's ``runs``
-RUN_KEYS = ("round", "position", "when", "load_average", "requests_per_file",
+RUN_KEYS = ("round", "position", "when", "load_average", "quiet_wait", "requests_per_file",
             "job_commit_requests", *TIME_KEYS)
 
 

@@ -81,6 +81,11 @@ class MotoServer:
             self._endpoint = f"http://{hostport}"
         return self._endpoint
 
+    @property
+    def pid(self) -> int:
+        """The server's process (what :mod:`quiet` watches between runs)."""
+        return self._proc.pid
+
     def s3_endpoint(self) -> S3Endpoint:
         return S3Endpoint("moto", self.endpoint(), "testing", "testing",
                           "ThreadedMotoServer in a child process")

@@ -24,7 +24,10 @@ checked (F files visible, ``_SUCCESS``, no upload left) and the bucket is emptie
 Drift of the shared machine's load is cancelled by design (:mod:`interleave`): each cell runs
 ``--repeats`` rounds, every strategy once per round in an order rotated by the round; a row
 reports the medians of its runs, and its ratio to the minimal strategy is the median of the
-ratios to the minimal run *of the same round*.
+ratios to the minimal run *of the same round*.  Before each run the benchmark waits until the
+server's own processes are idle (:mod:`quiet`: ``--quiet-below`` of a core, at most
+``--quiet-timeout`` s; each run records its wait), so no run meets a server still busy with the
+previous run's objects.
 
 Results: ``bench/results/side_by_side.json``, ``.md`` and ``.png`` (see
 :mod:`render`, which also writes the README's table).  Times depend on the
@@ -60,6 +63,7 @@ import render  # noqa: E402
 from commit_costs import Layout, environment, reference_commit  # noqa: E402
 from interleave import aggregate, paired_ratios, schedule  # noqa: E402
 from merging import merge_previous  # noqa: E402
+from quiet import CEPH_NAMES, QuietPolicy, server_pids, wait_until_quiet  # noqa: E402
 from s3fs_job import find_s3fs_python, run_s3fs_job  # noqa: E402
 from servers import MotoServer, S3Endpoint, radosgw_version, rgw_server  # noqa: E402
 from strategies import BASELINES, ZERORENAME, JobTarget, Strategy, make_strategy  # noqa: E402
@@ -76,8 +80,12 @@ FILE_BYTES = 4096
 class Server:
     """One server's counted client and store, shared by every run on it."""
 
-    def __init__(self, endpoint: S3Endpoint, max_threads: int, slots: int) -> None:
+    def __init__(self, endpoint: S3Endpoint, max_threads: int, slots: int,
+                 pids: Callable[[], list[int]] = list,
+                 quiet: QuietPolicy | None = None) -> None:
         self.endpoint = endpoint
+        self.pids = pids  # the server's processes, waited for before each run (``quiet``)
+        self.quiet = quiet
         self.counter = WireCounter()
         # every task's copies or uploads may run on T threads at once: no client-side queue
         pool = min(256, max(32, slots * max_threads))
@@ -194,8 +202,10 @@ def run_one(server: Server, name: str, layout: Layout, threads: int | None, slot
         "threads": threads, "slots": slots,
         "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "reference_commit": REFERENCE_COMMIT,
-        "load_average": [round(x, 2) for x in os.getloadavg()],
     }
+    if server.quiet is not None:  # the previous run's work done on the server (see quiet.py)
+        row["quiet_wait"] = wait_until_quiet(server.pids(), server.quiet).as_dict()
+    row["load_average"] = [round(x, 2) for x in os.getloadavg()]
     with server.bucket() as bucket:
         prefix = "out"
         if name == "s3fs":
@@ -339,6 +349,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                          "the benchmark creates under ~/.cache/zerorename-bench)")
     ap.add_argument("--no-s3fs-venv", action="store_true",
                     help="do not create that virtualenv: without s3fs, skip it")
+    ap.add_argument("--quiet-below", type=float, default=QuietPolicy.busy_below,
+                    metavar="CORES",
+                    help="before each run wait until the server's processes use less than "
+                         "this much of a core (2 windows of 1 s running); 0: do not wait "
+                         "(--quick: 0)")
+    ap.add_argument("--quiet-timeout", type=float, default=QuietPolicy.timeout,
+                    metavar="SECONDS", help="longest wait for a quiet server")
     ap.add_argument("--out-dir", type=Path, default=RESULTS)
     ap.add_argument("--merge", action="store_true",
                     help="keep the rows of the previous results in --out-dir that this run "
@@ -366,6 +383,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     unknown = set(strategies) - set(STRATEGIES)
     if unknown:
         ap.error(f"--strategies: unknown {sorted(unknown)}; choose from {', '.join(STRATEGIES)}")
+    quiet = None if args.quick or args.quiet_below <= 0 else QuietPolicy(
+        busy_below=args.quiet_below, timeout=args.quiet_timeout)
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
 
@@ -376,6 +395,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "environment": environment(),
         "job": {"file_bytes": FILE_BYTES, "files_per_task": files_per_task, "slots": slots,
                 "protocol": "spark",
+                "quiet_wait": None if quiet is None else {
+                    "busy_below_cores": quiet.busy_below, "window_seconds": quiet.window,
+                    "windows": quiet.windows, "timeout_seconds": quiet.timeout},
                 "cells": {s: [{"files": f, "threads": t, "repeats": n or args.repeats}
                               for f, t, n in c]
                           for s, c in cells_of.items()}},
@@ -411,8 +433,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 endpoint = moto.s3_endpoint()
                 report["servers"]["moto"] = {"note": endpoint.note}
                 print(f"moto at {endpoint.url}", flush=True)
-                measure(Server(endpoint, max_threads, slots), cells, strategies,
-                        files_per_task, slots, s3fs_python, runs, repeats, log)
+                server = Server(endpoint, max_threads, slots, lambda: [moto.pid], quiet)
+                measure(server, cells, strategies, files_per_task, slots, s3fs_python, runs,
+                        repeats, log)
         elif name == "rgw":
             with rgw_server() as rgw:
                 if isinstance(rgw, str):
@@ -421,8 +444,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                     continue
                 report["servers"]["rgw"] = {"note": rgw.note}
                 print(f"rgw at {rgw.url} ({rgw.note})", flush=True)
-                measure(Server(rgw, max_threads, slots), cells, strategies, files_per_task,
-                        slots, s3fs_python, runs, repeats, log)
+                server = Server(rgw, max_threads, slots, lambda: server_pids(CEPH_NAMES),
+                                quiet)
+                measure(server, cells, strategies, files_per_task, slots, s3fs_python, runs,
+                        repeats, log)
         report["servers"][name]["seconds"] = round(time.monotonic() - t0, 1)
     rows: list[dict[str, Any]] = aggregate(runs)
     report["rows"] = rows
