@@ -24,6 +24,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 
 import commit_costs as cc  # noqa: E402
+import commit_rss  # noqa: E402
 import render  # noqa: E402
 import side_by_side as sbs  # noqa: E402
 from fakes import MemoryStore  # noqa: E402
@@ -99,7 +100,8 @@ def test_quick_run_writes_every_part(quick: dict[str, Any]) -> None:
     assert {(r["committer"], r["protocol"]) for r in rss} == {
         (c, p) for c in ("magic", "manifest") for p in cc.PROTOCOLS}
     for r in rss:
-        assert r["method"].startswith("VmHWM of a child process")
+        assert r["method"] == commit_rss.METHOD and r["driver_holds_store"] is False
+        assert r["output"]["leftover_uploads"] == 0
         assert r["peak_rss_mb"] > 0 and r["rss_before_mb"] > 0
         assert r["peak_increase_mb"] == pytest.approx(r["peak_rss_mb"] - r["rss_before_mb"],
                                                       abs=0.11)
