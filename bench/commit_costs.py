@@ -18,9 +18,10 @@ Three measurements of the reference committers (issue 4), through their public A
    fake store (``bench/fakes.py``), under both protocols, for ``magic`` (the S3A job commit that
    ``directory``/``partitioned`` share) and ``manifest``; plus 500 x 1 and 500 x 5 files, so
    the growth per extra task and per extra file can be read off.
-4. **Peak RSS** of a job commit of 100,000 files over 10,000 tasks, each measured in a child
-   process of its own (:mod:`commit_rss`: ``VmHWM`` reset just before ``commit_job``), under
-   both protocols, for ``magic``, ``fenced`` and ``manifest``; the goal is under 200 MB.
+4. **Peak RSS** of a job commit of 100,000 files over 10,000 tasks, each measured in a driver
+   process of its own (:mod:`commit_rss`: the store served by another process, the tasks run
+   in a third; ``VmHWM`` reset just before ``commit_job``), under both protocols, for
+   ``magic``, ``fenced`` and ``manifest``; the goal is under 200 MB.
 
 Wall times depend on the 2-core machine (client and server share it; the load average is
 recorded); request counts and minimums do not.
