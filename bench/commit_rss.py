@@ -36,6 +36,7 @@ import gc
 import json
 import os
 import re
+import select
 import subprocess
 import sys
 import time
@@ -109,15 +110,17 @@ def measure(committer: str, protocol: str, tasks: int, files_per_task: int,
     env = dict(os.environ) | {AUTHKEY_ENV: os.urandom(16).hex()}
     with TemporaryDirectory(prefix="zr-rss-") as tmp:
         address, messages = str(Path(tmp) / "store.sock"), str(Path(tmp) / "messages.jsonl")
-        server = subprocess.Popen(
-            [sys.executable, str(HERE / "store_server.py"), "--address", address,
-             *(["--rename"] if committer in RENAME_FAMILY else [])],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        errors = Path(tmp) / "store.err"
+        with errors.open("w") as err:  # a file, not a pipe: nobody reads it while it serves
+            server = subprocess.Popen(
+                [sys.executable, str(HERE / "store_server.py"), "--address", address,
+                 *(["--rename"] if committer in RENAME_FAMILY else [])],
+                stdout=subprocess.PIPE, stderr=err, text=True, env=env)
         try:
             assert server.stdout is not None
-            if server.stdout.readline().strip() != "ready":
-                server.kill()
-                raise RuntimeError(f"store server did not start: {server.communicate()[1]}")
+            ready, _, _ = select.select([server.stdout], [], [], 60)
+            if not ready or server.stdout.readline().strip() != "ready":
+                raise RuntimeError(f"store server did not start: {errors.read_text()[-2000:]}")
             common = ["--address", address, "--messages", messages]
             tasks_row = _run_json(
                 [sys.executable, script, "--tasks-phase", *shape, *common], env,
@@ -133,6 +136,8 @@ def measure(committer: str, protocol: str, tasks: int, files_per_task: int,
             except subprocess.TimeoutExpired:
                 server.kill()
                 server.wait()
+            if server.stdout is not None:
+                server.stdout.close()
     row["task_phase_seconds"] = tasks_row["task_phase_seconds"]
     row["task_phase_pid"] = tasks_row["pid"]
     return row
