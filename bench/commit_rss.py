@@ -11,11 +11,13 @@ the driver holds neither.  So (:func:`measure`):
    (``bench/store_server.py``, a fresh interpreter on a Unix socket);
 2. the **tasks' phase** (``setup_job``, then every task's ``setup_task``, writes and
    ``commit_task``, as ``commit_costs.prepare_job``) runs in another fresh interpreter against
-   that store and, for Spark's protocol, writes the task commit messages to a file, one JSON
-   message a line (``TaskCommitMessage.dumps``: what reaches Spark's driver, as in
-   ``zerorename.spark``);
+   that store and, for Spark's protocol, writes the task commit messages to a file as each
+   task hands it to Spark (``TaskCommitMessage.compressed``: the bytes of ``zerorename.spark``'s
+   ``TaskOutcome.message``);
 3. the **driver** is a third fresh interpreter: it imports zerorename, connects to the store,
-   loads the messages (Spark's protocol only: ``TaskCommitMessage.from_json`` per line),
+   loads the messages (Spark's protocol only: it holds every task's bytes, as Spark's driver
+   holds the outcomes, and ``TaskCommitMessage.from_compressed`` of each, as
+   ``zerorename.spark``'s driver does),
    collects garbage, reads ``VmRSS`` (*before*), resets the kernel's high-water mark (writing
    ``5`` to ``/proc/self/clear_refs`` zeroes ``VmHWM``, Linux >= 4.0), builds the committer
    and runs ``commit_job`` with the committer's default threads, then reads ``VmHWM``
@@ -35,6 +37,7 @@ import argparse
 import gc
 import json
 import os
+import pickle
 import re
 import select
 import subprocess
@@ -109,7 +112,7 @@ def measure(committer: str, protocol: str, tasks: int, files_per_task: int,
     deadline = time.monotonic() + timeout
     env = dict(os.environ) | {AUTHKEY_ENV: os.urandom(16).hex()}
     with TemporaryDirectory(prefix="zr-rss-") as tmp:
-        address, messages = str(Path(tmp) / "store.sock"), str(Path(tmp) / "messages.jsonl")
+        address, messages = str(Path(tmp) / "store.sock"), str(Path(tmp) / "messages.pickle")
         errors = Path(tmp) / "store.err"
         with errors.open("w") as err:  # a file, not a pipe: nobody reads it while it serves
             server = subprocess.Popen(
@@ -159,9 +162,8 @@ def tasks_phase(committer: str, protocol: str, tasks: int, files_per_task: int, 
     run = prepare_job(store, DEST, committer, layout, {}, task_threads=TASK_THREADS)
     seconds = time.perf_counter() - t0
     if protocol == "spark":
-        with open(messages, "w", encoding="utf-8") as f:
-            for m in run.messages:
-                f.write(m.dumps() + "\n")
+        with open(messages, "wb") as f:
+            pickle.dump([m.compressed() for m in run.messages], f)
     assert run.job.job_id is not None
     return {"job_id": run.job.job_id, "task_phase_seconds": round(seconds, 1),
             "pid": os.getpid()}
@@ -179,9 +181,11 @@ def driver(committer: str, protocol: str, tasks: int, files_per_task: int, addre
     gc.collect()
     bare = _status_kb("VmRSS")  # interpreter, zerorename, the store's client
     loaded: list[zr.TaskCommitMessage] | None = None
+    outcomes: list[bytes] = []  # held to the end, as Spark's driver holds the outcomes
     if protocol == "spark":
-        with open(messages, encoding="utf-8") as f:
-            loaded = [zr.TaskCommitMessage.from_json(line) for line in f]
+        with open(messages, "rb") as f:
+            outcomes = pickle.load(f)
+        loaded = [zr.TaskCommitMessage.from_compressed(blob) for blob in outcomes]
     job = zr.JobContext(dest=DEST, job_id=job_id, options={})
     # nothing of the store's lives here: the fake is not even imported
     holds_store = "fakes" in sys.modules
@@ -218,6 +222,7 @@ def driver(committer: str, protocol: str, tasks: int, files_per_task: int, addre
         "commit_requests": sum(counts1.values()) - sum(counts0.values()),
         "driver_pid": os.getpid(), "driver_holds_store": holds_store,
         "messages_loaded": len(loaded) if loaded is not None else 0,
+        "message_bytes_held": sum(len(b) for b in outcomes),
         "store_server": {"pid": server_before["pid"], "objects_before_commit":
                          server_before["objects"], "uploads_before_commit":
                          server_before["uploads"], "rss_mb_before_commit":

@@ -22,7 +22,6 @@ Credentials never enter the spec: every process builds its client from boto3's d
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import threading
@@ -179,7 +178,10 @@ class TaskOutcome:
 
     partition_id: int
     attempt: int
-    message_json: str | None
+    #: the task commit message, zlib-compressed (``TaskCommitMessage.compressed``): the
+    #: driver holds every outcome until the job commit, and the message's own payload shares
+    #: these bytes (``from_compressed``) rather than holding a decoded copy
+    message: bytes | None
     files: int
     rows: int
     bytes: int
@@ -228,7 +230,7 @@ def _outcome(partition_id: int, attempt: int, message: Any, written: list[Writte
              store: Store, started: float) -> TaskOutcome:
     return TaskOutcome(
         partition_id=partition_id, attempt=attempt,
-        message_json=json.dumps(message.to_json()) if message is not None else None,
+        message=message.compressed() if message is not None else None,
         files=len(written), rows=sum(f.rows for f in written),
         bytes=sum(f.size for f in written), requests=dict(store.request_counts()),
         seconds=time.monotonic() - started)
@@ -308,8 +310,8 @@ class JobDriver:
         """
         if self.spec.skip:
             return None
-        messages = [zr.TaskCommitMessage.from_json(o.message_json)
-                    for o in outcomes if o is not None and o.message_json is not None]
+        messages = [zr.TaskCommitMessage.from_compressed(o.message)
+                    for o in outcomes if o is not None and o.message is not None]
         success = self.committer.commit_job(messages)
         if self.spec.mode == "overwrite" and not self._committer_replaces():
             self._replace_older_output()
