@@ -384,15 +384,16 @@ def readme_block(side: dict[str, Any], latency: dict[str, Any] | None,
             grew = " / ".join(f"+{mine[p]['peak_increase_mb']:.0f}" if p in mine else "–"
                               for p in protocols)
             parts.append(f"`{name}` {peak} MB ({grew} MB)")
-        worst = max(r["peak_increase_mb"] for r in rss)
+        worst = max(rss, key=lambda r: r["peak_rss_mb"])
         out += ["", f"**Peak RSS of a job commit of {r0['files']:,} files over "
                 f"{r0['tasks']:,} tasks** (`bench/commit_costs.py` part 4, "
                 f"{(costs or {}).get('part_when', {}).get('commit_rss') or costs_when(costs)}; "
-                "VmHWM of a child process, reset just before `commit_job`; the process also "
-                "holds the in-memory store's objects, so the increase over the RSS before the "
-                "commit is in brackets; goal < 200 MB), "
+                "VmHWM of the driver's process, reset just before `commit_job`: the store is "
+                "served by another process and the tasks ran in a third, as in a real job; "
+                "the commit's own increase in brackets; goal < 200 MB), "
                 f"{' / '.join(p.capitalize() for p in protocols)}"
-                " protocol: " + "; ".join(parts) + f".  Largest increase: {worst:.0f} MB."]
+                " protocol: " + "; ".join(parts) + f".  Largest peak: {worst['peak_rss_mb']:.0f}"
+                f" MB (`{worst['committer']}`, {worst['protocol'].capitalize()}'s protocol)."]
     out.append(END)
     return "\n".join(out)
 
