@@ -397,3 +397,25 @@ def test_commit_cpu_quick_traces_every_committers_critical_path(tmp_path: Path) 
         assert path["publishing_ms"] > 0, name
         if name in ("magic", "directory", "partitioned"):
             assert "list_multipart_uploads" not in path["requests_before_first_publish"], name
+
+
+def test_targets_table_marks_each_committer_above_its_target() -> None:
+    def row(strategy: str, commit: float | None, requests: float = 1.0) -> dict[str, Any]:
+        r: dict[str, Any] = {"server": "moto", "files": 1000, "threads": 8, "repeats": 2,
+                             "strategy": strategy, "job_commit_seconds": 3.0,
+                             "job_commit_requests": 1009}
+        if commit is not None:
+            r["ratio_to_minimal"] = {"job_commit_seconds": commit,
+                                     "requests_per_file": requests}
+        return r
+
+    report = {"rows": [row("minimal", None), row("magic", 1.15), row("fenced", 1.16),
+                       row("directory", 0.9, requests=1.06), row("partitioned", 1.0),
+                       row("manifest", 1.3)]}
+    lines = render.targets_markdown(report)
+    line = next(x for x in lines if x.startswith("| moto |"))
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    assert cells[:5] == ["moto", "1,000", "8", "2", "3.00"]
+    assert cells[5:10] == ["1.15", "1.16 ✗", "0.90", "1.00", "1.30 ✗"]
+    assert cells[10] == "1.00–1.06 ✗"
+    assert cells[11] == "9"
