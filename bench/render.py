@@ -97,11 +97,11 @@ REQUESTS_TARGET, JOB_COMMIT_TARGET = 1.05, 1.15
 MULTIPART = ("magic", "fenced", "directory", "partitioned")
 
 
-def _commit_ratio(row: dict[str, Any] | None) -> str:
+def _commit_ratio(row: dict[str, Any] | None, targeted: bool = True) -> str:
     value = ((row or {}).get("ratio_to_minimal") or {}).get("job_commit_seconds")
     if value is None:
         return "–"
-    return f"{value:.2f}" + (" ✗" if value > JOB_COMMIT_TARGET else "")
+    return f"{value:.2f}" + (" ✗" if targeted and value > JOB_COMMIT_TARGET else "")
 
 
 def targets_markdown(report: dict[str, Any]) -> list[str]:
@@ -113,10 +113,11 @@ def targets_markdown(report: dict[str, Any]) -> list[str]:
     if not cells:
         return []
     out = ["", "## Issue 15's targets", "",
-           f"Job commit × minimal (target ≤ {JOB_COMMIT_TARGET}) of each multipart committer and "
-           f"of `manifest`, and the multipart committers' requests per file × minimal (target ≤ "
-           f"{REQUESTS_TARGET}); ✗ above a target.  `manifest` publishes by copy: its requests "
-           "are shown as its job-commit requests beyond F.", "",
+           f"Job commit × minimal (target ≤ {JOB_COMMIT_TARGET}) of each multipart committer, and "
+           f"their requests per file × minimal (target ≤ {REQUESTS_TARGET}); ✗ above a target.  "
+           "`manifest` publishes by copy, and its target is on requests (job commit ≤ F + "
+           "O(tasks) + ⌈F/1000⌉ deletes): its job commit × minimal is shown for comparison, "
+           "unmarked, and its job-commit requests beyond F.", "",
            "| server | F | T | rounds | minimal job commit s | "
            + " | ".join(f"`{n}`" for n in (*MULTIPART, "manifest"))
            + " | requests / file × minimal | `manifest` job-commit requests − F |",
@@ -137,7 +138,8 @@ def targets_markdown(report: dict[str, Any]) -> list[str]:
         extra = "–" if manifest is None else f"{manifest['job_commit_requests'] - files:,}"
         out.append(f"| {server} | {files:,} | {threads} | {base.get('repeats', 1)} | "
                    f"{_s(base['job_commit_seconds'])} | "
-                   + " | ".join(_commit_ratio(mine.get(n)) for n in (*MULTIPART, "manifest"))
+                   + " | ".join(_commit_ratio(mine.get(n)) for n in MULTIPART)
+                   + f" | {_commit_ratio(mine.get('manifest'), targeted=False)}"
                    + f" | {req} | {extra} |")
     return out
 
