@@ -76,8 +76,9 @@ def server_pids(names: Iterable[str] = (), pids: Iterable[int] = ()) -> list[int
     return sorted(found)
 
 
-def _cpu_ticks(pids: Iterable[int]) -> int:
-    total = 0
+def _cpu_ticks(pids: Iterable[int]) -> dict[int, int]:
+    """CPU ticks used so far by each of ``pids`` that is still running."""
+    ticks: dict[int, int] = {}
     for pid in pids:
         try:
             stat = Path(f"/proc/{pid}/stat").read_text()
@@ -85,8 +86,14 @@ def _cpu_ticks(pids: Iterable[int]) -> int:
             continue
         # fields after the parenthesised comm (which may hold spaces): utime is 14th, stime 15th
         fields = stat[stat.rindex(")") + 2:].split()
-        total += int(fields[11]) + int(fields[12])
-    return total
+        ticks[pid] = int(fields[11]) + int(fields[12])
+    return ticks
+
+
+def _used(before: dict[int, int], after: dict[int, int]) -> int:
+    """Ticks used between two samples by the processes in both (one that ended meanwhile
+    takes its ticks with it: counting it would make the window's use negative)."""
+    return sum(max(0, after[pid] - before[pid]) for pid in before.keys() & after.keys())
 
 
 def wait_until_quiet(pids: list[int], policy: QuietPolicy = QuietPolicy()) -> Quiet:
@@ -99,7 +106,7 @@ def wait_until_quiet(pids: list[int], policy: QuietPolicy = QuietPolicy()) -> Qu
     while True:
         ticks, t0 = _cpu_ticks(pids), time.monotonic()
         time.sleep(policy.window)
-        used, elapsed = _cpu_ticks(pids) - ticks, time.monotonic() - t0
+        used, elapsed = _used(ticks, _cpu_ticks(pids)), time.monotonic() - t0
         busy = used / _TICKS / elapsed
         quiet_windows = quiet_windows + 1 if busy < policy.busy_below else 0
         waited = time.monotonic() - start

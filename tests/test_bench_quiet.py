@@ -13,7 +13,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
-from quiet import QuietPolicy, server_pids, wait_until_quiet
+from quiet import QuietPolicy, _used, server_pids, wait_until_quiet
 
 FAST = QuietPolicy(busy_below=0.2, window=0.2, windows=2, timeout=10.0)
 #: a spinning child counts as busy even on a loaded machine (it gets well over 5 % of a core)
@@ -72,3 +72,10 @@ def test_server_pids_finds_processes_by_name_and_keeps_the_given_ones(
     assert children[0].pid in server_pids(["sleep"])
     assert server_pids([], [12345]) == [12345]
     assert wait_until_quiet([]).processes == 0
+
+
+def test_a_process_that_ends_during_a_window_does_not_make_its_use_negative() -> None:
+    # the first RGW wait of 2026-11-25 03:1x reported -29.3 cores: CI's RGW daemons ended in
+    # its window and their ticks were subtracted
+    assert _used({1: 100, 2: 5000}, {1: 110}) == 10
+    assert _used({1: 100}, {1: 110, 3: 7}) == 10  # one that started meanwhile: not counted
