@@ -9,12 +9,13 @@ order cancels that only over many rounds.  Waiting until the server's own proces
 removes it at the source, whatever the order.
 
 How.  The server's processes are named by :func:`server_pids` (moto: its child process; RGW:
-every ``radosgw`` and ``ceph-*`` daemon on the machine).  Their CPU time (``utime + stime`` of
-``/proc/PID/stat``) is sampled over windows of ``window`` seconds; the wait ends after
-``windows`` consecutive windows in which they used less than ``busy_below`` of one core, or
-after ``timeout`` seconds (the row records that it timed out).  Only the server is watched,
-not the whole machine: another user's process must not hold the benchmark up, and the load
-average recorded with every run says how busy the machine was.
+the ``radosgw`` and ``ceph-*`` daemons whose command line names its state directory).  Their
+CPU time (``utime + stime`` of ``/proc/PID/stat``) is sampled over windows of ``window``
+seconds; the wait ends after ``windows`` consecutive windows in which they used less than
+``busy_below`` of one core, or after ``timeout`` seconds (the row records that it timed
+out).  Only the server is watched, not the whole machine: another user's process must not
+hold the benchmark up, and the load average recorded with every run says how busy the
+machine was.
 """
 
 from __future__ import annotations
@@ -59,8 +60,11 @@ class Quiet:
         return asdict(self)
 
 
-def server_pids(names: Iterable[str] = (), pids: Iterable[int] = ()) -> list[int]:
-    """``pids`` plus every process on the machine whose ``comm`` is one of ``names``."""
+def server_pids(names: Iterable[str] = (), pids: Iterable[int] = (),
+                command_line_has: str = "") -> list[int]:
+    """``pids`` plus every process on the machine whose ``comm`` is one of ``names`` and, if
+    ``command_line_has`` is given, whose command line contains it (one RGW's daemons name its
+    state directory: another RGW on the machine, such as CI's, is not watched)."""
     wanted = set(names)
     found = set(pids)
     if wanted:
@@ -69,9 +73,13 @@ def server_pids(names: Iterable[str] = (), pids: Iterable[int] = ()) -> list[int
                 continue
             try:
                 comm = (entry / "comm").read_text().strip()
+                if comm not in wanted:
+                    continue
+                args = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(
+                    "utf-8", "replace")
             except OSError:  # gone meanwhile
                 continue
-            if comm in wanted:
+            if command_line_has in args:
                 found.add(int(entry.name))
     return sorted(found)
 

@@ -56,6 +56,7 @@ class S3Endpoint:
     access_key: str
     secret_key: str
     note: str = ""
+    state_dir: str = ""  # a throw-away RGW's: its daemons' command lines name it
 
 
 class MotoServer:
@@ -133,7 +134,7 @@ def start_rgw(timeout: float = 300.0) -> tuple[S3Endpoint | None, str | None, st
         return None, None, f"rgw-start.sh printed no S3_ENDPOINT: {proc.stdout[-300:]}"
     note = f"started in {time.monotonic() - t0:.1f} s"
     return S3Endpoint("rgw", env["S3_ENDPOINT"], env.get("AWS_ACCESS_KEY_ID", "testaccesskey"),
-                      env.get("AWS_SECRET_ACCESS_KEY", "testsecretkey"), note), base, note
+                      env.get("AWS_SECRET_ACCESS_KEY", "testsecretkey"), note, base), base, note
 
 
 def stop_rgw(base: str) -> None:

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import os
 import sys
@@ -461,8 +462,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     continue
                 report["servers"]["rgw"] = {"note": rgw.note}
                 print(f"rgw at {rgw.url} ({rgw.note})", flush=True)
-                server = Server(rgw, max_threads, slots, lambda: server_pids(CEPH_NAMES),
-                                quiet)
+                server = Server(rgw, max_threads, slots, functools.partial(
+                    server_pids, CEPH_NAMES, command_line_has=rgw.state_dir), quiet)
                 measure(server, cells, strategies, files_per_task, slots, s3fs_python, runs,
                         repeats, log, warmup)
         report["servers"][name]["seconds"] = round(time.monotonic() - t0, 1)

@@ -70,6 +70,8 @@ def test_server_pids_finds_processes_by_name_and_keeps_the_given_ones(
     children.append(subprocess.Popen(["sleep", "30"]))
     time.sleep(0.2)
     assert children[0].pid in server_pids(["sleep"])
+    assert children[0].pid in server_pids(["sleep"], command_line_has="sleep 30")
+    assert children[0].pid not in server_pids(["sleep"], command_line_has="sleep 31")
     assert server_pids([], [12345]) == [12345]
     assert wait_until_quiet([]).processes == 0
 
