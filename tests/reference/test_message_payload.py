@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import tracemalloc
 import zlib
+from collections.abc import Callable
 
 import pytest
 
@@ -46,18 +47,23 @@ def test_a_message_parsed_from_a_mapping_keeps_a_dict() -> None:
     assert type(received.payload) is dict
 
 
-def test_held_messages_parsed_from_text_cost_little_beyond_their_text() -> None:
-    texts = [_message(t).dumps() for t in range(300)]
-    text_bytes = sum(len(t) for t in texts)
+def _retained(make: Callable[[], list[TaskCommitMessage]]) -> int:
+    """Bytes still allocated after ``make()``, its result held."""
     tracemalloc.start()
     try:
         before = tracemalloc.take_snapshot()
-        held = [TaskCommitMessage.from_json(t) for t in texts]
+        held = make()
         after = tracemalloc.take_snapshot()
     finally:
         tracemalloc.stop()
-    retained = sum(s.size_diff for s in after.compare_to(before, "filename"))
     assert len(held) == 300
+    return sum(s.size_diff for s in after.compare_to(before, "filename"))
+
+
+def test_held_messages_parsed_from_text_cost_little_beyond_their_text() -> None:
+    texts = [_message(t).dumps() for t in range(300)]
+    text_bytes = sum(len(t) for t in texts)
+    retained = _retained(lambda: [TaskCommitMessage.from_json(t) for t in texts])
     # decoded, the pendingsets would cost about three times their text; held as text, the
     # messages add their envelopes only (a few hundred bytes each)
     assert retained < 0.25 * text_bytes, (retained, text_bytes)
@@ -86,13 +92,5 @@ def test_held_compressed_messages_cost_a_fraction_of_their_text() -> None:
     text_bytes = sum(len(m.dumps()) for m in messages)
     blobs = [m.compressed() for m in messages]
     del messages
-    tracemalloc.start()
-    try:
-        before = tracemalloc.take_snapshot()
-        held = [TaskCommitMessage.from_compressed(b) for b in blobs]
-        after = tracemalloc.take_snapshot()
-    finally:
-        tracemalloc.stop()
-    retained = sum(s.size_diff for s in after.compare_to(before, "filename"))
-    assert len(held) == 300
+    retained = _retained(lambda: [TaskCommitMessage.from_compressed(b) for b in blobs])
     assert retained < 0.25 * text_bytes, (retained, text_bytes)
