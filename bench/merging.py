@@ -38,6 +38,11 @@ def same_committers(old: str | None, new: str | None) -> tuple[bool, str]:
     return False, f"git diff {old} {new} failed: {done.stderr.decode(errors='replace').strip()}"
 
 
+def replace_measured(old: str | None, new: str | None) -> tuple[bool, str]:
+    """``--merge --replace``: never pool, whatever the committers."""
+    return False, "--replace: this invocation's rounds replace the earlier ones"
+
+
 def _round_parts(round_id: str) -> tuple[str, int] | None:
     """``"F:T:r"`` as (``"F:T"``, r); None for an id of another shape."""
     prefix, _, index = round_id.rpartition(":")

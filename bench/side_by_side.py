@@ -63,7 +63,7 @@ sys.path.insert(0, str(HERE))
 import render  # noqa: E402
 from commit_costs import Layout, environment, reference_commit  # noqa: E402
 from interleave import aggregate, paired_ratios, schedule  # noqa: E402
-from merging import merge_previous  # noqa: E402
+from merging import merge_previous, replace_measured, same_committers  # noqa: E402
 from quiet import CEPH_NAMES, QuietPolicy, server_pids, wait_until_quiet  # noqa: E402
 from s3fs_job import find_s3fs_python, run_s3fs_job  # noqa: E402
 from servers import MotoServer, S3Endpoint, radosgw_version, rgw_server  # noqa: E402
@@ -76,6 +76,13 @@ RESULTS = HERE / "results"
 STRATEGIES = (*BASELINES, "s3fs", *ZERORENAME)
 PHASES = ("setup_job", "write", "commit_task", "commit_job")
 FILE_BYTES = 4096
+#: the data a throw-away RGW keeps instead of emptying each run's bucket (its memstore OSD holds
+#: 4 GiB, scripts/rgw-start.sh).  Emptying made the server itself drift: on 2026-11-25 the
+#: emptying of three successive 10,000-file buckets took 6.9, 9.8 and 14.1 s (in the
+#: invocation of 02:30 the time between RGW runs grew from 2.5 to 3.5 minutes), and a
+#: ``ceph-osd`` busy after it is what the quiet wait was added for.  Kept buckets go with the
+#: server when it stops; moto, which holds its objects in its own heap, is always emptied.
+RGW_KEEP_BYTES = 3 * 2**30
 
 
 class Server:
@@ -83,8 +90,9 @@ class Server:
 
     def __init__(self, endpoint: S3Endpoint, max_threads: int, slots: int,
                  pids: Callable[[], list[int]] = list,
-                 quiet: QuietPolicy | None = None) -> None:
+                 quiet: QuietPolicy | None = None, keep_bytes: int = 0) -> None:
         self.endpoint = endpoint
+        self.keep_bytes = keep_bytes  # see bucket()
         self.pids = pids  # the server's processes, waited for before each run (``quiet``)
         self.quiet = quiet
         self.counter = WireCounter()
@@ -97,9 +105,10 @@ class Server:
         self._probed = False
 
     @contextlib.contextmanager
-    def bucket(self) -> Iterator[str]:
+    def bucket(self, data_bytes: int = 0) -> Iterator[str]:
         """A fresh bucket (its capability probe done, uncounted by any phase), emptied and
-        removed afterwards."""
+        removed afterwards — unless its ``data_bytes`` still fit in ``keep_bytes``: a
+        throw-away RGW keeps its buckets (:data:`RGW_KEEP_BYTES`)."""
         name = f"zr-side-{uuid.uuid4().hex[:10]}"
         self.client.create_bucket(Bucket=name)
         if not self._probed:
@@ -108,18 +117,29 @@ class Server:
         try:
             yield name
         finally:
-            empty_bucket(self.client, name)
+            if 0 < data_bytes <= self.keep_bytes:
+                self.keep_bytes -= data_bytes
+            else:
+                empty_bucket(self.client, name)
 
 
-def empty_bucket(client: Any, bucket: str) -> None:
+def empty_bucket(client: Any, bucket: str, threads: int = 8) -> None:
+    """Abort, delete and remove, uncounted.  The pages of keys are deleted ``threads`` at a
+    time: one after another, emptying an RGW bucket of 10,000 objects took longer than the run
+    that filled it (the invocation of 2026-11-25 02:30 spent 2,551 of its 4,810 s on RGW
+    outside the runs)."""
     for upload in client.list_multipart_uploads(Bucket=bucket).get("Uploads", ()):
         client.abort_multipart_upload(Bucket=bucket, Key=upload["Key"],
                                       UploadId=upload["UploadId"])
     keys = [o["Key"] for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket)
             for o in page.get("Contents", ())]
-    for i in range(0, len(keys), 1000):
+
+    def delete(start: int) -> None:
         client.delete_objects(Bucket=bucket, Delete={
-            "Objects": [{"Key": k} for k in keys[i:i + 1000]], "Quiet": True})
+            "Objects": [{"Key": k} for k in keys[start:start + 1000]], "Quiet": True})
+
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(delete, range(0, len(keys), 1000)))
     client.delete_bucket(Bucket=bucket)
 
 
@@ -207,7 +227,7 @@ def run_one(server: Server, name: str, layout: Layout, threads: int | None, slot
     if server.quiet is not None:  # the previous run's work done on the server (see quiet.py)
         row["quiet_wait"] = wait_until_quiet(server.pids(), server.quiet).as_dict()
     row["load_average"] = [round(x, 2) for x in os.getloadavg()]
-    with server.bucket() as bucket:
+    with server.bucket(layout.files * FILE_BYTES) as bucket:
         prefix = "out"
         if name == "s3fs":
             assert s3fs_python is not None
@@ -225,6 +245,8 @@ def run_one(server: Server, name: str, layout: Layout, threads: int | None, slot
                                 server.counter)
         summarize(row, phases, layout.files)
         row["output"] = check_output(server.client, bucket, prefix, layout.files)
+        checked = time.perf_counter()
+    row["empty_seconds"] = round(time.perf_counter() - checked, 1)  # uncounted, between runs
     return row
 
 
@@ -300,21 +322,21 @@ def measure(server: Server, cells: Cells, strategies: Sequence[str],
     per T, the order rotated by the repeat), each run appended to ``rows`` with its round —
     and, as it ends, to ``log`` (JSON lines), so a run cut short keeps what it measured.
 
-    First ``warmup`` unrecorded runs of the minimal strategy at the first cell: the first run
-    on a fresh server is not like the others (moto, 2026-11-25: ``minimal``'s job commit at
-    F = 1,000, T = 1 took 3.12 s as the invocation's first run and 3.71 s in the next round,
-    the committers 3.67-3.95 s in both), and no strategy should be measured in that state."""
+    Before each cell, ``warmup`` unrecorded runs of the minimal strategy at its first T: the
+    first run on a fresh server, or the first of a larger F, is not like the others (moto,
+    2026-11-25: ``minimal``'s job commit at F = 1,000, T = 1 took 3.12 s as the invocation's
+    first run and 3.71 s in the next round, the committers 3.67-3.95 s in both; RGW, the same
+    day, F = 10,000, T = 8: 20.9-21.6 s as the first run of a fresh server, 22.1-22.6 s
+    later), and no strategy should be measured in that state."""
     names = [s for s in strategies if s != "s3fs" or s3fs_python is not None]
-    if warmup and cells:
-        files, thread_counts, _ = cells[0]
+    for files, thread_counts, cell_repeats in cells:
         tasks = max(1, files // files_per_task)
         layout = Layout(tasks, files // tasks, size=FILE_BYTES)
         for _ in range(warmup):
             run_one(server, "minimal", layout, thread_counts[0], slots, None)
-        print(f"  {server.endpoint.name}: {warmup} warm-up run(s), not recorded", flush=True)
-    for files, thread_counts, cell_repeats in cells:
-        tasks = max(1, files // files_per_task)
-        layout = Layout(tasks, files // tasks, size=FILE_BYTES)
+        if warmup:
+            print(f"  {server.endpoint.name}: F={files}: {warmup} warm-up run(s), not recorded",
+                  flush=True)
         for repeat, round_threads, order in schedule(names, thread_counts,
                                                      cell_repeats or repeats):
             for position, name in enumerate(order):
@@ -371,12 +393,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--quiet-timeout", type=float, default=QuietPolicy.timeout,
                     metavar="SECONDS", help="longest wait for a quiet server")
     ap.add_argument("--warmup", type=int, default=1, metavar="N",
-                    help="unrecorded runs of the minimal strategy on each server before its "
-                         "rounds (--quick: 0)")
+                    help="unrecorded runs of the minimal strategy before each cell's rounds "
+                         "(--quick: 0)")
     ap.add_argument("--out-dir", type=Path, default=RESULTS)
     ap.add_argument("--merge", action="store_true",
                     help="keep the rows of the previous results in --out-dir that this run "
                          "does not measure again")
+    ap.add_argument("--replace", action="store_true",
+                    help="with --merge: a row measured again replaces the earlier one instead "
+                         "of pooling its rounds with it (so every row measured now comes from "
+                         "this invocation alone), and the runs log starts afresh")
     ap.add_argument("--from-runs", type=Path, default=None, metavar="JSONL",
                     help="measure nothing: build the results from a runs log "
                          "(side_by_side.runs.jsonl of a sweep cut short)")
@@ -438,7 +464,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for run in runs:
             report["servers"].setdefault(run["server"], {"note": f"runs from {args.from_runs}"})
         servers = []
-    elif not args.merge:
+    elif not args.merge or args.replace:
         log.write_text("")
     for name in servers:
         cells = cells_of[name]
@@ -463,7 +489,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 report["servers"]["rgw"] = {"note": rgw.note}
                 print(f"rgw at {rgw.url} ({rgw.note})", flush=True)
                 server = Server(rgw, max_threads, slots, functools.partial(
-                    server_pids, CEPH_NAMES, command_line_has=rgw.state_dir), quiet)
+                    server_pids, CEPH_NAMES, command_line_has=rgw.state_dir), quiet,
+                    keep_bytes=0 if rgw.note == "external" else RGW_KEEP_BYTES)
                 measure(server, cells, strategies, files_per_task, slots, s3fs_python, runs,
                         repeats, log, warmup)
         report["servers"][name]["seconds"] = round(time.monotonic() - t0, 1)
@@ -475,7 +502,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         row.setdefault("run", first if args.from_runs is not None and first else report["when"])
     args.out_dir.mkdir(parents=True, exist_ok=True)
     if args.merge:
-        merge_previous(report, args.out_dir / "side_by_side.json")
+        merge_previous(report, args.out_dir / "side_by_side.json",
+                       replace_measured if args.replace else same_committers)
     for row in rows:
         row.pop("ratio_to_minimal", None)
         row.pop("ratio_base_threads", None)

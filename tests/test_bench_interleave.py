@@ -149,3 +149,63 @@ def test_same_committers_asks_git_about_reference_only() -> None:
     # 0f216ec changed reference/zerorename/executor.py
     ok, why = merging.same_committers("0f216ec~1", "0f216ec")
     assert ok is False and "differs" in why
+
+
+def test_replace_never_pools_even_the_same_committers(tmp_path: Path) -> None:
+    # --merge --replace: the committers are the same (one commit), yet this invocation's row
+    # replaces the earlier one, and the kept row still pairs with its own round's minimal
+    old = _invocation("old", "aaa", {"minimal": [2.0], "fenced": [3.0], "magic": [2.2]})
+    new = _invocation("new", "aaa", {"minimal": [2.0, 4.0, 2.0], "fenced": [2.0, 4.4, 2.4]})
+    path = tmp_path / "side_by_side.json"
+    path.write_text(json.dumps({"mode": "full", "when": "old", "rows": old,
+                                "servers": {}, "job": {"cells": {}}}))
+    report: dict[str, Any] = {"mode": "full", "when": "new", "rows": new, "servers": {},
+                              "job": {"cells": {}}}
+    merging.merge_previous(report, path, same=merging.replace_measured)
+    sbs.add_ratios(report["rows"], report.get("superseded_minimal"))
+    rows = {r["strategy"]: r for r in report["rows"]}
+    assert rows["fenced"]["repeats"] == 3 and rows["fenced"]["merge"]["pooled"] is False
+    assert "--replace" in rows["fenced"]["merge"]["why"]
+    assert rows["fenced"]["ratio_to_minimal"]["job_commit_seconds"] == 1.1
+    assert rows["magic"]["run"] == "old"
+    assert rows["magic"]["ratio_to_minimal"]["job_commit_seconds"] == 1.1
+
+
+class _Buckets:
+    """The calls Server.bucket makes, recorded (no server)."""
+
+    def __init__(self) -> None:
+        self.deleted: list[str] = []
+
+    def create_bucket(self, Bucket: str) -> None:
+        pass
+
+    def list_multipart_uploads(self, Bucket: str) -> dict[str, Any]:
+        return {}
+
+    def get_paginator(self, name: str) -> Any:
+        class _Pages:
+            def paginate(self, Bucket: str) -> list[dict[str, Any]]:
+                return [{"Contents": [{"Key": "k"}]}]
+        return _Pages()
+
+    def delete_objects(self, Bucket: str, Delete: Any) -> None:
+        pass
+
+    def delete_bucket(self, Bucket: str) -> None:
+        self.deleted.append(Bucket)
+
+
+def test_a_server_keeps_buckets_only_within_its_budget() -> None:
+    server = object.__new__(sbs.Server)
+    server.client, server._probed, server.keep_bytes = _Buckets(), True, 100
+    kept = []
+    for size in (60, 30, 20, 10):  # the third would pass the budget: emptied; the fourth fits
+        with server.bucket(size) as name:
+            kept.append(name)
+    assert server.client.deleted == [kept[2]]
+    assert server.keep_bytes == 0
+    server.keep_bytes = 0  # moto's: every bucket emptied
+    with server.bucket(1) as name:
+        pass
+    assert server.client.deleted[-1] == name
