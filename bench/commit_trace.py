@@ -28,15 +28,17 @@ import threading
 import time
 from collections import Counter
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "reference"))
 sys.path.insert(0, str(HERE))
 
+from buckets import Server  # noqa: E402
 from commit_costs import Layout  # noqa: E402
 from servers import MotoServer, S3Endpoint, rgw_server  # noqa: E402
-from side_by_side import FILE_BYTES, Server, run_phases  # noqa: E402
+from side_by_side import FILE_BYTES, run_phases  # noqa: E402
 from strategies import JobTarget, make_strategy  # noqa: E402
 
 
@@ -125,8 +127,8 @@ class StackSampler:
             frame = sys._current_frames().get(self.ident)
             if frame is None:
                 continue
-            names = []
-            f = frame
+            names: list[str] = []
+            f: FrameType | None = frame
             while f is not None and len(names) < 40:
                 names.append(f"{Path(f.f_code.co_filename).name}:{f.f_code.co_name}")
                 f = f.f_back

@@ -12,6 +12,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 
+import buckets  # noqa: E402
 import interleave as il  # noqa: E402
 import merging  # noqa: E402
 import side_by_side as sbs  # noqa: E402
@@ -197,7 +198,7 @@ class _Buckets:
 
 
 def test_a_server_keeps_buckets_only_within_its_budget() -> None:
-    server = object.__new__(sbs.Server)
+    server = object.__new__(buckets.Server)
     server.client, server._probed, server.keep_bytes = _Buckets(), True, 100
     kept = []
     for size in (60, 30, 20, 10):  # the third would pass the budget: emptied; the fourth fits
