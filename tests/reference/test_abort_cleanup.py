@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import errno
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import zerorename as zr
+from zerorename.committers.cleanup import delete_pages
 from zerorename.committers.layout import RESERVED_FIRST_ELEMENTS, RESERVED_PREFIXES
+from zerorename.executor import BoundedExecutor
 from zerorename.stores.local import COMMITTER_AREA_NAMES, COMMITTER_AREA_PREFIXES
 from zerorename.urls import parse_url
 
@@ -333,3 +336,46 @@ def test_local_write_survives_a_directory_created_and_pruned_by_another(
     monkeypatch.undo()
     assert raced, "the interleaving was not reached"
     assert local_env.store.get(target) == b"data"
+
+
+class _PageStore:
+    """Records each DeleteObjects page; every page waits until ``together`` are in flight at
+    once (or 5 s pass), so pages sent one after another are seen as such."""
+
+    def __init__(self, together: int, failing: str | None = None) -> None:
+        self.pages: list[list[str]] = []
+        self.failing = failing
+        self._lock = threading.Lock()
+        self._barrier = threading.Barrier(together, timeout=5.0)
+        self.all_at_once = True
+
+    def delete_many(self, urls: list[str]) -> None:
+        with self._lock:
+            self.pages.append(list(urls))
+        try:
+            self._barrier.wait()
+        except threading.BrokenBarrierError:
+            self.all_at_once = False
+        if self.failing in urls:
+            raise zr.StoreError(self.failing, "injected", code="AccessDenied")
+
+
+def test_delete_pages_sends_pages_of_1000_in_parallel_with_a_pool() -> None:
+    """The manifest committer's cleanup on S3 deletes F copied sources: ⌈F/1000⌉ pages that
+    go out together (one round trip), not one after another."""
+    urls = [f"s3://b/t/f{i:05d}" for i in range(2500)]
+    store = _PageStore(together=3)
+    with BoundedExecutor(4, "cleanup") as pool:
+        delete_pages(store, urls, pool)  # type: ignore[arg-type]
+    assert store.all_at_once
+    assert sorted(len(p) for p in store.pages) == [500, 1000, 1000]
+    assert sorted(u for p in store.pages for u in p) == urls
+
+
+def test_delete_pages_tries_every_page_and_raises_the_failure() -> None:
+    """A failed page does not stop the others (what it kept stays for a later pass)."""
+    urls = [f"s3://b/t/f{i:05d}" for i in range(2000)]
+    store = _PageStore(together=2, failing=urls[0])
+    with BoundedExecutor(2, "cleanup") as pool, pytest.raises(zr.StoreError, match="injected"):
+        delete_pages(store, urls, pool)  # type: ignore[arg-type]
+    assert len(store.pages) == 2  # the other page was still sent

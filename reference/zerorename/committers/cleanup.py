@@ -56,6 +56,7 @@ __all__ = [
     "abort_owned",
     "abort_quietly",
     "abort_uploads",
+    "delete_pages",
     "delete_tree",
     "list_uploads",
     "read_owned",
@@ -363,6 +364,22 @@ def sweep_keys(store: Store, urls: Iterable[str], *, dest: str,
     return found
 
 
+def delete_pages(store: Store, urls: Sequence[str],
+                 pool: BoundedExecutor | None = None) -> None:
+    """Delete ``urls`` in pages of 1,000 keys (a DeleteObjects request's limit).  With a
+    ``pool`` the pages go out in parallel: on S3 a page is one request of tens of
+    milliseconds, so 10 pages take one round trip instead of ten.  The first failure is raised
+    after every page has been tried (what was not deleted stays listed for a later pass)."""
+    pages = [urls[start : start + _DELETE_BATCH] for start in range(0, len(urls), _DELETE_BATCH)]
+    if pool is None or len(pages) < 2:
+        for page in pages:
+            store.delete_many(page)
+        return
+    _, errors = pool.run_all(store.delete_many, pages)
+    if errors:
+        raise errors[0][1]
+
+
 def delete_tree(store: Store, directory: str, *, objects: Sequence[ObjectInfo] | None = None,
                 listed_urls: Sequence[str] | None = None, known: Iterable[str] = ()) -> int:
     """Delete every object under ``directory`` (a directory: ``out/`` never ``out10/``).
@@ -375,9 +392,7 @@ def delete_tree(store: Store, directory: str, *, objects: Sequence[ObjectInfo] |
         source = objects if objects is not None else list_dir(store, directory)
         listed_urls = [o.url for o in source]
     listed = [u for u in listed_urls if is_under(u, directory)]
-    urls = sorted({*listed, *(u for u in known if is_under(u, directory))})
-    for start in range(0, len(urls), _DELETE_BATCH):
-        store.delete_many(urls[start : start + _DELETE_BATCH])
+    delete_pages(store, sorted({*listed, *(u for u in known if is_under(u, directory))}))
     return len(listed)
 
 

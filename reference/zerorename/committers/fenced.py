@@ -45,7 +45,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-from zerorename.committers.cleanup import abort_quietly
+from zerorename.committers.cleanup import abort_quietly, delete_pages
 from zerorename.committers.fenced_records import (
     CommittedFile,
     ConditionalWriteUnsupportedError,
@@ -378,8 +378,7 @@ class FencedCommitter(FencedTaskCommitter):
                         and u != self.marker and u not in unreadable and u not in recovered)
         if not keep_marker:
             doomed.append(self.marker)
-        for start in range(0, len(doomed), 1000):
-            self.store.delete_many(doomed[start: start + 1000])
+        delete_pages(self.store, doomed)
         if unreadable:
             raise FormatError(unreadable[0], f"{len(unreadable)} unreadable task record(s) of "
                                              f"job {self.job.id} kept: their uploads could "

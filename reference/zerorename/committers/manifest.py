@@ -30,6 +30,7 @@ from __future__ import annotations
 import logging
 from typing import ClassVar
 
+from zerorename.committers.cleanup import delete_pages
 from zerorename.committers.fileoutput import TARGET_EXISTS, RenameCommitter
 from zerorename.committers.layout import SUCCESS_MARKER
 from zerorename.committers.paths import check_destination, dest_url
@@ -141,7 +142,7 @@ class ManifestCommitter(RenameCommitter):
             if self.opts.get_bool("mapreduce.fileoutputcommitter.cleanup.skipped"):
                 self._close_skipped_cleanup(publication)
             else:
-                runner.run("job_stage_cleanup", lambda: self._cleanup())
+                runner.run("job_stage_cleanup", lambda: self._cleanup(publication))
         return success
 
     def _move_once(self, src: str, dst: str) -> None:
@@ -211,15 +212,26 @@ class ManifestCommitter(RenameCommitter):
         files).  The job is published: a failure here is recorded and logged, not raised."""
         urls = [self.layout.marker, *publication.copied_sources()]
         try:
-            for start in range(0, len(urls), 1000):
-                self.store.delete_many(urls[start : start + 1000])
+            with self.executor("cleanup") as pool:
+                delete_pages(self.store, urls, pool)
         except CommitError as exc:
             self.stats.incr("job_stage_cleanup_failures_ignored")
             LOG.warning("job %s is committed, but deleting its marker and copied sources "
                         "failed (cleanup is skipped): %s", self.job.id, exc)
 
-    def _cleanup(self) -> None:
+    def _cleanup(self, publication: Publication) -> None:
+        """Delete the job's temporary tree.  On a store without rename it still holds a
+        source beside each published copy: F objects, ⌈F/1000⌉ DeleteObjects pages, and as
+        many pages of listing to find them.  The journal knows them, so their pages are
+        deleted first, in parallel; the listing of the tree that follows then finds only the
+        manifests and the marker.  The serial requests after the last copy stay a handful
+        whatever F is (F = 10,000 at 20 ms a request: 25 serial requests before, 5 and one
+        parallel round now)."""
         try:
+            sources = publication.copied_sources()
+            if sources:
+                with self.executor("cleanup") as pool:
+                    delete_pages(self.store, sources, pool)
             self._abort_job(failed=False)
         except CommitError:
             if not self.opts.get_bool("mapreduce.fileoutputcommitter.cleanup-failures.ignored"):

@@ -34,7 +34,7 @@ import threading
 from pathlib import Path
 from typing import ClassVar
 
-from zerorename.committers.cleanup import abort_quietly
+from zerorename.committers.cleanup import abort_quietly, delete_pages
 from zerorename.committers.layout import STAGING_AREA, JobArea, in_committer_area
 from zerorename.committers.output import OutputFile
 from zerorename.committers.paths import check_key_length, check_relpath, dest_url
@@ -306,6 +306,5 @@ class PartitionedStagingCommitter(StagingCommitter):
 
 
 def _delete_all(ctx: StageContext, urls: list[str]) -> None:
-    for start in range(0, len(urls), 1000):
-        ctx.store.delete_many(urls[start : start + 1000])
+    delete_pages(ctx.store, urls)
     ctx.stats.incr("committer_files_replaced", len(urls))
