@@ -21,6 +21,7 @@ from zerorename.urls import join
 
 from .conftest_helpers import (
     ALL,
+    ON_S3,
     Env,
     FaultyStore,
     JobRun,
@@ -308,3 +309,29 @@ def test_manifest_on_s3_with_cleanup_skipped_leaves_no_second_copy(moto_env: Env
     kept = _temporary(moto_env, dest, run.job.id)
     assert kept, "cleanup skipped: the manifests stay"
     assert all(k.endswith("-manifest.json") for k in kept), sorted(kept)
+
+
+@pytest.mark.parametrize(("committer", "backend"),
+                         committer_backends((*ALL, "fenced"), moto=(*ON_S3, "fenced")))
+def test_a_cleanup_that_fails_after_publishing_never_fails_the_job(
+        committer: str, backend: str, backend_env: Env,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Once ``_SUCCESS`` is saved the job is committed: every delete of its cleanup failing
+    (403, not retried) must not make ``commit_job`` raise — a caller told the job failed
+    would rerun or discard committed output.  The failure is recorded in the returned
+    SuccessData and the statistics, and logged."""
+    env = backend_env
+    dest = env.dest()
+    faulty = FaultyStore(env.store)
+    published = lambda _url: env.store.head(join(dest, "_SUCCESS")) is not None  # noqa: E731
+    for op in ("delete", "delete_many"):
+        faulty.fail(op, times=None, status=403, match=published)
+    opts = options(**COPY_RENAME)
+    with caplog.at_level(logging.WARNING, logger="zerorename"):
+        run = run_job(committer, faulty, dest, FILES, opts=opts)
+    assert run.success is not None and run.success.success
+    assert env.output(dest) == WRITTEN
+    assert zr.read_success(env.store, dest).job_id == run.job.id
+    assert "403" in run.success.diagnostics["cleanup.failure"]
+    assert run.driver.stats.counter("committer_cleanup_failures") == 1
+    assert any("cleanup failed" in r.getMessage() for r in caplog.records)

@@ -317,10 +317,9 @@ def test_job_commit_sends_no_head_when_complete_answers_without_etag(
 @pytest.mark.parametrize("protocol", ["spark", "hadoop"])
 def test_manifest_job_commit_on_s3_copies_once_and_deletes_in_pages(moto_env: Env,
                                                                     protocol: str) -> None:
-    """S3 has no rename: job commit copies each file once; the sources go in DeleteObjects
-    pages of 1,000 (known from the journal, sent in parallel), then the rest of the job's
-    temporary tree (the manifests, the marker) in one more page — never one DeleteObject per
-    file.  Job commit: F copies + O(tasks) + ⌈F / 1000⌉ + 1 deletes."""
+    """S3 has no rename: job commit copies each file once; the sources (and the manifests,
+    the marker) go with the job's temporary tree, in DeleteObjects pages of 1,000 — never one
+    DeleteObject per file.  Job commit: F copies + O(tasks) + ⌈objects / 1000⌉ deletes."""
     tasks, per_task = 3, 20
     files = files_of(tasks, per_task)
     F = tasks * per_task
@@ -329,7 +328,7 @@ def test_manifest_job_commit_on_s3_copies_once_and_deletes_in_pages(moto_env: En
     job = count.phases["job_commit"]
     assert job["copy"] == F
     assert "delete" not in job and "rename" not in job, dict(job)
-    assert job["delete_many"] == math.ceil(F / 1000) + 1, dict(job)
+    assert job["delete_many"] == math.ceil((F + tasks + 1) / 1000), dict(job)
     assert sum(job.values()) <= F + 3 * tasks + 10, dict(job)
     assert moto_env.objects(moto_env.dest()).keys() == \
         {r for fs in files.values() for r in fs} | {"_SUCCESS"}

@@ -48,6 +48,7 @@ from zerorename.store import ObjectInfo, Store, UploadInfo, list_dir
 from zerorename.urls import dir_prefix, is_under, join
 
 __all__ = [
+    "DELETE_PAGE",
     "AbortOutcome",
     "JobRecords",
     "OwnedUploads",
@@ -66,7 +67,8 @@ __all__ = [
 
 #: Above this many keys, one listing of the destination beats one listing per key.
 _PER_KEY_SWEEP_LIMIT = 8
-_DELETE_BATCH = 1000
+#: Keys in one DeleteObjects request (S3's limit).
+DELETE_PAGE = 1000
 
 
 @dataclass
@@ -370,7 +372,7 @@ def delete_pages(store: Store, urls: Sequence[str],
     ``pool`` the pages go out in parallel: on S3 a page is one request of tens of
     milliseconds, so 10 pages take one round trip instead of ten.  The first failure is raised
     after every page has been tried (what was not deleted stays listed for a later pass)."""
-    pages = [urls[start : start + _DELETE_BATCH] for start in range(0, len(urls), _DELETE_BATCH)]
+    pages = [urls[start : start + DELETE_PAGE] for start in range(0, len(urls), DELETE_PAGE)]
     if pool is None or len(pages) < 2:
         for page in pages:
             store.delete_many(page)

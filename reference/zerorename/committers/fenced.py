@@ -251,14 +251,8 @@ class FencedCommitter(FencedTaskCommitter):
         success.diagnostics["fenced.job.attempt"] = str(record.job_attempt)
 
         self.save_success(success, runner)
-        try:
-            runner.run("job_stage_cleanup",
-                       lambda: self._clear(record, committed, keep_marker=False))
-        except CommitError as exc:
-            # published: a cleanup failure must not report the job failed; abort_job or the
-            # next job's sweep of this destination finish it
-            self.stats.incr("committer_cleanup_failures")
-            success.diagnostics["cleanup.failure"] = str(exc)
+        self.clean_up_published(success, runner,
+                                lambda: self._clear(record, committed, keep_marker=False))
         return success
 
     def _complete_all(self, committed: CommittedUploads, pool: BoundedExecutor,

@@ -240,7 +240,7 @@ class RenameCommitter(BaseCommitter):
         success = self.success_data(filenames.names, stage="committer_commit_job",
                                     task_stats=task_stats)
         self.save_success(success, stage_runner)
-        stage_runner.run("job_stage_cleanup", lambda: self._abort_job(failed=False))
+        self.clean_up_published(success, stage_runner, lambda: self._abort_job(failed=False))
         return success
 
 

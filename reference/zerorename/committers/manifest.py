@@ -27,15 +27,14 @@ store, and a report that cannot be saved is a warning, never a failed job).
 
 from __future__ import annotations
 
-import logging
 from typing import ClassVar
 
-from zerorename.committers.cleanup import delete_pages
+from zerorename.committers.cleanup import DELETE_PAGE, delete_pages
 from zerorename.committers.fileoutput import TARGET_EXISTS, RenameCommitter
 from zerorename.committers.layout import SUCCESS_MARKER
 from zerorename.committers.paths import check_destination, dest_url
 from zerorename.context import TaskContext
-from zerorename.errors import CommitError, FormatError, NotFoundError, StoreError
+from zerorename.errors import FormatError, NotFoundError, StoreError
 from zerorename.formats import DirEntry, FileEntry, SuccessData, TaskManifest, parse_json
 from zerorename.messages import TaskCommitMessage
 from zerorename.rename_stages import (
@@ -57,8 +56,6 @@ from zerorename.store import list_dir
 from zerorename.urls import join
 
 __all__ = ["ManifestCommitter"]
-
-LOG = logging.getLogger(__name__)
 
 PREFIX = "mapreduce.manifest.committer."
 MANIFEST_SUFFIX = "-manifest.json"
@@ -139,10 +136,10 @@ class ManifestCommitter(RenameCommitter):
                                    lambda: validate_output(ctx, loaded))
             success = self.job_success(filenames, loaded)
             self.save_success(success, runner)
-            if self.opts.get_bool("mapreduce.fileoutputcommitter.cleanup.skipped"):
-                self._close_skipped_cleanup(publication)
-            else:
-                runner.run("job_stage_cleanup", lambda: self._cleanup(publication))
+            skipped = self.opts.get_bool("mapreduce.fileoutputcommitter.cleanup.skipped")
+            self.clean_up_published(success, runner, lambda: (
+                self._close_skipped_cleanup(publication) if skipped
+                else self._cleanup(publication)))
         return success
 
     def _move_once(self, src: str, dst: str) -> None:
@@ -209,34 +206,24 @@ class ManifestCommitter(RenameCommitter):
         """With cleanup skipped the temporary tree stays, but two things go: the job marker
         (so the committed job cannot be committed again, by any committer object) and, on a
         store without rename, the sources that were copied (they are now the destination's
-        files).  The job is published: a failure here is recorded and logged, not raised."""
-        urls = [self.layout.marker, *publication.copied_sources()]
-        try:
-            with self.executor("cleanup") as pool:
-                delete_pages(self.store, urls, pool)
-        except CommitError as exc:
-            self.stats.incr("job_stage_cleanup_failures_ignored")
-            LOG.warning("job %s is committed, but deleting its marker and copied sources "
-                        "failed (cleanup is skipped): %s", self.job.id, exc)
+        files)."""
+        with self.executor("cleanup") as pool:
+            delete_pages(self.store, [self.layout.marker, *publication.copied_sources()], pool)
 
     def _cleanup(self, publication: Publication) -> None:
         """Delete the job's temporary tree.  On a store without rename it still holds a
         source beside each published copy: F objects, ⌈F/1000⌉ DeleteObjects pages, and as
-        many pages of listing to find them.  The journal knows them, so their pages are
-        deleted first, in parallel; the listing of the tree that follows then finds only the
-        manifests and the marker.  The serial requests after the last copy stay a handful
-        whatever F is (F = 10,000 at 20 ms a request: 25 serial requests before, 5 and one
-        parallel round now)."""
-        try:
-            sources = publication.copied_sources()
-            if sources:
-                with self.executor("cleanup") as pool:
-                    delete_pages(self.store, sources, pool)
-            self._abort_job(failed=False)
-        except CommitError:
-            if not self.opts.get_bool("mapreduce.fileoutputcommitter.cleanup-failures.ignored"):
-                raise
-            self.stats.incr("job_stage_cleanup_failures_ignored")
+        many pages of listing to find them.  The journal knows them, so once they fill a page
+        they are deleted first, their pages in parallel; the listing of the tree that follows
+        then finds only the manifests and the marker.  The serial requests after the last
+        copy stay a handful whatever F is (F = 10,000 at 20 ms a request: 25 serial requests
+        before, 5 and one parallel round now), and no request is added (fewer sources are
+        left to the listing's one page, as before)."""
+        sources = publication.copied_sources()
+        if len(sources) >= DELETE_PAGE:
+            with self.executor("cleanup") as pool:
+                delete_pages(self.store, sources, pool)
+        self._abort_job(failed=False)
 
     def _abort_task(self, task: TaskContext) -> None:
         super()._abort_task(task)

@@ -137,8 +137,8 @@ class S3ACommitter(BaseCommitter):
                     f"{what}: {exc}" for what, exc in outcome.failures[:10])
             self.save_success(success, runner)
             known = [self.layout.marker, *(m.record for m in messages or [] if m.record)]
-            runner.run("job_stage_cleanup", lambda: self._cleanup(not outcome.failures,
-                                                                   loaded.committed_ids, known))
+            self.clean_up_published(success, runner, lambda: self._cleanup(
+                not outcome.failures, loaded.committed_ids, known))
         return success
 
     def _complete_reading_owned(self, ctx: StageContext, records: JobRecords | None,

@@ -9,6 +9,7 @@ its one rule differs from the lifecycle's: saving the summary report never fails
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import ClassVar
 
 from zerorename.clock import Clock
@@ -16,6 +17,7 @@ from zerorename.committers.layout import SUCCESS_MARKER
 from zerorename.committers.paths import same_scheme
 from zerorename.committers.reliable import ReliableStore
 from zerorename.context import JobContext, Options, hostname
+from zerorename.errors import CommitError
 from zerorename.formats import SuccessData
 from zerorename.stages import FilenameSample, Loaded, StageRunner
 from zerorename.stats import IOStatistics
@@ -101,6 +103,24 @@ class JobReports:
             self._save_report(data)
 
         runner.run("job_stage_save_success_marker", save)
+
+    def clean_up_published(self, data: SuccessData, runner: StageRunner,
+                           cleanup: Callable[[], object]) -> None:
+        """The cleanup stage of a job already published (``_SUCCESS`` saved, or the
+        committer's own commit point passed).  Its failure must not report the job failed:
+        the output is visible and whole, and a caller told otherwise would rerun or discard a
+        committed job.  What it leaves (temporary records, uploads the job did not commit) is
+        recorded — ``cleanup.failure`` in ``data``'s diagnostics, statistic
+        ``committer_cleanup_failures`` — logged as a warning, and removed by ``abort_job`` or
+        the next job's sweep of the destination.  A crash (BaseException) still stops here."""
+        try:
+            runner.run("job_stage_cleanup", cleanup)
+        except Exception as exc:
+            self.stats.incr("committer_cleanup_failures")
+            data.diagnostics["cleanup.failure"] = f"{type(exc).__name__}: {exc}"
+            LOG.warning("job %s is committed, but its cleanup failed (abort_job or the next "
+                        "job's sweep removes what it left): %s", self.job.id, exc,
+                        exc_info=not isinstance(exc, CommitError))
 
     def _save_report(self, data: SuccessData) -> Exception | None:
         """Save ``data`` as ``summary-<job id>.json`` in the summary report directory, if one
