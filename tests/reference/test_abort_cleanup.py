@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import zerorename as zr
-from zerorename.committers.cleanup import delete_pages
+from zerorename.committers.deletes import delete_pages
 from zerorename.committers.layout import RESERVED_FIRST_ELEMENTS, RESERVED_PREFIXES
 from zerorename.executor import BoundedExecutor
 from zerorename.stores.local import COMMITTER_AREA_NAMES, COMMITTER_AREA_PREFIXES

@@ -44,11 +44,10 @@ from zerorename.committers.layout import (
 from zerorename.errors import CommitError, FormatError, NotFoundError
 from zerorename.executor import BoundedExecutor
 from zerorename.formats import PendingSet, SinglePendingCommit, UploadIntent, parse_json
-from zerorename.store import ObjectInfo, Store, UploadInfo, list_dir
+from zerorename.store import Store, UploadInfo, list_dir
 from zerorename.urls import dir_prefix, is_under, join
 
 __all__ = [
-    "DELETE_PAGE",
     "AbortOutcome",
     "JobRecords",
     "OwnedUploads",
@@ -57,8 +56,6 @@ __all__ = [
     "abort_owned",
     "abort_quietly",
     "abort_uploads",
-    "delete_pages",
-    "delete_tree",
     "list_uploads",
     "read_owned",
     "scan_job",
@@ -67,8 +64,6 @@ __all__ = [
 
 #: Above this many keys, one listing of the destination beats one listing per key.
 _PER_KEY_SWEEP_LIMIT = 8
-#: Keys in one DeleteObjects request (S3's limit).
-DELETE_PAGE = 1000
 
 
 @dataclass
@@ -364,38 +359,6 @@ def sweep_keys(store: Store, urls: Iterable[str], *, dest: str,
             seen.add(upload.upload_id)
             found.append(upload)
     return found
-
-
-def delete_pages(store: Store, urls: Sequence[str],
-                 pool: BoundedExecutor | None = None) -> None:
-    """Delete ``urls`` in pages of 1,000 keys (a DeleteObjects request's limit).  With a
-    ``pool`` the pages go out in parallel: on S3 a page is one request of tens of
-    milliseconds, so 10 pages take one round trip instead of ten.  The first failure is raised
-    after every page has been tried (what was not deleted stays listed for a later pass)."""
-    pages = [urls[start : start + DELETE_PAGE] for start in range(0, len(urls), DELETE_PAGE)]
-    if pool is None or len(pages) < 2:
-        for page in pages:
-            store.delete_many(page)
-        return
-    _, errors = pool.run_all(store.delete_many, pages)
-    if errors:
-        raise errors[0][1]
-
-
-def delete_tree(store: Store, directory: str, *, objects: Sequence[ObjectInfo] | None = None,
-                listed_urls: Sequence[str] | None = None, known: Iterable[str] = ()) -> int:
-    """Delete every object under ``directory`` (a directory: ``out/`` never ``out10/``).
-
-    ``objects`` or ``listed_urls`` reuses a listing already made; ``known`` adds URLs the
-    caller knows exist (deleted in the same batches, so a listing that lags — eventually
-    consistent stores — cannot hide them).  Returns the number of *listed* objects deleted.
-    """
-    if listed_urls is None:
-        source = objects if objects is not None else list_dir(store, directory)
-        listed_urls = [o.url for o in source]
-    listed = [u for u in listed_urls if is_under(u, directory)]
-    delete_pages(store, sorted({*listed, *(u for u in known if is_under(u, directory))}))
-    return len(listed)
 
 
 def abort_all_under(store: Store, directory: str,

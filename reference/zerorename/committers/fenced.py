@@ -45,7 +45,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-from zerorename.committers.cleanup import abort_quietly, delete_pages
+from zerorename.committers.cleanup import abort_quietly
+from zerorename.committers.deletes import delete_pages
 from zerorename.committers.fenced_records import (
     CommittedFile,
     ConditionalWriteUnsupportedError,

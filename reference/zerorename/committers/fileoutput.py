@@ -33,7 +33,8 @@ from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
 from zerorename.committers.base import BaseCommitter
-from zerorename.committers.cleanup import abort_quietly, delete_tree
+from zerorename.committers.cleanup import abort_quietly
+from zerorename.committers.deletes import delete_tree
 from zerorename.committers.layout import RENAME_AREA, JobLayout
 from zerorename.committers.output import ObjectWriter, OutputFile
 from zerorename.committers.paths import check_relpath, dest_url

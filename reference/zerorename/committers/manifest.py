@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from zerorename.committers.cleanup import DELETE_PAGE, delete_pages
+from zerorename.committers.deletes import DELETE_PAGE, delete_pages
 from zerorename.committers.fileoutput import TARGET_EXISTS, RenameCommitter
 from zerorename.committers.layout import SUCCESS_MARKER
 from zerorename.committers.paths import check_destination, dest_url

@@ -19,10 +19,10 @@ from zerorename.committers.cleanup import (
     abort_found,
     abort_owned,
     abort_quietly,
-    delete_tree,
     read_owned,
     scan_job,
 )
+from zerorename.committers.deletes import delete_tree
 from zerorename.committers.layout import PENDING, JobArea, JobLayout
 from zerorename.committers.reliable import ReliableStore
 from zerorename.committers.uploads import task_pendingset

@@ -34,7 +34,8 @@ import threading
 from pathlib import Path
 from typing import ClassVar
 
-from zerorename.committers.cleanup import abort_quietly, delete_pages
+from zerorename.committers.cleanup import abort_quietly
+from zerorename.committers.deletes import delete_pages
 from zerorename.committers.layout import STAGING_AREA, JobArea, in_committer_area
 from zerorename.committers.output import OutputFile
 from zerorename.committers.paths import check_key_length, check_relpath, dest_url
