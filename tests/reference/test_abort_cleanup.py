@@ -15,6 +15,7 @@ import zerorename as zr
 from zerorename.committers.deletes import delete_pages
 from zerorename.committers.layout import RESERVED_FIRST_ELEMENTS, RESERVED_PREFIXES
 from zerorename.executor import BoundedExecutor
+from zerorename.stores import DeleteManyError
 from zerorename.stores.local import COMMITTER_AREA_NAMES, COMMITTER_AREA_PREFIXES
 from zerorename.urls import parse_url
 
@@ -379,3 +380,33 @@ def test_delete_pages_tries_every_page_and_raises_the_failure() -> None:
     with BoundedExecutor(2, "cleanup") as pool, pytest.raises(zr.StoreError, match="injected"):
         delete_pages(store, urls, pool)  # type: ignore[arg-type]
     assert len(store.pages) == 2  # the other page was still sent
+
+
+class _RefusingStore:
+    """Refuses to delete the URLs in ``refused`` (a DeleteObjects answer naming them), deletes
+    the rest; records each page."""
+
+    def __init__(self, refused: set[str]) -> None:
+        self.refused = refused
+        self.pages: list[list[str]] = []
+
+    def delete_many(self, urls: list[str]) -> None:
+        self.pages.append(list(urls))
+        failed = {u: zr.StoreError(u, "Access Denied", code="AccessDenied", status=403)
+                  for u in urls if u in self.refused}
+        if failed:
+            raise DeleteManyError(failed, len(urls))
+
+
+@pytest.mark.parametrize("threads", [0, 1, 4])
+def test_delete_pages_names_every_url_left_across_failed_pages(threads: int) -> None:
+    """Two pages fail, with a pool or without: every page is still sent, and the one error
+    raised names the URLs left by both (the overwrite's OverwriteIncompleteError lists them)."""
+    urls = [f"s3://b/t/f{i:05d}" for i in range(3000)]
+    refused = {urls[5], urls[6], urls[2500]}
+    store = _RefusingStore(refused)
+    with BoundedExecutor(max(threads, 1), "cleanup") as pool, \
+            pytest.raises(DeleteManyError) as raised:
+        delete_pages(store, urls, pool if threads else None)  # type: ignore[arg-type]
+    assert len(store.pages) == 3
+    assert set(raised.value.failures) == refused

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from zerorename.errors import StoreError
 from zerorename.executor import BoundedExecutor
 from zerorename.store import ObjectInfo, Store, list_dir
+from zerorename.stores.common import DeleteManyError
 from zerorename.urls import is_under
 
 __all__ = ["DELETE_PAGE", "delete_pages", "delete_tree"]
@@ -20,16 +22,36 @@ def delete_pages(store: Store, urls: Sequence[str],
                  pool: BoundedExecutor | None = None) -> None:
     """Delete ``urls`` in pages of 1,000 keys (a DeleteObjects request's limit).  With a
     ``pool`` the pages go out in parallel: on S3 a page is one request of tens of
-    milliseconds, so 10 pages take one round trip instead of ten.  The first failure is raised
-    after every page has been tried (what was not deleted stays listed for a later pass)."""
+    milliseconds, so 10 pages take one round trip instead of ten.
+
+    Every page is tried, with or without a pool, even after one fails: what a failed page
+    kept stays listed for a later pass, and the rest is gone.  Then the failure is raised —
+    the pages' DeleteManyError failures merged into one that names every URL left (so a
+    caller can say exactly what is still there), else the first page's error."""
     pages = [urls[start : start + DELETE_PAGE] for start in range(0, len(urls), DELETE_PAGE)]
-    if pool is None or len(pages) < 2:
+    failures: list[BaseException] = []
+    if pool is not None and len(pages) > 1:
+        _, errors = pool.run_all(store.delete_many, pages)
+        failures = [error for _, error in errors]
+    else:
         for page in pages:
-            store.delete_many(page)
-        return
-    _, errors = pool.run_all(store.delete_many, pages)
-    if errors:
-        raise errors[0][1]
+            try:
+                store.delete_many(page)
+            except StoreError as error:
+                failures.append(error)
+    if failures:
+        raise _merged(failures, len(urls))
+
+
+def _merged(failures: Sequence[BaseException], total: int) -> BaseException:
+    """One error for the failed pages of a delete of ``total`` URLs."""
+    if len(failures) > 1 and all(isinstance(f, DeleteManyError) for f in failures):
+        left: dict[str, StoreError] = {}
+        for failure in failures:
+            assert isinstance(failure, DeleteManyError)
+            left.update(failure.failures)
+        return DeleteManyError(left, total)
+    return failures[0]
 
 
 def delete_tree(store: Store, directory: str, *, objects: Sequence[ObjectInfo] | None = None,

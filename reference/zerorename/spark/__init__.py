@@ -35,6 +35,7 @@ import zerorename as zr  # noqa: E402  (after the check above, on purpose)
 
 from .core import (  # noqa: E402
     JobDriver,
+    OverwriteIncompleteError,
     SparkJobError,
     WriteOptionError,
     WriteSpec,
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
 __all__ = [
     "NAME",
     "JobDriver",
+    "OverwriteIncompleteError",
     "SparkJobError",
     "WriteOptionError",
     "WriteSpec",
@@ -130,7 +132,8 @@ def write(
     Errors are :class:`zerorename.CommitError` subclasses: a bad option
     (:class:`WriteOptionError`) before Spark runs, ``ConflictError`` for ``mode="error"``
     over existing output, and :class:`SparkJobError` — the worker's zerorename error first —
-    when the Spark job fails.
+    when the Spark job fails (``cause_type`` names :class:`OverwriteIncompleteError` when an
+    overwrite published its output but could not delete every older file).
     """
     spec = spec_from_options({**options, "path": dest, "committer": committer, "mode": mode,
                               "format": format, "partition_by": partition_by or ()})

@@ -26,13 +26,16 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 import zerorename as zr
-from zerorename.errors import CommitError, ConflictError
+from zerorename.committers.deletes import delete_pages
+from zerorename.errors import CommitError, ConflictError, StoreError
+from zerorename.executor import BoundedExecutor
 from zerorename.store import Store, list_dir
+from zerorename.stores import DeleteManyError
 from zerorename.urls import is_hidden, parse_url, relative_to
 
 from . import hooks
@@ -67,6 +70,7 @@ __all__ = [
     "PART_SIZE",
     "SAVE_MODES",
     "JobDriver",
+    "OverwriteIncompleteError",
     "SparkJobError",
     "TaskOutcome",
     "WriteOptionError",
@@ -99,6 +103,28 @@ class SparkJobError(CommitError):
         super().__init__(path, reason)
         self.cause_type = cause_type
         self.spark_error = spark_error
+
+
+class OverwriteIncompleteError(CommitError):
+    """A write with ``mode="overwrite"`` published its output, but older files it was to
+    replace could not all be deleted: they are still visible beside the new output.
+
+    Not a failed job — the new output and its ``_SUCCESS`` are in place, and an abort that
+    follows removes nothing of it — but not the overwrite asked for either, so it is raised
+    rather than logged.  ``left`` lists the older files still there (or, when the store did
+    not say which deletes failed, every file that was to go); deleting them, or writing
+    again with ``mode="overwrite"``, completes the replacement.
+    """
+
+    def __init__(self, path: str, job_id: str, left: Sequence[str],
+                 cause: StoreError) -> None:
+        shown = ", ".join(left[:3]) + (f" and {len(left) - 3} more" if len(left) > 3 else "")
+        super().__init__(path, f"job {job_id} published its output, but {len(left)} older "
+                         f"file(s) it was to replace are still there ({shown}): {cause.reason}."
+                         " Delete them, or write again with mode='overwrite'")
+        self.job_id = job_id
+        self.left = list(left)
+        self.cause = cause
 
 
 #: A Python exception line in a traceback: ``package.module.SomeError: message``.
@@ -328,7 +354,11 @@ class JobDriver:
 
         Done *after* the new output is published, so a failed job never costs the old data;
         the price is a window in which a reader sees both (S3 has no atomic multi-object
-        replace; Spark's own overwrite has the opposite window, seeing neither).
+        replace; Spark's own overwrite has the opposite window, seeing neither).  The pages of
+        1,000 keys go out in parallel on the committer's threads.  If some deletes fail, the
+        write raises :class:`OverwriteIncompleteError`, which says the new output *is*
+        published and which older files are still beside it: a pipeline must not read both as
+        if the overwrite had happened, and a rerun with ``mode="overwrite"`` finishes it.
         """
         marker = f"-{self.spec.job_id}"
         doomed = []
@@ -336,11 +366,17 @@ class JobDriver:
             rel = relative_to(obj.url, self.spec.dest)
             if not is_hidden(rel) and marker not in rel.rsplit("/", 1)[-1]:
                 doomed.append(obj.url)
-        for start in range(0, len(doomed), 1000):
-            self.store.delete_many(doomed[start:start + 1000])
-        if doomed:
-            log.info("zerorename: overwrite removed %d older file(s) under %s",
-                     len(doomed), self.spec.dest)
+        if not doomed:
+            return
+        try:
+            with BoundedExecutor(self.committer.threads, "overwrite") as pool:
+                delete_pages(self.committer.store, doomed, pool)
+        except StoreError as error:
+            left = sorted(error.failures) if isinstance(error, DeleteManyError) else doomed
+            raise OverwriteIncompleteError(self.spec.dest, self.spec.job_id, left,
+                                           error) from error
+        log.info("zerorename: overwrite removed %d older file(s) under %s",
+                 len(doomed), self.spec.dest)
 
     def abort(self) -> None:
         """``abort_job`` then ``cleanup_job`` — twice, the second time after a grace period.
