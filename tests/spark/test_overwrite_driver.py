@@ -23,7 +23,7 @@ from zerorename.spark.core import (
 from zerorename.spark.reader import list_data_files
 from zerorename.stores import DeleteManyError, LocalStore
 
-COMMITTERS = ("magic", "manifest", "v1")
+COMMITTERS = ("magic", "manifest", "v1", "v2")
 
 
 class RefusesOlderDeletes(LocalStore):
@@ -41,7 +41,7 @@ class RefusesOlderDeletes(LocalStore):
             raise DeleteManyError(refused, len(urls))
 
 
-def overwrite_spec(dest: str, committer: str, mode: str) -> WriteSpec:
+def spec_for(dest: str, committer: str, mode: str) -> WriteSpec:
     return spec_from_options({"path": dest, "committer": committer, "mode": mode,
                               "abort_grace_seconds": 0})
 
@@ -63,8 +63,8 @@ def data_files(dest: str) -> list[str]:
 @pytest.mark.parametrize("committer", COMMITTERS)
 def test_overwrite_replaces_the_older_files(tmp_path: Path, committer: str) -> None:
     dest = f"file://{tmp_path}/out"
-    first = write(overwrite_spec(dest, committer, "append"), partitions=3)
-    second = write(overwrite_spec(dest, committer, "overwrite"))
+    first = write(spec_for(dest, committer, "append"), partitions=3)
+    second = write(spec_for(dest, committer, "overwrite"))
     names = data_files(dest)
     assert len(names) == 2 and all(second in n for n in names) and first not in str(names)
 
@@ -73,8 +73,8 @@ def test_overwrite_replaces_the_older_files(tmp_path: Path, committer: str) -> N
 def test_overwrite_whose_deletes_fail_says_published_and_a_rerun_completes_it(
         tmp_path: Path, committer: str) -> None:
     dest = f"file://{tmp_path}/out"
-    first = write(overwrite_spec(dest, committer, "append"), partitions=3)
-    spec = overwrite_spec(dest, committer, "overwrite")
+    first = write(spec_for(dest, committer, "append"), partitions=3)
+    spec = spec_for(dest, committer, "overwrite")
     with pytest.raises(OverwriteIncompleteError) as raised:
         write(spec, store=RefusesOlderDeletes(first))
     error = raised.value
@@ -89,6 +89,6 @@ def test_overwrite_whose_deletes_fail_says_published_and_a_rerun_completes_it(
     JobDriver(spec).abort()
     assert data_files(dest) == names
     # a rerun completes the overwrite
-    third = write(overwrite_spec(dest, committer, "overwrite"))
+    third = write(spec_for(dest, committer, "overwrite"))
     assert all(third in n for n in data_files(dest)) and len(data_files(dest)) == 2
 

@@ -45,12 +45,9 @@ def delete_pages(store: Store, urls: Sequence[str],
 
 def _merged(failures: Sequence[BaseException], total: int) -> BaseException:
     """One error for the failed pages of a delete of ``total`` URLs."""
-    if len(failures) > 1 and all(isinstance(f, DeleteManyError) for f in failures):
-        left: dict[str, StoreError] = {}
-        for failure in failures:
-            assert isinstance(failure, DeleteManyError)
-            left.update(failure.failures)
-        return DeleteManyError(left, total)
+    partial = [f for f in failures if isinstance(f, DeleteManyError)]
+    if len(failures) > 1 and len(partial) == len(failures):
+        return DeleteManyError({url: e for f in partial for url, e in f.failures.items()}, total)
     return failures[0]
 
 
