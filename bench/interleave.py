@@ -6,9 +6,13 @@ long-lived moto server may slow as it ages; measuring every strategy's rows one 
 Issue 15's targets are *ratios to the minimal strategy at the same thread count*, so the design
 here cancels drift instead of hoping for a quiet machine:
 
-* **rounds** — for each cell (F, T) and repeat r, one *round* runs every strategy once, the
-  order rotated by r (round 0: minimal first; round 1: minimal last; ...), so no strategy is
-  always measured early or late;
+* **rounds** — for each cell (F, T) and repeat r, one *round* runs every strategy once, in
+  the order :func:`round_order` gives: rounds come in pairs, the second the first reversed,
+  and each pair starts from the next row of a balanced Latin square.  A strategy's positions
+  in a pair add up to the same sum for every strategy, so a drift that grows steadily through
+  a round cancels in two rounds; and a strategy does not always follow the same one (a plain
+  rotation kept ``directory`` right after ``fenced`` in every round, so whatever ``fenced``
+  left the server doing fell on ``directory`` alone);
 * **paired ratios** — a strategy's figure is divided by the minimal strategy's *of the same
   round* (seconds apart, under about the same load), and the row's ratio is the median of those
   per-round ratios;
@@ -23,8 +27,8 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["RATIO_KEYS", "RUN_KEYS", "TIME_KEYS", "aggregate", "paired_ratios", "rotated",
-           "schedule"]
+__all__ = ["RATIO_KEYS", "RUN_KEYS", "TIME_KEYS", "aggregate", "latin_row", "paired_ratios",
+           "round_order", "schedule"]
 
 #: the figures set against the minimal strategy's
 RATIO_KEYS = ("requests_per_file", "job_commit_requests", "job_commit_seconds",
@@ -36,12 +40,28 @@ RUN_KEYS = ("round", "position", "when", "load_average", "quiet_wait", "requests
             "job_commit_requests", *TIME_KEYS)
 
 
-def rotated(items: Sequence[str], by: int) -> list[str]:
-    """``items`` rotated left by ``by`` (mod its length)."""
-    if not items:
-        return []
-    k = by % len(items)
-    return [*items[k:], *items[:k]]
+def latin_row(n: int, row: int) -> list[int]:
+    """Row ``row`` of the Williams balanced Latin square of order ``n``: ``0, 1, n-1, 2, n-2,
+    ...`` shifted by ``row`` (mod n).  For even ``n`` its n rows put every item once in every
+    position and right after every other item once; for odd ``n`` the rows with their
+    reverses do (which :func:`round_order` supplies)."""
+    first = [0]
+    low, high = 1, n - 1
+    while len(first) < n:
+        if len(first) % 2:
+            first.append(low)
+            low += 1
+        else:
+            first.append(high)
+            high -= 1
+    return [(x + row) % n for x in first]
+
+
+def round_order(items: Sequence[str], repeat: int) -> list[str]:
+    """The order of ``items`` in round ``repeat``: :func:`latin_row` ``repeat // 2``, reversed
+    in odd rounds."""
+    order = [items[i] for i in latin_row(len(items), repeat // 2)]
+    return order[::-1] if repeat % 2 else order
 
 
 def schedule(strategies: Sequence[str], thread_counts: Sequence[int], repeats: int
@@ -53,7 +73,7 @@ def schedule(strategies: Sequence[str], thread_counts: Sequence[int], repeats: i
     for repeat in range(repeats):
         for threads in thread_counts:
             names = [s for s in strategies if s != "s3fs" or threads == smallest]
-            out.append((repeat, threads, rotated(names, repeat)))
+            out.append((repeat, threads, round_order(names, repeat)))
     return out
 
 

@@ -24,7 +24,8 @@ on moto; a throw-away RGW keeps its buckets up to :data:`RGW_KEEP_BYTES` of data
 them drifted the server, see there).
 
 Drift of the shared machine's load is cancelled by design (:mod:`interleave`): each cell runs
-``--repeats`` rounds, every strategy once per round in an order rotated by the round; a row
+``--repeats`` rounds, every strategy once per round, the orders from a balanced Latin square
+with every second round the one before reversed (:func:`interleave.round_order`); a row
 reports the medians of its runs, and its ratio to the minimal strategy is the median of the
 ratios to the minimal run *of the same round*.  Before each run the benchmark waits until the
 server's own processes are idle (:mod:`quiet`: ``--quiet-below`` of a core, at most
@@ -230,7 +231,7 @@ def measure(server: Server, cells: Cells, strategies: Sequence[str],
             rows: list[dict[str, Any]], repeats: int = 1, log: Path | None = None,
             warmup: int = 0) -> None:
     """Every cell's rounds (:func:`interleave.schedule`: each repeat runs every strategy once
-    per T, the order rotated by the repeat), each run appended to ``rows`` with its round —
+    per T, in :func:`interleave.round_order`), each run appended to ``rows`` with its round —
     and, as it ends, to ``log`` (JSON lines), so a run cut short keeps what it measured.
 
     Before each cell, ``warmup`` unrecorded runs of the minimal strategy at its first T: the
@@ -285,8 +286,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="measure only these cells (repeatable; SERVER@ for one server only, "
                          "xN for N rounds of this cell); default: files x threads")
     ap.add_argument("--repeats", type=int, default=3,
-                    help="rounds per cell: every strategy once per round, the order rotated "
-                         "by the round; rows report medians and paired ratios (--quick: 1)")
+                    help="rounds per cell: every strategy once per round, in balanced orders "
+                         "(interleave.round_order); rows report medians and paired ratios "
+                         "(--quick: 1)")
     ap.add_argument("--files-per-task", type=int, default=250)
     ap.add_argument("--slots", type=int, default=4, help="tasks running at once")
     ap.add_argument("--strategies", default=",".join(STRATEGIES))

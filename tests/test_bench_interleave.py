@@ -1,13 +1,17 @@
-"""The side-by-side benchmark's interleaving (``bench/interleave.py``): rounds rotate the order,
+"""The side-by-side benchmark's interleaving (``bench/interleave.py``): rounds in balanced orders,
 rows are medians over their runs, and ratios pair each run with the minimal run of the same
 round.  Synthetic runs only: no server, no timing of anything real."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
@@ -28,15 +32,42 @@ def _run(strategy: str, threads: int | None, rnd: str, commit_s: float,
             "phases": {"commit_job": {"seconds": commit_s}}}
 
 
-def test_schedule_rotates_every_strategy_through_the_rounds() -> None:
+def test_schedule_runs_every_strategy_once_per_round_in_balanced_orders() -> None:
     rounds = il.schedule(["minimal", "s3fs", "fenced"], [1, 8], repeats=3)
     assert [(r, t) for r, t, _ in rounds] == [(0, 1), (0, 8), (1, 1), (1, 8), (2, 1), (2, 8)]
     # s3fs only in the rounds of the smallest T
     assert all(("s3fs" in order) == (t == 1) for _, t, order in rounds)
-    firsts = [order[0] for _, t, order in rounds if t == 1]
-    assert firsts == ["minimal", "s3fs", "fenced"]
-    assert il.rotated(["a", "b", "c"], 4) == ["b", "c", "a"]
-    assert il.rotated([], 2) == []
+    orders = [order for _, t, order in rounds if t == 1]
+    assert orders == [["minimal", "s3fs", "fenced"], ["fenced", "s3fs", "minimal"],
+                      ["s3fs", "fenced", "minimal"]]
+
+
+def _balanced(rounds: list[list[str]]) -> bool:
+    """Every strategy in every position, and right after every other one, equally often; in
+    each pair of rounds the positions of every strategy add up to the same sum."""
+    names = sorted(rounds[0])
+    n = len(names)
+    positions = Counter((name, i) for order in rounds for i, name in enumerate(order))
+    follows = Counter(pair for order in rounds for pair in itertools.pairwise(order))
+    pair_sums = [{first.index(s) + second.index(s) for s in names}
+                 for first, second in zip(rounds[::2], rounds[1::2], strict=True)]
+    return (all(sorted(order) == names for order in rounds)
+            and len(positions) == n * n and len(set(positions.values())) == 1
+            and len(follows) == n * (n - 1) and len(set(follows.values())) == 1
+            and all(sums == {n - 1} for sums in pair_sums))
+
+
+@pytest.mark.parametrize("n", [2, 3, 6, 7])
+def test_round_order_balances_positions_and_predecessors(n: int) -> None:
+    names = [f"s{i}" for i in range(n)]
+    assert _balanced([il.round_order(names, r) for r in range(2 * n)])
+
+
+def test_a_rotation_is_not_balanced() -> None:
+    """The check above can fail: rotating the order (the schedule before 2026-11-27 13:30)
+    keeps every strategy's predecessor and is rejected."""
+    names = [f"s{i}" for i in range(6)]
+    assert not _balanced([names[r:] + names[:r] for r in range(12)])
 
 
 def test_aggregate_takes_medians_and_keeps_every_run() -> None:
