@@ -8,7 +8,7 @@ Usage (from the repository root)::
 
 The first form runs, on 2 worker processes:
 
-* the verdict matrix, ``zerorename_model.verdicts.matrix`` with ``PAPER_BUDGET`` (every
+* the verdict matrix, ``zerorename_model.matrix.matrix`` with ``PAPER_BUDGET`` (every
   committer on every store profile, every property; violations shrunk and saved as traces);
 * the VIII.C probe: the partition scopes under Hadoop's and under Spark's job-commit protocol, for
   the committers whose job commit can read task output from the store;

@@ -26,7 +26,7 @@ from zrpaper.production import render_production_bugs  # noqa: E402
 # -- per-protocol rendering, on cells the model computes here --------------------------------
 #
 # A small results set made by running the model's matrix code (``verdicts.decide_job`` on the
-# jobs ``verdicts.matrix`` would run, production-bug rows included) on tiny scopes: one task,
+# jobs ``matrix.matrix`` would run, production-bug rows included) on tiny scopes: one task,
 # one partitioned attempt; two jobs on adjacent prefixes; a path with a space.  `magic` on `s3`
 # and `hdfs`, each cell decided under each job-commit protocol, and the production bugs whose
 # scope family is among these (the variant and `magic` beside it).  The renderer's output is

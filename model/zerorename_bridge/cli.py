@@ -158,9 +158,10 @@ class CheckCommand:
         parser.add_argument("--traces", help="write each violation's shrunk trace here")
 
     def run(self, args: argparse.Namespace, unknown: Sequence[str]) -> int:
+        from zerorename_model.matrix import matrix, save
+        from zerorename_model.matrix_text import format_matrix
         from zerorename_model.scopes import PROTOCOLS
         from zerorename_model.seeds import default_directory
-        from zerorename_model.verdicts import format_matrix, matrix, save
 
         progress = _progress()
         protocols = PROTOCOLS if args.protocol == "both" else (args.protocol,)

@@ -140,7 +140,9 @@ def model_report(progress: Steps, *, committers: Sequence[str] | None = None,
     protocols with the production-bug rows (the long step: progress for every committer and
     store as it is decided), then why the committers in ``passed`` show violations in it."""
     try:
-        from zerorename_model import demo, verdicts
+        from zerorename_model import demo
+        from zerorename_model.matrix import matrix
+        from zerorename_model.matrix_text import format_matrix
     except ImportError as error:
         print(f"(the model is unavailable: {error})", flush=True)
         return
@@ -156,11 +158,11 @@ def model_report(progress: Steps, *, committers: Sequence[str] | None = None,
     with progress.step("model: quick verdict matrix (every committer on every store profile, "
                        "under Hadoop's and Spark's protocols"
                        + (", the saved witness traces replayed first)" if seeds else ")")):
-        cells = verdicts.matrix(committers, stores, quick=True, variants=True,
-                                seeds=str(seeds) if seeds else None,
-                                progress=lambda line: progress(f"model matrix: {line}"))
+        cells = matrix(committers, stores, quick=True, variants=True,
+                       seeds=str(seeds) if seeds else None,
+                       progress=lambda line: progress(f"model matrix: {line}"))
     print()
-    print(verdicts.format_matrix(cells))
+    print(format_matrix(cells))
     explanation = explain_matrix(cells, passed)
     if explanation:
         print()

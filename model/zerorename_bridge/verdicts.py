@@ -9,9 +9,11 @@ from typing import Any
 
 from zerorename_bridge.adapters import ReferenceFactory
 from zerorename_bridge.backends import moto_backend
+from zerorename_model.matrix import matrix, save
+from zerorename_model.matrix_text import format_matrix
 from zerorename_model.scopes import PROTOCOLS
 from zerorename_model.stores import PROFILES
-from zerorename_model.verdicts import Budget, format_matrix, matrix, save
+from zerorename_model.verdicts import Budget
 
 REFERENCE_COMMITTERS = ("v1", "v2", "directory", "partitioned", "magic", "manifest", "fenced")
 REFERENCE_STORES = ("s3", "s3-2018", "abfs", "moto")

@@ -109,8 +109,8 @@ def matrix_quick(seeded: bool = True) -> dict[str, Any]:
     variants included), and how its violated cells compare with the committed full results."""
     import os
 
+    from zerorename_model.matrix import matrix
     from zerorename_model.seeds import default_directory
-    from zerorename_model.verdicts import matrix
 
     directory = default_directory() if seeded else None
     wall, before = time.monotonic(), os.times()
@@ -150,7 +150,7 @@ def _committed_violations() -> set[tuple[str, ...]] | None:
 
 def matrix_full_store(store: str) -> dict[str, Any]:
     """The FULL-budget matrix on one store: wall time and the cells left incomplete."""
-    from zerorename_model.verdicts import matrix
+    from zerorename_model.matrix import matrix
 
     wall = time.monotonic()
     cells = matrix(stores=[store], quick=False)

@@ -43,10 +43,11 @@ def compute_matrix(budget: dict[str, Any], workers: int, progress: Callable[[str
     """The matrix at ``budget`` under both job-commit protocols, with the production bugs'
     rows (each variant and its fixed committer, in the bug's scope family), then every cell
     left undecided (no violation found, some scope cut off) again at ``deep_budget``
-    (``verdicts.matrix``'s second pass), then those still undecided on a lagging store with the
+    (``matrix.matrix``'s second pass), then those still undecided on a lagging store with the
     lag bounded (:data:`~zrpaper.settings.LAG_BUDGET`, the third pass); returns the cells and
     the rows (:data:`RowKey`) explored twice."""
-    from zerorename_model.verdicts import PROTOCOLS, Budget, matrix
+    from zerorename_model.matrix import matrix
+    from zerorename_model.verdicts import PROTOCOLS, Budget
 
     deep_runs = deep_budget["max_runs"] if deep_budget["max_runs"] > budget["max_runs"] else None
     lagged = Budget(**budget, deep_runs=deep_runs, lag_pass=LAG_BUDGET["max_lag"],

@@ -10,9 +10,10 @@ import json
 from pathlib import Path
 
 from zerorename_model.bugs import BUGS
+from zerorename_model.matrix import matrix
 from zerorename_model.seeds import default_directory, for_scope, load
 from zerorename_model.trace import replay
-from zerorename_model.verdicts import QUICK, Row, decide_pair, matrix
+from zerorename_model.verdicts import QUICK, Row, decide_pair
 
 PREFIX = next(b for b in BUGS if b.report == "prefix-cleanup")
 
