@@ -45,6 +45,8 @@ def latin_row(n: int, row: int) -> list[int]:
     ...`` shifted by ``row`` (mod n).  For even ``n`` its n rows put every item once in every
     position and right after every other item once; for odd ``n`` the rows with their
     reverses do (which :func:`round_order` supplies)."""
+    if n <= 0:
+        return []
     first = [0]
     low, high = 1, n - 1
     while len(first) < n:

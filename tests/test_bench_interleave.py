@@ -61,6 +61,7 @@ def _balanced(rounds: list[list[str]]) -> bool:
 def test_round_order_balances_positions_and_predecessors(n: int) -> None:
     names = [f"s{i}" for i in range(n)]
     assert _balanced([il.round_order(names, r) for r in range(2 * n)])
+    assert il.round_order([], 3) == []
 
 
 def test_a_rotation_is_not_balanced() -> None:
