@@ -83,9 +83,8 @@ def _repeats_note(report: dict[str, Any]) -> str:
     n = " or ".join(str(c) for c in counts)
     return (f"; each row is the median of {n} runs, one per round, every round running every "
             "strategy once in an order that changes from round to round (bench/README.md), and "
-            "each ratio the median of the "
-            "per-round ratios to the minimal run of the same round (load: the range over the "
-            "row's runs)")
+            "each ratio the median of the per-round ratios to the minimal run of the same "
+            "round (load: the range over the row's runs)")
 
 
 def _load(row: dict[str, Any]) -> str:
