@@ -18,7 +18,7 @@ RENAME_FAMILY = ("manifest", "v1", "v2")
 ON_LOCAL = ("directory", "partitioned", "magic", "fenced", "manifest", "v1", "v2")
 ON_S3 = ("directory", "partitioned", "magic", "fenced", "manifest")
 PROTOCOLS = ("spark", "hadoop")
-#: The thread option each committer honours (docs/committers.md, "Threads").
+#: The thread option each committer honours (docs/user/committers.md, "Threads").
 THREAD_OPTION = {name: "fs.s3a.committer.threads" for name in S3A} | {
     name: "mapreduce.manifest.committer.io.threads" for name in RENAME_FAMILY}
 #: Operations reported as one: a minimal implementation may batch deletes (DeleteObjects) or

@@ -320,7 +320,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="measure nothing: build the results from a runs log "
                          "(side_by_side.runs.jsonl of a sweep cut short)")
     ap.add_argument("--no-readme", action="store_true",
-                    help="do not rewrite README.md's table (always off with --quick or "
+                    help="do not rewrite the READMEs' tables (always off with --quick or "
                          "--out-dir elsewhere)")
     args = ap.parse_args(argv)
     files = [int(x) for x in args.files.split(",")]

@@ -51,7 +51,7 @@ from collections.abc import Callable, Sequence
 from zrpaper.compute import generate
 from zrpaper.figures import write_figures
 from zrpaper.merge import MergeRefused, merge
-from zrpaper.readme import README, write_readme
+from zrpaper.readme import README, TOP_README, write_readme
 from zrpaper.render import write_paper
 from zrpaper.settings import (
     DEEP_BUDGET,
@@ -112,7 +112,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     write_paper(results)
     print(f"wrote {PAPER.relative_to(HERE.parent)}")
     write_readme(results)
-    print(f"wrote the verdict block of {README.relative_to(HERE.parent)}")
+    print(f"wrote the verdict blocks of {README.relative_to(HERE.parent)} and "
+          f"{TOP_README.relative_to(HERE.parent)}")
     written = write_figures(results, FIGURES)
     print(f"wrote {len(written)} figures under {FIGURES.relative_to(HERE.parent)}")
     return 0

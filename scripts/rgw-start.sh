@@ -1,7 +1,7 @@
 #!/bin/bash
 # Bring up a throw-away single-node Ceph (1 mon, 1 memstore OSD, no mgr) plus radosgw (beast)
 # on 127.0.0.1, from scratch, with all state under $CEPH_BASE (default: a folder under the
-# system temp dir).  How the tests use it: docs/stores.md, "Testing against the stores".
+# system temp dir).  How the tests use it: docs/research/testing.md, "Testing against the stores".
 #
 #   eval "$(scripts/rgw-start.sh)"     # exports S3_ENDPOINT, AWS_ACCESS_KEY_ID, ...
 #   ...tests...

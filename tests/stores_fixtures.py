@@ -44,7 +44,7 @@ __all__ = [
     "store_env",
 ]
 
-#: What moto 5.2 does differently from AWS (docs/stores.md, "Known server quirks").
+#: What moto 5.2 does differently from AWS (docs/user/stores.md, "Known server quirks").
 MOTO_QUIRKS = frozenset({
     "complete_ignores_if_match",      # CompleteMultipartUpload If-Match not checked
     "list_uploads_unpaginated",       # MaxUploads / markers ignored: one page
@@ -52,7 +52,8 @@ MOTO_QUIRKS = frozenset({
     "key_marker_inclusive",           # (markers ignored altogether)
     "bug_raises_keyerror",            # in-process: KeyError for upload_part to an aborted id
 })
-#: What Ceph RGW 16.2 (Pacific) does differently from AWS (docs/stores.md, "Known server quirks").
+#: What Ceph RGW 16.2 (Pacific) does differently from AWS (docs/user/stores.md, "Known server
+#: quirks").
 RGW_QUIRKS = frozenset({
     "complete_ignores_if_none_match",  # overwrites; S3Store emulates with HEAD (not atomic)
     "complete_empty_etag",            # <ETag></ETag>; S3Store reads it back with HEAD

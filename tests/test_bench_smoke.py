@@ -7,7 +7,8 @@ step, or the minimum is wrong — both are bugs); the minimum itself matches han
 numbers; the in-memory fake store the memory benchmark uses is as strict as it claims; the
 side-by-side quick run (``bench/side_by_side.py --quick``) measures every strategy with the
 request counts each must send; the latency quick run delays every request of the commit; and
-README.md's performance block is what the committed results render to.
+bench/README.md's performance block (and README.md's summary) is what the committed results
+render to.
 """
 
 from __future__ import annotations
@@ -368,9 +369,22 @@ def test_latency_quick_delays_every_commit_request(tmp_path: Path) -> None:
 
 
 def test_readme_block_is_what_the_results_render_to() -> None:
-    block = render.readme_section((REPO / "README.md").read_text())
-    assert block is not None, "README.md lost its performance markers"
+    block = render.readme_section((REPO / "bench" / "README.md").read_text())
+    assert block is not None, "bench/README.md lost its performance markers"
     assert block == render.current_block(), "stale: run .venv/bin/python bench/render.py"
+
+
+def test_the_top_readmes_cost_summary_is_what_the_results_render_to() -> None:
+    """One generated paragraph in README.md; a changed figure changes it."""
+    summary = render.readme_section((REPO / "README.md").read_text(), render.SUMMARY_BEGIN,
+                                    render.SUMMARY_END)
+    assert summary is not None, "README.md lost its cost markers"
+    assert summary == render.current_summary(), "stale: run .venv/bin/python bench/render.py"
+    side = json.loads((REPO / "bench" / "results" / "side_by_side.json").read_text())
+    for row in side["rows"]:
+        if row["strategy"] == "fenced" and "error" not in row:
+            row["requests_per_file"] += 1
+    assert render.summary_block(side) != summary
 
 
 

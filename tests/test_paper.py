@@ -63,12 +63,28 @@ def test_the_readmes_verdict_block_is_what_the_results_render_to(
         results: dict[str, Any]) -> None:
     text = readme.README.read_text(encoding="utf-8")
     assert text == readme.updated_readme(text, results), (
-        "README.md's verdict block is stale: run .venv/bin/python paper/make_paper.py "
+        "paper/README.md's verdict block is stale: run .venv/bin/python paper/make_paper.py "
         "--render-only")
     changed = copy.deepcopy(results)
     cell = next(c for c in changed["cells"] if c["verdict"] == "violated")
     cell["verdict"], cell["trace"] = "holds", None
     assert readme.updated_readme(text, changed) != text
+
+
+def test_the_top_readmes_guarantees_are_what_the_results_render_to(
+        results: dict[str, Any]) -> None:
+    """The users' table in README.md: per production committer, what exploration found on
+    the stores a user has; a flipped verdict of a production committer on ``s3`` changes it."""
+    text = readme.TOP_README.read_text(encoding="utf-8")
+    assert text == readme.updated_top_readme(text, results), (
+        "README.md's guarantees are stale: run .venv/bin/python paper/make_paper.py "
+        "--render-only")
+    changed = copy.deepcopy(results)
+    cell = next(c for c in changed["cells"] if c["verdict"] == "violated"
+                and c["committer"] == "magic" and c["store"] == "s3" and not c["variant_of"])
+    cell["verdict"], cell["trace"] = "holds", None
+    assert readme.updated_top_readme(text, changed) != text
+    assert "paper/results/traces" not in readme.summary_block(results), "no per-trace links"
 
 
 def test_a_changed_verdict_changes_the_rendered_tables(results: dict[str, Any]) -> None:
@@ -197,11 +213,12 @@ def test_every_figure_is_shown_and_every_image_link_resolves(paper: str) -> None
     assert all((PAPER_DIR / link).is_file() for link in shown), shown
     on_disk = {p.relative_to(PAPER_DIR).as_posix() for p in (PAPER_DIR / "figures").glob("*")}
     assert on_disk <= shown, f"figures the paper does not show: {sorted(on_disk - shown)}"
-    readme = (PAPER_DIR.parent / "README.md").read_text(encoding="utf-8")
-    in_readme = set(IMAGE.findall(readme))
-    assert {"paper/figures/matrix.png", "paper/figures/race.timeline.png",
-            "paper/figures/race.slice.png"} <= in_readme
-    assert all((PAPER_DIR.parent / link).is_file() for link in in_readme), in_readme
+    for page, base in ((PAPER_DIR / "README.md", ""), (PAPER_DIR.parent / "README.md", "paper/")):
+        shown_there = set(IMAGE.findall(page.read_text(encoding="utf-8")))
+        assert f"{base}figures/matrix.png" in shown_there, page
+        assert all((page.parent / link).is_file() for link in shown_there), shown_there
+    in_paper_readme = set(IMAGE.findall((PAPER_DIR / "README.md").read_text(encoding="utf-8")))
+    assert {"figures/race.timeline.png", "figures/race.slice.png"} <= in_paper_readme
 
 
 # -- merging one committer's rows -------------------------------------------------------------

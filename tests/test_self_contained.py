@@ -2,8 +2,8 @@
 
 The design notes, the paper and research notes the project grew from live outside the
 repository; a clone does not have them.  So no tracked file may send a reader there: what
-a reader needs is in ``docs/`` (``docs/design.md``, ``docs/api.md``), and sources are cited
-by title.  And the metadata a clone installs from must not warn.
+a reader needs is in ``docs/`` (``docs/research/design.md``, ``docs/user/api.md``), and sources
+are cited by title.  And the metadata a clone installs from must not warn.
 """
 
 from __future__ import annotations
@@ -16,13 +16,20 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 #: References to material outside the repository (the design document there was DESIGN.md;
-#: ours is docs/design.md, lower case).
+#: ours is docs/research/design.md, lower case).
 OUTSIDE = ("../shared", "shared/research", "shared/seeds", "shared/DESIGN", "DESIGN.md",
            'DESIGN "')
 
 
 #: the two distributions' project directories (the top-level pyproject.toml is the workspace)
 DISTRIBUTIONS = ("reference", "model")
+
+
+#: every page a reader follows links in: the READMEs, CONTRIBUTING, CHANGELOG, docs/ at any depth
+def _pages() -> list[Path]:
+    return [ROOT / "README.md", ROOT / "CONTRIBUTING.md", ROOT / "CHANGELOG.md",
+            ROOT / "paper" / "README.md", ROOT / "bench" / "README.md", ROOT / "tla" / "README.md",
+            *sorted((ROOT / "docs").rglob("*.md"))]
 
 
 def _git_grep(pattern: str) -> list[str]:
@@ -42,15 +49,16 @@ def test_no_tracked_file_points_outside_the_repository() -> None:
 
 def test_the_design_and_api_documents_exist_and_the_readme_links_them() -> None:
     readme = (ROOT / "README.md").read_text()
-    for doc in ("docs/design.md", "docs/api.md"):
+    for doc in ("docs/research/design.md", "docs/user/api.md"):
         assert (ROOT / doc).is_file()
         assert doc in readme
 
 
 def test_documents_link_only_to_files_that_exist() -> None:
-    """Every relative Markdown link in README.md and docs/ resolves inside the clone."""
+    """Every relative Markdown link in the READMEs, CONTRIBUTING, CHANGELOG and docs/ (at any
+    depth) resolves inside the clone."""
     broken = []
-    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+    for page in _pages():
         for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text()):
             if "://" in target or target.startswith("mailto:"):
                 continue
@@ -62,9 +70,9 @@ def test_documents_link_only_to_files_that_exist() -> None:
 def test_the_documented_install_line_is_one_that_works_from_a_clone() -> None:
     """zerorename is not on PyPI: ``pip install "zerorename[spark]"`` cannot work."""
     texts = {p.relative_to(ROOT).as_posix(): p.read_text()
-             for p in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]}
+             for p in _pages()}
     assert not [name for name, text in texts.items() if '"zerorename[spark]"' in text]
-    assert 'pip install -e "./reference[spark]"' in texts["docs/spark.md"]
+    assert 'pip install -e "./reference[spark]"' in texts["docs/user/spark.md"]
 
 
 def test_package_metadata_uses_the_spdx_license_string() -> None:

@@ -1,4 +1,4 @@
-"""The two towers and the one seam between them (docs/architecture.md).
+"""The two towers and the one seam between them (docs/research/architecture.md).
 
 The repository ships two distributions: ``zerorename`` (``reference/``: committers, stores, the
 production CLI, the Spark writer) and ``zerorename-research`` (``model/``: the model, the

@@ -2,7 +2,7 @@
 (***************************************************************************)
 (* What every commit protocol spec shares: task attempts, the job driver,  *)
 (* faults, and the correctness properties of paper Section VIII as         *)
-(* docs/design.md defines them.  A protocol module EXTENDS this one, adds  *)
+(* docs/research/design.md defines them.  A protocol module EXTENDS this one, adds  *)
 (* its procedures, and INSTANCEs ObjectStore over the variables below.     *)
 (*                                                                         *)
 (* Attempts (Section II, II.B): attempt 1 of every task starts running; a  *)
@@ -152,7 +152,7 @@ DriverNext ==
   /\ UNCHANGED storeVars
 
 (***************************************************************************)
-(* Correctness (Section VIII.A, docs/design.md "Properties"), on the       *)
+(* Correctness (Section VIII.A, docs/research/design.md "Properties"), on the       *)
 (* reader's view of the destination.  The destination starts empty.        *)
 (***************************************************************************)
 \* after commitJob returns, every file written by an accepted attempt is

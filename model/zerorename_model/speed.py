@@ -9,7 +9,7 @@ quick matrix (as ``check --quick`` runs it, with the saved seeds when the source
 ``--matrix quick-no-seeds`` the same by exploration alone; both compare their violated cells
 with the committed full results (``paper/results/verdicts.json``) when present.
 ``--matrix full-s3-2018`` gives the number of cells left incomplete at the FULL budget on
-``s3-2018``.  ``--json`` writes every figure, so docs/exploration.md can cite one file.
+``s3-2018``.  ``--json`` writes every figure, so docs/research/exploration.md can cite one file.
 ``--baseline FILE`` is the A/B: another version of ``explore.py`` (``git show
 REV:model/zerorename_model/explore.py > FILE``) is loaded beside this one and every cell is
 explored by both, one after the other, so that both see the same load.

@@ -1,4 +1,4 @@
-"""Model object stores: HDFS, S3 as of 2018, S3 today, GCS, ABFS (docs/design.md, "Stores").
+"""Model object stores: HDFS, S3 as of 2018, S3 today, GCS, ABFS (docs/research/design.md, "Stores").
 
 One class, :class:`ModelStore`, parameterised by a :class:`Profile`.  The truth is a dict of
 objects; what a client *observes* may lag it:
@@ -30,7 +30,7 @@ from zerorename_model.errors import ModelStoreError, not_found, precondition_fai
 
 @dataclass(frozen=True)
 class Profile:
-    """The semantics of one store (see the table in docs/design.md)."""
+    """The semantics of one store (see the table in docs/research/design.md)."""
 
     name: str
     eventual_listing: bool = False

@@ -80,12 +80,12 @@ class Budget:
 #: ``check --quick`` (CI): about 42 CPU seconds for the whole matrix (so about 25 s on two idle
 #: cores).  40 runs per scope prove little; with the seeds (:mod:`.seeds`, each replayed and
 #: checked) it finds every violation the committed 1,000-run results list, without them about
-#: 70% (docs/exploration.md).
+#: 70% (docs/research/exploration.md).
 QUICK = Budget(max_runs=40)
 #: ``check`` (the default): 4,000 runs per scope, then the paper's second pass (50,000 runs
 #: per scope) over every cell the first left ``holds*``: most scopes are exhausted within the
 #: first, a few lagging-store ones need the second (the largest any cell finishes, 47,078),
-#: and the third pass bounds the lag of what is still open (docs/exploration.md, Round 10).
+#: and the third pass bounds the lag of what is still open (docs/research/HISTORY.md, Round 10).
 FULL = Budget(max_runs=4_000, hypothesis_examples=20, deep_runs=50_000, lag_pass=4)
 
 

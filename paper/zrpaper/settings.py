@@ -26,7 +26,7 @@ PAPER_BUDGET = {"max_runs": 1000, "seconds": None, "hypothesis_examples": 0}
 #: a second pass for every ``holds*`` cell (no violation found, some scope cut off): more runs
 #: there can only turn it into a proof or find a violation.  The committed results were made
 #: with this budget; at 1,000,000 runs v1's continuity and v2's liveness on ``s3-2018`` were
-#: still cut off (docs/exploration.md, Round 5): more runs alone did not decide them.  50,000
+#: still cut off (docs/research/HISTORY.md, Round 5): more runs alone did not decide them.  50,000
 #: since Round 10: in the results of 100,000, every scope a cell finished needed at most 47,078
 #: runs outside the six cells the third pass decides (v2's duplicate-hadoop, 66,960, is one of
 #: theirs) and the second pass found its violations within 17,169; the runs beyond 50,000 went
@@ -36,7 +36,7 @@ DEEP_BUDGET = {"max_runs": DEEP_RUNS, "seconds": None, "hypothesis_examples": 0}
 #: a third pass for every cell still ``holds*`` on a lagging store (``Budget.lag_pass``): its
 #: scopes enumerated with at most ``max_lag`` visibility events pending at once.  Those cells'
 #: scopes have up to 21 events pending and a clean-up LIST that can see any subset of them
-#: (docs/exploration.md, Rounds 7 and 9); with 4 they end in at most 166,068 runs.
+#: (docs/research/HISTORY.md, Rounds 7 and 9); with 4 they end in at most 166,068 runs.
 LAG_BUDGET = {"max_lag": 4, "max_runs": 400_000}
 #: the VIII.C probe's scopes (its committers on the stores they are built for)
 RACE_MAX_RUNS = 4000

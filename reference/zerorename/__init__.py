@@ -1,6 +1,6 @@
 """zerorename: correct, rename-free output committers for object stores.
 
-The public API (see ``docs/committers.md``)::
+The public API (see ``docs/user/committers.md``)::
 
     import zerorename as zr
     store = zr.S3Store(zr.make_s3_client())          # or zr.LocalStore() for file://

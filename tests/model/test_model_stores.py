@@ -1,4 +1,4 @@
-"""The model stores' semantics (docs/design.md, "Stores"), one behaviour per test."""
+"""The model stores' semantics (docs/research/design.md, "Stores"), one behaviour per test."""
 
 from __future__ import annotations
 

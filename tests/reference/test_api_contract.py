@@ -1,4 +1,4 @@
-"""The reference API contract (docs/api.md) end to end, for every committer and backend."""
+"""The reference API contract (docs/user/api.md) end to end, for every committer and backend."""
 
 from __future__ import annotations
 

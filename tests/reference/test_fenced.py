@@ -1,4 +1,4 @@
-"""The fenced committer: conditional PUTs decide task and job commits (docs/committers.md).
+"""The fenced committer: conditional PUTs decide task and job commits (docs/user/committers.md).
 
 Covered here: both protocols publish exactly the accepted output on moto, LocalStore and Ceph
 RGW; the first attempt to commit a task wins and a later one is refused, names the winner and

@@ -32,7 +32,7 @@ uploads no record names.  They are found by key: a retry of the task writes the 
 (Spark names files by task and job), so cleanup aborts every upload at a committed key that is
 not the committed one; and when no other job is active under the destination (no other job
 root with a live marker), every upload under it that is not committed is this job's and is
-aborted.  See ``docs/committers.md``.
+aborted.  See ``docs/user/committers.md``.
 
 Stores must honour ``If-None-Match: *`` on PUT.  ``setup_job`` checks it before writing any
 output (:class:`ConditionalWriteUnsupportedError`, never a silent fallback).

@@ -9,7 +9,7 @@ Two routes, both pure Python (Spark cannot load a Python ``commitProtocolClass``
   commit, for code built on RDDs.
 
 Importing this module is all a session needs for ``format("zerorename")``: see
-:func:`register`.  See ``docs/spark.md`` for options, save modes and failure behaviour.
+:func:`register`.  See ``docs/user/spark.md`` for options, save modes and failure behaviour.
 """
 
 from __future__ import annotations

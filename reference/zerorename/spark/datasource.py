@@ -11,7 +11,7 @@ Spark accepts only ``append`` and ``overwrite`` as save modes for Python data so
 raises ``UNSUPPORTED_DATA_SOURCE_SAVE_MODE`` for the others), so ``error`` and ``ignore`` are
 passed as ``.option("mode", "error"|"ignore")``; :func:`zerorename.spark.write` does that
 for you.  Why a Data Source and not ``spark.sql.sources.commitProtocolClass``: that setting
-must name a JVM class, and Spark rejects a Python one at session start (docs/spark.md).
+must name a JVM class, and Spark rejects a Python one at session start (docs/user/spark.md).
 
 Where each method runs (measured on 4.3): ``writer()`` in a planning Python worker on the
 driver host, ``write()`` in executor Python workers, ``commit()``/``abort()`` in another

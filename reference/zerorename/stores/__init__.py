@@ -1,7 +1,7 @@
 """Store adapters: :class:`S3Store` (boto3: AWS, moto, Ceph RGW…) and :class:`LocalStore`
 (``file:///``), plus the capability probe and the copy-based rename emulation for S3.
 
-See ``docs/stores.md`` for behaviour, the probe, and the table of known server quirks.
+See ``docs/user/stores.md`` for behaviour, the probe, and the table of known server quirks.
 """
 
 from zerorename.errors import BadURLError

@@ -1,7 +1,7 @@
 """Probe what an S3 endpoint really does, once per endpoint, instead of trusting the docs.
 
 S3-compatible servers disagree on exactly the features a rename-free committer leans on
-(the quirks table of ``docs/stores.md`` lists what was measured):
+(the quirks table of ``docs/user/stores.md`` lists what was measured):
 
 * moto honours If-None-Match on PUT and on CompleteMultipartUpload, but ignores If-Match on
   complete and ignores every pagination parameter of ListMultipartUploads (one page, always);
