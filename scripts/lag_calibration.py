@@ -9,7 +9,8 @@ root, with the model installed), with ``N`` the bound (default 4, the matrix's t
 * otherwise the witness's scope is explored with ``Faults.max_lag = N`` until that property is
   violated (or 200,000 runs / 600 s pass), and the line says whether it was.
 
-docs/research/HISTORY.md (Round 9) has the result.  Usage: ``python scripts/lag_calibration.py [N]``.
+docs/research/HISTORY.md (Round 9) has the result.
+Usage: ``python scripts/lag_calibration.py [N]``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Model object stores: HDFS, S3 as of 2018, S3 today, GCS, ABFS (docs/research/design.md, "Stores").
+"""Model object stores: HDFS, S3 as of 2018, S3 today, GCS, ABFS (docs/research/design.md,
+"Stores").
 
 One class, :class:`ModelStore`, parameterised by a :class:`Profile`.  The truth is a dict of
 objects; what a client *observes* may lag it:
