@@ -1,5 +1,6 @@
 """The correctness properties of docs/research/design.md (the paper's Section VIII), as pure
-functions of a finished run.  Each returns the list of violations it found (empty: the property held).
+functions of a finished run.  Each returns the list of violations it found (empty: the property
+held).
 
 The destination is observed as a reader sees it (names with a ``_`` or ``.`` component are not
 output).  A file's bytes name the attempt that wrote them, so a checker can tell which attempt's
