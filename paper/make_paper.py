@@ -8,11 +8,12 @@ Usage (from the repository root)::
 
 The first form runs, on 2 worker processes:
 
-* the verdict matrix, ``zerorename_model.matrix.matrix`` with ``PAPER_BUDGET`` (every
+* the verdict matrix, ``zerorename_model.experiments.matrix.matrix`` with ``PAPER_BUDGET`` (every
   committer on every store profile, every property; violations shrunk and saved as traces);
 * the VIII.C probe: the partition scopes under Hadoop's and under Spark's job-commit protocol, for
   the committers whose job commit can read task output from the store;
-* Table V, ``zerorename_model.tablev.compute`` (every attribute probed for every committer);
+* Table V, ``zerorename_model.experiments.tablev.compute`` (every attribute probed for every
+  committer);
 
 then writes ``results/verdicts.json`` (everything the paper's tables are rendered from) and
 ``results/traces/*.jsonl`` (every witness trace), and substitutes the generated sections of
@@ -35,8 +36,8 @@ rendering is a pure function of ``verdicts.json`` and the template (``tests/test
 checks that the committed paper is exactly that).
 
 What is typed by hand is the *paper's* side of each comparison (``zrpaper.claims``, and Table
-V in ``zerorename_model.tablev``) and the prose explaining a disagreement; whether a claim
-agrees, and every verdict, comes from running.  This file is the command line; what it runs is
+V in ``zerorename_model.experiments.tablev``) and the prose explaining a disagreement; whether a
+claim agrees, and every verdict, comes from running.  This file is the command line; what it runs is
 in ``zrpaper/`` next to it, one module per concern (``zrpaper/__init__.py`` lists them).
 """
 

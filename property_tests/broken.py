@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from zerorename_model.protocols.common import join, relative
-from zerorename_model.protocols.staging import DirectoryStagingCommitter
+from zerorename_model.systems.protocols.common import join, relative
+from zerorename_model.systems.protocols.staging import DirectoryStagingCommitter
 
 
 # the model's protocols are not yet typed (mypy follows them as Any: issue 12, item 8)

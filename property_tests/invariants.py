@@ -1,6 +1,6 @@
 """What must hold after *every* move of a run, not only when it ends.
 
-The paper's properties (``zerorename_model.properties``) are checked on a finished run: the
+The paper's properties (``zerorename_model.check.properties``) are checked on a finished run: the
 destination at job commit and at the end.  A committer can break a promise in between and
 repair it before anyone looks — publish a task's files during task commit and delete them again
 before job commit — and no end-of-run check sees it, while a reader listing the destination at
@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from zerorename.store import list_all
-from zerorename_model.harness import Run, hidden
-from zerorename_model.stores import ModelStore
+from zerorename_model.engine.harness import Run, hidden
+from zerorename_model.engine.stores import ModelStore
 
 #: the attribute a committer class (model protocol or reference committer) declares
 VISIBILITY_ATTRIBUTE = "visible_before_job_commit"

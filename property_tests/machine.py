@@ -34,11 +34,11 @@ from property_tests.invariants import (
     published_before_commit,
     store_inconsistencies,
 )
-from zerorename_model.choices import FirstChooser
-from zerorename_model.harness import Move, MoveKind, Run, RunResult
-from zerorename_model.properties import PROPERTIES, applicable
-from zerorename_model.scenario import Faults, Scenario
-from zerorename_model.trace import format_trace
+from zerorename_model.check.properties import PROPERTIES, applicable
+from zerorename_model.engine.choices import FirstChooser
+from zerorename_model.engine.harness import Move, MoveKind, Run, RunResult
+from zerorename_model.engine.scenario import Faults, Scenario
+from zerorename_model.experiments.trace import format_trace
 
 ADJACENT = ("s3://bucket/out/dataset1", "s3://bucket/out/dataset10")
 

@@ -18,9 +18,9 @@ import pytest
 
 from property_tests.broken import PreviewingStagingCommitter
 from property_tests.machine import check_machine, make_machine
-from zerorename_model.properties import PROPERTIES
-from zerorename_model.protocols import get
-from zerorename_model.scenario import Faults
+from zerorename_model.check.properties import PROPERTIES
+from zerorename_model.engine.scenario import Faults
+from zerorename_model.systems.protocols import get
 
 ALL = tuple(PROPERTIES)
 CORRECT = [("directory", "s3"), ("directory", "s3-2018"), ("partitioned", "s3"),

@@ -26,9 +26,9 @@ from zerorename_bridge.backends import (
     release_moto_backends,
     rgw_backend,
 )
-from zerorename_model.explore import explore
-from zerorename_model.properties import PROPERTIES
-from zerorename_model.scenario import Faults, Scenario
+from zerorename_model.check.explore import explore
+from zerorename_model.check.properties import PROPERTIES
+from zerorename_model.engine.scenario import Faults, Scenario
 
 ALL = tuple(PROPERTIES)
 
@@ -157,7 +157,8 @@ def test_reference_on_threaded_moto_server() -> None:
 
 #: the RGW tier's fixture (tests/conftest.py registers the plugin only for tests/)
 __fixtures__ = (rgw_server,)
-#: the scenarios' URLs name this bucket (property_tests/machine.py, zerorename_model.scenario)
+#: the scenarios' URLs name this bucket (property_tests/machine.py,
+#: zerorename_model.engine.scenario)
 RGW_BUCKET = "bucket"
 
 

@@ -22,11 +22,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from zerorename_model import stores
-from zerorename_model.explore import explore
-from zerorename_model.protocols import get, load_all
-from zerorename_model.scopes import scope_named
-from zerorename_model.trace import read_trace, run_recorded
+from zerorename_model.check.explore import explore
+from zerorename_model.engine import stores
+from zerorename_model.experiments.scopes import scope_named
+from zerorename_model.experiments.trace import read_trace, run_recorded
+from zerorename_model.systems.protocols import get, load_all
 
 PAPER = Path("paper")
 

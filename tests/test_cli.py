@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from zerorename.cli import main, parse_duration
-from zerorename_model.properties import PROPERTIES
+from zerorename_model.check.properties import PROPERTIES
 
 SUBCOMMANDS = ("demo", "check", "table", "trace", "uploads", "success")
 

@@ -46,7 +46,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 def test_table_prints_the_computed_table_and_where_it_differs_from_the_paper(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from zerorename_model.tablev import ATTRIBUTES, PAPER_COLUMN, PAPER_TABLE_V
+    from zerorename_model.experiments.tablev import ATTRIBUTES, PAPER_COLUMN, PAPER_TABLE_V
 
     code, out, err = run(capsys, "table", "--committer", "direct", "--committer", "magic",
                          "--json", str(tmp_path / "t.json"), "--traces", str(tmp_path / "tr"))
@@ -162,9 +162,9 @@ def test_check_shows_a_production_bug_beside_its_fixed_committer(
 
 def test_check_help_lists_the_valid_committers_stores_and_properties() -> None:
     from zerorename_bridge.verdicts import REFERENCE_COMMITTERS, REFERENCE_STORES
-    from zerorename_model.properties import PROPERTIES
-    from zerorename_model.protocols import load_all
-    from zerorename_model.stores import PROFILES
+    from zerorename_model.check.properties import PROPERTIES
+    from zerorename_model.engine.stores import PROFILES
+    from zerorename_model.systems.protocols import load_all
 
     out = zr("check", "--help")
     assert out.returncode == 0, out.stderr

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from zerorename_model import tablev, trace
+from zerorename_model.experiments import tablev, trace
 
 PAPER_DIR = Path(__file__).resolve().parents[1] / "paper"
 LINK = re.compile(r"\]\((results/traces/[^)]+\.jsonl)\)")
@@ -244,8 +244,8 @@ def as_current(results: dict[str, Any]) -> dict[str, Any]:
     whether or not the committed results are fresh (the next test says whether they are)."""
     from zrpaper.compute import describe_scopes
 
-    from zerorename_model.properties import PROPERTIES
-    from zerorename_model.verdicts import MATRIX_STORES
+    from zerorename_model.check.properties import PROPERTIES
+    from zerorename_model.experiments.verdicts import MATRIX_STORES
 
     return {**results, "stores": list(MATRIX_STORES), "properties": list(PROPERTIES),
             "scopes": describe_scopes()}

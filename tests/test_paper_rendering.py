@@ -37,8 +37,8 @@ TINY_PROPS = ("completeness", "exclusivity", "valid-outcome", "concurrency", "li
 
 
 def _tiny_scopes() -> tuple[Any, ...]:
-    from zerorename_model import scopes
-    from zerorename_model.scenario import Faults, Scenario
+    from zerorename_model.engine.scenario import Faults, Scenario
+    from zerorename_model.experiments import scopes
 
     def single(driver: str, faults: Any, files: tuple[str, ...]) -> Any:
         return lambda committer, store: Scenario(committer, store=store, tasks=1, files=files,
@@ -60,7 +60,7 @@ def _tiny_scopes() -> tuple[Any, ...]:
 
 def _tiny_results(paper_dir: Path, max_runs: int) -> dict[str, Any]:
     """Every tiny cell, decided in this process by the model's matrix code."""
-    from zerorename_model import verdicts
+    from zerorename_model.experiments import verdicts
 
     traces = str(paper_dir / "results" / "traces")
     budget = verdicts.Budget(max_runs=max_runs)

@@ -12,7 +12,7 @@ from moto import mock_aws
 from zerorename.stores import S3Store
 from zerorename_bridge.backends import moto_backend, release_moto_backends
 from zerorename_bridge.recording import InjectedFault, RecordingStore, run_recorded_job
-from zerorename_model import analysis, hb, viz
+from zerorename_model.present import analysis, hb, viz
 
 FILES = {0: {"a.csv": b"a" * 10, "b.csv": b"b" * 10}, 1: {"c.csv": b"c" * 10}}
 

@@ -336,8 +336,8 @@ def test_model_map_lists_every_configuration_with_the_cell_of_expected_json() ->
 
 def test_every_scope_set_names_scopes_of_its_own_protocol() -> None:
     """A scope set's protocol is typed in model_map.json, and every scope it names is one of
-    the model's scopes under that protocol (``zerorename_model.scopes.SCOPES``)."""
-    from zerorename_model.scopes import PROTOCOLS, SCOPES
+    the model's scopes under that protocol (``zerorename_model.experiments.scopes.SCOPES``)."""
+    from zerorename_model.experiments.scopes import PROTOCOLS, SCOPES
 
     protocol_of = {s.name: s.protocol for s in SCOPES}
     for name in MODEL_MAP["scope_sets"]:

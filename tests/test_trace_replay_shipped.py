@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from zerorename.cli import main
-from zerorename_model.tablev import WRAP_OPTION
-from zerorename_model.trace import TraceDivergence, read_trace, replay, write_trace
+from zerorename_model.experiments.tablev import WRAP_OPTION
+from zerorename_model.experiments.trace import TraceDivergence, read_trace, replay, write_trace
 
 ROOT = Path(__file__).resolve().parents[1]
 #: where the repository keeps files (never the virtualenv, caches or git's own files)

@@ -1,6 +1,6 @@
 ----------------------------- MODULE FencedCommit -----------------------------
 (***************************************************************************)
-(* The fenced committer (model/zerorename_model/protocols/fenced.py): S3's *)
+(* The fenced committer (model/zerorename_model/systems/protocols/fenced.py): S3's *)
 (* conditional writes (If-None-Match: * ) fence task and job commit.       *)
 (*                                                                         *)
 (* A task attempt uploads each file to its final key, not completed.  Its  *)

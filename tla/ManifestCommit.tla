@@ -1,6 +1,6 @@
 ---------------------------- MODULE ManifestCommit ----------------------------
 (***************************************************************************)
-(* The manifest committer (model/zerorename_model/protocols/manifest.py;   *)
+(* The manifest committer (model/zerorename_model/systems/protocols/manifest.py;   *)
 (* Hadoop's manifest committer for ABFS and GCS).  A task attempt writes   *)
 (* its files into its attempt directory under dest/_temporary.  Task      *)
 (* commit lists that directory and saves a manifest of what it found:     *)

@@ -4,8 +4,8 @@
 it builds ``zr.create_committer(name, store, JobContext(...), task)`` on the harness's stepped
 store, with no retry sleeps.  The committers' thread pools run as actors of the harness
 (``workers`` per pool, 2 by default: ``JobContext.pool_backend`` is the harness's
-:class:`~zerorename_model.harness.workers.ActorPools`), so exploration chooses the order in which
-a job commit's parallel requests land; ``workers=1`` runs every pool inline, in the calling
+:class:`~zerorename_model.engine.harness.workers.ActorPools`), so exploration chooses the order in
+which a job commit's parallel requests land; ``workers=1`` runs every pool inline, in the calling
 actor, as a single thread would.  :class:`TranslatingStore` turns model-store errors into
 ``zerorename`` errors, so reference code sees exactly the exceptions a real store would raise.
 """
@@ -29,9 +29,9 @@ from zerorename.errors import (
     UnsupportedOperationError,
 )
 from zerorename.executor import PoolBackend
-from zerorename_model.errors import JobAlreadyCommitted, ModelStoreError
-from zerorename_model.harness.workers import DEFAULT_WIDTH
-from zerorename_model.scenario import CommittedByAnother, JobSpec, TaskSpec
+from zerorename_model.engine.errors import JobAlreadyCommitted, ModelStoreError
+from zerorename_model.engine.harness.workers import DEFAULT_WIDTH
+from zerorename_model.engine.scenario import CommittedByAnother, JobSpec, TaskSpec
 
 #: The instant every harness run's records are stamped with (2023-11-14T22:13:20Z).
 HARNESS_CLOCK_MILLIS = 1_700_000_000_000

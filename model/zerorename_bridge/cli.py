@@ -54,7 +54,7 @@ class DemoCommand:
             else:
                 rest = [*unknown, "--help"] if args.job_help else list(unknown)
                 return int(mainjob.main(rest))
-        from zerorename_model import demo
+        from zerorename_model.present import demo
 
         return int(demo.main())
 
@@ -71,7 +71,7 @@ class TraceCommand:
         parser.add_argument("--verbose", "-v", action="store_true", help="show every step")
 
     def run(self, args: argparse.Namespace, unknown: Sequence[str]) -> int:
-        from zerorename_model.trace import format_trace, read_trace, replay
+        from zerorename_model.experiments.trace import format_trace, read_trace, replay
 
         if args.action == "show":
             print(format_trace(read_trace(args.file), verbose=args.verbose))
@@ -88,10 +88,10 @@ def check_names_epilog() -> str:
     """The names ``check`` accepts, read from the model and the bridge when ``check --help``
     is formatted (not when the parser is built, so that other commands never load them)."""
     from zerorename_bridge.verdicts import REFERENCE_COMMITTERS, REFERENCE_STORES
-    from zerorename_model.properties import PROPERTIES
-    from zerorename_model.protocols import load_all
-    from zerorename_model.stores import PROFILES
-    from zerorename_model.verdicts import MATRIX_COMMITTERS
+    from zerorename_model.check.properties import PROPERTIES
+    from zerorename_model.engine.stores import PROFILES
+    from zerorename_model.experiments.verdicts import MATRIX_COMMITTERS
+    from zerorename_model.systems.protocols import load_all
 
     committers = sorted(load_all())
     variants = [c for c in committers if "+" in c]
@@ -158,10 +158,10 @@ class CheckCommand:
         parser.add_argument("--traces", help="write each violation's shrunk trace here")
 
     def run(self, args: argparse.Namespace, unknown: Sequence[str]) -> int:
-        from zerorename_model.matrix import matrix, save
-        from zerorename_model.matrix_text import format_matrix
-        from zerorename_model.scopes import PROTOCOLS
-        from zerorename_model.seeds import default_directory
+        from zerorename_model.experiments.matrix import matrix, save
+        from zerorename_model.experiments.matrix_text import format_matrix
+        from zerorename_model.experiments.scopes import PROTOCOLS
+        from zerorename_model.experiments.seeds import default_directory
 
         progress = _progress()
         protocols = PROTOCOLS if args.protocol == "both" else (args.protocol,)
@@ -200,7 +200,7 @@ class TableCommand:
         parser.add_argument("--traces", help="write witness traces here")
 
     def run(self, args: argparse.Namespace, unknown: Sequence[str]) -> int:
-        from zerorename_model import tablev
+        from zerorename_model.experiments import tablev
 
         return int(tablev.main(json_path=args.json, traces=args.traces,
                                committers=args.committer, progress=_progress()))

@@ -29,8 +29,8 @@ properties held on this run:
 
 Each committer's report is printed as soon as its jobs are done.  Then, when the model is
 installed, the model's first demonstration (printed as soon as it exists) and its quick verdict
-matrix (``zerorename_model.verdicts``; :mod:`zerorename_bridge.matrix_report`), each cell two
-verdicts, one per job-commit protocol (hadoop/spark), with the production-bug rows, and an
+matrix (``zerorename_model.experiments.verdicts``; :mod:`zerorename_bridge.matrix_report`), each
+cell two verdicts, one per job-commit protocol (hadoop/spark), with the production-bug rows, and an
 explanation under it of why committers that held every property here show violations there:
 the matrix explores schedules these runs never take (Hadoop's protocol, whose job commit
 discovers the tasks by listing, with an attempt partitioned from the driver: the race of the
@@ -386,8 +386,8 @@ def check_matrix_names(matrix_committers: Sequence[str] | None,
     if not (matrix_committers or matrix_stores):
         return
     try:
-        from zerorename_model.protocols import load_all
-        from zerorename_model.stores import PROFILES
+        from zerorename_model.engine.stores import PROFILES
+        from zerorename_model.systems.protocols import load_all
     except ImportError:
         return  # no model: the report says so
     for what, given, known in (("model committer", matrix_committers, sorted(load_all())),

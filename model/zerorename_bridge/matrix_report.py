@@ -1,6 +1,6 @@
 """The demo's model part: the first finding, then the quick verdict matrix, explained.
 
-The matrix (``zerorename_model.verdicts``) decides every cell twice, once per job-commit
+The matrix (``zerorename_model.experiments.verdicts``) decides every cell twice, once per job-commit
 protocol, and the Spark runs of the demo use only one of them (Spark's) on one consistent
 store.  So a committer that held every property in those runs can show ``VIOL`` in the matrix,
 and the reader needs to know under which protocol, in which scope, and what the other protocol
@@ -24,7 +24,7 @@ DRIVER_PROTOCOLS = {
     "spark": "Spark's protocol: the driver passes the job commit the messages of the attempts "
              "it accepted",
 }
-#: what one use of each fault budget does (``zerorename_model.scenario.Faults``)
+#: what one use of each fault budget does (``zerorename_model.engine.scenario.Faults``)
 FAULT_EVENTS = {
     "crash": "a task attempt crashes between two store operations",
     "partition": "the driver gives up on an attempt that keeps running (a partitioned "
@@ -70,7 +70,7 @@ def describe_scope(scenario: Any) -> str:
 
 
 def _short(cell: dict[str, Any]) -> str:
-    from zerorename_model.matrix_text import shown_verdict
+    from zerorename_model.experiments.matrix_text import shown_verdict
 
     return str(shown_verdict(cell))
 
@@ -81,8 +81,8 @@ def explain_matrix(cells: Sequence[dict[str, Any]], passed: Sequence[str]) -> st
     was found, what the scope explores and which cells it decided — with what the *other*
     protocol said about the same cells — and one witness.  Empty when there is nothing to
     explain.  Production-bug rows are left to the matrix's own table."""
-    from zerorename_model.stores import PROFILES
-    from zerorename_model.verdicts import SCOPES
+    from zerorename_model.engine.stores import PROFILES
+    from zerorename_model.experiments.verdicts import SCOPES
 
     scopes = {scope.name: scope for scope in SCOPES}
     main = [c for c in cells if not c.get("bug")]
@@ -140,16 +140,16 @@ def model_report(progress: Steps, *, committers: Sequence[str] | None = None,
     protocols with the production-bug rows (the long step: progress for every committer and
     store as it is decided), then why the committers in ``passed`` show violations in it."""
     try:
-        from zerorename_model import demo
-        from zerorename_model.matrix import matrix
-        from zerorename_model.matrix_text import format_matrix
+        from zerorename_model.experiments.matrix import matrix
+        from zerorename_model.experiments.matrix_text import format_matrix
+        from zerorename_model.present import demo
     except ImportError as error:
         print(f"(the model is unavailable: {error})", flush=True)
         return
     with progress.step("model: the same schedule on S3 as of 2018 and on S3 today"):
         demo.main()
         sys.stdout.flush()
-    from zerorename_model.seeds import default_directory
+    from zerorename_model.experiments.seeds import default_directory
 
     # As ``zerorename check --quick``: the committed witness traces are replayed first (each
     # counts only if the property checker flags the replay on this code), so the quick budget

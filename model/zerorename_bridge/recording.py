@@ -1,8 +1,8 @@
 """Record a reference committer's requests as a trace, with faults injected where asked.
 
 The model's traces come from the simulation harness; a *real* committer's run on moto or Ceph
-RGW can be read with the same tools (:mod:`zerorename_model.analysis`, ``hb``, ``viz``) once its
-requests are written in the same JSON-lines shape.  :class:`RecordingStore` wraps any store of
+RGW can be read with the same tools (:mod:`zerorename_model.present.analysis`, ``hb``, ``viz``) once
+its requests are written in the same JSON-lines shape.  :class:`RecordingStore` wraps any store of
 the reference's protocol, labels each request with the actor the caller says is running (the
 driver or a task attempt), optionally fails chosen requests (a 503, a 500, or an answer lost
 *after* the server applied the request), and :meth:`RecordingStore.trace` returns the events.
@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, TypeVar
 from zerorename.errors import StoreError, ThrottledError
 from zerorename.store import ListPage, ObjectInfo, Store, StoreCapabilities, UploadInfo
 
-if TYPE_CHECKING:  # shapes only: zerorename_model.trace would load the harness with them
+if TYPE_CHECKING:  # shapes only: zerorename_model.experiments.trace would load the harness
     from zerorename import SuccessData
-    from zerorename_model.trace import EndLine, HeaderLine, NoteLine, OpLine, TraceLine
+    from zerorename_model.experiments.trace import EndLine, HeaderLine, NoteLine, OpLine, TraceLine
 
 T = TypeVar("T")
 

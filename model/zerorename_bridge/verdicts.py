@@ -1,6 +1,6 @@
 """The verdict matrix for the reference committers: same scopes, properties and JSON as the
-model's (``zerorename_model.verdicts``), with reference committers driven on model stores
-(``s3``, ``s3-2018``, ``hdfs``…) and on moto."""
+model's (``zerorename_model.experiments.verdicts``), with reference committers driven on model
+stores (``s3``, ``s3-2018``, ``hdfs``…) and on moto."""
 
 from __future__ import annotations
 
@@ -9,16 +9,16 @@ from typing import Any
 
 from zerorename_bridge.adapters import ReferenceFactory
 from zerorename_bridge.backends import moto_backend
-from zerorename_model.matrix import matrix, save
-from zerorename_model.matrix_text import format_matrix
-from zerorename_model.scopes import PROTOCOLS
-from zerorename_model.stores import PROFILES
-from zerorename_model.verdicts import Budget
+from zerorename_model.engine.stores import PROFILES
+from zerorename_model.experiments.matrix import matrix, save
+from zerorename_model.experiments.matrix_text import format_matrix
+from zerorename_model.experiments.scopes import PROTOCOLS
+from zerorename_model.experiments.verdicts import Budget
 
 REFERENCE_COMMITTERS = ("v1", "v2", "directory", "partitioned", "magic", "manifest", "fenced")
 REFERENCE_STORES = ("s3", "s3-2018", "abfs", "moto")
-#: The reference explores the model's own scopes (``zerorename_model.verdicts.SCOPES``: 2 tasks
-#: x 2 attempts).  Pruning needs states to repeat, and reference records carried wall-clock
+#: The reference explores the model's own scopes (``zerorename_model.experiments.verdicts.SCOPES``:
+#: 2 tasks x 2 attempts).  Pruning needs states to repeat, and reference records carried wall-clock
 #: timestamps and measured durations, so until the harness ran the committers on a fixed clock
 #: (``HARNESS_OPTIONS``: ``zerorename.clock.fixed-millis``) no state ever repeated: magic on s3,
 #: ``crash-hadoop``, explored 3,000 runs and 56,506 states with 0 pruned and did not complete

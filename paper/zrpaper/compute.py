@@ -46,8 +46,8 @@ def compute_matrix(budget: dict[str, Any], workers: int, progress: Callable[[str
     (``matrix.matrix``'s second pass), then those still undecided on a lagging store with the
     lag bounded (:data:`~zrpaper.settings.LAG_BUDGET`, the third pass); returns the cells and
     the rows (:data:`RowKey`) explored twice."""
-    from zerorename_model.matrix import matrix
-    from zerorename_model.verdicts import PROTOCOLS, Budget
+    from zerorename_model.experiments.matrix import matrix
+    from zerorename_model.experiments.verdicts import PROTOCOLS, Budget
 
     deep_runs = deep_budget["max_runs"] if deep_budget["max_runs"] > budget["max_runs"] else None
     lagged = Budget(**budget, deep_runs=deep_runs, lag_pass=LAG_BUDGET["max_lag"],
@@ -67,7 +67,7 @@ def compute_matrix(budget: dict[str, Any], workers: int, progress: Callable[[str
 def committers_of(cells: Sequence[dict[str, Any]]) -> list[str]:
     """The results' committers: the matrix's in its order, then the production-bug variants in
     the order they were explored."""
-    from zerorename_model.verdicts import MATRIX_COMMITTERS
+    from zerorename_model.experiments.verdicts import MATRIX_COMMITTERS
 
     present = list(dict.fromkeys(c["committer"] for c in cells))
     return ([c for c in MATRIX_COMMITTERS if c in present]
@@ -97,7 +97,7 @@ def _drop_seconds(explored: dict[str, Any]) -> None:
 
 
 def describe_scopes() -> list[dict[str, Any]]:
-    from zerorename_model.verdicts import SCOPES
+    from zerorename_model.experiments.verdicts import SCOPES
 
     described = []
     for scope in SCOPES:
@@ -122,8 +122,8 @@ def generate(budget: dict[str, Any], workers: int, progress: Callable[[str], Non
     """Every result of the paper.  ``deep_budget`` and ``race_max_runs`` default to the
     paper's settings; smaller ones (make_paper's --deep-runs, --race-runs) trade proofs for
     time, and the results record what was used, so the paper says it."""
-    from zerorename_model.properties import PROPERTIES
-    from zerorename_model.verdicts import MATRIX_STORES
+    from zerorename_model.check.properties import PROPERTIES
+    from zerorename_model.experiments.verdicts import MATRIX_STORES
 
     if TRACES.exists():
         shutil.rmtree(TRACES)

@@ -61,7 +61,7 @@ def write_figures(results: dict[str, Any], out: Path) -> list[Path]:
     import matplotlib.pyplot as plt
     from matplotlib.figure import Figure
 
-    from zerorename_model import analysis, hb, viz
+    from zerorename_model.present import analysis, hb, viz
 
     out.mkdir(parents=True, exist_ok=True)
     witness = analysis.load(HERE / RACE_FIGURE_TRACE)

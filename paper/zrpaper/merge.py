@@ -62,9 +62,9 @@ def merge_plan(results: dict[str, Any], committers: Sequence[str], budget: dict[
     were made under other settings than this script's (their cells would not be comparable).
     ``deep_budget`` and ``race_max_runs`` default to the results' own: a merge continues the
     run it merges into (a larger second pass is allowed on the terms of :func:`_check_deeper`)."""
-    from zerorename_model.properties import PROPERTIES
-    from zerorename_model.tablev import COLUMNS, available
-    from zerorename_model.verdicts import MATRIX_COMMITTERS, MATRIX_STORES
+    from zerorename_model.check.properties import PROPERTIES
+    from zerorename_model.experiments.tablev import COLUMNS, available
+    from zerorename_model.experiments.verdicts import MATRIX_COMMITTERS, MATRIX_STORES
 
     deep_budget = deep_budget or results["deep_budget"]
     if deep_budget != results["deep_budget"]:
@@ -100,7 +100,7 @@ def _check_deeper(results: dict[str, Any], committers: Sequence[str],
     the old budget is exhausted (found) at the same run within a larger one, and a full run at
     the new budget would give those cells unchanged.  The merged results then record the new
     budget for all of them."""
-    from zerorename_model.matrix_text import shown_verdict
+    from zerorename_model.experiments.matrix_text import shown_verdict
 
     theirs = results["deep_budget"]
     if ({k: v for k, v in deep_budget.items() if k != "max_runs"}
@@ -128,8 +128,8 @@ def merge(results: dict[str, Any], committers: Sequence[str], budget: dict[str, 
     """``results`` with exactly the parts of ``committers`` explored again (see the module
     docstring): their cells, VIII.C rows and Table V column replaced, their traces written and
     their stale traces removed, everything else as it was; the merge recorded in ``merged``."""
-    from zerorename_model.tablev import ATTRIBUTES, COLUMNS
-    from zerorename_model.verdicts import MATRIX_STORES
+    from zerorename_model.experiments.tablev import ATTRIBUTES, COLUMNS
+    from zerorename_model.experiments.verdicts import MATRIX_STORES
 
     matrix_rows, race_pairs, columns = merge_plan(results, committers, budget, deep_budget,
                                                   race_max_runs)

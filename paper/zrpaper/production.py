@@ -4,7 +4,7 @@ committer's row, in the store, protocol and property where exploration shows the
 witness trace and the command that replays it.
 
 Every verdict shown is read from the results; only the reports' section and summary come from
-``zerorename_model.bugs`` (the catalogue the variants are registered from)."""
+``zerorename_model.experiments.bugs`` (the catalogue the variants are registered from)."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def index_cells(cells: Sequence[Cell]) -> dict[Key, Cell]:
 def _about(report: str) -> str:
     """The report's section and summary from the model's catalogue, or just its ID for a
     report the catalogue does not describe."""
-    from zerorename_model.bugs import by_report
+    from zerorename_model.experiments.bugs import by_report
 
     try:
         bug = by_report(report)

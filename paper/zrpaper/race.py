@@ -12,12 +12,12 @@ from zrpaper.settings import RACE_PAIRS, RACE_PROPS, RACE_SCOPES, TRACES, rel
 
 def _race_one(args: tuple[str, str, str, int]) -> dict[str, Any]:
     """One committer, one store, one partition scope: which of RACE_PROPS it violates."""
-    from zerorename_model.explore import explore
-    from zerorename_model.properties import PROPERTIES
-    from zerorename_model.protocols import get
-    from zerorename_model.sampling import shrink
-    from zerorename_model.trace import write_trace
-    from zerorename_model.verdicts import SCOPES
+    from zerorename_model.check.explore import explore
+    from zerorename_model.check.properties import PROPERTIES
+    from zerorename_model.check.sampling import shrink
+    from zerorename_model.experiments.trace import write_trace
+    from zerorename_model.experiments.verdicts import SCOPES
+    from zerorename_model.systems.protocols import get
 
     committer, store, scope_name, max_runs = args
     scope = next(s for s in SCOPES if s.name == scope_name)

@@ -12,7 +12,7 @@ from zrpaper.settings import TABLEV_MAX_RUNS, TRACES, rel
 
 def compute_tablev(columns: Sequence[str] | None = None) -> dict[str, Any]:
     """Table V for ``columns`` (default: every registered column of the model's table)."""
-    from zerorename_model.tablev import (
+    from zerorename_model.experiments.tablev import (
         ATTRIBUTES,
         COLUMNS,
         PAPER_COLUMN,
@@ -21,7 +21,7 @@ def compute_tablev(columns: Sequence[str] | None = None) -> dict[str, Any]:
         compare,
         compute,
     )
-    from zerorename_model.trace import write_trace
+    from zerorename_model.experiments.trace import write_trace
 
     table = compute(COLUMNS if columns is None else columns, max_runs=TABLEV_MAX_RUNS)
     cells: dict[str, dict[str, Any]] = {}
@@ -47,7 +47,7 @@ def compute_tablev(columns: Sequence[str] | None = None) -> dict[str, Any]:
 #: written after the last of them): the module and function that read it, as a reader that
 #: trusts the record rather than a listing would.  Table V's "Atomic Job Commit" probe lists
 #: the destination; for these committers it is asked again of a reader of the record.
-RECORD_READERS = {"fenced": ("zerorename_model.protocols.fenced", "committed_files")}
+RECORD_READERS = {"fenced": ("zerorename_model.systems.protocols.fenced", "committed_files")}
 RECORD_READER_DRIVERS = ("spark", "hadoop")
 
 
@@ -56,10 +56,10 @@ def record_reader_atomicity(committer: str) -> dict[str, Any]:
     including in the middle of ``commit_job``), with the observation made in every state by a
     reader of the committer's record: it must see nothing of the job, or every file of every
     accepted attempt with the size the record gives.  Under both job-commit protocols."""
-    from zerorename_model.scenario import Faults, Scenario
-    from zerorename_model.stores import ObjectSnapshot
-    from zerorename_model.tablev import TWO_FILES, Probe, search
-    from zerorename_model.trace import write_trace
+    from zerorename_model.engine.scenario import Faults, Scenario
+    from zerorename_model.engine.stores import ObjectSnapshot
+    from zerorename_model.experiments.tablev import TWO_FILES, Probe, search
+    from zerorename_model.experiments.trace import write_trace
 
     module, name = RECORD_READERS[committer]
     read = getattr(importlib.import_module(module), name)

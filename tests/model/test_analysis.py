@@ -14,7 +14,8 @@ import pytest
 
 matplotlib.use("Agg")
 
-from zerorename_model import analysis, hb, trace, viz
+from zerorename_model.experiments import trace
+from zerorename_model.present import analysis, hb, viz
 
 ROOT = Path(__file__).resolve().parents[2]
 TRACES = ROOT / "paper" / "results" / "traces"

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 
-from zerorename_model import bugs
+from zerorename_model.experiments import bugs
 
 
 @pytest.mark.parametrize("bug", bugs.BUGS, ids=lambda b: b.report)

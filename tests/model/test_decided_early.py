@@ -17,12 +17,12 @@ from dataclasses import replace
 
 import pytest
 
-from zerorename_model import properties
-from zerorename_model.bugs import BUGS
-from zerorename_model.explore import Exploration, explore
-from zerorename_model.harness import Run
-from zerorename_model.protocols import get
-from zerorename_model.scenario import Faults, Scenario
+from zerorename_model.check import properties
+from zerorename_model.check.explore import Exploration, explore
+from zerorename_model.engine.harness import Run
+from zerorename_model.engine.scenario import Faults, Scenario
+from zerorename_model.experiments.bugs import BUGS
+from zerorename_model.systems.protocols import get
 
 HADOOP_17258 = next(b for b in BUGS if b.report == "HADOOP-17258")
 

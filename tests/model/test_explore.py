@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.model.toy_committers import EagerTaskCommit, Ideal, ListsTemporary, PrefixCleanup
-from zerorename_model.explore import (
+from zerorename_model.check.explore import (
     Footprint,
     Reduction,
     Stats,
@@ -23,9 +23,9 @@ from zerorename_model.explore import (
     new_run,
     runs,
 )
-from zerorename_model.properties import PROPERTIES, applicable
-from zerorename_model.protocols import get
-from zerorename_model.scenario import Faults, Scenario
+from zerorename_model.check.properties import PROPERTIES, applicable
+from zerorename_model.engine.scenario import Faults, Scenario
+from zerorename_model.systems.protocols import get
 
 ADJACENT = ("s3://bucket/out/dataset1", "s3://bucket/out/dataset10")
 
@@ -119,7 +119,7 @@ def test_the_comparison_catches_an_unsound_independence(monkeypatch: pytest.Monk
     """The soundness test above can fail: if steps touching the same key were taken as
     independent, the reduced search would miss end states the plain one reaches (here: which
     of two attempts writing the same file directly to the destination writes last)."""
-    import zerorename_model.explore as engine
+    import zerorename_model.check.explore as engine
 
     def careless(a: Footprint | None, b: Footprint | None) -> bool:
         return a is not None and b is not None and a.actor != b.actor
@@ -137,7 +137,7 @@ def test_the_comparison_catches_an_unsound_independence(monkeypatch: pytest.Monk
 def test_replaying_the_moves_taken_reaches_what_the_choices_reach(case: Case) -> None:
     """The engine replays a prefix with the moves its first run took, without computing the
     options again: every run it yields must be the run its choices make from scratch."""
-    from zerorename_model.explore import run_once
+    from zerorename_model.check.explore import run_once
 
     stats = Stats()
     checked = 0

@@ -21,17 +21,17 @@ from typing import Any
 import pytest
 
 from tests.model.test_protocols import Steer, run
-from zerorename_model.explore import explore
-from zerorename_model.harness import Run
-from zerorename_model.properties import PROPERTIES
-from zerorename_model.protocols import get
-from zerorename_model.protocols.fenced import SMALL_FILE_BYTES, committed_files
-from zerorename_model.scenario import Faults, Scenario
-from zerorename_model.scopes import FAMILIES, FILES
-from zerorename_model.stores import ObjectSnapshot
-from zerorename_model.tablev import LABELS, TWO_FILES, Probe, probe, search
-from zerorename_model.trace import read_trace
-from zerorename_model.verdicts import SCOPES, Budget, Row, decide_pair
+from zerorename_model.check.explore import explore
+from zerorename_model.check.properties import PROPERTIES
+from zerorename_model.engine.harness import Run
+from zerorename_model.engine.scenario import Faults, Scenario
+from zerorename_model.engine.stores import ObjectSnapshot
+from zerorename_model.experiments.scopes import FAMILIES, FILES
+from zerorename_model.experiments.tablev import LABELS, TWO_FILES, Probe, probe, search
+from zerorename_model.experiments.trace import read_trace
+from zerorename_model.experiments.verdicts import SCOPES, Budget, Row, decide_pair
+from zerorename_model.systems.protocols import get
+from zerorename_model.systems.protocols.fenced import SMALL_FILE_BYTES, committed_files
 
 #: above every scope's size (the largest, two-jobs, needs about 3,300 runs), so a scope that
 #: finishes is enumerated completely

@@ -17,12 +17,12 @@ from dataclasses import replace
 
 import pytest
 
-from zerorename_model.bugs import BUGS
-from zerorename_model.explore import Exploration, Reduction, Stats, explore, new_run, runs
-from zerorename_model.harness.recorder import Recorder
-from zerorename_model.properties import PROPERTIES, check_all
-from zerorename_model.protocols import get
-from zerorename_model.scenario import Faults, Scenario
+from zerorename_model.check.explore import Exploration, Reduction, Stats, explore, new_run, runs
+from zerorename_model.check.properties import PROPERTIES, check_all
+from zerorename_model.engine.harness.recorder import Recorder
+from zerorename_model.engine.scenario import Faults, Scenario
+from zerorename_model.experiments.bugs import BUGS
+from zerorename_model.systems.protocols import get
 
 HADOOP_17258 = next(b for b in BUGS if b.report == "HADOOP-17258")
 

@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 from tests.model.toy_committers import EagerTaskCommit, Ideal, ListsTemporary
-from zerorename_model.choices import FirstChooser, ScriptedChooser
-from zerorename_model.explore import explore, run_once
-from zerorename_model.harness import Call, Channel, Move, MoveKind, Run
-from zerorename_model.sampling import shrink
-from zerorename_model.scenario import Faults, Scenario
-from zerorename_model.trace import choices_of, read_trace, replay, write_trace
+from zerorename_model.check.explore import explore, run_once
+from zerorename_model.check.sampling import shrink
+from zerorename_model.engine.choices import FirstChooser, ScriptedChooser
+from zerorename_model.engine.harness import Call, Channel, Move, MoveKind, Run
+from zerorename_model.engine.scenario import Faults, Scenario
+from zerorename_model.experiments.trace import choices_of, read_trace, replay, write_trace
 
 
 def test_fault_free_run_commits_every_task() -> None:
@@ -87,7 +87,7 @@ def test_trace_replays_to_the_same_state(tmp_path: Path) -> None:
 
 
 def test_replay_detects_a_different_final_state(tmp_path: Path) -> None:
-    from zerorename_model.demo import SCENARIO, run_demo
+    from zerorename_model.present.demo import SCENARIO, run_demo
 
     eventual, _strong = run_demo(tmp_path)
     assert replay(tmp_path / "demo-s3-2018.jsonl").same
@@ -99,7 +99,7 @@ def test_replay_detects_a_different_final_state(tmp_path: Path) -> None:
 
 
 def test_the_demo_shows_a_lagging_listing_and_the_same_schedule_consistent() -> None:
-    from zerorename_model.demo import missed_keys, run_demo
+    from zerorename_model.present.demo import missed_keys, run_demo
 
     eventual, strong = run_demo()
     assert missed_keys(eventual) == ["events/part-00000"]

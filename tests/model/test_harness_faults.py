@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from tests.model.toy_committers import Ideal
-from zerorename_model.choices import FirstChooser
-from zerorename_model.harness import Call, Move, MoveKind, Run
-from zerorename_model.scenario import Faults, Scenario
+from zerorename_model.engine.choices import FirstChooser
+from zerorename_model.engine.harness import Call, Move, MoveKind, Run
+from zerorename_model.engine.scenario import Faults, Scenario
 
 
 def test_no_speculative_launch_for_a_job_that_has_failed() -> None:

@@ -13,13 +13,13 @@ import pytest
 from tests.model.toy_committers import Ideal
 from zerorename.executor import BoundedExecutor
 from zerorename_bridge.adapters import ReferenceFactory
-from zerorename_model.choices import FirstChooser
-from zerorename_model.explore import Reduction, Stats, new_run, run_once, runs
-from zerorename_model.harness import Call, Move, MoveKind, Op, Run, RunResult
-from zerorename_model.harness.events import Fault, Role
-from zerorename_model.properties import PROPERTIES
-from zerorename_model.scenario import Faults, JobSpec, Scenario, TaskSpec
-from zerorename_model.trace import choices_of, read_trace, write_trace
+from zerorename_model.check.explore import Reduction, Stats, new_run, run_once, runs
+from zerorename_model.check.properties import PROPERTIES
+from zerorename_model.engine.choices import FirstChooser
+from zerorename_model.engine.harness import Call, Move, MoveKind, Op, Run, RunResult
+from zerorename_model.engine.harness.events import Fault, Role
+from zerorename_model.engine.scenario import Faults, JobSpec, Scenario, TaskSpec
+from zerorename_model.experiments.trace import choices_of, read_trace, write_trace
 
 
 def _results(scenario: Scenario, factory: Any, max_runs: int = 3_000) -> Iterator[RunResult]:

@@ -8,10 +8,10 @@ from __future__ import annotations
 import pytest
 
 from zerorename_bridge.adapters import ReferenceFactory
-from zerorename_model.explore import Reduction, Stats, new_run, runs
-from zerorename_model.harness.events import Note, Op
-from zerorename_model.properties import liveness
-from zerorename_model.scenario import Faults, Scenario
+from zerorename_model.check.explore import Reduction, Stats, new_run, runs
+from zerorename_model.check.properties import liveness
+from zerorename_model.engine.harness.events import Note, Op
+from zerorename_model.engine.scenario import Faults, Scenario
 
 
 @pytest.mark.parametrize("files", [("part-{task:05d}",), ("a.csv", "b.csv")])

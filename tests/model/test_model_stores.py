@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zerorename_model.errors import ModelStoreError
-from zerorename_model.stores import PROFILES, ModelStore, etag_of
+from zerorename_model.engine.errors import ModelStoreError
+from zerorename_model.engine.stores import PROFILES, ModelStore, etag_of
 
 URL = "s3://bucket/out/part-0"
 

@@ -8,15 +8,15 @@ from types import SimpleNamespace
 
 import pytest
 
-from zerorename_model.choices import FirstChooser
-from zerorename_model.explore import explore
-from zerorename_model.harness import MoveKind, Run
-from zerorename_model.lakefs_store import LakeFS, LakeFSError, MergeConflict
-from zerorename_model.properties import check_all
-from zerorename_model.protocols import get
-from zerorename_model.protocols.stocator import published_name
-from zerorename_model.scenario import Faults, JobSpec, Scenario, TaskSpec, file_data
-from zerorename_model.stores import ModelStore
+from zerorename_model.check.explore import explore
+from zerorename_model.check.properties import check_all
+from zerorename_model.engine.choices import FirstChooser
+from zerorename_model.engine.harness import MoveKind, Run
+from zerorename_model.engine.scenario import Faults, JobSpec, Scenario, TaskSpec, file_data
+from zerorename_model.engine.stores import ModelStore
+from zerorename_model.systems.lakefs_store import LakeFS, LakeFSError, MergeConflict
+from zerorename_model.systems.protocols import get
+from zerorename_model.systems.protocols.stocator import published_name
 
 FILES = ("part-{task:05d}", "year=2024/part-{task:05d}.csv")
 

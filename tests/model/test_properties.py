@@ -18,12 +18,12 @@ from tests.model.toy_committers import (
     PublishesAtWrite,
     Spins,
 )
-from zerorename_model.choices import SteeredChooser
-from zerorename_model.explore import explore
-from zerorename_model.harness import Run
-from zerorename_model.properties import PROPERTIES, liveness, valid_outcome
-from zerorename_model.protocols import get
-from zerorename_model.scenario import Faults, Scenario
+from zerorename_model.check.explore import explore
+from zerorename_model.check.properties import PROPERTIES, liveness, valid_outcome
+from zerorename_model.engine.choices import SteeredChooser
+from zerorename_model.engine.harness import Run
+from zerorename_model.engine.scenario import Faults, Scenario
+from zerorename_model.systems.protocols import get
 
 TWO_DESTS = ("s3://bucket/out/dataset1", "s3://bucket/out/dataset10")
 TWO_FILES = ("a-{task}", "b-{task}")

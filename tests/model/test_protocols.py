@@ -14,19 +14,19 @@ import re
 
 import pytest
 
-from zerorename_model.choices import Chooser, FirstChooser, SteeredChooser
-from zerorename_model.explore import explore
-from zerorename_model.harness import Run, RunResult
-from zerorename_model.properties import check_all
-from zerorename_model.protocols import get
-from zerorename_model.protocols.common import (
+from zerorename_model.check.explore import explore
+from zerorename_model.check.properties import check_all
+from zerorename_model.engine.choices import Chooser, FirstChooser, SteeredChooser
+from zerorename_model.engine.harness import Run, RunResult
+from zerorename_model.engine.scenario import Faults, JobSpec, Scenario
+from zerorename_model.engine.stores import ModelStore
+from zerorename_model.systems.protocols import get
+from zerorename_model.systems.protocols.common import (
     dir_prefix,
     load_pending_set,
     rename_or_copy,
 )
-from zerorename_model.protocols.staging import CONFLICT_MODE
-from zerorename_model.scenario import Faults, JobSpec, Scenario
-from zerorename_model.stores import ModelStore
+from zerorename_model.systems.protocols.staging import CONFLICT_MODE
 
 FILES = ("part-{task:05d}", "year=2024/part-{task:05d}.csv")
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from tests.model.toy_committers import Ideal
-from zerorename_model.choices import FirstChooser
-from zerorename_model.harness import Call, Move, MoveKind, Run
-from zerorename_model.harness.events import Fault, Role
-from zerorename_model.run_facts import run_facts
-from zerorename_model.scenario import Faults, Scenario
+from zerorename_model.check.run_facts import run_facts
+from zerorename_model.engine.choices import FirstChooser
+from zerorename_model.engine.harness import Call, Move, MoveKind, Run
+from zerorename_model.engine.harness.events import Fault, Role
+from zerorename_model.engine.scenario import Faults, Scenario
 
 
 def _step_until(run: Run, actor: str, call: Call) -> None:

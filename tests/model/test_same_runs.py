@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from zerorename_model import verdicts
-from zerorename_model.matrix_text import shown_verdict
-from zerorename_model.protocols import get
-from zerorename_model.trace import read_trace, replay
-from zerorename_model.verdicts import Budget, decide_pair
+from zerorename_model.experiments import verdicts
+from zerorename_model.experiments.matrix_text import shown_verdict
+from zerorename_model.experiments.trace import read_trace, replay
+from zerorename_model.experiments.verdicts import Budget, decide_pair
+from zerorename_model.systems.protocols import get
 
 PROPS = ("completeness", "exclusivity", "valid-outcome")
 BUDGET = Budget(max_runs=300)

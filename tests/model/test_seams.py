@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from zerorename_model.harness import Run
-from zerorename_model.protocols import ModelCommitter, load_all
-from zerorename_model.protocols.common import PendingCommit, PendingSet, pending_set
-from zerorename_model.scenario import Scenario, ScenarioChanges
-from zerorename_model.stores import ModelStore
+from zerorename_model.engine.harness import Run
+from zerorename_model.engine.scenario import Scenario, ScenarioChanges
+from zerorename_model.engine.stores import ModelStore
+from zerorename_model.systems.protocols import ModelCommitter, load_all
+from zerorename_model.systems.protocols.common import PendingCommit, PendingSet, pending_set
 
 
 def test_scenario_changes_name_every_scenario_field() -> None:
@@ -25,7 +25,7 @@ def test_every_registered_committer_is_a_model_committer() -> None:
 
 
 def test_a_pending_upload_has_the_keys_its_typed_dict_names() -> None:
-    from zerorename_model.protocols.common import upload_pending
+    from zerorename_model.systems.protocols.common import upload_pending
 
     store = ModelStore("s3")
     commit = upload_pending(store, "s3://bucket/out/part-0", b"data", "job", "attempt")
@@ -35,8 +35,8 @@ def test_a_pending_upload_has_the_keys_its_typed_dict_names() -> None:
 
 def test_the_harness_env_serves_committers_through_the_typed_protocol() -> None:
     """A run of a registered committer goes through ``CommitterEnv`` end to end."""
-    from zerorename_model.choices import FirstChooser
-    from zerorename_model.protocols import get
+    from zerorename_model.engine.choices import FirstChooser
+    from zerorename_model.systems.protocols import get
 
     result = Run(Scenario("fenced", tasks=1), get("fenced")).run(FirstChooser())
     assert [job.outcome for job in result.jobs] == ["committed"]

@@ -19,10 +19,10 @@ import pytest
 from tests.model.test_explore import Case
 from tests.model.test_explore import _everything as everything
 from tests.model.toy_committers import ListsTemporary
-from zerorename_model.explore import Reduction, Stats
-from zerorename_model.harness import faults as fault_moves
-from zerorename_model.protocols import get
-from zerorename_model.scenario import Faults, Scenario
+from zerorename_model.check.explore import Reduction, Stats
+from zerorename_model.engine.harness import faults as fault_moves
+from zerorename_model.engine.scenario import Faults, Scenario
+from zerorename_model.systems.protocols import get
 
 CASES: list[tuple[str, Scenario, Any]] = [
     ("lists", Scenario("lists", store="s3-2018", tasks=2, driver="hadoop"), ListsTemporary),

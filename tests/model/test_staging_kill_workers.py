@@ -7,11 +7,11 @@ from __future__ import annotations
 import pytest
 
 from zerorename_bridge.adapters import ReferenceFactory
-from zerorename_model.explore import Reduction, Stats, new_run, runs
-from zerorename_model.harness import RunResult
-from zerorename_model.harness.events import Note
-from zerorename_model.properties import abortability
-from zerorename_model.scenario import Faults, Scenario
+from zerorename_model.check.explore import Reduction, Stats, new_run, runs
+from zerorename_model.check.properties import abortability
+from zerorename_model.engine.harness import RunResult
+from zerorename_model.engine.harness.events import Note
+from zerorename_model.engine.scenario import Faults, Scenario
 
 
 def _crashed_after_kill(result: RunResult) -> bool:

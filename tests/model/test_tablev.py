@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.model.toy_committers import Ideal
-from zerorename_model import tablev
-from zerorename_model.tablev import LABELS, PAPER_TABLE_V, Cell, compare, probe
+from zerorename_model.experiments import tablev
+from zerorename_model.experiments.tablev import LABELS, PAPER_TABLE_V, Cell, compare, probe
 
 #: for each attribute, a committer on which the probe comes out True and one where it is False
 #: (Ideal, a test fixture, completes its uploads one by one in the job commit)

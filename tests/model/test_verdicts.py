@@ -10,15 +10,15 @@ from typing import Any
 
 import pytest
 
-from zerorename_model.bugs import BUGS
-from zerorename_model.explore import run_once
-from zerorename_model.matrix_text import format_matrix
-from zerorename_model.properties import PROPERTIES
-from zerorename_model.protocols import get
-from zerorename_model.sampling import search
-from zerorename_model.scenario import Faults, Scenario
-from zerorename_model.scopes import FAMILIES, PROTOCOLS, SCOPES
-from zerorename_model.verdicts import FULL, QUICK, Budget, Row, bug_jobs, decide_pair
+from zerorename_model.check.explore import run_once
+from zerorename_model.check.properties import PROPERTIES
+from zerorename_model.check.sampling import search
+from zerorename_model.engine.scenario import Faults, Scenario
+from zerorename_model.experiments.bugs import BUGS
+from zerorename_model.experiments.matrix_text import format_matrix
+from zerorename_model.experiments.scopes import FAMILIES, PROTOCOLS, SCOPES
+from zerorename_model.experiments.verdicts import FULL, QUICK, Budget, Row, bug_jobs, decide_pair
+from zerorename_model.systems.protocols import get
 
 CELL_KEYS = {"committer", "store", "property", "protocol", "verdict", "trace", "explored",
              "variant_of", "bug"}
@@ -157,7 +157,7 @@ def test_a_two_job_bug_row_is_violated_and_its_fixed_row_holds(bug, tmp_path) ->
 
 
 def _bug_rows_hold_up(bug: Any, tmp_path: Any) -> None:
-    from zerorename_model.trace import replay
+    from zerorename_model.experiments.trace import replay
 
     budget = Budget(max_runs=8_000)
     props = (bug.shows,)
@@ -192,9 +192,9 @@ def test_the_second_pass_decides_what_the_first_left_sampled(
     """``Budget.deep_runs``: cells the first pass left ``holds*`` are explored again at the
     deeper budget (and say so), in the scope families left open only; decided cells are left
     as they were."""
-    from zerorename_model import verdicts
-    from zerorename_model.matrix import matrix
-    from zerorename_model.matrix_text import shown_verdict
+    from zerorename_model.experiments import verdicts
+    from zerorename_model.experiments.matrix import matrix
+    from zerorename_model.experiments.matrix_text import shown_verdict
 
     props = ("completeness", "abortability")
     shallow = matrix(["fenced"], ["s3"], props, budget=Budget(max_runs=300), workers=1,
@@ -241,8 +241,8 @@ def test_the_lag_pass_proves_with_the_lag_bounded_what_the_unbounded_search_left
     """``Budget.lag_pass``: a lagging store's ``holds*`` cell explored again with at most that
     many visibility events pending; a proof there reads ``holds`` with ``explored.max_lag``,
     keeps how far the unbounded search went, and the text matrix marks and explains it."""
-    from zerorename_model.matrix import matrix
-    from zerorename_model.matrix_text import BOUNDED, lag_bound, shown_verdict
+    from zerorename_model.experiments.matrix import matrix
+    from zerorename_model.experiments.matrix_text import BOUNDED, lag_bound, shown_verdict
 
     args = (["stocator"], ["s3-2018"], ("completeness",))
     sampled = matrix(*args, budget=Budget(max_runs=20), workers=1, protocols=("spark",))
@@ -277,9 +277,9 @@ def test_the_lag_pass_reports_a_violation_it_finds_with_a_trace_that_replays(
         tmp_path: Any) -> None:
     """A run of the bounded store is a run of the store: a violation found with the lag
     bounded decides the cell, and its trace records the bound so that it replays."""
-    from zerorename_model.matrix import matrix
-    from zerorename_model.matrix_text import lag_bound, shown_verdict
-    from zerorename_model.trace import read_trace, replay
+    from zerorename_model.experiments.matrix import matrix
+    from zerorename_model.experiments.matrix_text import lag_bound, shown_verdict
+    from zerorename_model.experiments.trace import read_trace, replay
 
     args = (["directory"], ["s3-2018"], ("liveness",))
     sampled = matrix(*args, budget=Budget(max_runs=20), workers=1, protocols=("spark",))
@@ -295,7 +295,7 @@ def test_the_passes_give_the_same_cells_in_the_same_order_however_many_workers()
     """Each job's later passes are queued as soon as its first pass ends (``_passes``): with
     two workers the jobs' passes interleave, and the cells must still be exactly those of one
     worker running them in order (timings aside)."""
-    from zerorename_model.matrix import matrix
+    from zerorename_model.experiments.matrix import matrix
 
     args = (["stocator", "directory", "v2"], ["s3-2018", "s3"], ("completeness", "liveness"))
     budget = Budget(max_runs=20, deep_runs=60, lag_pass=1, lag_runs=200)

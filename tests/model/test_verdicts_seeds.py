@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from zerorename_model.bugs import BUGS
-from zerorename_model.matrix import matrix
-from zerorename_model.seeds import default_directory, for_scope, load
-from zerorename_model.trace import replay
-from zerorename_model.verdicts import QUICK, Row, decide_pair
+from zerorename_model.experiments.bugs import BUGS
+from zerorename_model.experiments.matrix import matrix
+from zerorename_model.experiments.seeds import default_directory, for_scope, load
+from zerorename_model.experiments.trace import replay
+from zerorename_model.experiments.verdicts import QUICK, Row, decide_pair
 
 PREFIX = next(b for b in BUGS if b.report == "prefix-cleanup")
 
@@ -61,7 +61,7 @@ def test_a_seed_that_no_longer_violates_counts_for_nothing(tmp_path: Path) -> No
 
 def test_seeds_match_their_scope_whatever_the_task_count() -> None:
     """Witnesses were shrunk to one task; they still belong to the two-task scope."""
-    from zerorename_model.scopes import scope_named
+    from zerorename_model.experiments.scopes import scope_named
 
     seeds = load(str(_saved()))
     scenario = scope_named("crash-hadoop").make("v2", "s3-2018")

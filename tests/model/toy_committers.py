@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from zerorename_model.errors import ModelStoreError
-from zerorename_model.scenario import JobSpec, TaskSpec
+from zerorename_model.engine.errors import ModelStoreError
+from zerorename_model.engine.scenario import JobSpec, TaskSpec
 
 
 class _Base:

@@ -24,9 +24,9 @@ from zerorename.clock import FIXED_MILLIS_OPTION, SYSTEM_CLOCK, FixedClock, cloc
 from zerorename.formats import PendingSet
 from zerorename.stats import IOStatistics
 from zerorename_bridge.adapters import HARNESS_OPTIONS, ReferenceFactory, TranslatingStore
-from zerorename_model.explore import explore
-from zerorename_model.stores import ModelStore
-from zerorename_model.verdicts import SCOPES
+from zerorename_model.check.explore import explore
+from zerorename_model.engine.stores import ModelStore
+from zerorename_model.experiments.verdicts import SCOPES
 
 from .conftest_helpers import Env, options, run_job
 

@@ -12,7 +12,7 @@ Inputs, all read at run time (nothing here knows what either side "should" say):
   of every scope set (``hadoop`` or ``spark``: the matrix decides a cell per protocol), and a
   written reason for every configuration whose result is not the model's;
 * ``paper/results/verdicts.json``: the model's verdict matrix as ``paper/make_paper.py``
-  generated it from ``model/zerorename_model/verdicts.py``.
+  generated it from ``model/zerorename_model/experiments/verdicts.py``.
 
 The model decides a cell by exploring its scopes in order and stops at the first scope that
 violates the property, so a violated cell's ``explored.scope`` is the witness scope: the scopes

@@ -59,10 +59,10 @@ def replay(committer: str, from_store: str, to_store: str, prop: str,
            protocol: str = "hadoop") -> list[str]:
     """The violations of ``prop`` when the ``from_store`` witness (of the cell decided under
     ``protocol``) runs on ``to_store``."""
-    from zerorename_model.explore import new_run
-    from zerorename_model.properties import PROPERTIES
-    from zerorename_model.protocols import get, load_all
-    from zerorename_model.scenario import Faults, Scenario
+    from zerorename_model.check.explore import new_run
+    from zerorename_model.check.properties import PROPERTIES
+    from zerorename_model.engine.scenario import Faults, Scenario
+    from zerorename_model.systems.protocols import get, load_all
 
     path = TRACES / f"{committer}.{from_store}.{prop}.{protocol}.jsonl"
     records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()

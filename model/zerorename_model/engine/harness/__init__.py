@@ -1,0 +1,50 @@
+"""The simulation harness: actors, a scheduler, faults, and the record of a run.
+
+A package split by concern: typed moves and events (:mod:`.events`), what a run holds
+(:mod:`.state`), the scheduler (:mod:`.scheduler`), the fault moves (:mod:`.faults`), the
+drivers' rules (:mod:`.driver`: Spark's OutputCommitCoordinator, Spark's and YARN's reactions
+to failures), the recorder (:mod:`.recorder`: the trace, digests and the run's result) and
+pools whose workers are actors (:mod:`.workers`: a committer's parallel requests interleave).
+"""
+
+from zerorename_model.engine.harness.events import (
+    READ_OPS,
+    STORE_OPS,
+    Call,
+    Channel,
+    Choice,
+    End,
+    Event,
+    Failure,
+    Fault,
+    Header,
+    Incident,
+    Move,
+    MoveKind,
+    Note,
+    NoteKind,
+    Op,
+    PendingOp,
+    Reported,
+    Role,
+    Said,
+)
+from zerorename_model.engine.harness.scheduler import Run
+from zerorename_model.engine.harness.state import (
+    Actor,
+    Env,
+    HarnessStore,
+    JobState,
+    Prune,
+    RunResult,
+    SteppedStore,
+    TaskKilled,
+    hidden,
+)
+
+__all__ = [
+    "READ_OPS", "STORE_OPS", "Actor", "Call", "Channel", "Choice", "End", "Env", "Event",
+    "Failure", "Fault", "HarnessStore", "Header", "Incident", "JobState", "Move", "MoveKind",
+    "Note", "NoteKind", "Op", "PendingOp", "Prune", "Reported", "Role", "Run", "RunResult",
+    "Said", "SteppedStore", "TaskKilled", "hidden",
+]

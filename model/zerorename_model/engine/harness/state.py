@@ -1,0 +1,272 @@
+"""What a run holds: actors, the driver's knowledge of each job, what committers may use (the
+environment and its stepped stores), and the result a finished run leaves for the checkers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
+
+from zerorename.store import ListPage, ObjectInfo, Store, StoreCapabilities, UploadInfo
+from zerorename_model.engine.harness.events import (
+    STORE_OPS,
+    Event,
+    Incident,
+    PendingOp,
+    Role,
+    Said,
+    TraceLine,
+)
+from zerorename_model.engine.scenario import JobSpec, Scenario, TaskSpec
+from zerorename_model.engine.stores import ModelStore, Profile, Visibility
+
+if TYPE_CHECKING:
+    from zerorename_model.engine.harness.scheduler import Run
+    from zerorename_model.engine.harness.workers import ActorPools
+
+T = TypeVar("T")
+
+
+class HarnessStore(Store, Protocol):
+    """The destination store of a run, as the harness uses it: the store protocol committers
+    use, and what the harness needs besides (a :class:`~zerorename_model.engine.stores.ModelStore`,
+    or a real store seen through ``zerorename_bridge.backends``): its profile, its pending
+    visibility events and how to settle them, the truth as a snapshot, the uploads in
+    progress, a digest, and the hook between the parts of a non-atomic operation."""
+
+    #: called between the parts of a non-atomic operation (``"rename <key>"``)
+    between_steps: Callable[[str], None]
+
+    @property
+    def profile(self) -> Profile: ...
+
+    @property
+    def pending(self) -> Sequence[Visibility]:
+        """The visibility events a SETTLE move may make visible (empty on a real store)."""
+        ...
+
+    @property
+    def inconsistent_answers(self) -> int: ...
+
+    def settle(self, index: int) -> Visibility: ...
+    def settle_all(self) -> None: ...
+    def reset_counts(self) -> None: ...
+    def snapshot(self) -> dict[str, bytes]: ...
+    def upload_urls(self) -> list[str]: ...
+    def digest(self) -> str: ...
+
+
+class Greenlet(Protocol):
+    """What the harness uses of a greenlet (the greenlet package ships no types): an actor's
+    greenlet, switched to with a command, and the scheduler's it switches back to."""
+
+    parent: Greenlet | None
+
+    @property
+    def dead(self) -> bool: ...
+
+    def switch(self, *args: object) -> object: ...
+
+
+class TaskKilled(BaseException):
+    """Raised in a task attempt the driver cancels (another attempt won, or the job failed);
+    like Spark's TaskKilledException, the attempt then runs abort_task."""
+
+
+class Prune(Exception):
+    """Raised by the explorer to abandon a run whose state was already explored."""
+
+
+@dataclass(eq=False)
+class Actor:
+    """A job driver, task attempt or reader, running on its own greenlet.  ``pending`` is the
+    operation it is paused before (None while it runs or once it is done)."""
+
+    name: str
+    body: Callable[[], object]
+    task: TaskSpec | None = None
+    job_index: int = 0
+    glet: Greenlet | None = None
+    waiting: Callable[[], bool] | None = None  # paused in wait(): runnable when this is true
+    pending: PendingOp | None = None
+    done: bool = False
+    crashed: bool = False
+    partitioned: bool = False
+    killed: bool = False  # cancelled by the driver: it aborts itself, then ends
+    history: list[Said] = field(default_factory=list)
+    #: ``history`` as text, rendered once per entry (what the digest and fingerprint hash)
+    said_text: list[str] = field(default_factory=list)
+    #: what the actor is (None: an attempt if it has a task, else a driver)
+    role: Role | None = None
+    #: the actor whose pool worker this is (None: a process of its own); see .workers
+    owner: Actor | None = None
+    kill_delivered: bool = False  # the kill was raised in it (TaskKilled), once
+
+    @property
+    def process(self) -> Actor:
+        """The actor whose process this one runs in: itself, or its pool's owner's."""
+        return self if self.owner is None else self.owner.process
+
+    def __post_init__(self) -> None:
+        if self.role is None:
+            self.role = Role.ATTEMPT if self.task is not None else Role.DRIVER
+
+    def runnable(self) -> bool:
+        return not self.done and (self.waiting is None or self.waiting())
+
+    @property
+    def pending_text(self) -> str:
+        """The pending operation as move descriptions show it ("" when none)."""
+        return "" if self.pending is None else str(self.pending)
+
+
+@dataclass
+class JobState:
+    """The driver's knowledge of one job (survives driver restarts, like the YARN history)."""
+
+    spec: JobSpec
+    attempts: dict[int, list[TaskSpec]] = field(default_factory=dict)  # task -> launched
+    live: dict[str, bool] = field(default_factory=dict)  # attempt name -> considered alive
+    holder: dict[int, str] = field(default_factory=dict)  # task -> attempt allowed to commit
+    #: task -> the attempt whose commit the driver accepted, and its task commit message
+    accepted: dict[int, tuple[TaskSpec, object]] = field(default_factory=dict)
+    #: attempts that ended denied their commit (not task failures; still ``live`` in the
+    #: driver's view, as earlier versions recorded, so saved traces keep their digests)
+    denied: set[str] = field(default_factory=set)
+    failed: bool = False
+    outcome: str = "running"  # running, committed, aborted, commit-failed, abort-failed, lost
+    error: str = ""
+    dest_at_commit: dict[str, bytes] | None = None
+    uploads_after_cleanup: list[str] | None = None
+    temp_after_cleanup: list[str] | None = None
+    reader_saw: list[str] | None = None
+    abort_started: bool = False  # what a reader listed after the commit
+
+
+@dataclass
+class RunResult:
+    """What a finished run leaves for the property checkers (pure functions of this record).
+    ``events`` is the typed record of the run; ``trace`` the same as JSON-able dicts (the
+    trace file's lines), made when first asked for."""
+
+    scenario: Scenario
+    jobs: list[JobState]
+    written: dict[str, dict[str, bytes]]  # attempt name -> relpath -> bytes (per job dest)
+    attempt_dest: dict[str, str]  # attempt name -> its job's destination
+    preexisting: dict[str, dict[str, bytes]]  # dest -> relpath -> bytes
+    final: dict[str, bytes]  # every object in the destination store at the end, settled
+    final_uploads: list[str]
+    inconsistent_answers: int
+    steps: int
+    events: list[Event]
+    digest: str
+    #: the faults applied, the attempts that reported, the failures (typed: see run_facts)
+    incidents: list[Incident] = field(default_factory=list)
+    _trace: list[TraceLine] | None = field(default=None, repr=False)
+
+    @property
+    def trace(self) -> list[dict[str, Any]]:
+        # The lines are TraceLine TypedDicts; answered as dict[str, Any] until the callers that
+        # store or edit them (tablev.Cell.witness_trace, verdicts' witness trace) take
+        # Mapping[str, object] lines: a list[TraceLine] is not a list[dict[str, Any]].
+        if self._trace is None:
+            self._trace = [event.to_json() for event in self.events]
+        return cast("list[dict[str, Any]]", self._trace)
+
+
+class Env:
+    """What a committer may use: the destination store, the consistent cluster filesystem
+    (staging committers propagate pendingsets through it) and a per-actor local disk."""
+
+    def __init__(self, run: Run) -> None:
+        self._run = run
+        self.store = SteppedStore(run, run.store, cluster=False)
+        self.cluster = SteppedStore(run, run.cluster, cluster=True)
+        self.profile = run.store.profile
+
+    def local(self) -> ModelStore:
+        """The calling actor's local disk: private, so its operations are not steps."""
+        actor = self._run.current
+        key = actor.task.name if actor and actor.task else "driver"
+        return self._run.locals.setdefault(key, ModelStore("hdfs"))
+
+    def step(self, what: str, action: Callable[[], T]) -> T:
+        """One harness step that is not a store operation (a service call such as a lakeFS
+        merge): the actor pauses, then ``action`` runs atomically.  Outside an actor it just
+        runs."""
+        if self._run.current is None:
+            return action()
+        return self._run.sync(what, action)
+
+    def worker_pools(self, width: int) -> ActorPools:
+        """A pool backend whose workers are actors (``width`` per pool), for committers
+        whose thread pools the harness should interleave (see :mod:`.workers`)."""
+        from zerorename_model.engine.harness.workers import ActorPools  # it imports this module
+
+        return ActorPools(self._run, width)
+
+    @property
+    def actor_name(self) -> str:
+        return self._run.current.name if self._run.current else "harness"
+
+
+class SteppedStore:
+    """A store whose every operation is one harness step (pause, then perform and record).
+
+    The operations (:data:`~.events.STORE_OPS`) are looked up when asked for and passed the
+    caller's arguments as given (they are what the trace records); for type checkers they are
+    declared with the signatures of :class:`zerorename.store.Store`, so a stepped store is a
+    ``Store``."""
+
+    def __init__(self, run: Run, inner: Store, cluster: bool) -> None:
+        self._run = run
+        self._inner = inner
+        self._cluster = cluster
+        self.name: str = inner.name
+
+    def capabilities(self) -> StoreCapabilities:
+        return self._inner.capabilities()
+
+    def request_counts(self) -> dict[str, int]:
+        return self._inner.request_counts()
+
+    @property
+    def unstepped(self) -> Store:
+        """The store underneath, for services whose own calls are steps (see Env.step)."""
+        return self._inner
+
+    if TYPE_CHECKING:  # the operations __getattr__ steps, as Store declares them
+        def put(self, url: str, data: bytes, *, if_none_match: bool = False,
+                if_match: str | None = None) -> str: ...
+        def get(self, url: str) -> bytes: ...
+        def head(self, url: str) -> ObjectInfo | None: ...
+        def list_page(self, prefix: str, *, delimiter: str | None = None,
+                      token: str | None = None, max_keys: int = 1000) -> ListPage: ...
+        def delete(self, url: str) -> None: ...
+        def delete_many(self, urls: Sequence[str]) -> None: ...
+        def copy(self, src: str, dst: str) -> str: ...
+        def rename(self, src: str, dst: str) -> None: ...
+        def create_multipart(self, url: str) -> str: ...
+        def upload_part(self, url: str, upload_id: str, part_number: int,
+                        data: bytes) -> str: ...
+        def complete_multipart(self, url: str, upload_id: str,
+                               parts: Sequence[tuple[int, str]], *,
+                               if_none_match: bool = False) -> str: ...
+        def abort_multipart(self, url: str, upload_id: str) -> None: ...
+        def list_multipart_uploads(self, prefix: str) -> list[UploadInfo]: ...
+
+    def __getattr__(self, op: str) -> Callable[..., object]:
+        if op not in STORE_OPS:
+            raise AttributeError(op)
+        method: Callable[..., object] = getattr(self._inner, op)
+        run, cluster = self._run, self._cluster
+
+        def stepped(*args: object, **kwargs: object) -> object:
+            return run.store_op(cluster, op, method, args, kwargs)
+
+        return stepped
+
+
+def hidden(relpath: str) -> bool:
+    """Hadoop's rule: a path with any component starting with ``_`` or ``.`` is not output."""
+    return any(part.startswith(("_", ".")) for part in relpath.split("/") if part)

@@ -1,0 +1,135 @@
+"""The verdict matrix as text: one table with both protocols' verdicts in each cell, then the
+production bugs, each variant under the fixed committer, with a legend that says what the
+protocols and verdicts mean.  Pure functions of the cells
+(``zerorename_model.experiments.verdicts``).
+
+A cell is read as JSON (``Mapping[str, object]``): the matrix also comes back from
+``verdicts.json``, so each field is converted where it is used."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from zerorename_model.engine.json_values import json_list, json_object
+from zerorename_model.experiments.scopes import PROTOCOL_LEGEND, PROTOCOLS
+
+Cell = Mapping[str, object]
+
+#: how a verdict is written in a table cell (short, so two fit side by side)
+SHORT = {"holds": "holds", "holds*": "holds*", "violated": "VIOL", "n/a": "n/a"}
+
+
+def shown_verdict(cell: Cell) -> str:
+    """A cell's verdict as people read it: ``holds*`` where a scope was only sampled."""
+    if cell["verdict"] == "holds" and not json_object(cell["explored"]).get("complete", True):
+        return "holds*"
+    return str(cell["verdict"])
+
+
+def lag_bound(cell: Cell) -> int | None:
+    """The visibility-lag bound a ``holds`` was proved under (``Budget.lag_pass``), or None:
+    proved with the lagging store's whole freedom, or not a proof at all."""
+    bound = json_object(cell["explored"]).get("max_lag") if cell["verdict"] == "holds" else None
+    return bound if isinstance(bound, int) else None
+
+
+#: what marks a ``holds`` proved with the visibility lag bounded (the legend says by how much)
+BOUNDED = "\u2020"
+
+
+def _short(cell: Cell) -> str:
+    shown = shown_verdict(cell)
+    return SHORT.get(shown, shown) + (BOUNDED if lag_bound(cell) is not None else "")
+
+
+def _pair(cells: Mapping[str, Cell], protocols: Sequence[str]) -> str:
+    return "/".join(_short(cells[d]) if d in cells else "" for d in protocols)
+
+
+def bounded_note(cells: Sequence[Cell]) -> list[str]:
+    """The legend's line for cells proved with the lag bounded: what the mark means and what
+    the lag was bounded by (empty when there is none)."""
+    bounds = sorted({b for c in cells if (b := lag_bound(c)) is not None})
+    if not bounds:
+        return []
+    return [f"holds{BOUNDED} = proved with at most {'/'.join(map(str, bounds))} visibility "
+            "events of the lagging store pending at once (bounded staleness); with no bound "
+            "no run violated it either, but the search did not enumerate every scope (the "
+            "JSON's explored.unbounded)"]
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    lines = ["  ".join(f"{h:<{w}}" for h, w in zip(header, widths, strict=True)).rstrip()]
+    lines.append("-" * len(lines[0]))
+    lines += ["  ".join(f"{v:<{w}}" for v, w in zip(r, widths, strict=True)).rstrip()
+              for r in rows]
+    return lines
+
+
+def legend(protocols: Sequence[str]) -> list[str]:
+    """What a cell says: the protocols in its order, and the verdict words."""
+    both = " / ".join(protocols)
+    return [
+        f"each cell: {both}" + (" (one verdict per job-commit protocol)"
+                                if len(protocols) > 1 else ""),
+        *[f"  {d}: {PROTOCOL_LEGEND[d]}" for d in protocols],
+        "holds = no violation in any scope of that protocol, every scope enumerated "
+        "(proved within bounds); holds* = none found, but a scope was only sampled; "
+        "VIOL = a run broke it (a shrunk trace: zerorename trace replay PATH); "
+        "n/a = the committer cannot run on the store, or the question cannot arise",
+    ]
+
+
+def format_matrix(cells: Sequence[Cell]) -> str:
+    """One row per (committer, store), one column per property, each cell ``hadoop/spark``;
+    then the production-bug rows (cells with ``bug`` set), if any."""
+    main = [c for c in cells if not c.get("bug")]
+    protocols = [d for d in PROTOCOLS if any(c.get("protocol", "spark") == d for c in cells)]
+    props = list(dict.fromkeys(str(c["property"]) for c in main))
+    rows: dict[tuple[str, str], dict[str, dict[str, Cell]]] = {}
+    for c in main:
+        rows.setdefault((str(c["committer"]), str(c["store"])), {}).setdefault(
+            str(c["property"]), {})[str(c.get("protocol", "spark"))] = c
+    lines: list[str] = []
+    if main:
+        lines += _table(["committer", "store", *props],
+                        [[committer, store, *(_pair(row.get(p, {}), protocols) for p in props)]
+                         for (committer, store), row in rows.items()])
+    bugs = format_bugs(cells, protocols)
+    if bugs:
+        lines += (["", *bugs] if lines else bugs)
+    return "\n".join([*lines, "", *legend(protocols), *bounded_note(cells)])
+
+
+def format_bugs(cells: Sequence[Cell], protocols: Sequence[str]) -> list[str]:
+    """The production bugs: for each, the variant's row and the fixed committer's, for every
+    property either violates in the bug's scope family (every property, if neither does), with
+    the trace of each violated cell."""
+    grouped: dict[str, dict[tuple[str, str], dict[str, Cell]]] = {}
+    for c in cells:
+        if c.get("bug"):
+            grouped.setdefault(str(c["bug"]), {}).setdefault(
+                (str(c["committer"]), str(c["property"])), {})[str(c.get("protocol", "spark"))] = c
+    if not grouped:
+        return []
+    rows: list[list[str]] = []
+    for bug, by_row in grouped.items():
+        broken = {prop for (_c, prop), pair in by_row.items()
+                  if any(c["verdict"] == "violated" for c in pair.values())}
+        for (committer, prop), pair in by_row.items():
+            if broken and prop not in broken:
+                continue  # the properties that tell the two apart (all, if none is violated)
+            any_cell = next(iter(pair.values()))
+            scope = ",".join(dict.fromkeys(
+                str(json_object(s).get("scope", "")).rsplit("-", 1)[0]
+                for c in pair.values()
+                for s in json_list(json_object(c["explored"]).get("scopes"))))
+            traces = [str(c["trace"]) for c in pair.values() if c.get("trace")]
+            who = "variant" if any_cell.get("variant_of") else "fixed"
+            rows.append([bug, scope, f"{committer} ({who})", str(any_cell["store"]), prop,
+                         _pair(pair, protocols), traces[0] if traces else ""])
+    return ["production bugs (paper Section XIV): each variant beside the fixed committer, "
+            "in the scope family that shows the bug",
+            *_table(["bug", "scope", "committer", "store", "property", "/".join(protocols),
+                     "trace"], rows)]

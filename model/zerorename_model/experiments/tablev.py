@@ -1,0 +1,384 @@
+"""Table V of the paper (Section XII, "Attributes of the different committer algorithms"),
+computed by running the committers rather than typed in.
+
+Every attribute is a *probe* (:mod:`zerorename_model.experiments.tablev_probes`): a small scenario,
+a quantifier and an observation, decided by a bounded exhaustive search of the harness's
+schedules with :func:`zerorename_model.check.explore.runs`, the exploration engine the verdict
+matrix uses (state pruning and sleep sets).  Two kinds of observation are needed that the post-hoc
+property checkers cannot express, so the engine takes hooks:
+
+* ``watch(run, move)``: looked at in *every intermediate state* (and with the move about to be
+  taken), e.g. "a file of an attempt that has not been granted its commit is visible", or "the
+  driver is crashed in the middle of commit_job while only some files are visible";
+* ``check(result)``: looked at on every finished run (output complete and exclusive...);
+* ``allow(run, move)``: which fault moves the probe is about (a crash *during commit_task*), so
+  that a found schedule is evidence about that attribute and nothing else.
+
+Files are matched to the attempt that wrote them by their bytes (``scenario.file_data`` names
+the writer), never by name: Stocator renames every file, and the probes must not trust
+anything a committer says.
+
+A probe is ``forall`` (the attribute holds unless some schedule breaks it: speculation,
+recovery, abort, atomicity, partition resilience) or ``exists`` (the attribute is true if some
+schedule shows it: observable output).  A cell carries the trace of the run that decided it
+(the counterexample, or the example) and otherwise the trace of the first, fault-free run, plus
+what the search covered (``explored``: runs, states, whether the scope was exhausted).
+
+``PAPER_TABLE_V`` is the published table, used only by :func:`compare`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypedDict
+
+from zerorename_model.check.explore import Reduction, Stats, runs
+from zerorename_model.engine.harness import Move, NoteKind, Run, RunResult
+from zerorename_model.engine.scenario import (
+    Committer,
+    CommitterEnv,
+    CommitterFactory,
+    JobSpec,
+    Scenario,
+    TaskSpec,
+)
+from zerorename_model.experiments.tablev_probes import (
+    PROBES,
+    TWO_FILES,
+    WRAP_OPTION,
+    Allow,
+    Check,
+    Probe,
+    Watch,
+)
+from zerorename_model.systems.protocols import get
+
+__all__ = ["ATTRIBUTES", "COLUMNS", "LABELS", "PAPER_COLUMN", "PAPER_SOURCE", "PAPER_TABLE_V",
+           "PROBES", "TWO_FILES", "WRAP_OPTION", "Allow", "AlwaysAsk", "Cell", "Check",
+           "Difference", "Probe", "Search", "Watch", "available", "compare", "compute",
+           "format_table", "main", "probe", "replay", "search", "wrapped"]
+
+#: (key, the paper's row label)
+ATTRIBUTES: tuple[tuple[str, str], ...] = (
+    ("speculative_tasks", "Speculative Tasks"),
+    ("recoverable_job", "Recoverable Job"),
+    ("abortable_task", "Abortable Task"),
+    ("abortable_job", "Abortable Job"),
+    ("uncommitted_task_output_observable", "Uncommitted task output observable"),
+    ("committed_task_output_observable", "Committed task output observable"),
+    ("atomic_task_commit", "Atomic Task Commit"),
+    ("atomic_job_commit", "Atomic Job Commit"),
+    ("partitioned_executor_resilience", "Partitioned Executor resilience"),
+)
+LABELS = dict(ATTRIBUTES)
+
+#: our columns; the paper's are Direct, Stocator, S3A (magic and staging) and EMR
+COLUMNS = ("direct", "stocator", "magic", "directory", "emr", "v1", "v2", "manifest", "lakefs",
+           "fenced")
+PAPER_COLUMN = {"direct": "Direct", "stocator": "Stocator", "magic": "S3A", "directory": "S3A",
+                "partitioned": "S3A", "emr": "EMR"}
+
+PAPER_SOURCE = ("S. Loughran, R. Blue, S. Radia, T. Demoor, \"A Zero-Rename Committer: "
+                "Object-storage as a Destination for Apache Hadoop and Spark\", Section XII, "
+                "Table V (seed 001)")
+#: The published Table V, transcribed from the paper (PAPER_SOURCE).  The paper's claims, used
+#: only to list where our results differ; never a result.
+PAPER_TABLE_V: dict[str, dict[str, bool]] = {
+    "speculative_tasks": {"Direct": False, "Stocator": True, "S3A": True, "EMR": True},
+    "recoverable_job": {"Direct": False, "Stocator": False, "S3A": False, "EMR": True},
+    "abortable_task": {"Direct": False, "Stocator": True, "S3A": True, "EMR": True},
+    "abortable_job": {"Direct": True, "Stocator": True, "S3A": True, "EMR": True},
+    "uncommitted_task_output_observable": {"Direct": True, "Stocator": True, "S3A": False,
+                                           "EMR": False},
+    "committed_task_output_observable": {"Direct": True, "Stocator": True, "S3A": False,
+                                         "EMR": True},
+    "atomic_task_commit": {"Direct": True, "Stocator": True, "S3A": True, "EMR": False},
+    "atomic_job_commit": {"Direct": True, "Stocator": True, "S3A": False, "EMR": True},
+    "partitioned_executor_resilience": {"Direct": False, "Stocator": False, "S3A": True,
+                                        "EMR": False},
+}
+
+
+class Explored(TypedDict):
+    """What a cell's search covered, as the JSON results record it."""
+
+    quantifier: str
+    looks_for: str
+    found: bool
+    runs: int
+    pruned: int
+    states: int
+    complete: bool
+    seconds: float
+    scenario: dict[str, object]
+
+
+class CellJSON(TypedDict):
+    """A cell in the JSON results (``witness_trace``: the trace lines, as a run's ``trace``
+    holds them: parsed-JSON dicts, the harness's type)."""
+
+    value: bool
+    detail: str
+    explored: Explored
+    witness_trace: list[dict[str, Any]] | None
+
+
+@dataclass
+class Cell:
+    """One computed cell: the value, the trace that decided it, and what the search covered."""
+
+    value: bool
+    witness_trace: list[dict[str, Any]] | None
+    explored: Explored
+    detail: str = ""  # one line: what the deciding run showed, or what was searched for
+
+    def to_json(self) -> CellJSON:
+        return {"value": self.value, "detail": self.detail, "explored": self.explored,
+                "witness_trace": self.witness_trace}
+
+
+@dataclass
+class Search:
+    found: str | None
+    result: RunResult | None  # the run that found it, else the first complete run
+    runs: int = 0
+    pruned: int = 0
+    states: int = 0
+    complete: bool = False
+    seconds: float = 0.0
+    scenario: dict[str, object] = field(default_factory=dict)
+
+
+class AlwaysAsk:
+    """Wraps a factory so every attempt asks to commit, and a loser is told to abort: the
+    harness can only abort attempts that ask (Direct never does)."""
+
+    def __init__(self, factory: CommitterFactory) -> None:
+        self.factory = factory
+        # getattr: a factory written outside the model (a test's plain class) may not say
+        self.supports_recovery: bool = getattr(factory, "supports_recovery", False)
+
+    def __call__(self, env: CommitterEnv, job: JobSpec, task: TaskSpec | None,
+                 options: dict[str, str]) -> Committer:
+        committer = self.factory(env, job, task, options)
+        if task is not None:
+            # an instance attribute over the method: the committer stays the object it is
+            # (its class, so the harness's protocol checks, are unchanged)
+            setattr(committer, "needs_task_commit", lambda: True)  # noqa: B010
+        return committer
+
+
+WRAPPERS: dict[str, Callable[[CommitterFactory], CommitterFactory]] = {"always-ask": AlwaysAsk}
+
+
+def wrapped(scenario: Scenario, factory: CommitterFactory) -> CommitterFactory:
+    """``factory`` inside the wrapper the scenario's options name, if any."""
+    wrap = dict(scenario.options).get(WRAP_OPTION)
+    return WRAPPERS[wrap](factory) if wrap else factory
+
+
+def replay(trace: list[dict[str, Any]], factory: CommitterFactory | None = None) -> RunResult:
+    """Run a cell's trace again from its header and recorded choices (same wrapper): the one
+    replay of :mod:`zerorename_model.experiments.trace`, which ``zerorename trace replay`` uses
+    too."""
+    from zerorename_model.experiments.trace import run_recorded
+
+    result: RunResult = run_recorded(trace, factory, source="<Table V cell trace>")
+    return result
+
+
+# -- the search ----------------------------------------------------------------------------------
+
+def _noting(watch: Watch | None) -> Watch | None:
+    """``watch``, marking what it finds during a run in the run's trace."""
+    if watch is None:
+        return None
+
+    def noted(run: Run, move: Move | None) -> str | None:
+        found = watch(run, move)
+        if found and move is not None:
+            run.note(f"probe: {found}", NoteKind.PROBE)
+        return found
+    return noted
+
+
+def search(probe: Probe, committer: str, factory: CommitterFactory | None = None, *,
+           max_runs: int = 4000) -> Search:
+    """Enumerate the schedules of ``probe`` for ``committer`` with the exploration engine
+    (:func:`zerorename_model.check.explore.runs`); stop at the first finding."""
+    scenario = probe.scenario(committer)
+    factory = wrapped(scenario, factory or get(committer))
+    report = Search(found=None, result=None, scenario=scenario.to_json())
+    stats = Stats()
+    started = time.monotonic()
+    # faults never sleep here: the observations look at every state with the fault about to
+    # be taken (a crash in the middle of a task commit), not only at end states
+    for done in runs(lambda: Run(scenario, factory), stats, allow=probe.allow,
+                     watch=_noting(probe.watch), max_runs=max_runs,
+                     reduction=Reduction.SLEEP):
+        if report.result is None:
+            report.result = done.result
+        found = done.found
+        if found is None and probe.check is not None:
+            found = probe.check(done.result)
+        if found:
+            report.found, report.result = found, done.result
+            break
+    report.runs, report.pruned, report.states = stats.runs, stats.pruned, stats.states
+    report.complete = stats.complete and report.found is None
+    report.seconds = round(time.monotonic() - started, 3)
+    return report
+
+
+def probe(attribute: str, committer: str, factory: CommitterFactory | None = None, *,
+          max_runs: int = 4000) -> Cell:
+    """Compute one cell of Table V by searching ``attribute``'s scenario for ``committer``."""
+    spec = PROBES[attribute]
+    factory = factory or get(committer)
+    found = search(spec, committer, factory, max_runs=max_runs)
+    # exists: true when a schedule showed it; forall: true when no schedule broke it
+    value = (found.found is not None) == (spec.quantifier == "exists")
+    detail = found.found or f"no schedule found where {spec.looks_for}"
+    if attribute == "recoverable_job" and not getattr(factory, "supports_recovery", False):
+        value = False
+        if found.found is None:
+            detail = "the committer does not support recovering a restarted job"
+    explored: Explored = {
+        "quantifier": spec.quantifier, "looks_for": spec.looks_for,
+        "found": found.found is not None, "runs": found.runs, "pruned": found.pruned,
+        "states": found.states, "complete": found.complete, "seconds": found.seconds,
+        "scenario": found.scenario}
+    trace = found.result.trace if found.result is not None else None
+    return Cell(value, trace, explored, detail)
+
+
+def available(columns: Sequence[str] = COLUMNS) -> list[str]:
+    """The committers of ``columns`` that are registered (others are being written)."""
+    names = []
+    for name in columns:
+        try:
+            get(name)
+        except KeyError:
+            continue
+        names.append(name)
+    return names
+
+
+def compute(columns: Sequence[str] = COLUMNS, attributes: Sequence[str] | None = None,
+            *, max_runs: int = 4000) -> dict[str, dict[str, Cell]]:
+    """The table: committer -> attribute -> cell, for every registered committer."""
+    keys = list(attributes or LABELS)
+    return {name: {attr: probe(attr, name, max_runs=max_runs) for attr in keys}
+            for name in available(columns)}
+
+
+def format_table(table: dict[str, dict[str, Cell]]) -> str:
+    """One row per attribute, one column per committer; where the paper has the committer's
+    column and says otherwise, the cell reads ``False (paper True)``."""
+    names = list(table)
+    texts: dict[str, dict[str, str]] = {name: {} for name in names}
+    for name in names:
+        column = PAPER_COLUMN.get(name)
+        for attribute, cell in table[name].items():
+            paper = PAPER_TABLE_V.get(attribute, {}).get(column) if column else None
+            texts[name][attribute] = str(cell.value) + (
+                f" (paper {paper})" if paper is not None and paper != cell.value else "")
+    first = max(len(label) for _key, label in ATTRIBUTES)
+    widths = {name: max([len(name), *(len(t) for t in texts[name].values())])
+              for name in names}
+    lines = [f"{'attribute':<{first}}  " + "  ".join(f"{n:<{widths[n]}}" for n in names)]
+    lines.append("-" * len(lines[0]))
+    for key, label in ATTRIBUTES:
+        if any(key in texts[n] for n in names):
+            lines.append(f"{label:<{first}}  " + "  ".join(
+                f"{texts[n].get(key, ''):<{widths[n]}}" for n in names))
+    return "\n".join(lines)
+
+
+def main(json_path: str | None = None, traces: str | None = None,
+         committers: Sequence[str] | None = None,
+         progress: Callable[[str], None] | None = None) -> int:
+    """``zerorename table``: compute Table V for ``committers`` (default: every registered
+    column), print it and every cell that differs from the paper; with ``json_path``, write
+    every cell (value, finding, what was searched, deciding trace); with ``traces``, write the
+    trace of every cell a run decided, or that is False, as ``tablev.<committer>.<attribute>
+    .jsonl`` (each replays with ``zerorename trace replay``).  Differences from the paper are
+    findings, not failures: the exit status is 0."""
+    from pathlib import Path
+
+    from zerorename_model.experiments.trace import write_trace
+    from zerorename_model.systems.protocols import load_all
+
+    known = load_all()
+    unknown = [c for c in committers or () if c not in known]
+    if unknown:
+        raise ValueError(f"unknown committer {unknown[0]!r}; known: {sorted(known)}")
+    names = list(committers) if committers else available()
+    table: dict[str, dict[str, Cell]] = {}
+    for name in names:
+        started = time.monotonic()
+        table[name] = {attribute: probe(attribute, name) for attribute in LABELS}
+        if progress is not None:
+            progress(f"{name}: {len(LABELS)} attributes probed in "
+                     f"{time.monotonic() - started:.1f} s")
+    print(format_table(table))
+    differences = compare(table)
+    print(f"\n{len(differences)} cell(s) differ from the paper ({PAPER_SOURCE}):"
+          if differences else "\nevery cell the paper has agrees with it")
+    for difference in differences:
+        print(f"  {difference.line()}")
+    if json_path:
+        data = {"paper": {"source": PAPER_SOURCE, "table": PAPER_TABLE_V,
+                          "columns": PAPER_COLUMN},
+                "cells": {name: {attribute: cell.to_json() for attribute, cell in row.items()}
+                          for name, row in table.items()},
+                "differences": [{"committer": d.committer, "attribute": d.attribute,
+                                 "ours": d.ours, "paper": d.paper, "reason": d.reason}
+                                for d in differences]}
+        out = Path(json_path)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(data, indent=1, default=str) + "\n", encoding="utf-8")
+        if progress is not None:
+            progress(f"wrote {out}")
+    if traces:
+        written = [write_trace(Path(traces) / f"tablev.{name}.{attribute}.jsonl",
+                               cell.witness_trace)
+                   for name, row in table.items() for attribute, cell in row.items()
+                   if cell.witness_trace and (cell.explored["found"] or not cell.value)]
+        if progress is not None:
+            progress(f"wrote {len(written)} witness traces under {traces}")
+    return 0
+
+
+@dataclass(frozen=True)
+class Difference:
+    committer: str
+    attribute: str
+    ours: bool
+    paper: bool
+    reason: str  # what the deciding run showed
+    trace: list[dict[str, Any]] | None
+
+    def line(self) -> str:
+        return (f"{self.committer} / {LABELS[self.attribute]}: ours {self.ours}, "
+                f"paper {self.paper}: {self.reason}")
+
+
+def compare(ours: dict[str, dict[str, Cell]],
+            paper: dict[str, dict[str, bool]] | None = None) -> list[Difference]:
+    """Every cell where our result differs from the paper's (committers the paper has)."""
+    paper = PAPER_TABLE_V if paper is None else paper
+    found = []
+    for committer, cells in ours.items():
+        column = PAPER_COLUMN.get(committer)
+        if column is None:
+            continue
+        for attribute, cell in cells.items():
+            published = paper.get(attribute, {}).get(column)
+            if published is not None and published != cell.value:
+                found.append(Difference(committer, attribute, cell.value, published,
+                                        cell.detail, cell.witness_trace))
+    return found

@@ -1,0 +1,360 @@
+"""The fenced committer: S3's conditional writes make task commit and job commit one PUT each.
+
+Every other object-store committer publishes whatever record a task attempt PUT *last*, so an
+attempt the driver has given up on can replace the accepted one's (the race of Section VIII.C),
+and refusing the second PUT with a plain existence check brought back HADOOP-17258's retry
+loop.  Here every record is written with ``If-None-Match: *``: the store, not the driver,
+decides which attempt's record exists, and every loser learns who won.
+
+Layout (names starting with ``_`` are not output)::
+
+    dest/_fenced/<jobId>/active                 present while the job runs (set up, not cleaned)
+    dest/_fenced/<jobId>/tasks/<taskId>.json   task record: the winning attempt and its uploads
+    dest/_fenced/<jobId>/commit.json           job commit record: the task records it accepts
+    dest/_SUCCESS                              every committed file, its size and ETag
+
+* Task output: a multipart upload to the final key, not completed (as ``magic``); files smaller
+  than ``zerorename.fenced.small-file-bytes`` wait on local disk and are uploaded in the task
+  commit (as ``directory``).
+* Task commit: one conditional PUT of the task record, at a key made of the job ID and the task
+  ID only.  The first attempt wins; a 412 means another attempt's record is there: the loser
+  aborts its uploads and answers :class:`CommittedByAnother`, naming the winner, so the driver
+  knows whose output the job publishes and does not retry.  A winner then reads the job commit
+  record: a record that exists and does not name it means the job committed without it, so it
+  aborts its uploads and fails (a zombie cannot add output).
+* Job commit: a conditional PUT of the job commit record (the accepted task records: Spark's
+  messages, or Hadoop's listing of the task records) is the commit point; then every upload it
+  names is completed, ``_SUCCESS`` written, the task records and stray uploads removed.
+* Cleanup aborts the uploads at a key its records name that no commit names (a losing or
+  retried attempt's); an upload no record names (an attempt that died before its task
+  commit) is aborted only when no other job is active under the destination: it could be the
+  other job's, and aborting it is Section XIV.C.1's bug (``fenced+XIV.C.1`` puts it back).
+* Recovery: a new job attempt that finds the commit record rolls forward (an upload already
+  completed answers NoSuchUpload, and its object has the recorded ETag); one that does not
+  commits afresh, keeping the task records, which name no job attempt.
+* Readers: :func:`committed_files` reads ``_SUCCESS``, one atomic PUT written after every upload
+  was completed: it names exactly the files of the last job that committed.
+
+``fenced+no-fence`` is the same protocol with plain PUTs: it shows the condition is what
+excludes a partitioned attempt's output.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Protocol, TypedDict, cast
+
+from zerorename_model.engine.errors import ModelStoreError
+from zerorename_model.engine.scenario import CommittedByAnother, CommitterEnv, JobSpec, TaskSpec
+from zerorename_model.systems.protocols import ModelCommitter, register
+from zerorename_model.systems.protocols.common import (
+    SUCCESS,
+    CommitFailed,
+    PendingCommit,
+    abort_pending,
+    commit_url,
+    complete_pending,
+    decode_json,
+    delete_recursive,
+    dir_prefix,
+    encode_json,
+    join,
+    list_children,
+    list_files,
+    relative,
+    task_id,
+    upload_pending,
+)
+
+FENCE_DIR = "_fenced"
+SMALL_FILE_BYTES = "zerorename.fenced.small-file-bytes"
+RECORD_VERSION = 1
+SUCCESS_NAME = "zerorename.fenced.SuccessData/1"
+
+
+class TaskRecord(TypedDict):
+    """``tasks/<taskId>.json``: the attempt that won the task and its pending uploads (also
+    the task commit message)."""
+
+    version: int
+    jobId: str
+    task: str
+    attempt: str
+    uploads: list[PendingCommit]
+
+
+class JobRecord(TypedDict):
+    """``commit.json``, the commit point: the task records the job commit accepted, by task."""
+
+    version: int
+    jobId: str
+    tasks: dict[str, TaskRecord]
+
+
+@register("fenced", supports_recovery=True)
+class FencedCommitter(ModelCommitter):
+    name = "fenced"
+    fenced = True  # every record PUT carries If-None-Match: *
+
+    def __init__(self, env: CommitterEnv, job: JobSpec, task: TaskSpec | None,
+                 options: dict[str, str]) -> None:
+        self.env = env
+        self.fs = env.store
+        self.dest = job.dest
+        self.job = job
+        self.task = task
+        self.small_file_bytes = int(options.get(SMALL_FILE_BYTES, "0"))
+        self.record_dir = join(self.dest, FENCE_DIR, job.job_id)
+        self.commit_record = join(self.record_dir, "commit.json")
+        self.marker = join(self.record_dir, "active")
+        self.uploads: list[PendingCommit] = []  # this attempt's pending uploads
+        self.won = False  # this attempt's task record is the task's record
+        self._cleaned = False
+        if task is not None:
+            self.task_record = join(self.record_dir, "tasks", task_id(task) + ".json")
+            self.staging = f"file:///tmp/fenced/{task.attempt_id}"
+
+    # -- records -------------------------------------------------------------------------------
+
+    def put_record(self, url: str, record: TaskRecord | JobRecord) -> bool:
+        """PUT ``record`` if no record is there yet; False when another one is (412)."""
+        try:
+            self.fs.put(url, encode_json(record), if_none_match=self.fenced)
+        except ModelStoreError as error:
+            if error.code != "PreconditionFailed":
+                raise
+            return False
+        return True
+
+    def read_record(self, url: str) -> object | None:
+        """The parsed record at ``url``, None if there is none."""
+        try:
+            return decode_json(self.fs.get(url), url)
+        except ModelStoreError as error:
+            if error.code != "NoSuchKey":
+                raise
+            return None
+
+    def read_task_record(self, url: str) -> TaskRecord | None:
+        """A task record; records are written only by this committer, so they are not
+        validated (hence the cast), as the production committers trust their own records."""
+        return cast(TaskRecord | None, self.read_record(url))
+
+    def read_job_record(self) -> JobRecord | None:
+        """The job commit record, if the job has committed (unvalidated, as above)."""
+        return cast(JobRecord | None, self.read_record(self.commit_record))
+
+    # -- job and task set-up -------------------------------------------------------------------
+
+    def setup_job(self) -> None:
+        """Refuse a store that cannot fence: without conditional PUT nothing here is safe."""
+        capabilities = self.fs.capabilities()
+        if not (capabilities.conditional_put and capabilities.multipart):
+            raise CommitFailed(self.dest, "the store has no conditional PUT or no multipart "
+                                          "upload: the fenced committer cannot run on it")
+        self.fs.put(self.marker, b"")  # another job's cleanup leaves our uploads alone
+
+    def setup_task(self) -> None:
+        pass
+
+    def write(self, relpath: str, data: bytes) -> None:
+        """Start the file's upload to its final key (completed only by the job commit), or
+        keep a small file on local disk until the task commit."""
+        assert self.task is not None
+        if len(data) < self.small_file_bytes:
+            self.env.local().put(join(self.staging, relpath), data)
+            return
+        self.uploads.append(upload_pending(self.fs, join(self.dest, relpath), data,
+                                           self.job.job_id, self.task.attempt_id))
+
+    def needs_task_commit(self) -> bool:
+        """Always: every task of a job leaves a record, so every task is fenced."""
+        return True
+
+    # -- task commit and abort -----------------------------------------------------------------
+
+    def commit_task(self) -> TaskRecord | CommittedByAnother:
+        """Upload the staged files, then PUT the task record, ``If-None-Match: *``."""
+        assert self.task is not None
+        local = self.env.local()
+        for obj in list_files(local, self.staging):
+            self.uploads.append(upload_pending(
+                self.fs, join(self.dest, relative(obj.url, self.staging)), local.get(obj.url),
+                self.job.job_id, self.task.attempt_id))
+        delete_recursive(local, self.staging)
+        record: TaskRecord = {"version": RECORD_VERSION, "jobId": self.job.job_id,
+                  "task": task_id(self.task), "attempt": self.task.attempt_id,
+                  "uploads": self.uploads}
+        if not self.put_record(self.task_record, record):
+            winner = self.read_task_record(self.task_record)
+            if winner is None:  # the job ended and removed the records meanwhile
+                self.abort_uploads()
+                raise CommitFailed(self.task_record, "the job has ended")
+            if winner["attempt"] != self.task.attempt_id:  # else: our own PUT, answer lost
+                self.abort_uploads()
+                return CommittedByAnother(winner["attempt"], winner)
+        self.won = True
+        job_record = self.read_job_record()
+        accepted = None if job_record is None else job_record["tasks"].get(record["task"])
+        if job_record is not None and (
+                None if accepted is None else accepted.get("attempt")) != self.task.attempt_id:
+            self.won = False
+            self.abort_uploads()
+            raise CommitFailed(self.task_record, "the job committed without this task")
+        return record
+
+    def abort_uploads(self) -> None:
+        for upload in self.uploads:
+            abort_pending(self.fs, upload)
+
+    def abort_task(self) -> None:
+        """Abort the attempt's uploads, unless its record won: then they are the task's."""
+        if not self.won:
+            self.abort_uploads()
+        delete_recursive(self.env.local(), self.staging)
+
+    # -- job commit ----------------------------------------------------------------------------
+
+    def task_records(self) -> list[TaskRecord]:
+        """Hadoop's protocol: list the task records (one per task: the winners)."""
+        records = []
+        for obj in list_files(self.fs, join(self.record_dir, "tasks")):
+            record = self.read_task_record(obj.url)
+            if record is not None:
+                records.append(record)
+        return records
+
+    def commit_job(self, messages: list[TaskRecord | None] | None) -> None:
+        """PUT the job commit record (the commit point), complete its uploads, write
+        ``_SUCCESS``, clean up.  A record already there (an earlier attempt of this job
+        committed, then its driver died) is rolled forward instead."""
+        job_record = self.read_job_record()
+        if job_record is None:
+            records = ([m for m in messages if m is not None] if messages is not None
+                       else self.task_records())
+            job_record = {"version": RECORD_VERSION, "jobId": self.job.job_id,
+                          "tasks": {r["task"]: r for r in records}}
+            if not self.put_record(self.commit_record, job_record):
+                job_record = self.read_job_record()
+                assert job_record is not None
+        files = {}
+        for record in job_record["tasks"].values():
+            for upload in record["uploads"]:
+                url = self.complete(upload)
+                files[relative(url, self.dest)] = {"size": upload["length"],
+                                                   "etag": upload["etags"][0]}
+        self.fs.put(join(self.dest, SUCCESS), encode_json({
+            "name": SUCCESS_NAME, "committer": self.name, "jobId": self.job.job_id,
+            "files": files, "success": True}))
+        self._clean({join(self.dest, f) for f in files})
+
+    def complete(self, upload: PendingCommit) -> str:
+        """Complete one upload; one already completed (NoSuchUpload) is done if its object has
+        the recorded ETag (each file is one part, so the object's ETag is that part's)."""
+        url = commit_url(upload)
+        try:
+            complete_pending(self.fs, upload)
+            return url
+        except ModelStoreError as error:
+            if error.code != "NoSuchUpload":
+                raise
+        found = self.fs.head(url)
+        if found is None or found.etag != upload["etags"][0]:
+            raise CommitFailed(url, "upload gone, and the object is not the recorded one")
+        return url
+
+    def recover_task(self, task: TaskSpec) -> None:
+        """Nothing to move: the task record's key names no job attempt."""
+
+    # -- abort and cleanup ---------------------------------------------------------------------
+
+    def abort_job(self) -> None:
+        """Roll back: abort the job's uploads (see :meth:`abort_own_uploads`), delete its
+        records.  A job whose commit record exists has committed and cannot be rolled back."""
+        if self.read_job_record() is not None:
+            raise CommitFailed(self.commit_record, "the job has committed: roll forward")
+        self.abort_own_uploads(self.recorded_keys())
+        delete_recursive(self.fs, self.record_dir)
+        self._cleaned = True
+
+    def cleanup_job(self) -> None:
+        """After a commit or an abort that already cleaned, nothing; otherwise as the end of a
+        job commit: abort the job's uncommitted uploads, delete the task records."""
+        if not self._cleaned:
+            self._clean(self.recorded_keys())
+
+    def _clean(self, keys: set[str]) -> None:
+        """Abort the job's uncommitted uploads, delete the task records and the marker.  The
+        commit record stays: it is what refuses a late task commit."""
+        self.abort_own_uploads(keys)
+        delete_recursive(self.fs, join(self.record_dir, "tasks"))
+        self.fs.delete(self.marker)
+        self._cleaned = True
+
+    def recorded_keys(self) -> set[str]:
+        """The keys the job's task records name (every attempt of a task writes the same)."""
+        return {commit_url(u) for r in self.task_records() for u in r["uploads"]}
+
+    def abort_own_uploads(self, keys: set[str]) -> None:
+        """Abort every pending upload at one of ``keys``, and — when no other job is active
+        under the destination — every other pending upload under it.  The uploads are listed
+        before the other jobs' markers, so a job whose upload the listing saw was set up
+        before it and its marker is seen."""
+        uploads = self.fs.list_multipart_uploads(dir_prefix(self.dest))
+        if any(u.url not in keys for u in uploads) and not self.other_job_active():
+            keys = {u.url for u in uploads}
+        for upload in uploads:
+            if upload.url in keys:
+                try:
+                    self.fs.abort_multipart(upload.url, upload.upload_id)
+                except ModelStoreError as error:
+                    if error.code != "NoSuchUpload":
+                        raise
+
+    def other_job_active(self) -> bool:
+        """Another fenced job under the destination has its marker: it is running."""
+        _files, jobs = list_children(self.fs, join(self.dest, FENCE_DIR))
+        return any(self.fs.head(join(job, "active")) is not None
+                   for job in jobs if job != self.record_dir)
+
+
+@dataclass(frozen=True)
+class CommittedFile:
+    size: int
+    etag: str
+
+
+class ReadableStore(Protocol):
+    """All a reader of the record needs: GET (a store, or a snapshot of one)."""
+
+    def get(self, url: str) -> bytes: ...
+
+
+def committed_files(store: ReadableStore, dest: str) -> dict[str, CommittedFile]:
+    """What a reader of the record sees: the files ``_SUCCESS`` names (none before a job
+    committed).  Each PUT of ``_SUCCESS`` replaces the whole set at once."""
+    try:
+        data = store.get(join(dest, SUCCESS))
+    except ModelStoreError as error:
+        if error.code != "NoSuchKey":
+            raise
+        return {}
+    files = json.loads(data).get("files", {})
+    return {rel: CommittedFile(int(f["size"]), str(f["etag"])) for rel, f in files.items()}
+
+
+@register("fenced+no-fence", supports_recovery=True)
+class UnfencedCommitter(FencedCommitter):
+    """The same protocol with plain PUTs: the last record written wins (Section VIII.C)."""
+
+    fenced = False
+
+
+@register("fenced+XIV.C.1", supports_recovery=True)
+class SweepingFencedCommitter(FencedCommitter):
+    """Cleanup aborts every pending upload under the destination, a concurrent job's too: the
+    bug of the paper's Section XIV.C.1, put back to show what the marker check prevents."""
+
+    def other_job_active(self) -> bool:
+        return False

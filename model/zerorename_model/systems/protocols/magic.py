@@ -1,0 +1,187 @@
+"""The S3A magic committer (paper Section VI.A, seed 000), as fixed in Hadoop 3.3.
+
+A write under ``dest/__magic/<jobAttemptId>/<taskAttemptId>/__base/<relpath>`` starts a
+multipart upload to ``dest/<relpath>`` and saves a ``.pending`` description of it under the magic
+path; task commit lists its attempt directory for ``.pending`` files and PUTs them as one
+``<taskId>.pendingset`` into the job attempt directory; job commit lists the job attempt
+directory for pendingsets (Hadoop protocol) and completes the uploads.  Every step that finds
+work does so by LIST in the destination store, so the committer is only correct with consistent
+listings (VIII.C): under ``s3-2018`` a lagging LIST silently drops a task's output.
+
+Pendingsets are named by *task* ID and overwritten (the HADOOP-17258 fix): the last attempt to
+commit wins, so a partitioned attempt that commits late can replace the accepted attempt's
+pendingset when the job committer discovers work by listing (VIII.C's race, XIV.A.1).
+
+Variants with production bugs reintroduced: ``magic+HADOOP-17258`` (a second attempt's task
+commit fails "pendingset already exists"), ``magic+prefix-cleanup`` (cleanup lists uploads by
+the bare string prefix, aborting ``dest10``'s uploads), ``magic+HADOOP-17112`` (the pending
+commit's URI is not decoded, so paths with spaces fail in job commit).
+"""
+
+from __future__ import annotations
+
+from zerorename_model.engine.scenario import CommitterEnv, JobSpec, TaskSpec
+from zerorename_model.systems.protocols import ModelCommitter, register
+from zerorename_model.systems.protocols.common import (
+    BASE,
+    MAGIC,
+    PENDING,
+    PENDINGSET,
+    SUCCESS,
+    CommitFailed,
+    PendingCommit,
+    PendingSet,
+    abort_pending,
+    abort_uploads_under,
+    complete_all,
+    delete_recursive,
+    dir_prefix,
+    encode_json,
+    exists_dir,
+    join,
+    list_children,
+    list_files,
+    load_pending_set,
+    pending_set,
+    relative,
+    success_data,
+    task_id,
+    upload_pending,
+)
+
+
+@register("magic")
+class MagicCommitter(ModelCommitter):
+    name = "magic"
+    decode_uri = True
+
+    def __init__(self, env: CommitterEnv, job: JobSpec, task: TaskSpec | None,
+                 options: dict[str, str]) -> None:
+        self.fs = env.store
+        self.dest = job.dest
+        self.job = job
+        self.task = task
+        self.magic_path = join(self.dest, MAGIC)
+        self.job_attempt_id = f"{job.job_id}_{job.attempt:02d}"
+        self.job_attempt_path = join(self.magic_path, self.job_attempt_id)
+        if task is not None:
+            self.task_attempt_path = join(self.job_attempt_path, task.attempt_id)
+        self._cleaned = False
+
+    # -- job and task set-up -------------------------------------------------------------------
+
+    def setup_job(self) -> None:
+        """Procedure MagicCommitter.setupJob: ``makedirs(fs, jobAttemptPath)``, a no-op on
+        implicit directories."""
+
+    def setup_task(self) -> None:
+        """Procedure MagicCommitter.setupTask: ``makedirs(fs, taskAttemptPath)``, likewise."""
+
+    def write(self, relpath: str, data: bytes) -> None:
+        """A file created under ``__magic/.../__base/relpath`` becomes a delayed-completion
+        upload to ``dest/relpath`` plus a ``.pending`` file (the 0-byte marker is skipped)."""
+        assert self.task is not None
+        commit = upload_pending(self.fs, join(self.dest, relpath), data, self.job.job_id,
+                                self.task.attempt_id)
+        self.fs.put(join(self.task_attempt_path, BASE, relpath) + PENDING, encode_json(commit))
+
+    def needs_task_commit(self) -> bool:
+        """Function MagicCommitter.needsTaskCommit: ``exists(fs, taskAttemptPath)``."""
+        return exists_dir(self.fs, self.task_attempt_path)
+
+    # -- task commit and abort -----------------------------------------------------------------
+
+    def pending_files(self) -> list[PendingCommit]:
+        """``for f in listFiles(fs, taskAttemptPath, recursive): loadPendingFile(fs, f)``."""
+        commits: list[PendingCommit] = []
+        for obj in list_files(self.fs, self.task_attempt_path):
+            if obj.url.endswith(PENDING):
+                commits += load_pending_set(self.fs.get(obj.url), obj.url)["commits"]
+        return commits
+
+    def pendingset_path(self) -> str:
+        assert self.task is not None
+        return join(self.job_attempt_path, task_id(self.task) + PENDINGSET)
+
+    def commit_task(self) -> PendingSet:
+        """Procedure MagicCommitter.commitTask: merge the attempt's ``.pending`` files into
+        one PendingSet and PUT it as ``jobAttemptPath/taskId.pendingset`` (one atomic PUT)."""
+        assert self.task is not None
+        pendingset = pending_set(self.job.job_id, self.task.attempt_id, self.pending_files())
+        self.save_pending_set(self.pendingset_path(), pendingset)
+        return pendingset
+
+    def save_pending_set(self, path: str, pendingset: PendingSet) -> None:
+        """Overwrite any pendingset of an earlier attempt (HADOOP-17258 fix)."""
+        self.fs.put(path, encode_json(pendingset))
+
+    def abort_task(self) -> None:
+        """Procedure MagicCommitter.abortTask: abort the upload of every ``.pending`` file."""
+        for commit in self.pending_files():
+            abort_pending(self.fs, commit)
+
+    # -- job commit and abort ------------------------------------------------------------------
+
+    def load_pending_sets(self) -> list[PendingSet]:
+        """``for f in listFiles(fs, jobAttemptPath): loadPendingSet(fs, f)``."""
+        files, _dirs = list_children(self.fs, self.job_attempt_path)
+        return [load_pending_set(self.fs.get(f.url), f.url) for f in files
+                if f.url.endswith(PENDINGSET)]
+
+    def commit_job(self, messages: list[PendingSet | None] | None) -> None:
+        """Procedure MagicCommitter.commitJob: complete every upload of every pendingset (the
+        listed ones, or exactly the accepted tasks' messages under the Spark protocol), write
+        ``_SUCCESS``, clean up.  A failed completion reverts the completed ones."""
+        sets = ([m for m in messages if m is not None] if messages is not None
+                else self.load_pending_sets())
+        commits = [c for s in sets for c in s["commits"]]
+        done = complete_all(self.fs, commits, decode=self.decode_uri)
+        names = [relative(url, self.dest) for url in done]
+        self.fs.put(join(self.dest, SUCCESS), success_data(self.name, self.job.job_id, names))
+        self.cleanup_job()
+
+    def uploads_prefix(self) -> str:
+        return dir_prefix(self.dest)
+
+    def abort_job(self) -> None:
+        """Procedure MagicCommitter.abortJob: ``for f in listPendingUploads(destPath):
+        abortUpload(f)``; ``.pending`` files cannot be trusted to name every upload."""
+        abort_uploads_under(self.fs, self.uploads_prefix())
+
+    def cleanup_job(self) -> None:
+        """Job cleanup: abort outstanding uploads under the destination and delete
+        ``__magic``."""
+        if self._cleaned:
+            return
+        abort_uploads_under(self.fs, self.uploads_prefix())
+        delete_recursive(self.fs, self.magic_path)
+        self._cleaned = True
+
+
+@register("magic+HADOOP-17258")
+class PendingsetExistsMagicCommitter(MagicCommitter):
+    """Before HADOOP-17258: the pendingset was created without overwrite (S3A: a HEAD, then the
+    PUT), so a second attempt of a task whose first attempt had committed failed, and so did
+    every further attempt (XIV.A.1)."""
+
+    def save_pending_set(self, path: str, pendingset: PendingSet) -> None:
+        if self.fs.head(path) is not None:
+            raise CommitFailed(path, "pendingset already exists")
+        self.fs.put(path, encode_json(pendingset))
+
+
+@register("magic+prefix-cleanup")
+class PrefixCleanupMagicCommitter(MagicCommitter):
+    """Cleanup lists uploads by the string prefix ``dest``: cleaning up ``/output/dataset1``
+    also aborts the pending work of ``/output/dataset10`` (VIII, "over-aggressive cleanup")."""
+
+    def uploads_prefix(self) -> str:
+        return self.dest.rstrip("/")
+
+
+@register("magic+HADOOP-17112")
+class UndecodedUriMagicCommitter(MagicCommitter):
+    """HADOOP-17112: the pending commit's URI was not decoded when read back, so a path with a
+    space names a key (``%20``) that has no upload, and job commit fails (XIV.C.4)."""
+
+    decode_uri = False
