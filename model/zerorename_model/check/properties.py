@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from zerorename_model.check.run_facts import RunFacts, run_facts
 from zerorename_model.engine.harness import JobState, Role, Run, RunResult, hidden
 from zerorename_model.engine.scenario import TaskSpec
+from zerorename_model.engine.stores import PROFILES
+from zerorename_model.systems.protocols import COMMITTERS
 
 
 @dataclass(frozen=True)
@@ -37,8 +39,6 @@ class Violation:
 def _published(result: RunResult, task: TaskSpec, rel: str) -> str:
     """Where a committer publishes a file written as ``rel`` (Stocator inserts the attempt ID
     into the name: the committer class declares it with ``published_name``)."""
-    from zerorename_model.systems.protocols import COMMITTERS
-
     # an optional class attribute (only Stocator has one): looked up, not declared on every
     # factory; a plain getattr, as this runs for every file of every checked run
     rename: Callable[[str, TaskSpec], str] | None = getattr(
@@ -306,8 +306,6 @@ DECIDED_EARLY: dict[str, Callable[[Run], bool]] = {"liveness": liveness_decided}
 
 def applicable(prop: str, store: str) -> bool:
     """Consistency is only a question for stores that can answer inconsistently."""
-    from zerorename_model.engine.stores import PROFILES
-
     profile = PROFILES.get(store)
     return not (prop == "consistency" and (profile is None or profile.consistent))
 

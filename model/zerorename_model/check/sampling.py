@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from zerorename_model.check.explore import Backend, Exploration, new_run, run_once
 from zerorename_model.check.properties import PROPERTIES, Violation
+from zerorename_model.engine.choices import HypothesisChooser, RecordingChooser
 from zerorename_model.engine.harness import RunResult
 from zerorename_model.engine.scenario import CommitterFactory, Scenario
 
@@ -76,7 +77,6 @@ def _search_one(scenario: Scenario, factory: CommitterFactory, name: str, max_ex
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import strategies as st
 
-    from zerorename_model.engine.choices import HypothesisChooser, RecordingChooser
 
     last: list[tuple[list[Violation], RunResult, list[int]]] = []
 

@@ -25,6 +25,7 @@ from typing import Any
 
 from zerorename_model.check.properties import PROPERTIES
 from zerorename_model.engine.stores import PROFILES
+from zerorename_model.experiments.bugs import by_report
 from zerorename_model.experiments.matrix_text import shown_verdict
 from zerorename_model.experiments.scopes import PROTOCOLS, scope_named
 from zerorename_model.experiments.verdicts import (
@@ -187,8 +188,6 @@ def _again(rows: dict[RowKey, list[str]], budget: Budget, traces: str | None,
     A row's protocols with the same properties go in one job, so that a committer that takes
     no messages explores them once (decide_pair).  ``families``: per row, the only scope
     families to explore (a production bug's row keeps to its own family anyway)."""
-    from zerorename_model.experiments.bugs import by_report
-
     Key = tuple[str, str, str | None, str | None, tuple[str, ...], tuple[str, ...] | None]
     together: dict[Key, list[str]] = {}
     for row, props in rows.items():

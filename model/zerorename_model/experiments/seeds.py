@@ -26,6 +26,7 @@ from typing import Any
 
 from zerorename_model.engine.harness import MoveKind, Run, RunResult
 from zerorename_model.engine.scenario import CommitterFactory, Scenario
+from zerorename_model.experiments.trace import read_trace
 
 
 @dataclass(frozen=True)
@@ -50,8 +51,6 @@ def default_directory() -> Path | None:
 def load(directory: str) -> tuple[Seed, ...]:
     """Every readable trace in ``directory`` (unreadable or foreign files are skipped: a seed
     is a hint, never a requirement)."""
-    from zerorename_model.experiments.trace import read_trace
-
     seeds = []
     for path in sorted(Path(directory).glob("*.jsonl")):
         try:

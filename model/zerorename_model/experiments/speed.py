@@ -33,6 +33,8 @@ from typing import Any
 
 from zerorename_model.check.explore import explore
 from zerorename_model.engine.scenario import Faults, Scenario
+from zerorename_model.experiments.matrix import matrix
+from zerorename_model.experiments.seeds import default_directory
 from zerorename_model.systems.protocols import get
 
 OUTPUT = ("completeness", "exclusivity", "consistency")
@@ -110,9 +112,6 @@ def matrix_quick(seeded: bool = True) -> dict[str, Any]:
     variants included), and how its violated cells compare with the committed full results."""
     import os
 
-    from zerorename_model.experiments.matrix import matrix
-    from zerorename_model.experiments.seeds import default_directory
-
     directory = default_directory() if seeded else None
     wall, before = time.monotonic(), os.times()
     cells = matrix(quick=True, variants=True, seeds=str(directory) if directory else None)
@@ -151,8 +150,6 @@ def _committed_violations() -> set[tuple[str, ...]] | None:
 
 def matrix_full_store(store: str) -> dict[str, Any]:
     """The FULL-budget matrix on one store: wall time and the cells left incomplete."""
-    from zerorename_model.experiments.matrix import matrix
-
     wall = time.monotonic()
     cells = matrix(stores=[store], quick=False)
     return {"wall": round(time.monotonic() - wall, 1), "cells": len(cells),

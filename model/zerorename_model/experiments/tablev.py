@@ -38,23 +38,21 @@ from typing import Any, TypedDict
 from zerorename_model.check.explore import Reduction, Stats, runs
 from zerorename_model.engine.harness import Move, NoteKind, Run, RunResult
 from zerorename_model.engine.scenario import (
-    Committer,
-    CommitterEnv,
     CommitterFactory,
-    JobSpec,
-    Scenario,
-    TaskSpec,
 )
 from zerorename_model.experiments.tablev_probes import (
     PROBES,
     TWO_FILES,
     WRAP_OPTION,
     Allow,
+    AlwaysAsk,
     Check,
     Probe,
     Watch,
+    wrapped,
 )
-from zerorename_model.systems.protocols import get
+from zerorename_model.experiments.trace import run_recorded, write_trace
+from zerorename_model.systems.protocols import get, load_all
 
 __all__ = ["ATTRIBUTES", "COLUMNS", "LABELS", "PAPER_COLUMN", "PAPER_SOURCE", "PAPER_TABLE_V",
            "PROBES", "TWO_FILES", "WRAP_OPTION", "Allow", "AlwaysAsk", "Cell", "Check",
@@ -152,40 +150,10 @@ class Search:
     scenario: dict[str, object] = field(default_factory=dict)
 
 
-class AlwaysAsk:
-    """Wraps a factory so every attempt asks to commit, and a loser is told to abort: the
-    harness can only abort attempts that ask (Direct never does)."""
-
-    def __init__(self, factory: CommitterFactory) -> None:
-        self.factory = factory
-        # getattr: a factory written outside the model (a test's plain class) may not say
-        self.supports_recovery: bool = getattr(factory, "supports_recovery", False)
-
-    def __call__(self, env: CommitterEnv, job: JobSpec, task: TaskSpec | None,
-                 options: dict[str, str]) -> Committer:
-        committer = self.factory(env, job, task, options)
-        if task is not None:
-            # an instance attribute over the method: the committer stays the object it is
-            # (its class, so the harness's protocol checks, are unchanged)
-            setattr(committer, "needs_task_commit", lambda: True)  # noqa: B010
-        return committer
-
-
-WRAPPERS: dict[str, Callable[[CommitterFactory], CommitterFactory]] = {"always-ask": AlwaysAsk}
-
-
-def wrapped(scenario: Scenario, factory: CommitterFactory) -> CommitterFactory:
-    """``factory`` inside the wrapper the scenario's options name, if any."""
-    wrap = dict(scenario.options).get(WRAP_OPTION)
-    return WRAPPERS[wrap](factory) if wrap else factory
-
-
 def replay(trace: list[dict[str, Any]], factory: CommitterFactory | None = None) -> RunResult:
     """Run a cell's trace again from its header and recorded choices (same wrapper): the one
     replay of :mod:`zerorename_model.experiments.trace`, which ``zerorename trace replay`` uses
     too."""
-    from zerorename_model.experiments.trace import run_recorded
-
     result: RunResult = run_recorded(trace, factory, source="<Table V cell trace>")
     return result
 
@@ -309,8 +277,6 @@ def main(json_path: str | None = None, traces: str | None = None,
     findings, not failures: the exit status is 0."""
     from pathlib import Path
 
-    from zerorename_model.experiments.trace import write_trace
-    from zerorename_model.systems.protocols import load_all
 
     known = load_all()
     unknown = [c for c in committers or () if c not in known]

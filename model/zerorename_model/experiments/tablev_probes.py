@@ -22,7 +22,15 @@ from zerorename_model.engine.harness import (
     RunResult,
     hidden,
 )
-from zerorename_model.engine.scenario import Faults, Scenario
+from zerorename_model.engine.scenario import (
+    Committer,
+    CommitterEnv,
+    CommitterFactory,
+    Faults,
+    JobSpec,
+    Scenario,
+    TaskSpec,
+)
 from zerorename_model.engine.stores import ModelStore, Obj
 
 TWO_FILES = ("part-{task:05d}-0", "part-{task:05d}-1")  # atomicity needs something to split
@@ -35,6 +43,34 @@ WRAP_OPTION = "zerorename.tablev.wrap"
 Watch = Callable[[Run, Move | None], str | None]
 Check = Callable[[RunResult], str | None]
 Allow = Callable[[Run, Move], bool]
+
+
+class AlwaysAsk:
+    """Wraps a factory so every attempt asks to commit, and a loser is told to abort: the
+    harness can only abort attempts that ask (Direct never does)."""
+
+    def __init__(self, factory: CommitterFactory) -> None:
+        self.factory = factory
+        # getattr: a factory written outside the model (a test's plain class) may not say
+        self.supports_recovery: bool = getattr(factory, "supports_recovery", False)
+
+    def __call__(self, env: CommitterEnv, job: JobSpec, task: TaskSpec | None,
+                 options: dict[str, str]) -> Committer:
+        committer = self.factory(env, job, task, options)
+        if task is not None:
+            # an instance attribute over the method: the committer stays the object it is
+            # (its class, so the harness's protocol checks, are unchanged)
+            setattr(committer, "needs_task_commit", lambda: True)  # noqa: B010
+        return committer
+
+
+WRAPPERS: dict[str, Callable[[CommitterFactory], CommitterFactory]] = {"always-ask": AlwaysAsk}
+
+
+def wrapped(scenario: Scenario, factory: CommitterFactory) -> CommitterFactory:
+    """``factory`` inside the wrapper the scenario's options name, if any."""
+    wrap = dict(scenario.options).get(WRAP_OPTION)
+    return WRAPPERS[wrap](factory) if wrap else factory
 
 
 @dataclass

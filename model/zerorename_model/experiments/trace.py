@@ -24,6 +24,8 @@ from zerorename_model.engine.harness.events import OpLine as OpLine
 from zerorename_model.engine.harness.events import TraceLine as TraceLine
 from zerorename_model.engine.json_values import json_int, json_list, json_object
 from zerorename_model.engine.scenario import CommitterFactory, Scenario
+from zerorename_model.experiments.tablev_probes import wrapped
+from zerorename_model.systems.protocols import get
 
 # -- the lines of a trace file ---------------------------------------------------------------------
 # HeaderLine, ChoiceLine, OpLine, NoteLine, EndLine and their union TraceLine: one line of a trace
@@ -121,9 +123,6 @@ def committer_factory(scenario: Scenario,
     """The committer a trace's header names: the registered protocol (or ``factory``), inside
     the wrapper the scenario's options name, if any (Table V's probes make Direct ask to
     commit; :data:`zerorename_model.experiments.tablev.WRAP_OPTION`)."""
-    from zerorename_model.experiments.tablev import wrapped
-    from zerorename_model.systems.protocols import get
-
     return wrapped(scenario, factory or get(scenario.committer))
 
 

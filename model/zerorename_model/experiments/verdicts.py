@@ -33,6 +33,7 @@ from zerorename_model.engine.harness import RunResult
 from zerorename_model.engine.json_values import json_object
 from zerorename_model.engine.scenario import Scenario
 from zerorename_model.engine.stores import PROFILES
+from zerorename_model.experiments.bugs import BUGS
 from zerorename_model.experiments.scopes import PROTOCOLS, SCOPES, Scope
 from zerorename_model.experiments.seeds import Seed, exact, for_scope, guided, in_scope
 from zerorename_model.experiments.seeds import load as load_seeds
@@ -378,8 +379,6 @@ def bug_jobs(committers: Sequence[str], stores: Sequence[str], props: Sequence[s
              seeds: str | None = None) -> list[Job]:
     """The production-bug rows whose fixed committer and store are asked for: the variant and
     the fixed committer, each explored in the bug's scope family only."""
-    from zerorename_model.experiments.bugs import BUGS
-
     jobs: list[Job] = []
     for bug in BUGS:
         if bug.fixed not in committers or bug.store not in stores:

@@ -1,12 +1,14 @@
 """The simulation harness: actors, a scheduler, faults, and the record of a run.
 
 A package split by concern: typed moves and events (:mod:`.events`), what a run holds
-(:mod:`.state`), the scheduler (:mod:`.scheduler`), the fault moves (:mod:`.faults`), the
+(:mod:`.state`), what committers may use (:mod:`.env`, reaching the run through
+:mod:`.control`), the scheduler (:mod:`.scheduler`), the fault moves (:mod:`.faults`), the
 drivers' rules (:mod:`.driver`: Spark's OutputCommitCoordinator, Spark's and YARN's reactions
 to failures), the recorder (:mod:`.recorder`: the trace, digests and the run's result) and
 pools whose workers are actors (:mod:`.workers`: a committer's parallel requests interleave).
 """
 
+from zerorename_model.engine.harness.env import Env, SteppedStore
 from zerorename_model.engine.harness.events import (
     READ_OPS,
     STORE_OPS,
@@ -32,12 +34,10 @@ from zerorename_model.engine.harness.events import (
 from zerorename_model.engine.harness.scheduler import Run
 from zerorename_model.engine.harness.state import (
     Actor,
-    Env,
     HarnessStore,
     JobState,
     Prune,
     RunResult,
-    SteppedStore,
     TaskKilled,
     hidden,
 )

@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
+from zerorename_model.engine.harness.env import Env
 from zerorename_model.engine.harness.events import Call, Event, Incident, NoteKind
-from zerorename_model.engine.harness.state import Actor, Env, HarnessStore, JobState
+from zerorename_model.engine.harness.state import Actor, HarnessStore, JobState
 from zerorename_model.engine.scenario import CommitterFactory, JobSpec, Scenario, TaskSpec
 from zerorename_model.engine.stores import ModelStore
 

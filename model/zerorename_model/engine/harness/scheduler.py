@@ -1,7 +1,7 @@
 """The scheduler: one run of a scenario, step by step.
 
 Every actor (a job driver per job attempt, every task attempt) runs ordinary, blocking protocol
-code on its own greenlet.  The store it is given is a :class:`~.state.SteppedStore`: before each
+code on its own greenlet.  The store it is given is a :class:`~.env.SteppedStore`: before each
 operation the actor pauses and the scheduler decides what happens next, so a run is a sequence
 of *steps*, one store operation each, and every interleaving and crash point is reachable.
 Because actors are plain code paused at the store boundary, the same harness drives model
@@ -26,6 +26,7 @@ from greenlet import greenlet  # type: ignore[import-untyped]
 from zerorename_model.engine.choices import Chooser, FirstChooser
 from zerorename_model.engine.errors import ActorCrashed, ModelStoreError, RunAborted
 from zerorename_model.engine.harness.driver import DriverRules
+from zerorename_model.engine.harness.env import Env
 from zerorename_model.engine.harness.events import (
     Call,
     Channel,
@@ -46,7 +47,6 @@ from zerorename_model.engine.harness.faults import FaultMoves
 from zerorename_model.engine.harness.recorder import Recorder
 from zerorename_model.engine.harness.state import (
     Actor,
-    Env,
     Greenlet,
     HarnessStore,
     JobState,

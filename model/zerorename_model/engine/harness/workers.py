@@ -25,14 +25,12 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Collection
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from zerorename_model.engine.errors import ActorCrashed, RunAborted
+from zerorename_model.engine.harness.control import RunControl
 from zerorename_model.engine.harness.events import Call
 from zerorename_model.engine.harness.state import Actor, TaskKilled
-
-if TYPE_CHECKING:
-    from zerorename_model.engine.harness.scheduler import Run
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -45,7 +43,7 @@ DEFAULT_WIDTH = 2
 class ActorPools:
     """A pool backend whose workers are actors of ``run`` (``width`` per pool)."""
 
-    def __init__(self, run: Run, width: int = DEFAULT_WIDTH) -> None:
+    def __init__(self, run: RunControl, width: int = DEFAULT_WIDTH) -> None:
         self._run = run
         self._width = width
 
@@ -100,7 +98,7 @@ class _Item(Generic[T, R]):
 class ActorPool:
     """One pool's workers, children of ``owner``."""
 
-    def __init__(self, run: Run, owner: Actor, width: int) -> None:
+    def __init__(self, run: RunControl, owner: Actor, width: int) -> None:
         self._run = run
         self._owner = owner
         self._width = max(1, width)
