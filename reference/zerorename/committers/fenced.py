@@ -30,9 +30,11 @@ cleanup listings).
 The price of keeping nothing per file: an attempt that dies before its task commit leaves
 uploads no record names.  They are found by key: a retry of the task writes the same keys
 (Spark names files by task and job), so cleanup aborts every upload at a committed key that is
-not the committed one; and when no other job is active under the destination (no other job
-root with a live marker), every upload under it that is not committed is this job's and is
-aborted.  See ``docs/user/committers.md``.
+not the committed one; and every other upload under the destination is this job's and is
+aborted when no other job (of any committer) is active above the destination, in it, or in
+a directory between it and the upload's key — a nested job's root with a live marker makes
+its uploads not ours (see :mod:`~zerorename.committers.neighbours`).  See
+``docs/user/committers.md``.
 
 Stores must honour ``If-None-Match: *`` on PUT.  ``setup_job`` checks it before writing any
 output (:class:`ConditionalWriteUnsupportedError`, never a silent fallback).
@@ -58,7 +60,7 @@ from zerorename.committers.fenced_records import (
     expected_multipart_etag,
 )
 from zerorename.committers.fenced_task import FencedFile, FencedTaskCommitter
-from zerorename.committers.layout import FENCED_AREA, MAGIC_AREA, RENAME_AREA, STAGING_AREA
+from zerorename.committers.neighbours import Neighbours
 from zerorename.errors import (
     CommitError,
     FormatError,
@@ -84,8 +86,6 @@ from zerorename.urls import dir_prefix
 
 __all__ = ["CommittedUploads", "FencedCommitter", "FencedFile"]
 
-#: top-level directories of a destination that show another committer's job may be active
-OTHER_JOB_ROOTS = tuple(area.prefix for area in (MAGIC_AREA, STAGING_AREA, RENAME_AREA))
 
 
 @dataclass(frozen=True)
@@ -314,8 +314,9 @@ class FencedCommitter(FencedTaskCommitter):
         records (never the commit record, which fences late task commits).
 
         Owned uploads: those in any task record under the job root (any job attempt), any
-        other upload at a key those records or ``commit`` name, and — when no other job is
-        active under the destination — every other upload under it.  The committed uploads
+        other upload at a key those records or ``commit`` name, and every other upload under
+        the destination that no other job may own (none active above the destination, in it,
+        or between it and the upload's key).  The committed uploads
         (``committed``) are streamed once against the few IDs and keys in question, not held
         as sets of every upload.
         """
@@ -352,10 +353,13 @@ class FencedCommitter(FencedTaskCommitter):
                       and u.upload_id not in owned]
             at_keys = [u for u in strays if u.url in keys]
             others = [u for u in strays if u.url not in keys]
-            if others and self._destination_is_ours():
-                at_keys.extend(others)
-            elif others:
-                self.stats.incr("committer_uploads_unattributed", len(others))
+            # Listed after the uploads: a job that started before any upload we saw has its
+            # job root visible here (above, at or below the destination).
+            neighbours = Neighbours(self.store, self.root)
+            mine = [u for u in others if neighbours.may_own(self.dest, u.url)]
+            at_keys.extend(mine)
+            if len(mine) < len(others):
+                self.stats.incr("committer_uploads_unattributed", len(others) - len(mine))
             for u in at_keys:
                 owned[u.upload_id] = u.url
 
@@ -378,28 +382,3 @@ class FencedCommitter(FencedTaskCommitter):
             raise FormatError(unreadable[0], f"{len(unreadable)} unreadable task record(s) of "
                                              f"job {self.job.id} kept: their uploads could "
                                              "not be identified")
-
-    def _destination_is_ours(self) -> bool:
-        """No other job is active under the destination: no other committer's job root, and
-        every other fenced job root has no marker.  Listed after the uploads, so a job that
-        started before any upload we saw has its marker visible here."""
-        token: str | None = None
-        while True:
-            page = self.store.list_page(dir_prefix(self.dest), delimiter="/", token=token)
-            for prefix in page.prefixes:
-                name = prefix.rstrip("/").rsplit("/", 1)[-1]
-                if prefix.rstrip("/") == self.root:
-                    continue
-                if name.startswith(OTHER_JOB_ROOTS):
-                    return False
-                if FENCED_AREA.holds(name) and self._job_root_active(prefix):
-                    return False
-            if page.token is None:
-                return True
-            token = page.token
-
-    def _job_root_active(self, prefix: str) -> bool:
-        """Another fenced job's root holds more than its commit record: it is set up, being
-        committed, or was left by a crash — in any case, its uploads are not ours."""
-        page = self.store.list_page(prefix, max_keys=2)
-        return any(not o.url.endswith("/commit.json") for o in page.objects)
