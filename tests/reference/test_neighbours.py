@@ -87,3 +87,26 @@ def test_options_are_the_test_defaults() -> None:
     """The jobs above run with the suite's small parts (multi-part files on every store)."""
     assert int(options()["fs.s3a.multipart.size"]) < len(CHILD_FILES[0]["child-0.csv"])
     assert zr.JobContext("s3://b/t").dest == "s3://b/t"
+
+
+@pytest.mark.parametrize("committer", ["directory", "partitioned"])
+@pytest.mark.parametrize("backend", ["moto", "local"])
+def test_replace_mode_leaves_a_nested_job_in_flight_whole(backend_env: Env, committer: str,
+                                                          backend: str) -> None:
+    """A parent job in conflict mode ``replace`` deletes the output it replaces — the older
+    files of ``date=1`` — but not the records of a job writing ``date=1`` at that moment:
+    that job commits afterwards (from its records) and publishes all of its output."""
+    env = backend_env
+    parent, child = env.dest("t"), env.dest("t/date=1")
+    env.put(parent, "date=1/old.csv", b"old\n")
+    replace = {**options(), "fs.s3a.committer.staging.conflict-mode": "replace"}
+    c = run_job("magic", env.store, child, CHILD_FILES, commit=False)
+    run_job(committer, env.store, parent, PARENT_FILES, opts=replace)
+    c.driver.commit_job(None)  # Hadoop's protocol: the child finds its tasks by its records
+    got = visible(env, parent)
+    assert "date=1/old.csv" not in got
+    for files in CHILD_FILES.values():
+        for rel, data in files.items():
+            assert got[f"date=1/{rel}"] == data
+    assert got["date=2/parent-1.csv"] == PARENT_FILES[1]["date=2/parent-1.csv"]
+    assert env.uploads(parent) == []

@@ -83,10 +83,11 @@ RESERVED_PREFIXES = ("__magic", STAGING_AREA.prefix, FENCED_AREA.prefix)
 
 def in_committer_area(rel: str) -> bool:
     """Is ``rel`` (a path relative to a destination) inside some committer's working area —
-    any job's, of any family?  What a job may write there or delete from there is not output:
-    a staging job replacing the destination must leave every other job's area alone."""
-    first = rel.split("/", 1)[0]
-    return first == RENAME_AREA.prefix or first.startswith(RESERVED_PREFIXES)
+    any job's, of any family, at any depth?  What a job may delete from there is not output:
+    a staging job replacing the destination must leave every other job's area alone,
+    including that of a job writing a directory inside it (``date=1/__magic_job-<id>/``)."""
+    return any(part == RENAME_AREA.prefix or part.startswith(RESERVED_PREFIXES)
+               for part in rel.split("/"))
 
 
 #: Suffixes of the upload records under a job root: a task attempt's pendingset (every upload

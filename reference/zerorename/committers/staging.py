@@ -302,7 +302,8 @@ class PartitionedStagingCommitter(StagingCommitter):
             return
         doomed: list[str] = []
         for partition in sorted(loaded.directories):
-            doomed.extend(o.url for o in list_dir(self.store, join(self.dest, partition)))
+            doomed.extend(o.url for o in list_dir(self.store, join(self.dest, partition))
+                          if not in_committer_area(o.url[len(self.dest) + 1:]))
         _delete_all(ctx, doomed)
 
 
