@@ -18,6 +18,7 @@ The public API (see ``docs/user/committers.md``)::
 from __future__ import annotations
 
 from zerorename.committers import COMMITTERS, BaseCommitter, OutputFile, create_committer
+from zerorename.committers.destinations import UnownableDestinationError
 from zerorename.context import JobContext, Options, ProgressEvent, TaskContext
 from zerorename.errors import (
     BadURLError,
@@ -95,6 +96,7 @@ __all__ = [
     "TaskContext",
     "TaskManifest",
     "ThrottledError",
+    "UnownableDestinationError",
     "UnsupportedOperationError",
     "UploadInfo",
     "__version__",

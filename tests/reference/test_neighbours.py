@@ -110,3 +110,85 @@ def test_replace_mode_leaves_a_nested_job_in_flight_whole(backend_env: Env, comm
             assert got[f"date=1/{rel}"] == data
     assert got["date=2/parent-1.csv"] == PARENT_FILES[1]["date=2/parent-1.csv"]
     assert env.uploads(parent) == []
+
+
+# -- destinations no job can own ----------------------------------------------------------
+
+
+def bucket_of(env: Env) -> str:
+    return env.base.split("/data", 1)[0]  # s3://<bucket>
+
+
+def other_team(env: Env) -> dict[str, bytes]:
+    """Another team's data in the bucket, and one of its uploads in flight: every object's
+    bytes and the upload, to compare byte for byte afterwards."""
+    root = bucket_of(env)
+    env.put(root, "README.txt", b"shared bucket\n")
+    env.put(root, "other-team/table/part-0.parquet", b"PAR1 other team PAR1")
+    env.put(root, "dataset10/part-0.csv", b"sibling\n")
+    env.store.create_multipart(f"{root}/other-team/table/part-1.parquet")
+    return snapshot(env)
+
+
+def snapshot(env: Env) -> dict[str, bytes]:
+    root = bucket_of(env)
+    objects = {o.url: env.store.get(o.url) for o in zr.list_dir(env.store, root)}
+    objects.update({f"upload:{u.url}": u.upload_id.encode()
+                    for u in env.store.list_multipart_uploads(root + "/")})
+    return objects
+
+
+def without_job(env: Env, before: dict[str, bytes]) -> dict[str, bytes]:
+    """The bucket as it is now, restricted to what was there before."""
+    now = snapshot(env)
+    return {k: now[k] for k in before if k in now}
+
+
+DELETING_MODES = [
+    pytest.param("directory", {"fs.s3a.committer.staging.conflict-mode": "replace"},
+                 id="directory-replace"),
+    pytest.param("partitioned", {"fs.s3a.committer.staging.conflict-mode": "replace"},
+                 id="partitioned-replace"),
+    pytest.param("magic", {"fs.s3a.committer.abort.pending.uploads": "true"},
+                 id="magic-abort-all"),
+]
+
+
+@pytest.mark.parametrize(("committer", "extra"), DELETING_MODES)
+def test_a_deleting_mode_at_a_bucket_root_is_refused_before_any_change(
+        moto_env: Env, committer: str, extra: dict[str, str]) -> None:
+    env = moto_env
+    before = other_team(env)
+    root = bucket_of(env)
+    job = zr.JobContext(root, options={**options(), **extra})
+    with pytest.raises(zr.CommitError) as raised:
+        zr.create_committer(committer, env.store, job).setup_job()
+    assert raised.value.path == root and "bucket root" in str(raised.value)
+    assert f"{root}/<table>" in str(raised.value)
+    assert snapshot(env) == before
+
+
+@pytest.mark.parametrize("committer", S3_COMMITTERS)
+def test_append_at_a_bucket_root_leaves_the_other_team_byte_for_byte(
+        moto_env: Env, committer: str) -> None:
+    """Appending at a root deletes nothing it did not write: another team's objects and its
+    upload in flight are intact (fenced aborts no unrecorded upload at a root)."""
+    env = moto_env
+    before = other_team(env)
+    root = bucket_of(env)
+    run_job(committer, env.store, root, {0: {"mine/part-0.csv": b"mine\n"}})
+    assert without_job(env, before) == before
+    assert env.store.get(f"{root}/mine/part-0.csv") == b"mine\n"
+
+
+@pytest.mark.parametrize("committer", EVERY)
+@pytest.mark.parametrize("path", ["../x", "./x", "a//x", "a/../x", "a/."])
+def test_dotted_or_empty_path_elements_are_refused(moto_env: Env, committer: str,
+                                                   path: str) -> None:
+    env = moto_env
+    before = other_team(env)
+    dest = f"{bucket_of(env)}/{path}"
+    with pytest.raises(zr.CommitError) as raised:
+        zr.create_committer(committer, env.store, zr.JobContext(dest, options=options()))
+    assert raised.value.path == dest and "Write the path without them" in str(raised.value)
+    assert snapshot(env) == before

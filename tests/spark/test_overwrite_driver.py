@@ -92,3 +92,49 @@ def test_overwrite_whose_deletes_fail_says_published_and_a_rerun_completes_it(
     third = write(spec_for(dest, committer, "overwrite"))
     assert all(third in n for n in data_files(dest)) and len(data_files(dest)) == 2
 
+
+
+# -- destinations no job can own: refused on the driver, before any request ---------------
+
+
+def _shared_bucket() -> tuple[zr.S3Store, dict[str, bytes]]:
+    """A bucket ``shared`` holding a README and another team's table (moto must be active)."""
+    client = zr.make_s3_client()
+    client.create_bucket(Bucket="shared")
+    store = zr.S3Store(client, retry=zr.RetryPolicy(max_attempts=1))
+    for key, data in {"README.txt": b"shared bucket\n",
+                      "other-team/table/part-0.parquet": b"PAR1 other PAR1"}.items():
+        store.put(f"s3://shared/{key}", data)
+    return store, _contents(store)
+
+
+def _contents(store: zr.S3Store) -> dict[str, bytes]:
+    return {o.url: store.get(o.url) for o in zr.list_dir(store, "s3://shared")}
+
+
+@pytest.mark.parametrize("committer", (*COMMITTERS, "auto", "fenced", "directory"))
+@pytest.mark.parametrize(("dest", "mode"), [("s3://shared", "overwrite"),
+                                            ("s3://shared/", "overwrite"),
+                                            ("s3://shared/../x", "append"),
+                                            ("s3://shared/a//x", "append"),
+                                            ("s3://shared/./x", "overwrite")])
+def test_spark_writer_refuses_unownable_destinations_and_the_bucket_is_intact(
+        monkeypatch: pytest.MonkeyPatch, committer: str, dest: str, mode: str) -> None:
+    from moto import mock_aws
+
+    import zerorename.spark as zs
+    from zerorename.committers.destinations import UnownableDestinationError
+
+    for name, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+                        "AWS_DEFAULT_REGION": "us-east-1"}.items():
+        monkeypatch.setenv(name, value)
+    with mock_aws():
+        store, before = _shared_bucket()
+        with pytest.raises(UnownableDestinationError) as raised:
+            spec_for(dest, committer, mode)
+        assert isinstance(raised.value, zr.CommitError) and raised.value.path == dest
+        # the public writer fails the same way before it looks at the DataFrame or the store
+        with pytest.raises(UnownableDestinationError):
+            zs.write(None, dest, committer=committer, mode=mode)  # type: ignore[arg-type]
+        assert _contents(store) == before
+        assert store.list_multipart_uploads("s3://shared/") == []

@@ -19,6 +19,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+from zerorename.committers.destinations import check_destination_shape
 from zerorename.committers.layout import JobLayout
 from zerorename.committers.output import (
     DEFAULT_PART_SIZE,
@@ -79,7 +80,7 @@ class BaseCommitter(JobReports):
                                   f"{task.job.attempt}, not {job.id} attempt {job.attempt}")
         self.job = job
         self.task = task
-        self.dest = job.dest
+        self.dest = check_destination_shape(job.dest)
         self.opts = job.opts
         #: every timestamp and duration this committer records (fixed by an option: see clock)
         self.clock = job.clock

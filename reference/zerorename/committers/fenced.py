@@ -49,6 +49,7 @@ from typing import Any
 
 from zerorename.committers.cleanup import abort_quietly
 from zerorename.committers.deletes import delete_pages
+from zerorename.committers.destinations import is_store_root
 from zerorename.committers.fenced_records import (
     CommittedFile,
     ConditionalWriteUnsupportedError,
@@ -355,8 +356,10 @@ class FencedCommitter(FencedTaskCommitter):
             others = [u for u in strays if u.url not in keys]
             # Listed after the uploads: a job that started before any upload we saw has its
             # job root visible here (above, at or below the destination).
+            # At a bucket root "the destination" is the bucket: nothing unrecorded is ours.
             neighbours = Neighbours(self.store, self.root)
-            mine = [u for u in others if neighbours.may_own(self.dest, u.url)]
+            mine = [] if is_store_root(self.dest) else \
+                [u for u in others if neighbours.may_own(self.dest, u.url)]
             at_keys.extend(mine)
             if len(mine) < len(others):
                 self.stats.incr("committer_uploads_unattributed", len(others) - len(mine))

@@ -23,6 +23,7 @@ from zerorename.committers.cleanup import (
     scan_job,
 )
 from zerorename.committers.deletes import delete_tree
+from zerorename.committers.destinations import check_may_delete_at
 from zerorename.committers.layout import PENDING, JobArea, JobLayout
 from zerorename.committers.reliable import ReliableStore
 from zerorename.committers.uploads import task_pendingset
@@ -77,6 +78,8 @@ class S3ACommitter(BaseCommitter):
             raise CommitError(self.dest, f"the {self.name} committer needs multipart uploads, "
                                          f"which store {store.name} does not offer")
         self.abort_all_uploads = self.opts.get_bool(*ABORT_ALL_OPTIONS, default=False)
+        if self.abort_all_uploads:
+            check_may_delete_at(self.dest, f"{ABORT_ALL_OPTIONS[0]}=true")
         self.layout = JobLayout(self._job_root(), job.attempt)
 
     def _job_root(self) -> str:

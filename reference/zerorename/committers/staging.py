@@ -36,6 +36,7 @@ from typing import ClassVar
 
 from zerorename.committers.cleanup import abort_quietly
 from zerorename.committers.deletes import delete_pages
+from zerorename.committers.destinations import check_may_delete_at
 from zerorename.committers.layout import STAGING_AREA, JobArea, in_committer_area
 from zerorename.committers.output import OutputFile
 from zerorename.committers.paths import check_key_length, check_relpath, dest_url
@@ -110,6 +111,8 @@ class StagingCommitter(S3ACommitter):
             raise CommitError(CONFLICT_MODE_OPTION, f"unknown conflict mode {mode.upper()!r}: "
                                                     "expected FAIL, APPEND or REPLACE")
         self.conflict_mode = mode
+        if mode == "replace":
+            check_may_delete_at(self.dest, "conflict mode REPLACE")
         self.unique_filenames = self.opts.get_bool(UNIQUE_FILENAMES_OPTION, default=False)
         self.local_store = local_store
         self._area: Area | None = None

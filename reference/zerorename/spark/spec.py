@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from zerorename.committers import COMMITTERS
+from zerorename.committers.destinations import check_destination_shape, check_may_delete_at
 from zerorename.context import Options
 from zerorename.errors import CommitError
 from zerorename.urls import parse_url
@@ -189,6 +190,10 @@ def spec_from_options(options: Mapping[str, Any], *, overwrite: bool = False) ->
     mode = _choice(where, "mode", opts.get("mode") or ("overwrite" if overwrite else "append"),
                    SAVE_MODES)
     mode = "error" if mode in ("errorifexists", "default") else mode
+    # before any request: no store is made, no probe runs, for a destination no job can own
+    check_destination_shape(str(dest))
+    if mode == "overwrite":
+        check_may_delete_at(str(dest), "mode='overwrite'")
     partition_by = opts.get("partition_by", opts.get("partitionby", ()))
     if isinstance(partition_by, str):
         partition_by = [c.strip() for c in partition_by.split(",") if c.strip()]
