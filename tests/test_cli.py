@@ -326,6 +326,8 @@ class PagingClient:
                         for i, (key, started) in enumerate(sorted(uploads))]
         self.list_calls = 0
         self.aborted: list[str] = []
+        #: prefixes of the object listings (the janitor's look for job roots)
+        self.object_lists: list[str] = []
 
     def list_multipart_uploads(self, Bucket: str, Prefix: str = "",
                                KeyMarker: str = "", UploadIdMarker: str = "",
@@ -347,6 +349,12 @@ class PagingClient:
         self.uploads = [u for u in self.uploads if u["UploadId"] != UploadId]
         self.aborted.append(Key)
         return {}
+
+    def list_objects_v2(self, Bucket: str, Prefix: str = "", **kwargs: Any) -> dict[str, Any]:
+        """No objects: no job root anywhere, so the janitor holds no upload back."""
+        assert Bucket == "bkt"
+        self.object_lists.append(Prefix)
+        return {"Contents": [], "CommonPrefixes": [], "IsTruncated": False, "KeyCount": 0}
 
     def __getattr__(self, name: str) -> Any:
         raise AssertionError(f"the uploads command should not call {name}")
@@ -374,6 +382,7 @@ def test_uploads_paginates_and_uses_the_stores_initiated_times(
     code, out, err = _run(capsys, "uploads", "abort", "s3://bkt/out/d", "--older-than", "270m")
     assert code == 0 and "aborted 3 upload(s)" in err
     assert sorted(fake.aborted) == ["out/d/f5", "out/d/f6", "out/d/f7"]
+    assert "out/d/__" in fake.object_lists and "__" in fake.object_lists  # at d, and above
     assert {u["Key"] for u in fake.uploads} == {f"out/d/f{h}" for h in range(1, 5)} | {
         "out/d0/other"}
 

@@ -1,6 +1,6 @@
 """The ``zerorename`` command line.
 
-The production subcommands (``uploads``, ``success``) are defined here and use only this
+The production subcommands (``uploads``, ``records``, ``success``) are defined here and use only
 package.  Other distributions add subcommands through the entry-point group
 :data:`COMMAND_GROUP`, each entry a :class:`Command`; zerorename-research registers the
 research commands (``demo``, ``check``, ``table``, ``trace``) there.  This module never
@@ -82,7 +82,7 @@ def _age_warning(uploads: Sequence[Any], now: float) -> str | None:
 
 
 def cmd_uploads(args: argparse.Namespace) -> int:
-    from zerorename.committers.cleanup import abort_uploads, list_uploads
+    from zerorename.committers.cleanup import list_uploads
     from zerorename.context import valid_job_id
     from zerorename.errors import CommitError
     from zerorename.urls import parse_url
@@ -103,11 +103,56 @@ def cmd_uploads(args: argparse.Namespace) -> int:
     if warning:
         print(f"zerorename: {warning}", file=sys.stderr)
     if args.action == "abort":
-        if args.dry_run:
-            print(f"dry run: would abort {len(found)} upload(s)", file=sys.stderr)
-        else:
-            aborted = abort_uploads(store, found)
-            print(f"aborted {aborted} upload(s)", file=sys.stderr)
+        _abort(store, args, found)
+    return 0
+
+
+def _abort(store: Any, args: argparse.Namespace, found: Sequence[Any]) -> None:
+    """Abort ``found`` — without ``--job``, only uploads no job in flight may own — and, with
+    ``--job``, remove the job's records once its uploads are gone."""
+    from zerorename.committers.cleanup import abort_uploads
+    from zerorename.committers.janitor import delete_job_records, job_records, sort_by_activity
+
+    targets = list(found)
+    if args.job is None and not args.include_active:
+        split = sort_by_activity(store, args.dest, found)
+        targets = split.free
+        if split.held:
+            print(f"kept {len(split.held)} upload(s) a job in flight may own (a job root "
+                  f"above, in or inside {args.dest}); to abort a crashed job's uploads name it "
+                  "with --job ID, or pass --include-active", file=sys.stderr)
+    records = job_records(store, args.dest, args.job) if args.job is not None else []
+    if args.dry_run:
+        print(f"dry run: would abort {len(targets)} upload(s)", file=sys.stderr)
+        if records:
+            print(f"dry run: would remove {len(records)} record(s) of job {args.job}",
+                  file=sys.stderr)
+        return
+    aborted = abort_uploads(store, targets)
+    print(f"aborted {aborted} upload(s)", file=sys.stderr)
+    if records:
+        removed = delete_job_records(store, records)
+        print(f"removed {removed} record(s) of job {args.job}", file=sys.stderr)
+
+
+def cmd_records(args: argparse.Namespace) -> int:
+    """``zerorename records list|expire``: finished fenced jobs' commit records and their ages;
+    ``expire`` deletes those older than ``--older-than`` (default: the retention)."""
+    from zerorename.committers.destinations import check_destination_shape
+    from zerorename.committers.records import delete_expired, find_expired
+
+    check_destination_shape(args.dest)  # a bad URL: one clear line, before any client
+    store = _store_for(args.dest, args)
+    older = 0.0 if args.action == "list" else args.older_than
+    found = find_expired(store, args.dest, older_than=older, now=time.time())
+    for record in found:
+        print(f"{record.url}\tjob={record.job_id}\tage={record.age / 3600:.1f}h")
+    if args.action == "list":
+        print(f"{len(found)} finished job record(s) under {args.dest}", file=sys.stderr)
+    elif args.dry_run:
+        print(f"dry run: would remove {len(found)} expired record(s)", file=sys.stderr)
+    else:
+        print(f"removed {delete_expired(store, found)} expired record(s)", file=sys.stderr)
     return 0
 
 
@@ -215,8 +260,27 @@ def _uploads_arguments(parser: CommandParser) -> None:
     parser.add_argument("--job", help="only uploads of this job ID, as its own records name "
                                       "them (pending commits, upload intents, task records, "
                                       "a fenced job's commit record)")
+    parser.add_argument("--include-active", action="store_true",
+                        help="abort also uploads a job in flight may own (without --job, "
+                             "those are kept and counted)")
     parser.add_argument("--dry-run", action="store_true")
     _add_endpoint_options(parser)
+
+
+def _records_arguments(parser: CommandParser) -> None:
+    from zerorename.committers.records import DEFAULT_RETENTION
+
+    parser.add_argument("action", choices=["list", "expire"])
+    parser.add_argument("dest", help="s3://bucket/prefix")
+    parser.add_argument("--older-than", type=parse_duration, metavar="DURATION",
+                        default=DEFAULT_RETENTION,
+                        help="expire records older than this (default 1d, the retention)")
+    parser.add_argument("--dry-run", action="store_true")
+    _add_endpoint_options(parser)
+
+
+def _run_records(args: argparse.Namespace) -> int:
+    return cmd_records(args)
 
 
 def _success_arguments(parser: CommandParser) -> None:
@@ -237,6 +301,8 @@ BUILTIN_COMMANDS: dict[str, Command] = {
     "uploads": BuiltinCommand("list or abort incomplete multipart uploads under a "
                               "destination (scoped as a directory)", _uploads_arguments,
                               _run_uploads),
+    "records": BuiltinCommand("list or expire the commit records finished fenced jobs keep "
+                              "in a destination", _records_arguments, _run_records),
     "success": BuiltinCommand("summarise a destination's _SUCCESS file", _success_arguments,
                               _run_success),
 }

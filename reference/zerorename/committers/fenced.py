@@ -17,7 +17,8 @@ create a key, atomically, so
 
 Layout, under ``<dest>/__fenced_job-<job id>/``::
 
-    commit.json                   the job commit record: kept, it fences late task commits
+    commit.json                   the job commit record: kept for the retention (it fences
+                                  late task commits), then expired by a later job
     <NN>/_job.json                job attempt NN's marker and capability probe
     <NN>/tasks/<task name>.pendingset   one task record per task per job attempt NN
 
@@ -43,6 +44,7 @@ output (:class:`ConditionalWriteUnsupportedError`, never a silent fallback).
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
@@ -62,6 +64,12 @@ from zerorename.committers.fenced_records import (
 )
 from zerorename.committers.fenced_task import FencedFile, FencedTaskCommitter
 from zerorename.committers.neighbours import Neighbours
+from zerorename.committers.records import (
+    DEFAULT_RETENTION,
+    RETENTION_OPTION,
+    delete_expired,
+    find_expired,
+)
 from zerorename.errors import (
     CommitError,
     FormatError,
@@ -253,8 +261,11 @@ class FencedCommitter(FencedTaskCommitter):
         success.diagnostics["fenced.job.attempt"] = str(record.job_attempt)
 
         self.save_success(success, runner)
-        self.clean_up_published(success, runner,
-                                lambda: self._clear(record, committed, keep_marker=False))
+        def cleanup() -> None:
+            self._clear(record, committed, keep_marker=False)
+            self._expire_records()
+
+        self.clean_up_published(success, runner, cleanup)
         return success
 
     def _complete_all(self, committed: CommittedUploads, pool: BoundedExecutor,
@@ -385,3 +396,13 @@ class FencedCommitter(FencedTaskCommitter):
             raise FormatError(unreadable[0], f"{len(unreadable)} unreadable task record(s) of "
                                              f"job {self.job.id} kept: their uploads could "
                                              "not be identified")
+
+    def _expire_records(self) -> None:
+        """Delete the commit records of earlier finished jobs on this destination past the
+        retention (see :mod:`~zerorename.committers.records`): one LIST, and a DELETE only
+        when something expired."""
+        retention = self.opts.get_seconds(RETENTION_OPTION, default=DEFAULT_RETENTION)
+        expired = find_expired(self.store, self.dest, older_than=retention, now=time.time(),
+                               keep_root=self.root)
+        if expired:
+            self.stats.incr("committer_records_expired", delete_expired(self.store, expired))
