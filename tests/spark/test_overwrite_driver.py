@@ -138,3 +138,25 @@ def test_spark_writer_refuses_unownable_destinations_and_the_bucket_is_intact(
             zs.write(None, dest, committer=committer, mode=mode)  # type: ignore[arg-type]
         assert _contents(store) == before
         assert store.list_multipart_uploads("s3://shared/") == []
+
+
+@pytest.mark.parametrize("committer", (*COMMITTERS, "directory"))
+def test_success_and_the_log_name_what_an_overwrite_deleted(
+        tmp_path: Path, committer: str, caplog: pytest.LogCaptureFixture) -> None:
+    import json
+    import logging
+
+    from zerorename.committers.replaced import DELETED_COUNT_KEY, DELETED_KEYS_KEY
+
+    dest = f"file://{tmp_path}/out"
+    first = write(spec_for(dest, committer, "append"), partitions=3)
+    older = sorted(n for n in data_files(dest))
+    with caplog.at_level(logging.INFO, logger="zerorename"):
+        write(spec_for(dest, committer, "overwrite"))
+    diagnostics = zr.read_success(LocalStore(), dest).diagnostics
+    keys = json.loads(diagnostics[DELETED_KEYS_KEY])
+    data_keys = sorted(k for k in keys if first in k)
+    assert [k.rsplit("/", 1)[-1] for k in data_keys] == older
+    assert int(diagnostics[DELETED_COUNT_KEY]) == len(keys) >= 3
+    assert any("deleted" in r.getMessage() and older[0] in r.getMessage()
+               for r in caplog.records)

@@ -281,7 +281,7 @@ class DirectoryStagingCommitter(StagingCommitter):
             return
         doomed = [o.url for o in list_dir(self.store, self.dest)
                   if not in_committer_area(o.url[len(self.dest) + 1:])]
-        _delete_all(ctx, doomed)
+        self.replaced = _delete_all(ctx, doomed)
 
 
 class PartitionedStagingCommitter(StagingCommitter):
@@ -307,9 +307,12 @@ class PartitionedStagingCommitter(StagingCommitter):
         for partition in sorted(loaded.directories):
             doomed.extend(o.url for o in list_dir(self.store, join(self.dest, partition))
                           if not in_committer_area(o.url[len(self.dest) + 1:]))
-        _delete_all(ctx, doomed)
+        self.replaced = _delete_all(ctx, doomed)
 
 
-def _delete_all(ctx: StageContext, urls: list[str]) -> None:
+def _delete_all(ctx: StageContext, urls: list[str]) -> list[str]:
+    """Delete ``urls`` (the older output a ``replace`` job commit replaces); returns them,
+    for ``_SUCCESS`` to name."""
     delete_pages(ctx.store, urls)
     ctx.stats.incr("committer_files_replaced", len(urls))
+    return urls

@@ -9,13 +9,14 @@ its one rule differs from the lifecycle's: saving the summary report never fails
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from zerorename.clock import Clock
 from zerorename.committers.layout import SUCCESS_MARKER
 from zerorename.committers.paths import same_scheme
 from zerorename.committers.reliable import ReliableStore
+from zerorename.committers.replaced import record_deleted
 from zerorename.context import JobContext, Options, hostname
 from zerorename.errors import CommitError
 from zerorename.formats import SuccessData
@@ -52,6 +53,9 @@ class JobReports:
     mark_success: bool
     _published: bool
     _commit_started: float | None
+    #: files the job deleted to replace them (a staging committer's conflict mode
+    #: ``replace``): named in ``_SUCCESS``
+    replaced: Sequence[str] = ()
 
     def success_data(self, filenames: list[str], *, stage: str, success: bool = True,
                      task_stats: IOStatistics | None = None) -> SuccessData:
@@ -62,7 +66,7 @@ class JobReports:
             # this commit, timed up to now: _SUCCESS is written before the commit returns
             stats.record_duration(stage, self.clock.monotonic() - self._commit_started,
                                   failed=not success)
-        return SuccessData(
+        data = SuccessData(
             committer=self.name, job_id=self.job.id, job_id_source=self.job.job_id_source,
             timestamp=self.clock.now_millis(),
             hostname=hostname(),
@@ -79,6 +83,9 @@ class JobReports:
             },
             iostatistics=stats.snapshot(),
         )
+        if self.replaced:
+            record_deleted(data.diagnostics, self.dest, self.replaced, job_id=self.job.id)
+        return data
 
     def job_success(self, filenames: FilenameSample, loaded: Loaded) -> SuccessData:
         """The ``_SUCCESS`` of a job commit that published the tasks in ``loaded``, with

@@ -32,11 +32,12 @@ from typing import Any
 
 import zerorename as zr
 from zerorename.committers.deletes import delete_pages
+from zerorename.committers.replaced import record_deleted
 from zerorename.errors import CommitError, ConflictError, StoreError
 from zerorename.executor import BoundedExecutor
 from zerorename.store import Store, list_dir
 from zerorename.stores import DeleteManyError
-from zerorename.urls import is_hidden, parse_url, relative_to
+from zerorename.urls import is_hidden, join, parse_url, relative_to
 
 from . import hooks
 from .parquet import PartitionedParquetWriter, WrittenFile
@@ -340,15 +341,32 @@ class JobDriver:
                     for o in outcomes if o is not None and o.message is not None]
         success = self.committer.commit_job(messages)
         if self.spec.mode == "overwrite" and not self._committer_replaces():
-            self._replace_older_output()
+            deleted = self._replace_older_output()
+            if deleted:
+                self._record_deleted(success, deleted)
         return success
+
+    def _record_deleted(self, success: Any, deleted: list[str]) -> None:
+        """Name what the overwrite deleted in ``_SUCCESS`` (rewritten) and the log.  The job
+        is published: a failure here is logged, never raised."""
+        if not isinstance(success, zr.SuccessData):
+            return
+        record_deleted(success.diagnostics, self.spec.dest, deleted, job_id=self.spec.job_id)
+        if not self.committer.mark_success:
+            return
+        try:
+            self.committer.store.put(join(self.spec.dest, "_SUCCESS"), success.to_bytes())
+        except StoreError as error:
+            log.warning("zerorename: the overwrite of %s deleted %d older file(s), but "
+                        "_SUCCESS could not be updated to say so: %s", self.spec.dest,
+                        len(deleted), error)
 
     def _committer_replaces(self) -> bool:
         """The staging committers resolve ``replace`` themselves (before completing uploads:
         whole destination for ``directory``, written partitions for ``partitioned``)."""
         return getattr(self.committer, "conflict_mode", None) == "replace"
 
-    def _replace_older_output(self) -> None:
+    def _replace_older_output(self) -> list[str]:
         """Overwrite for committers without a conflict mode (magic, manifest, v1, v2): delete
         every visible file not written by this job — identified by the job UUID in its name.
 
@@ -367,7 +385,7 @@ class JobDriver:
             if not is_hidden(rel) and marker not in rel.rsplit("/", 1)[-1]:
                 doomed.append(obj.url)
         if not doomed:
-            return
+            return doomed
         try:
             with BoundedExecutor(self.committer.threads, "overwrite") as pool:
                 delete_pages(self.committer.store, doomed, pool)
@@ -375,8 +393,7 @@ class JobDriver:
             left = sorted(error.failures) if isinstance(error, DeleteManyError) else doomed
             raise OverwriteIncompleteError(self.spec.dest, self.spec.job_id, left,
                                            error) from error
-        log.info("zerorename: overwrite removed %d older file(s) under %s",
-                 len(doomed), self.spec.dest)
+        return doomed
 
     def abort(self) -> None:
         """``abort_job`` then ``cleanup_job`` — twice, the second time after a grace period.
