@@ -192,3 +192,123 @@ def test_dotted_or_empty_path_elements_are_refused(moto_env: Env, committer: str
         zr.create_committer(committer, env.store, zr.JobContext(dest, options=options()))
     assert raised.value.path == dest and "Write the path without them" in str(raised.value)
     assert snapshot(env) == before
+
+
+# -- siblings, another team, a second job, a janitor ----------------------------------------
+
+
+def other_data(env: Env) -> dict[str, bytes]:
+    """Objects of neighbours of ``data/dataset1``: a sibling prefix, another team."""
+    for rel, data in {"dataset10/part-0.csv": b"sibling 10\n",
+                      "dataset1.bak/part-0.csv": b"backup\n",
+                      "../other-team/t/part-0.parquet": b"PAR1 other PAR1"}.items():
+        env.store.put(f"{env.base}/{rel}" if not rel.startswith("..")
+                      else f"{env.base.rsplit('/', 1)[0]}/{rel[3:]}", data)
+    return neighbours_now(env)
+
+
+def neighbours_now(env: Env) -> dict[str, bytes]:
+    root = env.base.rsplit("/", 1)[0]
+    return {o.url: env.store.get(o.url) for o in zr.list_dir(env.store, root)
+            if not o.url.startswith(env.dest("dataset1") + "/")}
+
+
+@pytest.mark.parametrize(("committer", "backend"), backends())
+def test_sibling_prefixes_and_another_team_are_untouched(backend_env: Env, committer: str,
+                                                         backend: str) -> None:
+    """A job on ``dataset1`` beside ``dataset10`` (with a job in flight there, its uploads
+    pending), ``dataset1.bak`` and another team's table: committing, then aborting a second
+    job, leaves every neighbour byte for byte and the job in flight whole."""
+    env = backend_env
+    before = other_data(env)
+    sibling = run_job(committer, env.store, env.dest("dataset10"), CHILD_FILES, commit=False)
+    mid = neighbours_now(env)
+    run_job(committer, env.store, env.dest("dataset1"), PARENT_FILES)
+    failed = run_job(committer, env.store, env.dest("dataset1"), {0: {"y.csv": b"y\n"}},
+                     commit=False)
+    failed.driver.abort_job()
+    failed.driver.cleanup_job()
+    assert neighbours_now(env) == mid
+    sibling.driver.commit_job(sibling.messages)
+    after = neighbours_now(env)
+    assert {k: after[k] for k in before} == before
+    assert env.output(env.dest("dataset10")) == {
+        "part-0.csv": b"sibling 10\n",
+        **{rel: data for files in CHILD_FILES.values() for rel, data in files.items()}}
+    assert env.uploads(env.base) == []
+
+
+@pytest.mark.parametrize(("committer", "backend"), backends(rgw=False))
+def test_a_janitor_run_while_a_job_is_in_flight_leaves_it_whole(
+        backend_env: Env, committer: str, backend: str, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``zerorename uploads abort`` on the table (and on the bucket's data directory above
+    it) while a job on the table's partition is between task commits and job commit: the job's
+    uploads are kept, and its commit publishes everything.  A stray upload no job can own is
+    aborted."""
+    from zerorename import cli
+
+    env = backend_env
+    table, part = env.dest("t"), env.dest("t/date=1")
+    job = run_job(committer, env.store, part, CHILD_FILES, commit=False)
+    pending = len(env.uploads(part))
+    stray = f"{env.dest('u')}/stray.csv"
+    env.store.create_multipart(stray)
+    monkeypatch.setattr(cli, "_store_for", lambda url, args: env.store)
+    for dest in (table, env.base):
+        assert cli.main(["uploads", "abort", dest]) == 0
+    err = capsys.readouterr().err
+    assert len(env.uploads(part)) == pending
+    if pending:
+        assert "a job in flight may own" in err
+    assert [u.url for u in env.uploads(env.dest("u"))] == []
+    job.driver.commit_job(job.messages)
+    assert env.output(part) == {rel: data for files in CHILD_FILES.values()
+                                for rel, data in files.items()}
+    assert env.uploads(env.base) == []
+
+
+def spark_job(env: Env, committer: str, dest: str, mode: str, parts: int = 2) -> Any:
+    """The Spark writer's driver (:class:`JobDriver`) with tasks run in process: set up,
+    tasks written and committed; returns ``(driver, outcomes)`` for a later commit."""
+    from zerorename.spark.core import JobDriver, TaskOutcome, job_context, spec_from_options
+
+    spec = spec_from_options({"path": dest, "committer": committer, "mode": mode,
+                              "abort_grace_seconds": 0, "part_size": str(PART_SIZE)})
+    driver = JobDriver(spec, env.store)
+    spec = driver.setup()
+    job = job_context(spec)
+    outcomes = []
+    for p in range(parts):
+        task = zr.create_committer(spec.committer, env.store, job, task=job.task(p))
+        task.setup_task()
+        task.write(f"part-{p:05d}-{spec.job_id}.csv", f"{mode} {p}\n".encode() * 40)
+        message = task.commit_task()
+        outcomes.append(TaskOutcome(p, 0, message.compressed(), 1, 1, 1, {}, 0.0))
+    return driver, outcomes
+
+
+PART_SIZE = 5 * 1024 * 1024
+
+
+@pytest.mark.parametrize(("committer", "backend"), backends(rgw=False))
+def test_a_second_job_in_overwrite_mode_leaves_a_job_in_flight_whole(
+        backend_env: Env, committer: str, backend: str) -> None:
+    """Job A is between task commits and job commit when job B overwrites the destination:
+    B deletes the older *published* output only; A's records and uploads survive, and A's
+    later commit publishes all of A's files beside B's."""
+    env = backend_env
+    dest = env.dest("t")
+    env.put(dest, "old.csv", b"old\n")
+    first, first_out = spark_job(env, committer, dest, "append")
+    second, second_out = spark_job(env, committer, dest, "overwrite")
+    second.commit(second_out)
+    # partitioned replaces only the partitions it writes: files at the root are appended
+    assert ("old.csv" in env.output(dest)) == (committer == "partitioned")
+    first.commit(first_out)
+    names = sorted(n for n in env.output(dest) if n != "old.csv")
+    # v2 published A's tasks at task commit, so B's overwrite replaced them (as Hadoop's)
+    assert sum(first.spec.job_id in n for n in names) == (0 if committer == "v2" else 2)
+    assert sum(second.spec.job_id in n for n in names) == 2
+    assert len(names) == (2 if committer == "v2" else 4)
+    assert env.uploads(dest) == []
