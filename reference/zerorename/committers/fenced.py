@@ -69,6 +69,7 @@ from zerorename.committers.records import (
     RETENTION_OPTION,
     delete_expired,
     find_expired,
+    list_fenced_roots,
 )
 from zerorename.errors import (
     CommitError,
@@ -90,7 +91,7 @@ from zerorename.stages import (
     TaskSource,
     load_pendingsets,
 )
-from zerorename.store import list_dir
+from zerorename.store import ObjectInfo, list_dir
 from zerorename.urls import dir_prefix
 
 __all__ = ["CommittedUploads", "FencedCommitter", "FencedFile"]
@@ -262,8 +263,9 @@ class FencedCommitter(FencedTaskCommitter):
 
         self.save_success(success, runner)
         def cleanup() -> None:
-            self._clear(record, committed, keep_marker=False)
-            self._expire_records()
+            roots = list_fenced_roots(self.store, self.dest)  # ours and the others', one LIST
+            self._clear(record, committed, keep_marker=False, roots=roots)
+            self._expire_records(roots)
 
         self.clean_up_published(success, runner, cleanup)
         return success
@@ -321,7 +323,7 @@ class FencedCommitter(FencedTaskCommitter):
         self._clear(commit, CommittedUploads.of(commit), keep_marker=False)
 
     def _clear(self, commit: FencedCommitRecord | None, committed: CommittedUploads, *,
-               keep_marker: bool) -> None:
+               keep_marker: bool, roots: Sequence[ObjectInfo] | None = None) -> None:
         """Abort every upload this job owns that ``commit`` does not name, and delete its
         records (never the commit record, which fences late task commits).
 
@@ -332,7 +334,9 @@ class FencedCommitter(FencedTaskCommitter):
         (``committed``) are streamed once against the few IDs and keys in question, not held
         as sets of every upload.
         """
-        listed = [o.url for o in list_dir(self.store, self.root)]
+        inside = dir_prefix(self.root)
+        listed = ([o.url for o in roots if o.url.startswith(inside)] if roots is not None
+                  else [o.url for o in list_dir(self.store, self.root)])
         committed_records = set(commit.records) if commit is not None else set()
         records = [u for u in listed if u.endswith(".pendingset") and u not in committed_records]
         recovered = set(self._recovered.values()) if keep_marker else set()
@@ -397,12 +401,12 @@ class FencedCommitter(FencedTaskCommitter):
                                              f"job {self.job.id} kept: their uploads could "
                                              "not be identified")
 
-    def _expire_records(self) -> None:
+    def _expire_records(self, roots: Sequence[ObjectInfo]) -> None:
         """Delete the commit records of earlier finished jobs on this destination past the
-        retention (see :mod:`~zerorename.committers.records`): one LIST, and a DELETE only
-        when something expired."""
+        retention (see :mod:`~zerorename.committers.records`), found in ``roots`` (the
+        cleanup's listing): a DELETE only when something expired."""
         retention = self.opts.get_seconds(RETENTION_OPTION, default=DEFAULT_RETENTION)
         expired = find_expired(self.store, self.dest, older_than=retention, now=time.time(),
-                               keep_root=self.root)
+                               keep_root=self.root, listed=roots)
         if expired:
             self.stats.incr("committer_records_expired", delete_expired(self.store, expired))

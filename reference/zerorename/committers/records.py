@@ -28,7 +28,7 @@ from zerorename.store import ObjectInfo, Store, list_all
 from zerorename.urls import dir_prefix
 
 __all__ = ["DEFAULT_RETENTION", "RETENTION_OPTION", "ExpiredRecord", "delete_expired",
-           "find_expired"]
+           "find_expired", "list_fenced_roots"]
 
 #: How long a finished fenced job's commit record is kept (seconds; durations such as ``1h``
 #: are accepted where the option is read).
@@ -46,23 +46,32 @@ class ExpiredRecord:
     age: float
 
 
+def list_fenced_roots(store: Store, dest: str) -> list[ObjectInfo]:
+    """Every object under ``dest``'s fenced job roots: one paged LIST.  A fenced job commit
+    lists its own root this way, so that expiring the others costs no request more."""
+    return list(list_all(store, dir_prefix(dest) + FENCED_AREA.prefix))
+
+
 def find_expired(store: Store, dest: str, *, older_than: float, now: float,
-                 keep_root: str | None = None) -> list[ExpiredRecord]:
+                 keep_root: str | None = None,
+                 listed: Sequence[ObjectInfo] | None = None) -> list[ExpiredRecord]:
     """The commit records of finished fenced jobs on ``dest`` older than ``older_than``
-    seconds at ``now``, except the one under ``keep_root`` (the job that is cleaning up)."""
+    seconds at ``now``, except the one under ``keep_root`` (the job that is cleaning up).
+    ``listed`` reuses a :func:`list_fenced_roots` listing already made."""
+    objects = list_fenced_roots(store, dest) if listed is None else listed
     held: dict[str, list[ObjectInfo]] = {}
-    for info in list_all(store, dir_prefix(dest) + FENCED_AREA.prefix):  # one paged LIST
+    for info in objects:
         root, _, _rest = info.url[len(dir_prefix(dest)):].partition("/")
         held.setdefault(root, []).append(info)
     keep = keep_root.rstrip("/").rsplit("/", 1)[-1] if keep_root is not None else None
     found: list[ExpiredRecord] = []
-    for root, objects in sorted(held.items()):
-        if root == keep or len(objects) != 1 \
-                or not objects[0].url.endswith(f"/{root}/{FENCED_COMMIT_RECORD}"):
+    for root, entries in sorted(held.items()):
+        if root == keep or len(entries) != 1 \
+                or not entries[0].url.endswith(f"/{root}/{FENCED_COMMIT_RECORD}"):
             continue  # in flight, or its uploads are not all completed: kept
-        modified = objects[0].mtime
+        modified = entries[0].mtime
         if modified is not None and now - modified >= older_than:
-            found.append(ExpiredRecord(objects[0].url, root[len(FENCED_AREA.prefix):],
+            found.append(ExpiredRecord(entries[0].url, root[len(FENCED_AREA.prefix):],
                                        now - modified))
     return found
 
