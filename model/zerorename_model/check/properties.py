@@ -75,11 +75,12 @@ def _nested_output(result: RunResult, job: JobState) -> set[tuple[str, bytes]]:
     for other in result.jobs:
         if other.spec.dest == job.spec.dest:
             continue
+        tasks = {t.name: t for launched in other.attempts.values() for t in launched}
         for name, files in result.written.items():
-            if result.attempt_dest.get(name) != other.spec.dest:
+            if result.attempt_dest.get(name) != other.spec.dest or name not in tasks:
                 continue
             for rel, data in files.items():
-                url = f"{other.spec.dest}/{rel}"
+                url = f"{other.spec.dest}/{_published(result, tasks[name], rel)}"
                 if url.startswith(prefix):
                     nested.add((url[len(prefix):], data))
     return nested
@@ -186,6 +187,7 @@ def continuity(result: RunResult) -> list[Violation]:
         assert job.dest_at_commit is not None
         final = _visible_final(result, job.spec.dest)
         others = {rel for j in result.jobs if j is not job for rel in _dests_of(result, j)}
+        others |= {rel for rel, _data in _nested_output(result, job)}
         for rel in sorted(set(final) | set(job.dest_at_commit)):
             if rel in others:
                 continue

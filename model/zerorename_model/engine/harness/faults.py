@@ -7,6 +7,7 @@ from zerorename_model.engine.harness.base import RunBase
 from zerorename_model.engine.harness.events import (
     STORE_OPS,
     Call,
+    Channel,
     Fault,
     Move,
     MoveKind,
@@ -56,10 +57,13 @@ class FaultMoves(RunBase):
                     if a.pending is not None and a.pending.destination_op in _STORE_OPS]
         if b["throttle"]:
             moves += [Move(MoveKind.THROTTLE, a.name) for a in at_store]
+        # (a request's answer, not a step inside one: never at a SUBSTEP)
+        requests = [a for a in at_store if a.pending is not None
+                    and a.pending.channel is Channel.STORE]
         if b["lost_answer"]:
-            moves += [Move(MoveKind.LOST_ANSWER, a.name) for a in at_store]
+            moves += [Move(MoveKind.LOST_ANSWER, a.name) for a in requests]
         if b["conflict"]:
-            moves += [Move(MoveKind.CONFLICT, a.name) for a in at_store if a.conditional]
+            moves += [Move(MoveKind.CONFLICT, a.name) for a in requests if a.conditional]
         # A crash or partition strikes a process: a task attempt with its pool workers, named
         # by the attempt, possible while it or any of its workers is at an operation.
         processes = list(dict.fromkeys(a.process for a in tasks_at_op))
