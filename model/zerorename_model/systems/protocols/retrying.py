@@ -113,9 +113,10 @@ class RetryingStore:
 
     def rename(self, src: str, dst: str) -> None:
         def landed(error: ModelStoreError) -> bool | None:
-            """A repeated rename found its source gone and its destination there: the first
-            one landed (what HDFS's retry cache answers a repeated rename)."""
-            if error.code != "NoSuchKey" or self._exists(src):
+            """A repeated rename that failed (its source missing, or its destination there)
+            while its source is gone and its destination there: the first one landed (HDFS's
+            NameNode answers a repeated rename from its retry cache, HDFS-4942)."""
+            if error.code not in ("NoSuchKey", "DestinationExists") or self._exists(src):
                 return None
             return True if self._exists(dst) else None
 
