@@ -3,7 +3,7 @@
 * the faults: a lost answer (the request takes effect, the caller sees a read timeout) at any
   request on the destination store, a 409 ConditionalRequestConflict (nothing takes effect) at
   a conditional one;
-* the model committers' retry loop (:mod:`zerorename_model.protocols.retrying`) and its two
+* the model committers' retry loop (:mod:`zerorename_model.systems.protocols.retrying`) and its two
   landed checks;
 * ``fenced`` holds in the ``ambiguous`` family; ``fenced+no-landed-check`` does not;
 * ``fenced`` is violated on a store whose conditional PUT is check-then-act and on one that
@@ -14,15 +14,15 @@ from __future__ import annotations
 
 import pytest
 
-from zerorename_model.errors import ModelStoreError
-from zerorename_model.explore import explore
-from zerorename_model.harness import MoveKind, Run
-from zerorename_model.protocols import get
-from zerorename_model.protocols.retrying import Retry, RetryingStore
-from zerorename_model.scenario import Faults, Scenario
-from zerorename_model.scopes import scope_named
-from zerorename_model.stores import ModelStore
-from zerorename_model.trace import replay, write_trace
+from zerorename_model.check.explore import explore
+from zerorename_model.engine.errors import ModelStoreError
+from zerorename_model.engine.harness import MoveKind, Run
+from zerorename_model.engine.scenario import Faults, Scenario
+from zerorename_model.engine.stores import ModelStore
+from zerorename_model.experiments.scopes import scope_named
+from zerorename_model.experiments.trace import replay, write_trace
+from zerorename_model.systems.protocols import get
+from zerorename_model.systems.protocols.retrying import Retry, RetryingStore
 
 URL = "s3://bucket/out/record.json"
 
@@ -128,6 +128,7 @@ def test_without_the_landed_checks_fenced_fails_and_the_witness_replays(tmp_path
     report = explore(scope.make("fenced+no-landed-check", "s3"), get("fenced+no-landed-check"),
                      ["liveness"], max_runs=5_000, stop_when_all_violated=True)
     violations, result, _choices = report.violations["liveness"]
+    assert any("the job ended" in str(v) for v in violations), violations
     assert any(e.get("move", "").startswith("lost_answer ") for e in result.trace)
     assert replay(str(write_trace(tmp_path / "w.jsonl", result.trace))).same
 

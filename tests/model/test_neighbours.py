@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import pytest
 
-from zerorename_model.explore import explore
-from zerorename_model.properties import check_all
-from zerorename_model.protocols import get
-from zerorename_model.protocols.common import list_files
-from zerorename_model.protocols.fenced import FencedCommitter, _ancestors, _is_marker
-from zerorename_model.scenario import Scenario
-from zerorename_model.scopes import JOB_FILES, NESTED, family_named, scope_named
-from zerorename_model.trace import replay, write_trace
+from zerorename_model.check.explore import explore
+from zerorename_model.check.properties import check_all
+from zerorename_model.engine.scenario import Scenario
+from zerorename_model.experiments.scopes import JOB_FILES, NESTED, family_named, scope_named
+from zerorename_model.experiments.trace import replay, write_trace
+from zerorename_model.systems.protocols import get
+from zerorename_model.systems.protocols.common import list_files
+from zerorename_model.systems.protocols.fenced import FencedCommitter, _ancestors, _is_marker
 
 
 @pytest.mark.parametrize("committer", ["fenced+top-level-cleanup", "magic"])
@@ -69,7 +69,7 @@ def test_the_job_on_the_partition_must_look_above_it_too() -> None:
 def test_neither_job_is_blamed_for_the_other_jobs_files() -> None:
     """Fault-free, both jobs commit, and the partition's files under the table's destination
     are no exclusivity, valid-outcome or continuity violation of the table's job."""
-    from zerorename_model.explore import run_once
+    from zerorename_model.check.explore import run_once
 
     for committer in ("fenced", "v2", "direct"):
         result = run_once(Scenario(committer, tasks=1, files=JOB_FILES, dests=NESTED),

@@ -51,7 +51,6 @@ from typing import Protocol, TypedDict, cast
 from zerorename_model.engine.errors import ModelStoreError
 from zerorename_model.engine.scenario import CommittedByAnother, CommitterEnv, JobSpec, TaskSpec
 from zerorename_model.systems.protocols import ModelCommitter, register
-from zerorename_model.systems.protocols.retrying import Retry
 from zerorename_model.systems.protocols.common import (
     SUCCESS,
     CommitFailed,
@@ -70,6 +69,7 @@ from zerorename_model.systems.protocols.common import (
     task_id,
     upload_pending,
 )
+from zerorename_model.systems.protocols.retrying import Retry
 
 FENCE_DIR = "_fenced"
 SMALL_FILE_BYTES = "zerorename.fenced.small-file-bytes"
