@@ -228,7 +228,7 @@ class Run(DriverRules, FaultMoves, Recorder):
             raise
         if command == "lost_answer":  # it took effect; the caller is told it timed out
             lost = ModelStoreError(str(args[0]) if args else "", "ReadTimeout", 599,
-                                   f"the answer was lost (the request returned {result!r})")
+                                   "the answer was lost (the request took effect)")
             self._said(actor, pending, lost)
             raise lost
         self._said(actor, pending, result)
