@@ -60,9 +60,9 @@ class FaultMoves(RunBase):
         # (a request's answer, not a step inside one: never at a SUBSTEP)
         requests = [a for a in at_store if a.pending is not None
                     and a.pending.channel is Channel.STORE]
-        if b["lost_answer"]:
+        if b.get("lost_answer"):
             moves += [Move(MoveKind.LOST_ANSWER, a.name) for a in requests]
-        if b["conflict"]:
+        if b.get("conflict"):
             moves += [Move(MoveKind.CONFLICT, a.name) for a in requests if a.conditional]
         # A crash or partition strikes a process: a task attempt with its pool workers, named
         # by the attempt, possible while it or any of its workers is at an operation.
