@@ -33,6 +33,9 @@ FAULT_EVENTS = {
     "throttle": "a store request fails with 503 SlowDown",
     "restart": "the job driver crashes and the next job attempt starts",
     "fail_job": "the driver gives up and aborts the job",
+    "lost_answer": "a store request takes effect, but its caller sees a read timeout",
+    "conflict": "a conditional request answers 409 ConditionalRequestConflict, nothing "
+                "taken effect",
 }
 #: why a partitioned attempt breaks a listing job commit and not one that is given messages
 RACE = ("The partitioned attempt can commit its task after the driver gave up on it, and a job "

@@ -127,7 +127,8 @@ def test_every_bug_names_a_scope_family_that_decides_its_property() -> None:
     for bug in BUGS:
         assert bug.scope in names, bug.report
         assert bug.shows in names[bug.scope].props, bug.report
-        assert get(bug.variant) is not get(bug.fixed)
+        # a committer's bug is a variant of it; a store's bug, the committer on that store
+        assert get(bug.variant) is not get(bug.fixed) or bug.store != bug.fixed_on, bug.report
 
 
 def test_bug_rows_pair_each_variant_with_its_fixed_committer_in_one_family() -> None:
@@ -159,11 +160,11 @@ def test_a_two_job_bug_row_is_violated_and_its_fixed_row_holds(bug, tmp_path) ->
 def _bug_rows_hold_up(bug: Any, tmp_path: Any) -> None:
     from zerorename_model.experiments.trace import replay
 
-    budget = Budget(max_runs=8_000)
+    budget = Budget(max_runs=25_000)  # the nested scopes need about 18,000 runs
     props = (bug.shows,)
     variant = decide_pair(bug.variant, bug.store, props, budget, str(tmp_path),
                           row=Row(bug.report, bug.fixed, (bug.scope,)))
-    fixed = decide_pair(bug.fixed, bug.store, props, budget, str(tmp_path),
+    fixed = decide_pair(bug.fixed, bug.fixed_on, props, budget, str(tmp_path),
                         row=Row(bug.report, None, (bug.scope,)))
     violated = [c for c in variant if c["verdict"] == "violated"]
     assert violated, f"{bug.variant}: {bug.shows} not violated in {bug.scope}"

@@ -65,6 +65,27 @@ def _other_jobs_output(result: RunResult, job: JobState) -> dict[str, bytes]:
     return shared
 
 
+def _nested_output(result: RunResult, job: JobState) -> set[tuple[str, bytes]]:
+    """What other jobs whose destination is another directory wrote under ``job``'s (a job on
+    a partition of ``job``'s table, or ``job``'s table around a job on a partition): their
+    files, relative to ``job``'s destination.  They are neither job's output nor its failure;
+    each job's own checks judge them under its own destination."""
+    prefix = job.spec.dest + "/"
+    nested: set[tuple[str, bytes]] = set()
+    for other in result.jobs:
+        if other.spec.dest == job.spec.dest:
+            continue
+        tasks = {t.name: t for launched in other.attempts.values() for t in launched}
+        for name, files in result.written.items():
+            if result.attempt_dest.get(name) != other.spec.dest or name not in tasks:
+                continue
+            for rel, data in files.items():
+                url = f"{other.spec.dest}/{_published(result, tasks[name], rel)}"
+                if url.startswith(prefix):
+                    nested.add((url[len(prefix):], data))
+    return nested
+
+
 def _committed_jobs(result: RunResult) -> list[tuple[int, JobState]]:
     return [(i, j) for i, j in enumerate(result.jobs)
             if j.outcome == "committed" and j.dest_at_commit is not None]
@@ -92,10 +113,11 @@ def exclusivity(result: RunResult) -> list[Violation]:
         allowed = _accepted_output(result, job)
         kept = result.preexisting.get(job.spec.dest, {})
         shared = _other_jobs_output(result, job)
+        nested = _nested_output(result, job)
         for rel, data in sorted(job.dest_at_commit.items()):
             if allowed.get(rel) == data or (rel not in allowed and kept.get(rel) == data):
                 continue
-            if rel not in allowed and shared.get(rel) == data:
+            if rel not in allowed and (shared.get(rel) == data or (rel, data) in nested):
                 continue
             found.append(Violation("exclusivity", i,
                                    f"{rel}: written by {_writer_of(data)}, not accepted"))
@@ -127,8 +149,9 @@ def concurrency(result: RunResult) -> list[Violation]:
     for i, job in _committed_jobs(result):
         assert job.dest_at_commit is not None
         final = _visible_final(result, job.spec.dest)
+        nested = _nested_output(result, job)
         for rel, data in job.dest_at_commit.items():
-            if final.get(rel) != data:
+            if final.get(rel) != data and (rel, data) not in nested:
                 found.append(Violation("concurrency", i, f"{rel} changed after commit by "
                                        "another job"))
     return found
@@ -164,6 +187,7 @@ def continuity(result: RunResult) -> list[Violation]:
         assert job.dest_at_commit is not None
         final = _visible_final(result, job.spec.dest)
         others = {rel for j in result.jobs if j is not job for rel in _dests_of(result, j)}
+        others |= {rel for rel, _data in _nested_output(result, job)}
         for rel in sorted(set(final) | set(job.dest_at_commit)):
             if rel in others:
                 continue
@@ -209,12 +233,13 @@ def valid_outcome(result: RunResult) -> list[Violation]:
         writer = {(rel, data): name for name, files in output.items()
                   for rel, data in files.items()}
         kept = {**result.preexisting.get(job.spec.dest, {}), **_other_jobs_output(result, job)}
+        nested = _nested_output(result, job)
         shown: dict[int, set[str]] = {}
         for rel, data in sorted(visible.items()):
             name = writer.get((rel, data))
             if name is not None:
                 shown.setdefault(tasks[name].task_id, set()).add(name)
-            elif kept.get(rel) != data:
+            elif kept.get(rel) != data and (rel, data) not in nested:
                 found.append(Violation("valid-outcome", i, f"{rel}: written by "
                                        f"{_writer_of(data)}, no attempt of this job"))
         accepted = {task.name for task, _message in job.accepted.values()}

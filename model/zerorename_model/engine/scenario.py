@@ -30,6 +30,12 @@ class Faults:
     throttle: int = 0  # fail one store request with 503 SlowDown
     restart: int = 0  # crash the job driver and start the next job attempt
     fail_job: int = 0  # the driver gives up and aborts the job
+    #: a store request takes effect but its answer is lost: the caller sees a transport error
+    #: (a read timeout) and cannot tell whether it did (issue 34)
+    lost_answer: int = 0
+    #: a conditional request (If-None-Match, If-Match) answers 409 ConditionalRequestConflict
+    #: and takes no effect: AWS's answer to concurrent conditional writes on one key
+    conflict: int = 0
     settle: bool = True  # pending visibility events may take effect at any point
     #: every pending visibility event takes effect just before each read: the lagging store
     #: then behaves like its consistent counterpart, one of the behaviours it allows (used to
@@ -75,6 +81,9 @@ class Scenario:
                 del faults["settle_anytime"]
             if self.faults.max_lag is None:  # likewise: only a bounded scope records its bound
                 del faults["max_lag"]
+            for ambiguous in ("lost_answer", "conflict"):  # and only a scope that uses them
+                if not faults[ambiguous]:
+                    del faults[ambiguous]
             object.__setattr__(self, "_json", cached)
         return cached  # shared: callers must not mutate it
 

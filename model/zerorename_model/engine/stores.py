@@ -42,6 +42,11 @@ class Profile:
     conditional_put: bool = False
     conditional_complete: bool = False
     multipart: bool = True
+    #: a conditional write is check-then-act: the condition is checked, then other requests
+    #: may run, then the object is written (two racers can both pass the check)
+    conditional_race: bool = False
+    #: the store accepts If-None-Match / If-Match and ignores them: every write succeeds
+    ignores_conditions: bool = False
 
     @property
     def consistent(self) -> bool:
@@ -58,6 +63,13 @@ PROFILES: dict[str, Profile] = {
         Profile("gcs", rename=True, atomic_dir_rename=False, conditional_put=True,
                 conditional_complete=True),
         Profile("abfs", rename=True, atomic_dir_rename=True),
+        # S3-compatible stores that claim conditional writes and cannot fence with them
+        # (issue 34: reported for some MinIO, SeaweedFS and versitygw configurations, GCS's
+        # XML API, Backblaze B2): outside the matrix's columns, for fenced's rows
+        Profile("s3-check-then-act", conditional_put=True, conditional_complete=True,
+                conditional_race=True),
+        Profile("s3-ignores-conditions", conditional_put=True, conditional_complete=True,
+                ignores_conditions=True),
     )
 }
 
@@ -138,6 +150,7 @@ class ModelStore:
     ) -> str:
         self.counts["put"] += 1
         self._check_conditions(url, if_none_match, if_match)
+        self._conditional_gap(url, if_none_match or if_match is not None)
         return self._write(url, bytes(data))
 
     def get(self, url: str) -> bytes:
@@ -246,6 +259,8 @@ class ModelStore:
                 raise ModelStoreError(url, "InvalidPart", 400, f"part {number} does not match")
         if if_none_match and self.profile.conditional_complete:
             self._check_conditions(url, True, None)
+            self._conditional_gap(url, True)
+            self._upload(url, upload_id)  # it may have been completed or aborted meanwhile
         del self.uploads[upload_id]
         return self._write(url, b"".join(upload.parts[n] for n, _ in sorted(parts)))
 
@@ -323,6 +338,8 @@ class ModelStore:
         if not self.profile.conditional_put:
             raise ModelStoreError(url, "NotImplemented", 501,
                                   f"{self.profile.name} has no conditional writes")
+        if self.profile.ignores_conditions:
+            return
         current = self.objects.get(url)  # conditions are checked against the truth
         if if_none_match and current is not None:
             raise precondition_failed(url, "If-None-Match: the key exists")
@@ -331,6 +348,12 @@ class ModelStore:
                 raise not_found(url)
             if current.etag != if_match.strip('"'):
                 raise precondition_failed(url, "If-Match: the ETag changed")
+
+    def _conditional_gap(self, url: str, conditional: bool) -> None:
+        """On a check-then-act store, the moment between a conditional write's check and its
+        write, where the harness may run other requests (a racer's check among them)."""
+        if conditional and self.profile.conditional_race and not self.profile.ignores_conditions:
+            self.between_steps(f"put {url}")
 
     def _write(self, url: str, data: bytes) -> str:
         old = self.objects.get(url)

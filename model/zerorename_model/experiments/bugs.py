@@ -40,6 +40,14 @@ class ProductionBug:
     once: tuple[str, ...] = ()
     prefer: tuple[str, ...] = ()
     store: str = "s3"  # the store profile of its matrix rows
+    #: the store of the fixed committer's row, when the bug is the store's rather than the
+    #: committer's (then ``variant`` and ``fixed`` name one committer); None: ``store``
+    fixed_store: str | None = None
+
+    @property
+    def fixed_on(self) -> str:
+        """The store profile the fixed committer runs on."""
+        return self.fixed_store or self.store
 
 
 BUGS: tuple[ProductionBug, ...] = (
@@ -81,6 +89,48 @@ BUGS: tuple[ProductionBug, ...] = (
         Scenario("fenced", tasks=1, files=("part-{task:05d}-job{job}",),
                  dests=("s3://bucket/out", "s3://bucket/out")),
         prefer=(r"^step j1\.t0\.a0: (create_multipart|upload_part) ",)),
+    ProductionBug(
+        "issue-31", "issue 31 (nested destinations)",
+        "cleanup decided that no other job was active from the destination's own record area, "
+        "so a job writing the table t aborted, as strays, the uploads of a job writing its "
+        "partition t/date=1, which then failed after its commit point",
+        "fenced+top-level-cleanup", "fenced", "nested", "concurrency",
+        Scenario("fenced", tasks=1, files=("part-{task:05d}-job{job}",),
+                 dests=("s3://bucket/out/t", "s3://bucket/out/t/date=1")),
+        prefer=(r"^step j1\.t0\.a0: (create_multipart|upload_part) ",)),
+    ProductionBug(
+        "issue-34-landed", "issue 34 (ambiguous outcomes)",
+        "a request whose answer was lost was repeated without asking whether it had landed: "
+        "the repeated task record PUT met its own record (412) and the task gave its output "
+        "up, and the job then failed completing uploads that were gone",
+        "fenced+no-landed-check", "fenced", "ambiguous", "liveness",
+        Scenario("fenced", tasks=1, files=FILES, faults=Faults(lost_answer=1)),
+        once=(r"^lost_answer j0\.t0\.a0: put .*/tasks/",)),
+    ProductionBug(
+        "issue-34-check-then-act", "issue 34 (stores that cannot fence)",
+        "a store whose conditional PUT checks, then writes, lets two racing task records both "
+        "pass the check: a partitioned attempt's late record replaces the accepted one's, and "
+        "Hadoop's listing job commit publishes it (the race of VIII.C back)",
+        "fenced", "fenced", "partition", "exclusivity",
+        Scenario("fenced", tasks=1, driver="hadoop", files=FILES, faults=Faults(partition=1)),
+        once=(r"^step j0\.t0\.a0: can_commit", r"^partition j0\.t0\.a0",
+              # each attempt's record PUT passes the check; then the writes, a0's last
+              r"^step j0\.t0\.a0: put .*/tasks/.*bytes>$",
+              r"^step j0\.t0\.a1: put .*/tasks/.*bytes>$",
+              r"^step j0\.t0\.a1: put .*/tasks/\S+\.json$",
+              r"^step j0\.t0\.a0: put .*/tasks/\S+\.json$"),
+        prefer=(r"^step j0\.t0\.a1",),
+        store="s3-check-then-act", fixed_store="s3"),
+    ProductionBug(
+        "issue-34-ignored", "issue 34 (stores that cannot fence)",
+        "a store that accepts If-None-Match and ignores it lets a partitioned attempt's late "
+        "task record replace the accepted one's, and Hadoop's listing job commit publishes it",
+        "fenced", "fenced", "partition", "exclusivity",
+        Scenario("fenced", tasks=1, driver="hadoop", files=FILES, faults=Faults(partition=1)),
+        once=(r"^step j0\.t0\.a0: can_commit", r"^partition j0\.t0\.a0",
+              r"^step j0\.t0\.a1: report success", r"^step j0\.t0\.a0: put .*/tasks/"),
+        prefer=(r"^step j0\.t0\.a1",),
+        store="s3-ignores-conditions", fixed_store="s3"),
 )
 
 
@@ -101,12 +151,15 @@ class Shown:
         return [job.error for job in self.result.jobs if job.error]
 
 
-def run_schedule(bug: ProductionBug, committer: str) -> Shown:
-    """Run ``committer`` on the bug's scenario and schedule."""
+def run_schedule(bug: ProductionBug, committer: str, store: str | None = None, *,
+                 strict: bool = True) -> Shown:
+    """Run ``committer`` on the bug's scenario and schedule, on ``store`` (None: the
+    variant's store, ``bug.store``).  ``strict=False``: moves of the schedule the store never
+    offers (the check-then-act store's step between check and write) are left out."""
     steer = SteeredChooser(bug.once, bug.prefer)
-    scenario = replace(bug.scenario, committer=committer)
+    scenario = replace(bug.scenario, committer=committer, store=store or bug.store)
     result = Run(scenario, get(committer)).run(steer)
-    if steer.unmet:
+    if steer.unmet and strict:
         raise ValueError(f"{bug.report}: the schedule's moves never became possible for "
                          f"{committer}: {steer.unmet}")
     found = {name: [str(v) for v in found] for name, found in check_all(result).items() if found}
@@ -115,7 +168,8 @@ def run_schedule(bug: ProductionBug, committer: str) -> Shown:
 
 def show(bug: ProductionBug) -> tuple[Shown, Shown]:
     """The variant's run and the fixed committer's run of the same schedule."""
-    return run_schedule(bug, bug.variant), run_schedule(bug, bug.fixed)
+    return (run_schedule(bug, bug.variant),
+            run_schedule(bug, bug.fixed, bug.fixed_on, strict=bug.fixed_store is None))
 
 
 def by_report(report: str) -> ProductionBug:

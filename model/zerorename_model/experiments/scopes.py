@@ -47,9 +47,17 @@ SEPARATE = ("s3://bucket/out/a", "s3://bucket/out/b")
 #: one destination for two jobs, each writing files of its own (other partitions of one table)
 SAME = ("s3://bucket/out", "s3://bucket/out")
 JOB_FILES = ("part-{task:05d}-job{job}",)
+#: nested destinations: a table and one of its partitions, written by two jobs at once (the
+#: first job's destination is a prefix of the second's, issue 31)
+NESTED = ("s3://bucket/out/t", "s3://bucket/out/t/date=1")
+#: the parent job also writes into the child's destination (a partition both write files of
+#: their own to): the child's cleanup then meets the parent's uploads under its own prefix
+OVERLAP_FILES = ("date=1/part-{task:05d}-job{job}",)
 
 #: the properties every single-job scope decides
 OUTPUT_PROPS = ("completeness", "exclusivity", "valid-outcome", "consistency", "liveness")
+#: what the ambiguous-outcome scopes decide (consistency is the lag scopes' question)
+AMBIGUOUS_PROPS = ("completeness", "exclusivity", "valid-outcome", "liveness")
 #: what scopes with two jobs decide: each job's output is whole and exclusive, and neither
 #: fails because of the other (concurrency says so; liveness is left to single-job scopes, so
 #: that its column means "a job alone, with bounded faults, commits")
@@ -135,6 +143,22 @@ FAMILIES: tuple[Family, ...] = (
     Family("same-destination", CONCURRENT_PROPS,
            lambda d: _TwoJobs(d, SAME, files=JOB_FILES),
            "two jobs writing files of their own to the same destination at once"),
+    Family("ambiguous", AMBIGUOUS_PROPS,
+           lambda d: _Single(d, Faults(lost_answer=1, conflict=1)),
+           "a request takes effect but its answer is lost, and a conditional request "
+           "answers 409 ConditionalRequestConflict (each at most once, at any request)"),
+    Family("ambiguous-abort", ("abortability",),
+           lambda d: _Single(d, Faults(lost_answer=1, conflict=1, fail_job=1), 1),
+           "a request's answer is lost or a conditional request answers 409, and the driver "
+           "gives up and aborts the job"),
+    Family("nested", CONCURRENT_PROPS, lambda d: _TwoJobs(d, NESTED, Faults(crash=1),
+                                                          files=JOB_FILES),
+           "two jobs at once, one writing a table (t), the other one of its partitions "
+           "(t/date=1); a crash"),
+    Family("nested-overlap", CONCURRENT_PROPS,
+           lambda d: _TwoJobs(d, NESTED, files=OVERLAP_FILES),
+           "two jobs at once on t and t/date=1, the job on t writing files of its own into "
+           "date=1 too"),
 )
 
 SCOPES: tuple[Scope, ...] = tuple(

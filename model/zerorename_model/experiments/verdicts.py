@@ -381,13 +381,16 @@ def bug_jobs(committers: Sequence[str], stores: Sequence[str], props: Sequence[s
     the fixed committer, each explored in the bug's scope family only."""
     jobs: list[Job] = []
     for bug in BUGS:
-        if bug.fixed not in committers or bug.store not in stores:
+        # (a store's bug, such as a check-then-act conditional PUT, is asked for with the
+        # store its fixed row runs on: its own profile is no column of the matrix)
+        if bug.fixed not in committers or bug.fixed_on not in stores:
             continue
         wanted = tuple(p for p in props if any(
             p in s.props for s in SCOPES if s.family == bug.scope))
         if not wanted:
             continue
-        for committer, variant_of in ((bug.variant, bug.fixed), (bug.fixed, None)):
-            jobs.append((committer, bug.store, wanted, budget, traces, model_resolver,
+        for committer, store, variant_of in ((bug.variant, bug.store, bug.fixed),
+                                             (bug.fixed, bug.fixed_on, None)):
+            jobs.append((committer, store, wanted, budget, traces, model_resolver,
                          tuple(protocols), Row(bug.report, variant_of, (bug.scope,)), seeds))
     return jobs

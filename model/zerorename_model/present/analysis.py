@@ -23,7 +23,8 @@ from zerorename_model.engine.harness import STORE_OPS
 from zerorename_model.engine.json_values import json_list, json_object
 
 #: Scheduler moves that are faults or environment events rather than an actor's own step.
-FAULT_MOVES = ("crash", "partition", "speculate", "restart", "fail_job", "throttle")
+FAULT_MOVES = ("crash", "partition", "speculate", "restart", "fail_job", "throttle",
+               "lost_answer", "conflict")
 VISIBILITY_MOVE = "settle"
 
 WRITE_OPS = frozenset({"put", "complete_multipart", "copy", "rename"})

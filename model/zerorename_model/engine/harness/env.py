@@ -20,9 +20,14 @@ class Env:
     """What a committer may use: the destination store, the consistent cluster filesystem
     (staging committers propagate pendingsets through it) and a per-actor local disk."""
 
-    def __init__(self, run: RunControl) -> None:
+    def __init__(self, run: RunControl,
+                 client: Callable[[Store], Store] | None = None) -> None:
+        """``client``: what the committer puts around the destination store (the model's
+        committers: their retry loop, :mod:`zerorename_model.systems.protocols.retrying`);
+        each request it sends stays a step of its own."""
         self._run = run
-        self.store = SteppedStore(run, run.store, cluster=False)
+        stepped = SteppedStore(run, run.store, cluster=False)
+        self.store: Store = client(stepped) if client is not None else stepped
         self.cluster = SteppedStore(run, run.cluster, cluster=True)
         self.profile = run.store.profile
 

@@ -44,6 +44,8 @@ class MoveKind(enum.Enum):
     SPECULATE = "speculate"  # launch a duplicate attempt of a running task
     FAIL_JOB = "fail_job"    # the driver gives up and aborts the job
     SETTLE = "settle"        # a lagging write becomes visible
+    LOST_ANSWER = "lost_answer"  # perform that operation, then fail it with a transport error
+    CONFLICT = "conflict"    # fail that conditional operation with 409, nothing taken effect
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,7 @@ from zerorename_model.engine.harness.base import RunBase
 from zerorename_model.engine.harness.events import (
     STORE_OPS,
     Call,
+    Channel,
     Fault,
     Move,
     MoveKind,
@@ -52,9 +53,17 @@ class FaultMoves(RunBase):
             return moves  # no fault left to use, nothing to settle
         at_op = [a for a in runnable if a.waiting is None and not a.crashed]
         tasks_at_op = [a for a in at_op if a.task is not None]
+        at_store = [a for a in at_op
+                    if a.pending is not None and a.pending.destination_op in _STORE_OPS]
         if b["throttle"]:
-            moves += [Move(MoveKind.THROTTLE, a.name) for a in at_op
-                      if a.pending is not None and a.pending.destination_op in _STORE_OPS]
+            moves += [Move(MoveKind.THROTTLE, a.name) for a in at_store]
+        # (a request's answer, not a step inside one: never at a SUBSTEP)
+        requests = [a for a in at_store if a.pending is not None
+                    and a.pending.channel is Channel.STORE]
+        if b.get("lost_answer"):
+            moves += [Move(MoveKind.LOST_ANSWER, a.name) for a in requests]
+        if b.get("conflict"):
+            moves += [Move(MoveKind.CONFLICT, a.name) for a in requests if a.conditional]
         # A crash or partition strikes a process: a task attempt with its pool workers, named
         # by the attempt, possible while it or any of its workers is at an operation.
         processes = list(dict.fromkeys(a.process for a in tasks_at_op))
@@ -111,8 +120,10 @@ class FaultMoves(RunBase):
             self.budget[kind.value] -= 1
         if kind in _RECORDED:
             self._record_fault(move)
-        if kind is MoveKind.THROTTLE:
-            self._resume(self.by_name[move.actor], "throttle")
+        if kind in (MoveKind.THROTTLE, MoveKind.LOST_ANSWER, MoveKind.CONFLICT):
+            # the operation fails (throttle, conflict) or loses its answer: the actor is told
+            # so at once, and its code decides what next (a retry loop repeats it)
+            self._resume(self.by_name[move.actor], kind.value)
         elif kind is MoveKind.CRASH:
             actor = self.by_name[move.actor]
             self.note(f"crash {actor.name}", NoteKind.CRASH, actor.task)

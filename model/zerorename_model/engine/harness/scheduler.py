@@ -75,7 +75,8 @@ class Run(DriverRules, FaultMoves, Recorder):
         self.locals: dict[str, ModelStore] = {}
         self.forget_finished = False
         self.counts_inconsistency = False
-        self.env = Env(self)
+        # a factory may put its own client (a retry loop) around the destination store
+        self.env = Env(self, getattr(factory, "store_client", None))
         self.actors: list[Actor] = []
         self.by_name: dict[str, Actor] = {}
         self.current: Actor | None = None
@@ -90,6 +91,10 @@ class Run(DriverRules, FaultMoves, Recorder):
             "crash": f.crash, "partition": f.partition, "speculate": f.speculate,
             "throttle": f.throttle, "restart": f.restart, "fail_job": f.fail_job,
         }
+        # the ambiguous outcomes only where a scenario uses them: the budgets are part of
+        # every run's digest, which the traces recorded before them must still reach
+        self.budget.update({name: count for name, count in (
+            ("lost_answer", f.lost_answer), ("conflict", f.conflict)) if count})
         self.written: dict[str, dict[str, bytes]] = {}
         self.attempt_dest: dict[str, str] = {}
         self.preexisting: dict[str, dict[str, bytes]] = {}
@@ -213,9 +218,10 @@ class Run(DriverRules, FaultMoves, Recorder):
             return method(*args, **kwargs)
         frozen = _frozen(args) if any(isinstance(a, list) for a in args) else tuple(args)
         pending = store_pending(op, frozen, cluster)
+        actor.conditional = bool(kwargs.get("if_none_match") or kwargs.get("if_match"))
         command = self._pause(actor, pending)
-        if command == "throttle":
-            error = ModelStoreError(str(args[0]) if args else "", "SlowDown", 503, "throttled")
+        if command in _REFUSED:
+            error = _REFUSED[str(command)](str(args[0]) if args else "")
             self._said(actor, pending, error)
             raise error
         try:
@@ -223,6 +229,11 @@ class Run(DriverRules, FaultMoves, Recorder):
         except ModelStoreError as error:
             self._said(actor, pending, error)
             raise
+        if command == "lost_answer":  # it took effect; the caller is told it timed out
+            lost = ModelStoreError(str(args[0]) if args else "", "ReadTimeout", 599,
+                                   "the answer was lost (the request took effect)")
+            self._said(actor, pending, lost)
+            raise lost
         self._said(actor, pending, result)
         if actor.owner is not None:
             # a worker's step may finish a result its owner waits for (waking it): shared
@@ -335,6 +346,13 @@ class Run(DriverRules, FaultMoves, Recorder):
 
 
 _READS = frozenset({"get", "head", "list_page", "copy", "rename"})
+
+#: the fault commands that refuse an operation before it takes effect, and the error each gives
+_REFUSED: dict[str, Callable[[str], ModelStoreError]] = {
+    "throttle": lambda url: ModelStoreError(url, "SlowDown", 503, "throttled"),
+    "conflict": lambda url: ModelStoreError(url, "ConditionalRequestConflict", 409,
+                                            "a concurrent conditional request on the key"),
+}
 
 
 def _frozen(args: Sequence[object]) -> tuple[object, ...]:

@@ -97,6 +97,9 @@ class Actor:
     #: the actor whose pool worker this is (None: a process of its own); see .workers
     owner: Actor | None = None
     kill_delivered: bool = False  # the kill was raised in it (TaskKilled), once
+    #: its pending store operation carries a condition (If-None-Match, If-Match): a 409
+    #: ConditionalRequestConflict can strike it
+    conditional: bool = False
 
     @property
     def process(self) -> Actor:

@@ -12,7 +12,9 @@ import importlib
 from collections.abc import Callable
 from typing import ClassVar, Protocol, TypeVar
 
+from zerorename.store import Store
 from zerorename_model.engine.scenario import CommitterFactory
+from zerorename_model.systems.protocols.retrying import Retry, RetryingStore
 
 
 class ModelCommitterFactory(CommitterFactory, Protocol):
@@ -30,6 +32,14 @@ class ModelCommitter:
     supports_recovery: ClassVar[bool] = False
     visible_before_job_commit: ClassVar[bool] = False
     takes_messages: ClassVar[bool] = True
+    #: how its requests are repeated when their outcome is ambiguous (as the reference's
+    #: one retry loop does); the harness puts :meth:`store_client` around its store
+    retry: ClassVar[Retry] = Retry()
+
+    @classmethod
+    def store_client(cls, store: Store) -> Store:
+        """The destination store as this committer's client sees it: in its retry loop."""
+        return RetryingStore(store, cls.retry)
 
 
 F = TypeVar("F", bound=ModelCommitterFactory)

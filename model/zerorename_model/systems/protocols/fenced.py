@@ -29,6 +29,9 @@ Layout (names starting with ``_`` are not output)::
   retried attempt's); an upload no record names (an attempt that died before its task
   commit) is aborted only when no other job is active under the destination: it could be the
   other job's, and aborting it is Section XIV.C.1's bug (``fenced+XIV.C.1`` puts it back).
+  "Under the destination" is its whole subtree and the record areas above it: a job on a
+  partition of the table, or on the table around this job's partition, is another job too
+  (``fenced+top-level-cleanup`` looks at the destination's own record area only: issue 31).
 * Recovery: a new job attempt that finds the commit record rolls forward (an upload already
   completed answers NoSuchUpload, and its object has the recorded ETag); one that does not
   commits afresh, keeping the task records, which name no job attempt.
@@ -66,6 +69,7 @@ from zerorename_model.systems.protocols.common import (
     task_id,
     upload_pending,
 )
+from zerorename_model.systems.protocols.retrying import Retry
 
 FENCE_DIR = "_fenced"
 SMALL_FILE_BYTES = "zerorename.fenced.small-file-bytes"
@@ -96,6 +100,10 @@ class JobRecord(TypedDict):
 class FencedCommitter(ModelCommitter):
     name = "fenced"
     fenced = True  # every record PUT carries If-None-Match: *
+    #: a repeated request that meets its own earlier success is recognised: a task record
+    #: that names this attempt is its own (the first PUT landed, its answer was lost), an
+    #: upload gone whose object has the recorded ETag was completed by an earlier request
+    recognises_own = True
 
     def __init__(self, env: CommitterEnv, job: JobSpec, task: TaskSpec | None,
                  options: dict[str, str]) -> None:
@@ -191,7 +199,8 @@ class FencedCommitter(ModelCommitter):
             if winner is None:  # the job ended and removed the records meanwhile
                 self.abort_uploads()
                 raise CommitFailed(self.task_record, "the job has ended")
-            if winner["attempt"] != self.task.attempt_id:  # else: our own PUT, answer lost
+            if winner["attempt"] != self.task.attempt_id or not self.recognises_own:
+                # (else: our own PUT, whose answer was lost)
                 self.abort_uploads()
                 return CommittedByAnother(winner["attempt"], winner)
         self.won = True
@@ -257,7 +266,7 @@ class FencedCommitter(ModelCommitter):
             complete_pending(self.fs, upload)
             return url
         except ModelStoreError as error:
-            if error.code != "NoSuchUpload":
+            if error.code != "NoSuchUpload" or not self.recognises_own:
                 raise
         found = self.fs.head(url)
         if found is None or found.etag != upload["etags"][0]:
@@ -313,10 +322,29 @@ class FencedCommitter(ModelCommitter):
                         raise
 
     def other_job_active(self) -> bool:
-        """Another fenced job under the destination has its marker: it is running."""
-        _files, jobs = list_children(self.fs, join(self.dest, FENCE_DIR))
-        return any(self.fs.head(join(job, "active")) is not None
-                   for job in jobs if job != self.record_dir)
+        """Another fenced job whose uploads may lie under the destination has its marker: it
+        is running.  That is a job anywhere in the destination's subtree (a job writing one
+        partition of this job's table), found by one listing of the subtree, or a job on a
+        directory above it (a job writing the whole table, some of its files in this job's
+        partition), found by a listing of each ancestor's record area."""
+        if any(_is_marker(o.url) and o.url != self.marker
+               for o in list_files(self.fs, self.dest)):
+            return True
+        return any(_is_marker(o.url) for above in _ancestors(self.dest)
+                   for o in list_files(self.fs, join(above, FENCE_DIR)))
+
+
+def _is_marker(url: str) -> bool:
+    """``<dir>/_fenced/<jobId>/active``: a running fenced job's marker."""
+    parts = url.split("/")
+    return len(parts) >= 3 and parts[-1] == "active" and parts[-3] == FENCE_DIR
+
+
+def _ancestors(url: str) -> list[str]:
+    """The directories above ``url`` in its bucket, nearest first, the bucket itself last."""
+    scheme, _, rest = url.rstrip("/").partition("://")
+    parts = rest.split("/")
+    return [f"{scheme}://{'/'.join(parts[:n])}" for n in range(len(parts) - 1, 0, -1)]
 
 
 @dataclass(frozen=True)
@@ -349,6 +377,31 @@ class UnfencedCommitter(FencedCommitter):
     """The same protocol with plain PUTs: the last record written wins (Section VIII.C)."""
 
     fenced = False
+
+
+@register("fenced+top-level-cleanup", supports_recovery=True)
+class TopLevelFencedCommitter(FencedCommitter):
+    """The cleanup the reference shipped until issue 31: "no other job is active" read from
+    the destination's own record area only (``dest/_fenced/*/active``), so a job writing a
+    partition of this job's table (``dest/date=1``) looks absent and its uploads are aborted
+    as strays."""
+
+    def other_job_active(self) -> bool:
+        _files, jobs = list_children(self.fs, join(self.dest, FENCE_DIR))
+        return any(self.fs.head(join(job, "active")) is not None
+                   for job in jobs if job != self.record_dir)
+
+
+@register("fenced+no-landed-check", supports_recovery=True)
+class UnrecognisingFencedCommitter(FencedCommitter):
+    """The retry loop without its landed checks, and a committer that does not recognise its
+    own records: a repeated request that meets its own earlier success is taken for someone
+    else's (a task record PUT whose answer was lost answers 412 to its own write, and the task
+    gives its output up; a complete whose answer was lost answers NoSuchUpload, and the job
+    fails after its commit point).  It shows why the checks are needed (issue 34)."""
+
+    retry = Retry(landed=False)
+    recognises_own = False
 
 
 @register("fenced+XIV.C.1", supports_recovery=True)
