@@ -1,7 +1,7 @@
 """The ``zerorename`` command line.
 
-The production subcommands (``uploads``, ``records``, ``success``) are defined here and use only
-package.  Other distributions add subcommands through the entry-point group
+The production subcommands (``uploads``, ``records``, ``success``, ``probe``) are defined here
+and use only this package.  Other distributions add subcommands through the entry-point group
 :data:`COMMAND_GROUP`, each entry a :class:`Command`; zerorename-research registers the
 research commands (``demo``, ``check``, ``table``, ``trace``) there.  This module never
 imports the research packages: it knows those four names only to say, when one is asked for
@@ -168,6 +168,49 @@ def cmd_success(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_probe(args: argparse.Namespace) -> int:
+    """Measure the store at ``args.dest`` (in its hidden area), print the report and which
+    committers are safe there; ``--json F`` also writes it as JSON (``-``: standard output)."""
+    from dataclasses import asdict
+
+    from zerorename.stores.probe import ProbeSettings, run_probe
+    from zerorename.stores.probe_text import advise, render
+    from zerorename.urls import parse_url
+
+    parse_url(args.dest)  # a bad URL: one clear line (BadURLError), before any client is made
+    if args.race < 2 or args.rounds < 1:
+        raise ValueError("--race needs at least 2 writers and --rounds at least 1")
+    store, extras = _probe_store_for(args.dest, args)
+    report = run_probe(store, args.dest, ProbeSettings(racers=args.race, rounds=args.rounds),
+                       extras=extras)
+    capabilities = store.capabilities()
+    if args.json != "-":
+        print(render(report, capabilities))
+    if args.json:
+        data = {"report": report.to_json(),
+                "committers": [asdict(a) for a in advise(report, capabilities)]}
+        text = json.dumps(data, indent=2)
+        if args.json == "-":
+            print(text)
+        else:
+            with open(args.json, "w", encoding="utf-8") as out:
+                out.write(text + "\n")
+    return 0
+
+
+def _probe_store_for(url: str, args: argparse.Namespace) -> tuple[Any, Any]:
+    """The store to probe, and its store-specific extra measurements (S3's capability probe)."""
+    from zerorename.stores import LocalStore, make_s3_client
+    from zerorename.stores.probe_s3 import capability_extras, probing_store
+
+    if url.startswith("file://"):
+        return LocalStore(), None
+    kwargs: dict[str, Any] = {"checksums": args.checksums} if args.checksums else {}
+    store = probing_store(make_s3_client(endpoint_url=args.endpoint_url, region=args.region,
+                                         **kwargs))
+    return store, capability_extras(store)
+
+
 class CommandParser(argparse.ArgumentParser):
     """An ArgumentParser whose epilog can be computed when help is shown (``epilog_from``),
     so that a long list of names (``check``'s) costs nothing unless someone asks for help."""
@@ -289,6 +332,25 @@ def _success_arguments(parser: CommandParser) -> None:
     _add_endpoint_options(parser)
 
 
+def _probe_arguments(parser: CommandParser) -> None:
+    from zerorename.stores.probe import DEFAULT_RACERS, DEFAULT_ROUNDS
+
+    parser.add_argument("dest", help="s3://bucket/prefix or file:///path: the probe writes "
+                                     "only under its hidden .zerorename-probe/ directory")
+    parser.add_argument("--race", type=int, default=DEFAULT_RACERS, metavar="N",
+                        help=f"racing writers per round (default {DEFAULT_RACERS})")
+    parser.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS, metavar="R",
+                        help=f"rounds per race (default {DEFAULT_ROUNDS})")
+    parser.add_argument("--json", metavar="F", help="also write the report as JSON to F "
+                                                    "(- for standard output, instead of the "
+                                                    "table)")
+    _add_endpoint_options(parser)
+
+
+def _run_probe(args: argparse.Namespace) -> int:
+    return cmd_probe(args)
+
+
 def _run_uploads(args: argparse.Namespace) -> int:
     return cmd_uploads(args)  # looked up when run, so that tests can replace _store_for
 
@@ -305,6 +367,9 @@ BUILTIN_COMMANDS: dict[str, Command] = {
                               "in a destination", _records_arguments, _run_records),
     "success": BuiltinCommand("summarise a destination's _SUCCESS file", _success_arguments,
                               _run_success),
+    "probe": BuiltinCommand("measure what a store does for the committers (conditional writes "
+                            "under racing writers, consistency, limits) and say which are "
+                            "safe there", _probe_arguments, _run_probe),
 }
 
 

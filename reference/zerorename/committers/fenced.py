@@ -44,6 +44,7 @@ output (:class:`ConditionalWriteUnsupportedError`, never a silent fallback).
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields
@@ -92,10 +93,12 @@ from zerorename.stages import (
     load_pendingsets,
 )
 from zerorename.store import ObjectInfo, list_dir
+from zerorename.stores.fencing import STORE_CHECK_OPTION, FencingSupport, fencing_support
 from zerorename.urls import dir_prefix
 
 __all__ = ["CommittedUploads", "FencedCommitter", "FencedFile"]
 
+LOG = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -141,6 +144,7 @@ class FencedCommitter(FencedTaskCommitter):
     # -- job setup: probe, then roll forward or back ----------------------------------------
 
     def _setup_job(self) -> None:
+        self._check_store_fences()
         self._probe_conditional_put()
         commit = self._read_commit_record()
         if commit is not None:
@@ -150,6 +154,25 @@ class FencedCommitter(FencedTaskCommitter):
                 f"attempt {commit.job_attempt}; its output is published (rolled forward): do "
                 "not run its tasks again", success)
         self._clear(None, CommittedUploads.of(None), keep_marker=True)
+
+    def _check_store_fences(self) -> None:
+        """Check the store before anything is written
+        (:func:`~zerorename.stores.fencing.fencing_support`: once per store and process, in
+        the destination's hidden area).  Refuse one that ignores If-None-Match, or where
+        ``fs.s3a.create.conditional.enabled=false``.  One that let racing writers both win
+        runs, with the risk in the log: ``fenced`` is only ever there by name (``auto`` picks
+        ``magic``); ``fs.zerorename.fenced.store-check=refuse`` refuses it instead.  A probe
+        that could not run raises ``StoreProbeError``."""
+        decision = fencing_support(self.raw_store, self.dest, self.opts)
+        if decision.can_fence or decision.support is FencingSupport.REJECTS_HEADER:
+            return  # declared without conditional PUT: the request below finds out, as ever
+        if decision.support is FencingSupport.RACY and \
+                self.opts.get_str(STORE_CHECK_OPTION, default="warn").lower() != "refuse":
+            LOG.warning("zerorename: fenced committer on %s as asked, although %s: two "
+                        "attempts of one task could both commit there (auto would pick magic)",
+                        self.dest, decision.describe())
+            return
+        raise self._unsupported(decision.describe())
 
     def _probe_conditional_put(self) -> None:
         """Create the job marker with ``If-None-Match: *``, then try to create it again: the

@@ -24,6 +24,7 @@ from zerorename.stages import FilenameSample, Loaded, StageRunner
 from zerorename.stats import IOStatistics
 from zerorename.store import Store
 from zerorename.stores import store_for_url
+from zerorename.stores.fencing import store_diagnostics
 from zerorename.urls import join, parse_url
 
 __all__ = ["SUMMARY_DIR_OPTIONS", "JobReports"]
@@ -48,6 +49,7 @@ class JobReports:
     clock: Clock
     stats: IOStatistics
     store: ReliableStore
+    raw_store: Store
     threads: int
     part_size: int
     mark_success: bool
@@ -80,6 +82,7 @@ class JobReports:
                 "threads": str(self.threads),
                 "fs.s3a.multipart.size": str(self.part_size),
                 "destination": self.dest,
+                **store_diagnostics(self.raw_store, self.opts),
             },
             iostatistics=stats.snapshot(),
         )

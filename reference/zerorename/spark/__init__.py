@@ -41,6 +41,7 @@ from .core import (  # noqa: E402
     WriteSpec,
     make_store,
     output_exists,
+    resolve_committer,
     spark_job_error,
     spec_from_options,
 )
@@ -143,8 +144,11 @@ def write(
             return None  # decided here, so no Spark job runs at all
         raise zr.ConflictError(spec.dest, "output already exists and mode is 'error' "
                                "(use mode='append' or 'overwrite')")
+    # ``auto`` decided here, in the driver, so that its reason is in the driver's log; the
+    # Data Source's workers get the decided committer and the reason (for _SUCCESS)
+    spec = resolve_committer(spec, store)
     writer = df.write.format(NAME).mode("overwrite" if spec.mode == "overwrite" else "append")
-    for key, value in options.items():
+    for key, value in {**options, **spec.committer_options}.items():
         writer = writer.option(key, str(value))
     if spec.partition_by:
         writer = writer.option("partition_by", ",".join(spec.partition_by))

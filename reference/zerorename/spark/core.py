@@ -37,6 +37,12 @@ from zerorename.errors import CommitError, ConflictError, StoreError
 from zerorename.executor import BoundedExecutor
 from zerorename.store import Store, list_dir
 from zerorename.stores import DeleteManyError
+from zerorename.stores.fencing import (
+    CHOICE_OPTION,
+    CommitterChoice,
+    choose_committer,
+)
+from zerorename.stores.probe import PROBE_AREA
 from zerorename.urls import is_hidden, join, parse_url, relative_to
 
 from . import hooks
@@ -77,10 +83,12 @@ __all__ = [
     "WriteOptionError",
     "WriteSpec",
     "check_option_names",
+    "choose_and_say",
     "default_committer",
     "job_context",
     "make_store",
     "output_exists",
+    "resolve_committer",
     "run_task",
     "spark_job_error",
     "spec_from_options",
@@ -182,11 +190,14 @@ def make_store(spec: WriteSpec) -> Store:
             client = make_s3_client(endpoint_url=spec.endpoint_url, region=spec.region,
                                     **kwargs)
             _CLIENTS[key] = client
-    # the capability probe (which default_committer reads) runs in the destination's bucket
-    bucket = parse_url(spec.dest).bucket
+    # the capability probe runs in the destination's own hidden area, where the job's role
+    # may write (not at the bucket root)
+    url = parse_url(spec.dest)
+    where: dict[str, Any] = {"probe_bucket": url.bucket,
+                             "probe_prefix": f"{url.key.rstrip('/')}/{PROBE_AREA}".lstrip("/")}
     if spec.part_min_size is not None:
-        return S3Store(client, min_part_size=spec.part_min_size, probe_bucket=bucket)
-    return S3Store(client, probe_bucket=bucket)
+        return S3Store(client, min_part_size=spec.part_min_size, **where)
+    return S3Store(client, **where)
 
 
 def job_context(spec: WriteSpec) -> zr.JobContext:
@@ -285,18 +296,39 @@ _FALLBACK_LOCK = threading.Lock()
 
 
 def default_committer(store: Store, dest: str) -> str:
-    """``fenced`` where the store honours conditional PUT (the capability probe, measured once
-    per endpoint and process), ``magic`` otherwise — said once per store in the log, since a
-    user who did not pick a committer should know which one wrote their data and why."""
-    if store.capabilities().conditional_put:
-        return "fenced"
-    with _FALLBACK_LOCK:
-        if store.name not in _FALLBACK_LOGGED:
-            _FALLBACK_LOGGED.add(store.name)
-            log.warning("zerorename: %s does not refuse a second If-None-Match PUT, so the "
-                        "fenced committer cannot run there: writing %s with magic", store.name,
-                        dest)
-    return "magic"
+    """``auto``'s pick for ``dest`` (:func:`~zerorename.stores.fencing.choose_committer`):
+    ``fenced`` where the store fences under racing writers, ``magic`` otherwise, the fallback
+    said once per store in the log.  Raises ``StoreProbeError`` when the probe cannot run."""
+    return choose_and_say(store, dest, {}).committer
+
+
+def choose_and_say(store: Store, dest: str, options: Mapping[str, str]) -> CommitterChoice:
+    """``auto``'s choice, logged for every job: a fallback to ``magic`` as a warning the first
+    time for a store, at info level after that and for ``fenced``."""
+    choice = choose_committer(store, dest, options)
+    level = logging.INFO
+    if not choice.decision.can_fence:
+        with _FALLBACK_LOCK:
+            if store.name not in _FALLBACK_LOGGED:
+                _FALLBACK_LOGGED.add(store.name)
+                level = logging.WARNING
+    log.log(level, "zerorename: %s; writing %s with %s", choice.reason, dest, choice.committer)
+    return choice
+
+
+def resolve_committer(spec: WriteSpec, store: Store) -> WriteSpec:
+    """The spec with ``auto`` decided, and why, in its committer options (for ``_SUCCESS``):
+    done where the job is set up, so the decision is in that process's log.  A committer the
+    user named is kept, and said to be the user's."""
+    if CHOICE_OPTION in spec.committer_options:
+        return spec  # decided already (by the driver, for a worker)
+    options = dict(spec.committer_options)
+    if spec.committer == AUTO:
+        choice = choose_and_say(store, spec.dest, spec.job_options())
+        options[CHOICE_OPTION] = choice.reason
+        return replace(spec, committer=choice.committer, committer_options=options)
+    options[CHOICE_OPTION] = f"{spec.committer}, named by the user"
+    return replace(spec, committer_options=options)
 
 
 class JobDriver:
@@ -309,8 +341,7 @@ class JobDriver:
 
     def __init__(self, spec: WriteSpec, store: Store | None = None) -> None:
         self.store = store if store is not None else make_store(spec)
-        if spec.committer == AUTO:
-            spec = replace(spec, committer=default_committer(self.store, spec.dest))
+        spec = resolve_committer(spec, self.store)
         self.spec = spec
         self.job = job_context(spec)
         self.committer = zr.create_committer(spec.committer, self.store, self.job)

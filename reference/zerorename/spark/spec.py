@@ -51,7 +51,7 @@ SAVE_MODES: dict[str, str] = {
 }
 CONFLICT_MODE = "fs.s3a.committer.staging.conflict-mode"
 COMMITTER_THREADS = "fs.s3a.committer.threads"
-#: The ``committer`` option's default: chosen by :func:`default_committer`.
+#: The ``committer`` option's default: chosen by :func:`~zerorename.spark.core.resolve_committer`.
 AUTO = "auto"
 PART_SIZE = "fs.s3a.multipart.size"
 
@@ -126,7 +126,7 @@ class WriteSpec:
     """
 
     dest: str
-    #: ``auto``: ``fenced`` where the store refuses a second If-None-Match PUT, else ``magic``
+    #: ``auto``: ``fenced`` where racing If-None-Match writers get one winner, else ``magic``
     #: (decided once, by the driver, in :meth:`JobDriver.setup`; tasks get the decided name)
     committer: str = AUTO
     partition_by: tuple[str, ...] = ()

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
+from urllib.parse import urlsplit
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -79,6 +80,20 @@ class S3Requests(CountedRequests):
 
     def __repr__(self) -> str:
         return f"S3Store(endpoint={self.endpoint!r}, name={self.name!r})"
+
+    def race_probe_key(self) -> str | None:
+        """The server whose conditional writes ``fenced`` must measure under racing writers
+        (:mod:`zerorename.stores.fencing`): one probe per endpoint and process; None when the
+        capabilities were given to the constructor (declared, so not measured)."""
+        return None if self._fixed_capabilities is not None else self.endpoint
+
+    def races_documented(self) -> bool:
+        """AWS S3's endpoints: conditional writes are documented atomic (a concurrent
+        conditional write answers 409 or 412; Amazon S3 user guide, "conditional writes"), so
+        the fencing check sends one writer's two PUTs, not a race.  Every other endpoint
+        (MinIO, Ceph RGW, SeaweedFS…) is raced."""
+        host = urlsplit(self.endpoint).hostname or ""
+        return host == "amazonaws.com" or host.endswith(".amazonaws.com")
 
     # -- plumbing -------------------------------------------------------------------------
 

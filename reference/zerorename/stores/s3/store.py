@@ -73,6 +73,12 @@ class S3Store(S3ConditionalWrites, S3Listing, S3Multipart):
     RGW's ``rgw_multipart_min_part_size``).
     """
 
+    def prober(self) -> S3Store:
+        """The same endpoint with its own request counters, for the fencing check
+        (:mod:`zerorename.stores.fencing`): its requests are not the job's."""
+        return S3Store(self.client, retry=self.retry, name=self.name,
+                       min_part_size=self.min_part_size)
+
     def get(self, url: str) -> bytes:
         _, bucket, key = self._split(url)
 

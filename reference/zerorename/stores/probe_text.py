@@ -1,0 +1,141 @@
+"""Reading a :class:`~zerorename.stores.probe_report.ConformanceReport`: which committers it
+makes safe on the store, and why (:func:`advise`), and the table ``zerorename probe`` prints
+(:func:`render`).
+
+The advice follows from what each committer relies on (``docs/committers.md``): ``fenced``
+decides every commit with one If-None-Match PUT, so racing writers must get exactly one winner;
+``magic`` and the staging committers read back the records tasks wrote and find uploads to
+abort by listing; ``manifest`` and ``v1`` publish by rename; ``v2`` publishes task output before
+the job commits, which no store can make safe.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from zerorename.store import StoreCapabilities
+from zerorename.stores.probe_report import (
+    Answer,
+    ConformanceReport,
+    RaceOp,
+    RaceVerdict,
+)
+
+__all__ = ["Advice", "advise", "render"]
+
+
+@dataclass(frozen=True)
+class Advice:
+    """One committer's verdict on the probed store, and the measurement it rests on."""
+
+    committer: str
+    safe: bool
+    why: str
+
+
+def advise(report: ConformanceReport, capabilities: StoreCapabilities) -> tuple[Advice, ...]:
+    c = report.consistency
+    reads = c.read_after_write.answer is Answer.YES and c.read_after_overwrite.answer is Answer.YES
+    lists = c.list_after_write.answer is Answer.YES and c.list_after_delete.answer is Answer.YES
+    uploads = report.uploads_listed.answer is Answer.YES
+    base_ok = reads and lists and uploads
+    base_why = ("records read back and listed at once, every upload listed" if base_ok else
+                "needs read- and list-after-write and every upload listed: "
+                + _missing(reads, lists, uploads))
+    rename_why = ("atomic rename" if capabilities.rename and capabilities.atomic_dir_rename
+                  else "publishes by rename, which this store does not have")
+    rename_ok = capabilities.rename and capabilities.atomic_dir_rename and reads and lists
+    return (
+        _fenced(report, base_ok, base_why),
+        Advice("magic", base_ok, base_why),
+        Advice("directory", base_ok, base_why),
+        Advice("partitioned", base_ok, base_why),
+        Advice("manifest", rename_ok, rename_why),
+        Advice("v1", rename_ok, rename_why),
+        Advice("v2", False, "publishes each task's output before the job commits "
+                            "(a failed job leaves partial output) on every store"),
+    )
+
+
+def _missing(reads: bool, lists: bool, uploads: bool) -> str:
+    gaps = [name for name, ok in (("read-after-write", reads), ("list consistency", lists),
+                                  ("upload listing", uploads)) if not ok]
+    return "missing " + ", ".join(gaps)
+
+
+def _fenced(report: ConformanceReport, base_ok: bool, base_why: str) -> Advice:
+    if report.sequential.put_if_none_match is not Answer.YES:
+        return Advice("fenced", False, "a second If-None-Match: * PUT over an existing "
+                      "object was not refused: the store ignores the header")
+    put = report.race(RaceOp.PUT_IF_NONE_MATCH)
+    if put is None:
+        return Advice("fenced", False, "racing If-None-Match writers were not measured")
+    if put.verdict is not RaceVerdict.EXCLUSIVE or put.lost_writes:
+        return Advice("fenced", False, f"{put.max_winners} of {put.writers} racing "
+                      f"If-None-Match writers succeeded on one key ({put.histogram()}): "
+                      "two task attempts could both commit")
+    if not base_ok:
+        return Advice("fenced", False, base_why)
+    return Advice("fenced", True, f"exactly one of {put.writers} racing If-None-Match "
+                  f"writers won in each of {put.rounds} rounds")
+
+
+def _yn(answer: Answer) -> str:
+    return answer.value
+
+
+def render(report: ConformanceReport, capabilities: StoreCapabilities) -> str:
+    """The human-readable report: measurements, then the committers' verdicts."""
+    s, c = report.sequential, report.consistency
+    rows: list[tuple[str, str]] = [
+        ("PUT If-None-Match * over an existing key refused", _yn(s.put_if_none_match)),
+        ("PUT If-Match <other etag> refused", _yn(s.put_if_match_stale)),
+        ("PUT If-Match <current etag> accepted", _yn(s.put_if_match_current)),
+        ("complete If-None-Match * over an existing key refused", _yn(s.complete_if_none_match)),
+    ]
+    out = [f"zerorename probe: store {report.store}, under {report.area}",
+           f"  {report.requests} requests, {report.seconds:.1f} s, cleaned up: "
+           f"{'yes' if report.cleaned_up else 'NO'}", "", "one writer at a time"]
+    out += [f"  {name:<58} {value}" for name, value in rows]
+    if report.races:
+        r0 = report.races[0]
+        out += ["", f"racing writers ({r0.writers} writers, {r0.rounds} rounds, a barrier "
+                    "before the requests)"]
+        for r in report.races:
+            extra = f", lost writes {r.lost_writes}" if r.lost_writes else ""
+            extra += f", {r.error_count} errors" if r.error_count else ""
+            out.append(f"  {r.op.value:<42} {r.verdict.value:<16} {r.histogram()}{extra}")
+    out += ["", "consistency"]
+    out += [f"  {name:<58} {trials}" for name, trials in (
+        ("read after write", c.read_after_write), ("read after overwrite", c.read_after_overwrite),
+        ("list after write", c.list_after_write), ("list after delete", c.list_after_delete))]
+    page = (f", {report.uploads_page_size} per page" if report.uploads_page_size else "")
+    out += ["", "limits",
+            f"  {'multipart uploads listed back' + page:<58} {report.uploads_listed}",
+            f"  {'smallest non-final part accepted':<58} {_size(report)}"]
+    out += [f"  {f'PUT with a {n}-byte key accepted':<58} {a.value}"
+            for n, a in report.key_lengths]
+    if report.s3:
+        out += ["", "S3 capability probe (one writer)"]
+        out += [f"  {name:<58} {'yes' if value else 'no'}" for name, value in report.s3.items()]
+    out += ["", "committers on this store"]
+    out += [f"  {a.committer:<12} {'safe' if a.safe else 'NOT safe':<9} {a.why}"
+            for a in advise(report, capabilities)]
+    if report.notes:
+        out += ["", "notes"] + [f"  {n}" for n in report.notes]
+    return "\n".join(out)
+
+
+def _size(report: ConformanceReport) -> str:
+    if not report.part_sizes_tried:
+        return "not measured"
+    if report.min_part_size is None:
+        return f"none of {', '.join(_bytes(n) for n in report.part_sizes_tried)}"
+    return _bytes(report.min_part_size)
+
+
+def _bytes(n: int) -> str:
+    for unit, size in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size and n % size == 0:
+            return f"{n // size} {unit}"
+    return f"{n} B"
