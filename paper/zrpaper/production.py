@@ -27,7 +27,19 @@ def fixed_beside(table: Mapping[Key, Cell], variant: Cell) -> Cell | None:
     return (table.get((variant.variant_of, variant.store, variant.prop, variant.protocol,
                        variant.bug))
             or table.get((variant.variant_of, variant.store, variant.prop, variant.protocol,
-                          None)))
+                          None))
+            or table.get((variant.variant_of, _fixed_store(variant.bug), variant.prop,
+                          variant.protocol, variant.bug)))
+
+
+def _fixed_store(report: str | None) -> str | None:
+    """The store a store's bug (a check-then-act conditional PUT) shows its fixed row on."""
+    from zerorename_model.experiments.bugs import by_report
+
+    try:
+        return by_report(report).fixed_on if report else None
+    except KeyError:
+        return None
 
 
 def index_cells(cells: Sequence[Cell]) -> dict[Key, Cell]:
@@ -95,7 +107,8 @@ def render_production_bugs(results: Mapping[str, Any]) -> str:
             protocol = cell.protocol or "both"
             lines.append(f"| `{variant}` | {cell.store} | {protocol} | {cell.prop} | "
                          f"{cell.mark} | {cell.scope} ({cell.steps}) |")
-            lines.append(f"| `{fixed}` (fixed) | {cell.store} | {protocol} | {cell.prop} | "
+            lines.append(f"| `{fixed}` (fixed) | {other.store if other else cell.store} | "
+                         f"{protocol} | {cell.prop} | "
                          f"{other.mark if other else 'not computed'} | "
                          f"{_fixed_scope(other)} |")
         if shared:
