@@ -14,7 +14,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
-from zerorename.store import Store
 from zerorename_model.choices import Chooser, ScriptedChooser
 from zerorename_model.errors import ActorCrashed, RunAborted
 from zerorename_model.harness import Run, RunResult
@@ -145,7 +144,7 @@ class _Marked:
         self._call("cleanup_job", self._inner.cleanup_job)
 
     def recover_task(self, task: TaskSpec) -> None:
-        recover: Callable[[TaskSpec], None] = getattr(self._inner, "recover_task")
+        recover: Callable[[TaskSpec], None] = self._inner.recover_task
         self._call("recover_task", lambda: recover(task), str(task.task_id))
 
 
@@ -188,6 +187,3 @@ def replay_marked(events: Sequence[dict[str, object]]) -> MarkedResult:
     scenario = Scenario.from_json(json_object(events[0]["scenario"]))
     return run_marked(scenario, ScriptedChooser(choices_of(events)))
 
-
-def store_of(env: CommitterEnv) -> Store:
-    return env.store

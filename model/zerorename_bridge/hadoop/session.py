@@ -165,6 +165,11 @@ class HadoopSession:
         """The call the actor waits at, and every later one, throws: the process died."""
         return self._answer(self.command("crash", actor))
 
+    def kill(self, actor: str) -> Answer:
+        """The call the actor waits at throws (a killed task's interrupted call); the actor
+        lives on, so its task can still abort."""
+        return self._answer(self.command("kill", actor))
+
     def files(self, directory: str) -> dict[str, bytes | None]:
         """Everything under ``directory``: relative path -> bytes (None for a directory,
         whose path ends with ``/``)."""

@@ -29,10 +29,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from zerorename_model.harness.events import Channel, Choice, Event, MoveKind, Op
-from zerorename_model.harness.state import hidden
-from zerorename_model.scenario import JobSpec
-
 from zerorename_bridge.hadoop.recording import (
     CallMark,
     MarkedResult,
@@ -40,6 +36,9 @@ from zerorename_bridge.hadoop.recording import (
     ReturnMark,
 )
 from zerorename_bridge.hadoop.session import Answer, FsCall, HadoopSession, State
+from zerorename_model.harness.events import Channel, Event, Op
+from zerorename_model.harness.state import TaskKilled, hidden
+from zerorename_model.scenario import JobSpec
 
 #: the committers Hadoop's jars hold, by the model's names
 COMMITTERS = ("v1", "v2", "manifest")
@@ -215,8 +214,6 @@ class Translator:
                         comparison.aligned += 1
                     else:
                         comparison.unaligned += 1
-            elif isinstance(item, Choice) and item.move.kind is MoveKind.CRASH:
-                pass  # the actor's call ends CRASHED: handled at its return mark
         comparison.files = self._files(marked, root)
         shutil.rmtree(root, ignore_errors=True)
         return comparison
@@ -274,7 +271,12 @@ class _Replay:
             return CallResult(mark.actor, mark.method, mark.outcome, mark.value, None, "")
         if mark.outcome is Outcome.CRASHED:
             if answer.state is State.PENDING:
-                answer = self.session.crash(mark.actor)
+                # a killed task's call is interrupted (its task then aborts); anything else
+                # the harness does to an actor inside a call (crash, restart) ends its process
+                killed = mark.value == TaskKilled.__name__
+                answer = (self.session.kill if killed else self.session.crash)(mark.actor)
+                while killed and answer.state is State.PENDING:  # its own clean-up, if any
+                    answer = self.session.step(mark.actor)
         else:
             while answer.state is State.PENDING:
                 answer = self.session.step(mark.actor)

@@ -36,7 +36,8 @@ import org.apache.hadoop.mapreduce.task.TaskAttemptContextImpl;
  *
  * <p>Commands (tab-separated): {@code reset}, {@code option KEY VALUE}, {@code call ACTOR
  * COMMITTER DEST JOB JOBATTEMPT TASK ATTEMPT METHOD [ARG [HEXDATA]]}, {@code step ACTOR},
- * {@code crash ACTOR}, {@code files DIR}. Answers: {@code pending KIND PATH [PATH2]}, {@code
+ * {@code crash ACTOR} (its process dies: every later call throws), {@code kill ACTOR} (the
+ * call it waits at throws, as a killed task's does; the actor lives on), {@code files DIR}. Answers: {@code pending KIND PATH [PATH2]}, {@code
  * done VALUE}, {@code failed MESSAGE}, {@code files ...}, {@code ok}, {@code error MESSAGE}.
  */
 public final class CommitDriver {
@@ -53,6 +54,7 @@ public final class CommitDriver {
     String answer = "";
     boolean permit;
     boolean crashed;
+    boolean killed;  // the call waited at throws once; the actor lives on (a killed task)
 
     Actor(String name) {
       this.name = name;
@@ -84,7 +86,7 @@ public final class CommitDriver {
       actor.answer = kind + "\t" + path.toUri().getPath()
           + (other == null ? "" : "\t" + other.toUri().getPath());
       LOCK.notifyAll();
-      while (!actor.permit && !actor.crashed) {
+      while (!actor.permit && !actor.crashed && !actor.killed) {
         try {
           LOCK.wait();
         } catch (InterruptedException e) {
@@ -93,6 +95,11 @@ public final class CommitDriver {
         }
       }
       actor.permit = false;
+      if (actor.killed) {
+        actor.killed = false;
+        actor.state = "running";
+        throw new java.io.InterruptedIOException("task attempt " + actor.name + " killed");
+      }
       if (actor.crashed) {
         actor.state = "running";
         throw new IOException("injected crash of " + actor.name);
@@ -246,21 +253,23 @@ public final class CommitDriver {
     }
   }
 
-  private static String step(String name, boolean crash) throws Exception {
+  private static String step(String name, String how) throws Exception {
     Actor a = ACTORS.get(name);
     if (a == null) {
       return "error\tno actor " + name;
     }
+    boolean crash = how.equals("crash");
     synchronized (LOCK) {
       if (crash) {
         a.crashed = true;
       }
       if (!a.state.equals("pending")) {
-        return crash ? "failed\tIOException: injected crash of " + name
+        return !how.equals("step") ? "failed\tIOException: " + how + " of " + name
             : "error\t" + name + " is not at a filesystem call";
       }
+      a.killed = how.equals("kill");
       a.state = "running";
-      a.permit = !crash;
+      a.permit = how.equals("step");
       LOCK.notifyAll();
       return settle(a);
     }
@@ -336,9 +345,9 @@ public final class CommitDriver {
       case "call":
         return call(w);
       case "step":
-        return step(w[1], false);
       case "crash":
-        return step(w[1], true);
+      case "kill":
+        return step(w[1], w[0]);
       case "files":
         return files(w[1]);
       case "ping":
