@@ -24,6 +24,7 @@ from zerorename_model.scenario import (
     CommitterEnv,
     CommitterFactory,
     JobSpec,
+    RecoveringCommitter,
     Scenario,
     TaskSpec,
 )
@@ -144,8 +145,10 @@ class _Marked:
         self._call("cleanup_job", self._inner.cleanup_job)
 
     def recover_task(self, task: TaskSpec) -> None:
-        recover: Callable[[TaskSpec], None] = self._inner.recover_task
-        self._call("recover_task", lambda: recover(task), str(task.task_id))
+        inner = self._inner
+        if not isinstance(inner, RecoveringCommitter):
+            raise TypeError(f"{type(inner).__name__} cannot recover tasks")
+        self._call("recover_task", lambda: inner.recover_task(task), str(task.task_id))
 
 
 class _MarkingFactory:
