@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -49,7 +50,7 @@ def test_the_shipped_hdfs_witnesses_are_all_compared() -> None:
 
 
 @pytest.mark.parametrize("path", witness_paths(), ids=lambda p: p.name)
-def test_witness_agrees_with_hadoop_35(translator: Translator, path: object) -> None:
+def test_witness_agrees_with_hadoop_35(translator: Translator, path: Path) -> None:
     """Every witness, with the manifest protocol's 3.5.0 option (the jars' version)."""
     comparison = translator.compare(witness_run(path, hadoop_35=True), str(path))
     assert comparison.agrees, comparison.describe()
