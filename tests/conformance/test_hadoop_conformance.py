@@ -23,7 +23,7 @@ from zerorename_bridge.hadoop.differential import (
 )
 from zerorename_bridge.hadoop.session import HadoopSession
 from zerorename_bridge.hadoop.translate import COMMITTERS, Translator
-from zerorename_model.stores import PROFILES
+from zerorename_model.engine.stores import PROFILES
 
 pytestmark = pytest.mark.hadoop
 

@@ -18,16 +18,16 @@ from pathlib import Path
 import pytest
 
 from zerorename.store import Store
-from zerorename_model.choices import ScriptedChooser
-from zerorename_model.errors import ModelStoreError
-from zerorename_model.harness import Run
-from zerorename_model.protocols import get
-from zerorename_model.protocols.common import delete_recursive
-from zerorename_model.protocols.manifest import SAVE_ATTEMPTS, ManifestCommitter
-from zerorename_model.protocols.v1 import V1Committer
-from zerorename_model.scenario import JobSpec, Scenario, TaskSpec
-from zerorename_model.stores import ModelStore, Profile
-from zerorename_model.trace import choices_of, read_trace
+from zerorename_model.engine.choices import ScriptedChooser
+from zerorename_model.engine.errors import ModelStoreError
+from zerorename_model.engine.harness import Run
+from zerorename_model.engine.scenario import JobSpec, Scenario, TaskSpec
+from zerorename_model.engine.stores import ModelStore, Profile
+from zerorename_model.experiments.trace import choices_of, read_trace
+from zerorename_model.systems.protocols import get
+from zerorename_model.systems.protocols.common import delete_recursive
+from zerorename_model.systems.protocols.manifest import SAVE_ATTEMPTS, ManifestCommitter
+from zerorename_model.systems.protocols.v1 import V1Committer
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = "s3://bucket/out"

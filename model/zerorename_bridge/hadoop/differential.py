@@ -1,10 +1,10 @@
 """Differential runs: the shipped witnesses and random schedules of the matrix's scopes, each
 in the model and in Hadoop 3.5.0 (``python -m zerorename_bridge.hadoop.differential``).
 
-The model's manifest protocol is Hadoop 3.3.x's unless the scenario sets 3.5.0's manifest-save
-option (:data:`~zerorename_model.protocols.manifest.SAVE_ATTEMPTS`); since the jars are 3.5.0's,
-random manifest schedules are drawn with that option set, and the witnesses (recorded without
-it) are compared both as recorded and with it.
+The model's manifest protocol is Hadoop 3.3.x's unless the scenario sets 3.5.0's
+manifest-save option (:data:`~zerorename_model.systems.protocols.manifest.SAVE_ATTEMPTS`);
+since the jars are 3.5.0's, random manifest schedules are drawn with that option set, and the
+witnesses (recorded without it) are compared both as recorded and with it.
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ from pathlib import Path
 from zerorename_bridge.hadoop.recording import MarkedResult, run_marked
 from zerorename_bridge.hadoop.session import HadoopSession
 from zerorename_bridge.hadoop.translate import COMMITTERS, Comparison, Translator
-from zerorename_model.choices import ScriptedChooser
-from zerorename_model.protocols.manifest import SAVE_ATTEMPTS
-from zerorename_model.scenario import Scenario
-from zerorename_model.scopes import SCOPES
-from zerorename_model.trace import choices_of, read_trace
+from zerorename_model.engine.choices import ScriptedChooser
+from zerorename_model.engine.scenario import Scenario
+from zerorename_model.experiments.scopes import SCOPES
+from zerorename_model.experiments.trace import choices_of, read_trace
+from zerorename_model.systems.protocols.manifest import SAVE_ATTEMPTS
 
 #: Hadoop 3.5.0's default number of manifest-save attempts (ManifestCommitterConstants)
 HADOOP_35_SAVE_ATTEMPTS = "5"

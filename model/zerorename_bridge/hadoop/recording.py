@@ -14,12 +14,12 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
-from zerorename_model.choices import Chooser, ScriptedChooser
-from zerorename_model.errors import ActorCrashed, RunAborted
-from zerorename_model.harness import Run, RunResult
-from zerorename_model.harness.events import Event
-from zerorename_model.harness.state import TaskKilled
-from zerorename_model.scenario import (
+from zerorename_model.engine.choices import Chooser, ScriptedChooser
+from zerorename_model.engine.errors import ActorCrashed, RunAborted
+from zerorename_model.engine.harness import Run, RunResult
+from zerorename_model.engine.harness.events import Event
+from zerorename_model.engine.harness.state import TaskKilled
+from zerorename_model.engine.scenario import (
     Committer,
     CommitterEnv,
     CommitterFactory,
@@ -28,7 +28,7 @@ from zerorename_model.scenario import (
     Scenario,
     TaskSpec,
 )
-from zerorename_model.trace import choices_of, committer_factory
+from zerorename_model.experiments.trace import choices_of, committer_factory
 
 
 class Outcome(Enum):
@@ -185,7 +185,7 @@ def run_marked(scenario: Scenario, chooser: Chooser,
 
 def replay_marked(events: Sequence[dict[str, object]]) -> MarkedResult:
     """Re-run a trace (its lines, header first) with its recorded choices."""
-    from zerorename_model.json_values import json_object
+    from zerorename_model.engine.json_values import json_object
 
     scenario = Scenario.from_json(json_object(events[0]["scenario"]))
     return run_marked(scenario, ScriptedChooser(choices_of(events)))

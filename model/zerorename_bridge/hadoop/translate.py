@@ -36,9 +36,9 @@ from zerorename_bridge.hadoop.recording import (
     ReturnMark,
 )
 from zerorename_bridge.hadoop.session import Answer, FsCall, HadoopSession, State
-from zerorename_model.harness.events import Channel, Event, Op
-from zerorename_model.harness.state import TaskKilled, hidden
-from zerorename_model.scenario import JobSpec
+from zerorename_model.engine.harness.events import Channel, Event, Op
+from zerorename_model.engine.harness.state import TaskKilled, hidden
+from zerorename_model.engine.scenario import JobSpec
 
 #: the committers Hadoop's jars hold, by the model's names
 COMMITTERS = ("v1", "v2", "manifest")
