@@ -38,8 +38,8 @@ SAMPLE = 12
 
 @pytest.fixture(scope="module")
 def translator() -> Iterator[Translator]:
-    with HadoopSession() as session:
-        yield Translator(session)
+    with HadoopSession() as session, Translator(session) as translator:
+        yield translator
 
 
 def test_the_shipped_hdfs_witnesses_are_all_compared() -> None:

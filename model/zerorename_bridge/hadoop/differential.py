@@ -125,8 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     lines = [f"# Hadoop 3.5.0 conformance: {args.count} random schedules per committer "
              f"(seed {args.seed}), shipped hdfs witnesses", ""]
-    with HadoopSession() as session:
-        translator = Translator(session)
+    with HadoopSession() as session, Translator(session) as translator:
         lines += _report("witnesses as recorded (manifest: the model's 3.3.x protocol)",
                          run_witnesses(translator))
         lines += _report("witnesses with the manifest protocol's 3.5.0 option",

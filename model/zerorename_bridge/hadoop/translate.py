@@ -182,10 +182,20 @@ class _Segments:
 class Translator:
     """Replays marked model runs against Hadoop, in one session, one scenario at a time."""
 
-    def __init__(self, session: HadoopSession, workdir: Path | None = None) -> None:
+    def __init__(self, session: HadoopSession) -> None:
         self.session = session
-        self.workdir = Path(workdir or tempfile.mkdtemp(prefix="zerorename-hdfs-"))
+        self.workdir = Path(tempfile.mkdtemp(prefix="zerorename-hdfs-"))
         self._count = 0
+
+    def __enter__(self) -> Translator:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Remove the scenarios' working directory (each scenario's own is removed after it)."""
+        shutil.rmtree(self.workdir, ignore_errors=True)
 
     def compare(self, marked: MarkedResult, name: str,
                 options: dict[str, str] | None = None) -> Comparison:
