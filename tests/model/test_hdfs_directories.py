@@ -103,6 +103,18 @@ def test_listing_a_missing_directory_fails_and_an_emptied_one_lists_empty() -> N
     assert ModelStore("s3").list_page(f"{OUT}/_temporary/0/", delimiter="/").objects == []
 
 
+def test_a_recursive_delete_takes_what_was_moved_in_after_the_listing() -> None:
+    """HDFS deletes a directory atomically; the model's recursive delete (LIST, then DELETE
+    of the path and the keys listed) used to leave a file renamed into the directory between
+    the two (a task committing while another job cleaned up the shared ``_temporary``)."""
+    hdfs = ModelStore("hdfs")
+    hdfs.put(f"{OUT}/_temporary/0/_temporary/attempt_0/part-0", b"x")
+    listed = [o.url for o in hdfs.list_page(f"{OUT}/_temporary/").objects]
+    hdfs.rename(f"{OUT}/_temporary/0/_temporary/attempt_0", f"{OUT}/_temporary/0/task_0")
+    hdfs.delete_many([f"{OUT}/_temporary", *listed])
+    assert hdfs.snapshot() == {}
+
+
 def test_v1_job_commit_fails_when_its_attempt_directory_is_gone() -> None:
     """FileOutputCommitter.commitJob lists the job attempt directory: another job's clean-up
     deleted it, so the job fails (the model used to commit it with its output missing)."""

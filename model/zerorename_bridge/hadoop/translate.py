@@ -12,7 +12,9 @@ actor's next filesystem call instead of counted:
   model, it stays paused (the model did something Hadoop does not, such as deleting a path
   Hadoop first found absent);
 * otherwise the call is Hadoop's own (``mkdirs``, an extra probe): it runs, and the actor
-  moves on to its next call.
+  moves on to its next call; except that a change Hadoop makes of its own accord is not run
+  where the model only read (it waits for the model's next change, or the end of the call), so
+  that an actor the model crashes or kills right after a read has changed nothing more.
 
 At the end of each committer call the Hadoop actor runs to the end of its call too (or is
 crashed, where the model crashed or killed it).  Compared: every call's outcome (returned or
@@ -271,6 +273,8 @@ class _Replay:
                 return True
             if theirs in later:
                 return False
+            if answer.call.mutates and sig[0] == "read":
+                return False  # Hadoop's own change waits for a change of the model's
             answer = self.session.step(actor)
             self.answers[actor] = answer
         return False

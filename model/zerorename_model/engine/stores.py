@@ -49,7 +49,9 @@ class Profile:
     ignores_conditions: bool = False
     #: real directories, as HDFS has them: a directory exists from the first file written
     #: below it (HDFS's ``create`` makes the parents) until it is deleted or renamed, even once
-    #: empty; a rename onto an existing directory moves the source *into* it; and a listing of
+    #: empty; deleting a directory deletes everything below it at once (what was moved in after
+    #: the caller listed it too); a rename onto an existing directory moves the source *into*
+    #: it; and a listing of
     #: the directory's children (a delimited LIST: ``FileSystem.listStatus``) of a directory
     #: that does not exist fails with "not found" instead of answering nothing
     directories: bool = False
@@ -400,8 +402,12 @@ class ModelStore:
         return obj.etag
 
     def _delete(self, url: str) -> None:
-        if self.profile.directories:  # a directory named goes with everything below it
+        if self.profile.directories:
+            # HDFS's recursive delete is atomic: a directory named goes with everything below
+            # it at that moment, including what was moved in after the caller's listing
             self.dirs = {d for d in self.dirs if d != url and not d.startswith(url + "/")}
+            for key in [k for k in self.objects if k.startswith(url.rstrip("/") + "/")]:
+                self._delete(key)
         old = self.objects.pop(url, None)
         if old is None:
             return
