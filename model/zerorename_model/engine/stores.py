@@ -49,9 +49,9 @@ class Profile:
     ignores_conditions: bool = False
     #: real directories, as HDFS has them: a directory exists from the first file written
     #: below it (HDFS's ``create`` makes the parents) until it is deleted or renamed, even once
-    #: empty; deleting a directory deletes everything below it at once (what was moved in after
-    #: the caller listed it too); a rename onto an existing directory moves the source *into*
-    #: it; and a listing of
+    #: empty; deleting a directory found non-empty deletes everything below it at once (what
+    #: was moved in after the caller listed it too: :meth:`ModelStore.delete_many`); a rename
+    #: onto an existing directory moves the source *into* it; and a listing of
     #: the directory's children (a delimited LIST: ``FileSystem.listStatus``) of a directory
     #: that does not exist fails with "not found" instead of answering nothing
     directories: bool = False
@@ -217,9 +217,16 @@ class ModelStore:
         self._delete(url)
 
     def delete_many(self, urls: Sequence[str]) -> None:
+        """Delete every key named.  With real directories, a directory named together with
+        keys below it is a recursive delete (a LIST found it, then the DELETE): HDFS's is
+        atomic, so it takes everything below the directory when it runs, what was moved in
+        after the LIST too.  A directory the LIST found empty is not emptied: that is Hadoop's
+        ``if exists(path) delete(path, recursive)`` (FileOutputCommitter's task commit)."""
         self.counts["delete_many"] += 1
         for url in urls:
-            self._delete(url)
+            below = url.rstrip("/") + "/"
+            self._delete(url, subtree=self.profile.directories
+                         and any(u.startswith(below) for u in urls))
 
     def copy(self, src: str, dst: str) -> str:
         self.counts["copy"] += 1
@@ -401,13 +408,14 @@ class ModelStore:
             self._lag(Visibility("read", url))
         return obj.etag
 
-    def _delete(self, url: str) -> None:
+    def _delete(self, url: str, *, subtree: bool = False) -> None:
+        """Delete ``url``; with real directories, the directory of that name too (and, with
+        ``subtree``, every object below it at this moment: see :meth:`delete_many`)."""
         if self.profile.directories:
-            # HDFS's recursive delete is atomic: a directory named goes with everything below
-            # it at that moment, including what was moved in after the caller's listing
             self.dirs = {d for d in self.dirs if d != url and not d.startswith(url + "/")}
-            for key in [k for k in self.objects if k.startswith(url.rstrip("/") + "/")]:
-                self._delete(key)
+            if subtree:
+                for key in [k for k in self.objects if k.startswith(url.rstrip("/") + "/")]:
+                    self._delete(key)
         old = self.objects.pop(url, None)
         if old is None:
             return
