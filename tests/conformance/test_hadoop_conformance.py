@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from zerorename_bridge.hadoop.differential import (
+    SCOPES_REPRODUCED,
     run_random,
     witness_paths,
     witness_run,
@@ -69,6 +70,13 @@ def test_recorded_witnesses_differ_only_by_the_manifest_save_retry(
     assert set(differing) == SAVE_RETRY_WITNESSES, [c.describe() for c in differing.values()]
     for comparison in differing.values():
         assert {c.method for c in comparison.call_differences} == {"commit_task"}
+
+
+def test_random_schedules_cover_the_fault_families() -> None:
+    """The sample is not vacuous: every kind of actor fault and both protocols are drawn."""
+    families = {scope.family for scope in SCOPES_REPRODUCED}
+    assert {"crash", "duplicate", "partition", "restart", "abort", "same-destination"} <= families
+    assert {scope.protocol for scope in SCOPES_REPRODUCED} == {"hadoop", "spark"}
 
 
 @pytest.mark.parametrize("committer", COMMITTERS)

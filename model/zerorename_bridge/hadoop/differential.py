@@ -21,7 +21,7 @@ from zerorename_bridge.hadoop.session import HadoopSession
 from zerorename_bridge.hadoop.translate import COMMITTERS, Comparison, Translator
 from zerorename_model.engine.choices import ScriptedChooser
 from zerorename_model.engine.scenario import Scenario
-from zerorename_model.experiments.scopes import SCOPES
+from zerorename_model.experiments.scopes import SCOPES, Scope
 from zerorename_model.experiments.trace import choices_of, read_trace
 from zerorename_model.systems.protocols.manifest import SAVE_ATTEMPTS
 
@@ -64,10 +64,24 @@ def witness_run(path: Path, *, hadoop_35: bool = False) -> MarkedResult:
     return run_marked(scenario, ScriptedChooser(choices_of(events)))
 
 
+def reproducible(scope: Scope) -> bool:
+    """The harness reproduces the scope's faults: crashes, kills, partitions, duplicates,
+    restarts and aborts are the actors' doing; a store's own faults (a throttled request, an
+    answer lost after the request took effect, a conditional-write conflict) have no
+    counterpart in the Java driver yet, so those scopes are left out."""
+    faults = scope.make("v1", "hdfs").faults
+    return not (faults.throttle or faults.lost_answer or faults.conflict)
+
+
+#: the matrix's scopes whose faults the harness reproduces
+SCOPES_REPRODUCED = tuple(scope for scope in SCOPES if reproducible(scope))
+
+
 def random_runs(committer: str, count: int, seed: int = 0) -> Iterator[tuple[str, MarkedResult]]:
-    """``count`` random schedules of ``committer`` on hdfs, round-robin over the scopes."""
+    """``count`` random schedules of ``committer`` on hdfs, round-robin over the scopes the
+    harness reproduces."""
     for index in range(count):
-        scope = SCOPES[index % len(SCOPES)]
+        scope = SCOPES_REPRODUCED[index % len(SCOPES_REPRODUCED)]
         scenario = as_hadoop_35(scope.make(committer, "hdfs"))
         run_seed = seed * 1_000_003 + index
         yield (f"{committer} {scope.name} seed {run_seed}",
