@@ -11,7 +11,7 @@ from zerorename.store import ListPage, ObjectInfo, Store, StoreCapabilities, Upl
 from zerorename_model.engine.harness.control import RunControl
 from zerorename_model.engine.harness.events import STORE_OPS
 from zerorename_model.engine.harness.workers import ActorPools
-from zerorename_model.engine.stores import ModelStore
+from zerorename_model.engine.stores import CLUSTER_PROFILE, ModelStore
 
 T = TypeVar("T")
 
@@ -35,7 +35,7 @@ class Env:
         """The calling actor's local disk: private, so its operations are not steps."""
         actor = self._run.current
         key = actor.task.name if actor and actor.task else "driver"
-        return self._run.locals.setdefault(key, ModelStore("hdfs"))
+        return self._run.locals.setdefault(key, ModelStore(CLUSTER_PROFILE))
 
     def step(self, what: str, action: Callable[[], T]) -> T:
         """One harness step that is not a store operation (a service call such as a lakeFS

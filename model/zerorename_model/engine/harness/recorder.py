@@ -119,10 +119,12 @@ class Recorder(RunBase):
 
 
 def _store_state(store: HarnessStore) -> object:
-    """A model store's whole state (truth, lag, uploads) as a value; another store's digest."""
+    """A model store's whole state (truth, lag, uploads, real directories: an empty one lists
+    where a missing one fails) as a value; another store's digest."""
     if not isinstance(store, ModelStore):
         return store.digest()
     return (tuple(sorted((k, o.etag) for k, o in store.objects.items())),
+            tuple(sorted(store.dirs)),
             tuple(sorted(store.listed)),
             tuple(sorted((k, s.etag if s else None) for k, s in store.stale.items())),
             tuple(sorted(str(e) for e in store.pending)),

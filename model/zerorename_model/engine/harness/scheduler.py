@@ -54,7 +54,7 @@ from zerorename_model.engine.harness.state import (
     TaskKilled,
 )
 from zerorename_model.engine.scenario import CommitterFactory, JobSpec, Scenario
-from zerorename_model.engine.stores import ModelStore
+from zerorename_model.engine.stores import CLUSTER_PROFILE, ModelStore
 
 T = TypeVar("T")
 
@@ -71,7 +71,7 @@ class Run(DriverRules, FaultMoves, Recorder):
         self.options_map = dict(scenario.options)
         self.store: HarnessStore = (backend if backend is not None
                                     else ModelStore(scenario.store, scenario.faults.max_lag))
-        self.cluster = ModelStore("hdfs")
+        self.cluster = ModelStore(CLUSTER_PROFILE)
         self.locals: dict[str, ModelStore] = {}
         self.forget_finished = False
         self.counts_inconsistency = False

@@ -15,7 +15,8 @@ from urllib.parse import quote, unquote
 # the store protocol and its value types: the production package's types-only module
 from zerorename.store import ObjectInfo, Store
 from zerorename_model.engine.errors import ModelStoreError, not_found
-from zerorename_model.engine.scenario import TaskSpec
+from zerorename_model.engine.scenario import CommitterEnv, TaskSpec
+from zerorename_model.engine.stores import Profile
 
 TEMPORARY = "_temporary"
 SUCCESS = "_SUCCESS"
@@ -106,6 +107,15 @@ def list_children(store: Store, directory: str) -> tuple[list[ObjectInfo], list[
         if page.token is None:
             return files, dirs
         token = page.token
+
+
+def has_directories(env: CommitterEnv) -> bool:
+    """The destination has real directories (HDFS: :attr:`Profile.directories`), so that an
+    empty listing may mean "no such directory", which Hadoop's listStatus reports as an error.
+    The harness's environment says so through its store's profile; an environment without a
+    profile (a real store through the bridge) is taken to have none."""
+    profile = getattr(env, "profile", None)
+    return isinstance(profile, Profile) and profile.directories
 
 
 def exists_dir(store: Store, directory: str) -> bool:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import TypedDict, cast
 
+from zerorename_model.engine.errors import ModelStoreError
 from zerorename_model.engine.scenario import CommitterEnv, JobSpec, TaskSpec
 from zerorename_model.systems.protocols import ModelCommitter, register
 from zerorename_model.systems.protocols.common import (
@@ -27,6 +28,7 @@ from zerorename_model.systems.protocols.common import (
     decode_json,
     delete_recursive,
     encode_json,
+    has_directories,
     join,
     list_children,
     list_files,
@@ -39,6 +41,10 @@ from zerorename_model.systems.protocols.common import (
 MANIFEST_TYPE = "org.apache.hadoop.mapreduce.lib.output.committer.manifest.files.TaskManifest/1"
 MANIFEST_SUFFIX = "-manifest.json"
 DELETE_TARGET = "mapreduce.manifest.committer.delete.target.files"
+#: Hadoop 3.5.0's option (MAPREDUCE-7474): how many times task commit tries to save its
+#: manifest; 3.5.0 tries at least twice whatever it is set to.  Absent here: Hadoop 3.3.x, which
+#: has no such retry (one try); set: 3.5.0's behaviour (the version option of this protocol)
+SAVE_ATTEMPTS = "mapreduce.manifest.committer.manifest.save.attempts"
 
 
 class FileEntry(TypedDict):
@@ -85,6 +91,9 @@ class ManifestCommitter(ModelCommitter):
         self.job = job
         self.task = task
         self.delete_target = options.get(DELETE_TARGET, "false").lower() == "true"
+        self.directories = has_directories(env)
+        self.save_attempts = (max(2, int(options[SAVE_ATTEMPTS])) if SAVE_ATTEMPTS in options
+                              else 1)
         self.job_attempt_dir = join(self.dest, TEMPORARY, job.job_id, f"{job.attempt:02d}")
         self.manifest_dir = join(self.job_attempt_dir, "manifests")
         if task is not None:
@@ -117,7 +126,14 @@ class ManifestCommitter(ModelCommitter):
         assert self.task is not None
         files: list[FileEntry] = []
         dirs: set[str] = set()
-        for obj in list_files(self.fs, self.task_attempt_dir):
+        found = list_files(self.fs, self.task_attempt_dir)
+        if not found and self.directories:
+            # Hadoop's scan is a listStatus of the attempt directory: on a filesystem with
+            # directories, one that does not exist (another job's clean-up deleted it) fails
+            # the task commit instead of saving an empty manifest; the delimited LIST is that
+            # listStatus (the store answers "not found" for a missing directory)
+            list_children(self.fs, self.task_attempt_dir)
+        for obj in found:
             rel = relative(obj.url, self.task_attempt_dir)
             files.append({"s": obj.url, "d": join(self.dest, rel), "z": obj.size, "e": obj.etag})
             parts = rel.split("/")[:-1]
@@ -141,16 +157,28 @@ class ManifestCommitter(ModelCommitter):
     def save_task_manifest(self, manifest: TaskManifest) -> None:
         """Stage task_stage_save_manifest: write ``<attemptId>-manifest.json.tmp``, delete
         ``<taskId>-manifest.json``, rename the one onto the other (a later attempt of the task
-        replaces an earlier one's manifest).  Without rename, one PUT of the final name."""
+        replaces an earlier one's manifest).  Without rename, one PUT of the final name.
+
+        Hadoop 3.5.0 (``save_attempts`` > 1) deletes any earlier temporary file first and, if
+        the rename fails (another attempt's manifest appeared meanwhile, or a clean-up deleted
+        the temporary file), tries the whole save again, up to ``save_attempts`` times."""
         assert self.task is not None
         final = join(self.manifest_dir, task_id(self.task) + MANIFEST_SUFFIX)
         if not self.fs.capabilities().rename:
             self.fs.put(final, encode_json(manifest))
             return
         temp = join(self.manifest_dir, self.task.attempt_id + MANIFEST_SUFFIX + ".tmp")
-        self.fs.put(temp, encode_json(manifest))
-        self.fs.delete(final)
-        self.fs.rename(temp, final)
+        for attempt in range(1, self.save_attempts + 1):
+            if self.save_attempts > 1:
+                self.fs.delete(temp)
+            self.fs.put(temp, encode_json(manifest))
+            self.fs.delete(final)
+            try:
+                self.fs.rename(temp, final)
+                return
+            except ModelStoreError:
+                if attempt == self.save_attempts:
+                    raise
 
     def abort_task(self) -> None:
         """Stage task_stage_abort_task: delete the task attempt directory."""

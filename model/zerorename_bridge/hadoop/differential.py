@@ -1,0 +1,158 @@
+"""Differential runs: the shipped witnesses and random schedules of the matrix's scopes, each
+in the model and in Hadoop 3.5.0 (``python -m zerorename_bridge.hadoop.differential``).
+
+The model's manifest protocol is Hadoop 3.3.x's unless the scenario sets 3.5.0's
+manifest-save option (:data:`~zerorename_model.systems.protocols.manifest.SAVE_ATTEMPTS`);
+since the jars are 3.5.0's, random manifest schedules are drawn with that option set, and the
+witnesses (recorded without it) are compared both as recorded and with it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from zerorename_bridge.hadoop.recording import MarkedResult, run_marked
+from zerorename_bridge.hadoop.session import HadoopSession
+from zerorename_bridge.hadoop.translate import COMMITTERS, Comparison, Translator
+from zerorename_model.engine.choices import ScriptedChooser
+from zerorename_model.engine.scenario import Scenario
+from zerorename_model.experiments.scopes import SCOPES, Scope
+from zerorename_model.experiments.trace import choices_of, read_trace
+from zerorename_model.systems.protocols.manifest import SAVE_ATTEMPTS
+
+#: Hadoop 3.5.0's default number of manifest-save attempts (ManifestCommitterConstants)
+HADOOP_35_SAVE_ATTEMPTS = "5"
+TRACES = Path(__file__).resolve().parents[3] / "paper" / "results" / "traces"
+
+
+class RandomChooser:
+    """Uniformly random answers from a seeded generator (one schedule per seed)."""
+
+    def __init__(self, seed: int) -> None:
+        self._random = random.Random(seed)
+
+    def choose(self, label: str, options: Sequence[str]) -> int:
+        return self._random.randrange(len(options))
+
+
+def as_hadoop_35(scenario: Scenario) -> Scenario:
+    """The scenario with the manifest protocol's 3.5.0 option (other committers: as is)."""
+    if scenario.committer != "manifest" or SAVE_ATTEMPTS in dict(scenario.options):
+        return scenario
+    return scenario.with_(options=(*scenario.options, (SAVE_ATTEMPTS, HADOOP_35_SAVE_ATTEMPTS)))
+
+
+def witness_paths(directory: Path = TRACES) -> list[Path]:
+    """The shipped hdfs witnesses of the committers Hadoop's jars hold (the VIII.C race's
+    too, which run ``v1``)."""
+    return sorted(p for p in directory.glob("*.jsonl")
+                  if ".hdfs." in p.name and p.name.split(".")[0] in (*COMMITTERS, "race"))
+
+
+def witness_run(path: Path, *, hadoop_35: bool = False) -> MarkedResult:
+    """Re-run a witness with its recorded choices (with the 3.5.0 option: the same choices
+    while they fit, then the first option at each step)."""
+    events = read_trace(path)
+    scenario = Scenario.from_json(events[0]["scenario"])
+    if hadoop_35:
+        scenario = as_hadoop_35(scenario)
+    return run_marked(scenario, ScriptedChooser(choices_of(events)))
+
+
+def reproducible(scope: Scope) -> bool:
+    """The harness reproduces the scope's faults: crashes, kills, partitions, duplicates,
+    restarts and aborts are the actors' doing; a store's own faults (a throttled request, an
+    answer lost after the request took effect, a conditional-write conflict) have no
+    counterpart in the Java driver yet, so those scopes are left out."""
+    faults = scope.make("v1", "hdfs").faults
+    return not (faults.throttle or faults.lost_answer or faults.conflict)
+
+
+#: the matrix's scopes whose faults the harness reproduces
+SCOPES_REPRODUCED = tuple(scope for scope in SCOPES if reproducible(scope))
+
+
+def random_runs(committer: str, count: int, seed: int = 0) -> Iterator[tuple[str, MarkedResult]]:
+    """``count`` random schedules of ``committer`` on hdfs, round-robin over the scopes the
+    harness reproduces."""
+    for index in range(count):
+        scope = SCOPES_REPRODUCED[index % len(SCOPES_REPRODUCED)]
+        scenario = as_hadoop_35(scope.make(committer, "hdfs"))
+        run_seed = seed * 1_000_003 + index
+        yield (f"{committer} {scope.name} seed {run_seed}",
+               run_marked(scenario, RandomChooser(run_seed)))
+
+
+@dataclass
+class Tally:
+    """How many schedules agreed, and the comparisons that did not."""
+
+    runs: int = 0
+    agreed: int = 0
+    differences: list[Comparison] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def add(self, comparison: Comparison) -> None:
+        self.runs += 1
+        if comparison.agrees:
+            self.agreed += 1
+        else:
+            self.differences.append(comparison)
+
+
+def run_witnesses(translator: Translator, *, hadoop_35: bool = False) -> Tally:
+    tally = Tally()
+    started = time.monotonic()
+    for path in witness_paths():
+        tally.add(translator.compare(witness_run(path, hadoop_35=hadoop_35), path.name))
+    tally.seconds = time.monotonic() - started
+    return tally
+
+
+def run_random(translator: Translator, committer: str, count: int, seed: int = 0) -> Tally:
+    tally = Tally()
+    started = time.monotonic()
+    for name, marked in random_runs(committer, count, seed):
+        tally.add(translator.compare(marked, name))
+    tally.seconds = time.monotonic() - started
+    return tally
+
+
+def _report(title: str, tally: Tally) -> list[str]:
+    lines = [f"- {title}: {tally.agreed} of {tally.runs} agree ({tally.seconds:.0f} s)"]
+    for comparison in tally.differences[:20]:
+        lines += ["  " + line for line in comparison.describe().splitlines()]
+    return lines
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=100,
+                        help="random schedules per committer")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, help="write the report (markdown) here too")
+    args = parser.parse_args(argv)
+    lines = [f"# Hadoop 3.5.0 conformance: {args.count} random schedules per committer "
+             f"(seed {args.seed}), shipped hdfs witnesses", ""]
+    with HadoopSession() as session, Translator(session) as translator:
+        lines += _report("witnesses as recorded (manifest: the model's 3.3.x protocol)",
+                         run_witnesses(translator))
+        lines += _report("witnesses with the manifest protocol's 3.5.0 option",
+                         run_witnesses(translator, hadoop_35=True))
+        for committer in COMMITTERS:
+            lines += _report(f"random schedules of {committer}",
+                             run_random(translator, committer, args.count, args.seed))
+    text = "\n".join(lines) + "\n"
+    print(text, end="")
+    if args.out:
+        args.out.write_text(text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

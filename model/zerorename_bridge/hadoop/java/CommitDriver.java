@@ -1,0 +1,378 @@
+package zerorename.conformance;
+
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.mapreduce.JobContext;
+import org.apache.hadoop.mapreduce.JobID;
+import org.apache.hadoop.mapreduce.JobStatus;
+import org.apache.hadoop.mapreduce.TaskAttemptContext;
+import org.apache.hadoop.mapreduce.TaskAttemptID;
+import org.apache.hadoop.mapreduce.TaskType;
+import org.apache.hadoop.mapreduce.lib.output.FileOutputCommitter;
+import org.apache.hadoop.mapreduce.lib.output.PathOutputCommitter;
+import org.apache.hadoop.mapreduce.lib.output.committer.manifest.ManifestCommitter;
+import org.apache.hadoop.mapreduce.task.JobContextImpl;
+import org.apache.hadoop.mapreduce.task.TaskAttemptContextImpl;
+
+/**
+ * Runs Hadoop's own committers for several actors (job drivers, task attempts), one thread
+ * each, and stops every actor before each of its outermost filesystem calls, so that the
+ * caller (Python, over stdin/stdout, one command per line, one answer per line) decides the
+ * interleaving and where an actor crashes.
+ *
+ * <p>Commands (tab-separated): {@code reset}, {@code option KEY VALUE}, {@code call ACTOR
+ * COMMITTER DEST JOB JOBATTEMPT TASK ATTEMPT METHOD [ARG [HEXDATA]]}, {@code step ACTOR},
+ * {@code crash ACTOR} (its process dies: every later call throws), {@code kill ACTOR} (the
+ * call it waits at throws, as a killed task's does; the actor lives on), {@code files DIR}. Answers: {@code pending KIND PATH [PATH2]}, {@code
+ * done VALUE}, {@code failed MESSAGE}, {@code files ...}, {@code ok}, {@code error MESSAGE}.
+ */
+public final class CommitDriver {
+  private static final Object LOCK = new Object();
+  private static final long WAIT_MS = 20_000;
+
+  /** One actor: its committer, and where its current call stands. */
+  static final class Actor {
+    final String name;
+    PathOutputCommitter committer;
+    JobContext job;
+    TaskAttemptContext task;
+    String state = "idle";  // running, pending, done, failed
+    String answer = "";
+    boolean permit;
+    boolean crashed;
+    boolean killed;  // the call waited at throws once; the actor lives on (a killed task)
+
+    Actor(String name) {
+      this.name = name;
+    }
+
+    boolean settled() {
+      return !state.equals("running");
+    }
+  }
+
+  private static final InheritableThreadLocal<Actor> CURRENT = new InheritableThreadLocal<>();
+  private static final Map<String, Actor> ACTORS = new HashMap<>();
+  private static final Map<String, String> OPTIONS = new TreeMap<>();
+
+  private CommitDriver() {
+  }
+
+  /** The hook of {@link HdfsLikeFileSystem}: announce the call, wait for a permit. */
+  static void before(String kind, Path path, Path other) throws IOException {
+    Actor actor = CURRENT.get();
+    if (actor == null) {
+      return;  // not an actor's call (set-up of the test itself)
+    }
+    synchronized (LOCK) {
+      if (actor.crashed) {
+        throw new IOException("injected crash of " + actor.name);
+      }
+      actor.state = "pending";
+      actor.answer = kind + "\t" + path.toUri().getPath()
+          + (other == null ? "" : "\t" + other.toUri().getPath());
+      LOCK.notifyAll();
+      while (!actor.permit && !actor.crashed && !actor.killed) {
+        try {
+          LOCK.wait();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new IOException("interrupted", e);
+        }
+      }
+      actor.permit = false;
+      if (actor.killed) {
+        actor.killed = false;
+        actor.state = "running";
+        throw new java.io.InterruptedIOException("task attempt " + actor.name + " killed");
+      }
+      if (actor.crashed) {
+        actor.state = "running";
+        throw new IOException("injected crash of " + actor.name);
+      }
+      actor.state = "running";
+    }
+  }
+
+  private static Configuration conf(String committer, int jobAttempt, String jobName) {
+    Configuration conf = new Configuration();
+    conf.set("fs.hlfs.impl", HdfsLikeFileSystem.class.getName());
+    conf.setBoolean("fs.hlfs.impl.disable.cache", true);
+    conf.setInt("mapreduce.job.application.attempt.id", jobAttempt);
+    conf.setInt("mapreduce.fileoutputcommitter.algorithm.version",
+        committer.equals("v2") ? 2 : 1);
+    conf.setInt("mapreduce.manifest.committer.io.threads", 1);
+    conf.set("spark.sql.sources.writeJobUUID", jobName);
+    for (Map.Entry<String, String> e : OPTIONS.entrySet()) {
+      conf.set(e.getKey(), e.getValue());
+    }
+    return conf;
+  }
+
+  private static Actor actor(String name, String committer, String dest, String jobName,
+      int jobAttempt, int task, int attempt) throws IOException {
+    Actor actor = ACTORS.get(name);
+    if (actor != null) {
+      return actor;
+    }
+    actor = new Actor(name);
+    Configuration conf = conf(committer, jobAttempt, jobName);
+    JobID jobId = new JobID(jobName, 0);
+    TaskAttemptID id = new TaskAttemptID(jobName, 0, TaskType.MAP, Math.max(task, 0),
+        Math.max(attempt, 0));
+    actor.job = new JobContextImpl(conf, jobId);
+    actor.task = new TaskAttemptContextImpl(conf, id);
+    Path out = new Path(dest);
+    actor.committer = committer.equals("manifest")
+        ? new ManifestCommitter(out, actor.task) : new FileOutputCommitter(out, actor.task);
+    ACTORS.put(name, actor);
+    return actor;
+  }
+
+  private static String invoke(Actor a, String method, String arg, byte[] data)
+      throws Exception {
+    switch (method) {
+      case "setup_job":
+        a.committer.setupJob(a.job);
+        return "";
+      case "setup_task":
+        a.committer.setupTask(a.task);
+        return "";
+      case "write": {
+        Path file = new Path(a.committer.getWorkPath(), arg);
+        FileSystem fs = file.getFileSystem(a.task.getConfiguration());
+        try (OutputStream os = fs.create(file, true)) {
+          os.write(data);
+        }
+        return "";
+      }
+      case "needs_task_commit":
+        return String.valueOf(a.committer.needsTaskCommit(a.task));
+      case "commit_task":
+        a.committer.commitTask(a.task);
+        return "";
+      case "abort_task":
+        a.committer.abortTask(a.task);
+        return "";
+      case "commit_job":
+        a.committer.commitJob(a.job);
+        return "";
+      case "abort_job":
+        a.committer.abortJob(a.job, JobStatus.State.FAILED);
+        return "";
+      case "cleanup_job":
+        a.committer.cleanupJob(a.job);
+        return "";
+      case "recover_task":
+        a.committer.recoverTask(a.task);
+        return "";
+      default:
+        throw new IllegalArgumentException("no method " + method);
+    }
+  }
+
+  private static String oneLine(Throwable t) {
+    StringBuilder s = new StringBuilder();
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      if (s.length() > 0) {
+        s.append(" <- ");
+      }
+      s.append(c.getClass().getSimpleName()).append(": ").append(c.getMessage());
+      if (c.getCause() == c) {
+        break;
+      }
+    }
+    return s.toString().replace('\n', ' ').replace('\t', ' ');
+  }
+
+  /** Wait (holding LOCK) until the actor is pending, done or failed; answer its state. */
+  private static String settle(Actor a) throws InterruptedException {
+    long deadline = System.currentTimeMillis() + WAIT_MS;
+    while (!a.settled()) {
+      long left = deadline - System.currentTimeMillis();
+      if (left <= 0) {
+        return "error\t" + a.name + " did not reach a filesystem call or an end in "
+            + WAIT_MS + " ms";
+      }
+      LOCK.wait(left);
+    }
+    return a.state + "\t" + a.answer;
+  }
+
+  private static String call(String[] w) throws Exception {
+    Actor a = actor(w[1], w[2], w[3], w[4], Integer.parseInt(w[5]), Integer.parseInt(w[6]),
+        Integer.parseInt(w[7]));
+    String method = w[8];
+    String arg = w.length > 9 ? w[9] : "";
+    byte[] data = w.length > 10 ? hex(w[10]) : new byte[0];
+    synchronized (LOCK) {
+      if (!a.settled() || a.state.equals("pending")) {
+        return "error\t" + a.name + " is still in a call";
+      }
+      a.state = "running";
+      a.answer = "";
+      Thread t = new Thread(() -> {
+        CURRENT.set(a);
+        String state;
+        String answer;
+        if (a.crashed) {
+          state = "failed";
+          answer = "IOException: injected crash of " + a.name;
+        } else {
+          try {
+            answer = invoke(a, method, arg, data);
+            state = "done";
+          } catch (Throwable e) {
+            answer = oneLine(e);
+            state = "failed";
+          }
+        }
+        synchronized (LOCK) {
+          a.state = state;
+          a.answer = answer;
+          LOCK.notifyAll();
+        }
+      }, "actor-" + a.name);
+      t.setDaemon(true);
+      t.start();
+      return settle(a);
+    }
+  }
+
+  private static String step(String name, String how) throws Exception {
+    Actor a = ACTORS.get(name);
+    if (a == null) {
+      return "error\tno actor " + name;
+    }
+    boolean crash = how.equals("crash");
+    synchronized (LOCK) {
+      if (crash) {
+        a.crashed = true;
+      }
+      if (!a.state.equals("pending")) {
+        return !how.equals("step") ? "failed\tIOException: " + how + " of " + name
+            : "error\t" + name + " is not at a filesystem call";
+      }
+      a.killed = how.equals("kill");
+      a.state = "running";
+      a.permit = how.equals("step");
+      LOCK.notifyAll();
+      return settle(a);
+    }
+  }
+
+  private static String reset() {
+    synchronized (LOCK) {
+      for (Actor a : ACTORS.values()) {
+        a.crashed = true;  // a blocked thread throws and ends
+      }
+      LOCK.notifyAll();
+    }
+    ACTORS.clear();
+    OPTIONS.clear();
+    return "ok";
+  }
+
+  private static String files(String dir) {
+    StringBuilder s = new StringBuilder("files");
+    List<String> found = new ArrayList<>();
+    walk(new File(dir), "", found);
+    for (String f : found) {
+      s.append('\t').append(f);
+    }
+    return s.toString();
+  }
+
+  private static void walk(File dir, String rel, List<String> found) {
+    File[] children = dir.listFiles();
+    if (children == null) {
+      return;
+    }
+    java.util.Arrays.sort(children);
+    for (File c : children) {
+      String r = rel.isEmpty() ? c.getName() : rel + "/" + c.getName();
+      if (c.isDirectory()) {
+        found.add(r + "/");
+        walk(c, r, found);
+      } else {
+        try {
+          found.add(r + "=" + hex(java.nio.file.Files.readAllBytes(c.toPath())));
+        } catch (IOException e) {
+          found.add(r + "=?");
+        }
+      }
+    }
+  }
+
+  static byte[] hex(String s) {
+    byte[] out = new byte[s.length() / 2];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = (byte) Integer.parseInt(s.substring(2 * i, 2 * i + 2), 16);
+    }
+    return out;
+  }
+
+  static String hex(byte[] b) {
+    StringBuilder s = new StringBuilder();
+    for (byte x : b) {
+      s.append(String.format("%02x", x));
+    }
+    return s.toString();
+  }
+
+  private static String handle(String line) throws Exception {
+    String[] w = line.split("\t", -1);
+    switch (w[0]) {
+      case "reset":
+        return reset();
+      case "option":
+        OPTIONS.put(w[1], w[2]);
+        return "ok";
+      case "call":
+        return call(w);
+      case "step":
+      case "crash":
+      case "kill":
+        return step(w[1], w[0]);
+      case "files":
+        return files(w[1]);
+      case "ping":
+        return "ok";
+      default:
+        return "error\tunknown command " + w[0];
+    }
+  }
+
+  public static void main(String[] args) throws Exception {
+    PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out),
+        true, StandardCharsets.UTF_8);
+    System.setOut(System.err);  // Hadoop's logging must not reach the answers
+    HdfsLikeFileSystem.hook = CommitDriver::before;
+    BufferedReader in = new BufferedReader(new InputStreamReader(System.in,
+        StandardCharsets.UTF_8));
+    String line;
+    while ((line = in.readLine()) != null) {
+      String answer;
+      try {
+        answer = handle(line);
+      } catch (Throwable e) {
+        answer = "error\t" + oneLine(e);
+      }
+      out.println(answer);
+    }
+  }
+}

@@ -1,0 +1,182 @@
+package zerorename.conformance;
+
+import java.io.File;
+import java.io.FileNotFoundException;
+import java.io.IOException;
+import java.net.URI;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.EnumSet;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.CreateFlag;
+import org.apache.hadoop.fs.FSDataInputStream;
+import org.apache.hadoop.fs.FSDataOutputStream;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.fs.RawLocalFileSystem;
+import org.apache.hadoop.fs.permission.FsPermission;
+import org.apache.hadoop.util.Progressable;
+
+/**
+ * The local filesystem with HDFS's rules where RawLocalFileSystem differs from them, under the
+ * scheme {@code hlfs}, and a hook before every outermost call so that a test can pause or crash
+ * the calling actor there.
+ *
+ * <p>Why each override: RawLocalFileSystem's rename replaces an existing file and lists a
+ * directory in no fixed order; HDFS's rename (the non-Options form) answers false when the
+ * source is missing, the destination is an existing file or its parent is missing, and moves
+ * the source <em>into</em> an existing destination directory; HDFS lists in name order, and
+ * listing a missing path throws FileNotFoundException.
+ */
+public class HdfsLikeFileSystem extends RawLocalFileSystem {
+  /** What the driver installs: called before every outermost filesystem call. */
+  public interface Hook {
+    void before(String kind, Path path, Path other) throws IOException;
+  }
+
+  public static volatile Hook hook = (kind, path, other) -> { };
+
+  private static final ThreadLocal<int[]> DEPTH = ThreadLocal.withInitial(() -> new int[1]);
+
+  private static final URI NAME = URI.create("hlfs:///");
+
+  @Override
+  public URI getUri() {
+    return NAME;
+  }
+
+  @Override
+  public String getScheme() {
+    return "hlfs";
+  }
+
+  @Override
+  public void initialize(URI uri, Configuration conf) throws IOException {
+    super.initialize(NAME, conf);
+  }
+
+  /** A body that may throw IOException, run as one hooked call. */
+  private interface Call<T> {
+    T run() throws IOException;
+  }
+
+  private <T> T hooked(String kind, Path path, Call<T> body) throws IOException {
+    return hooked(kind, path, null, body);
+  }
+
+  private <T> T hooked(String kind, Path path, Path other, Call<T> body) throws IOException {
+    int[] depth = DEPTH.get();
+    if (depth[0] == 0) {
+      hook.before(kind, path, other);
+    }
+    depth[0]++;
+    try {
+      return body.run();
+    } finally {
+      depth[0]--;
+    }
+  }
+
+  @Override
+  public FileStatus getFileStatus(Path f) throws IOException {
+    return hooked("stat", f, () -> super.getFileStatus(f));
+  }
+
+  @Override
+  public boolean exists(Path f) throws IOException {
+    return hooked("stat", f, () -> super.exists(f));
+  }
+
+  @Override
+  public FileStatus[] listStatus(Path f) throws IOException {
+    return hooked("list", f, () -> {
+      if (!pathToFile(f).exists()) {
+        throw new FileNotFoundException("File " + f + " does not exist");
+      }
+      FileStatus[] found = super.listStatus(f);
+      Arrays.sort(found, Comparator.comparing(s -> s.getPath().getName()));
+      return found;
+    });
+  }
+
+  @Override
+  public boolean delete(Path f, boolean recursive) throws IOException {
+    return hooked("delete", f, () -> super.delete(f, recursive));
+  }
+
+  @Override
+  public boolean mkdirs(Path f, FsPermission permission) throws IOException {
+    return hooked("mkdirs", f, () -> super.mkdirs(f, permission));
+  }
+
+  @Override
+  public boolean mkdirs(Path f) throws IOException {
+    return hooked("mkdirs", f, () -> super.mkdirs(f));
+  }
+
+  @Override
+  public FSDataInputStream open(Path f, int bufferSize) throws IOException {
+    return hooked("open", f, () -> super.open(f, bufferSize));
+  }
+
+  @Override
+  public FSDataOutputStream create(Path f, FsPermission permission, boolean overwrite,
+      int bufferSize, short replication, long blockSize, Progressable progress)
+      throws IOException {
+    return hooked("create", f, () -> {
+      if (pathToFile(f).isDirectory()) {
+        throw new org.apache.hadoop.fs.FileAlreadyExistsException(f + " is a directory");
+      }
+      return super.create(f, permission, overwrite, bufferSize, replication, blockSize,
+          progress);
+    });
+  }
+
+  @Override
+  public FSDataOutputStream create(Path f, boolean overwrite, int bufferSize, short replication,
+      long blockSize, Progressable progress) throws IOException {
+    return create(f, FsPermission.getFileDefault(), overwrite, bufferSize, replication,
+        blockSize, progress);
+  }
+
+  @Override
+  public FSDataOutputStream createNonRecursive(Path f, FsPermission permission,
+      EnumSet<CreateFlag> flags, int bufferSize, short replication, long blockSize,
+      Progressable progress) throws IOException {
+    return hooked("create", f, () -> super.createNonRecursive(f, permission, flags, bufferSize,
+        replication, blockSize, progress));
+  }
+
+  @Override
+  public boolean rename(Path src, Path dst) throws IOException {
+    return hooked("rename", src, dst, () -> hdfsRename(src, dst));
+  }
+
+  /** DistributedFileSystem.rename(src, dst), the non-Options form, on local files. */
+  private boolean hdfsRename(Path src, Path dst) throws IOException {
+    File from = pathToFile(src);
+    File to = pathToFile(dst);
+    if (!from.exists()) {
+      return false;
+    }
+    if (to.isFile()) {
+      return false;
+    }
+    if (to.isDirectory()) {
+      to = new File(to, from.getName());
+      if (to.exists()) {
+        return false;
+      }
+    }
+    File parent = to.getParentFile();
+    if (parent == null || !parent.isDirectory()) {
+      return false;
+    }
+    String fromPath = from.getCanonicalPath();
+    if (to.getCanonicalPath().startsWith(fromPath + File.separator)) {
+      return false;  // into its own subtree
+    }
+    return from.renameTo(to);
+  }
+}

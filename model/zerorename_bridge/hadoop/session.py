@@ -1,0 +1,183 @@
+"""One JVM running Hadoop's committers, driven over stdin/stdout (see ``java/CommitDriver``).
+
+The Java sources are compiled with ``javac`` against PySpark's jars the first time a session
+starts, into a cache directory keyed by the sources' hash: nothing is downloaded and nothing
+binary is committed.  A session starts the JVM once (about a second and a half, most of it
+loading Hadoop's classes); each scenario then costs tens of milliseconds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+
+JAVA_DIR = Path(__file__).with_name("java")
+MAIN_CLASS = "zerorename.conformance.CommitDriver"
+
+
+class HadoopUnavailable(RuntimeError):
+    """No JDK or no Hadoop jars on this machine: the conformance suite cannot run."""
+
+
+class State(Enum):
+    """Where an actor's current committer call stands after a command."""
+
+    PENDING = "pending"  # stopped before a filesystem call
+    DONE = "done"        # the call returned
+    FAILED = "failed"    # the call threw (or the actor was crashed)
+
+
+@dataclass(frozen=True)
+class FsCall:
+    """A filesystem call an actor is stopped before: ``kind`` is stat, list, open, create,
+    delete, mkdirs or rename; paths are local paths (``other``: a rename's destination)."""
+
+    kind: str
+    path: str
+    other: str = ""
+
+    @property
+    def mutates(self) -> bool:
+        return self.kind in ("create", "delete", "mkdirs", "rename")
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The driver's answer: the actor's state, and the call it waits at or the call's
+    result (a return value, or the exception's class and message)."""
+
+    state: State
+    call: FsCall | None = None
+    value: str = ""
+
+
+def jars_dir() -> Path:
+    """PySpark's jar folder (Hadoop 3.5.0's client jars, py4j, logging)."""
+    import pyspark
+
+    found = Path(pyspark.__file__).parent / "jars"
+    if not any(found.glob("hadoop-client-api-*.jar")):
+        raise HadoopUnavailable(f"no hadoop-client-api jar in {found}")
+    return found
+
+
+def compiled_classes(cache: Path | None = None) -> Path:
+    """Compile the driver (once per version of its sources) and answer the class folder."""
+    javac = shutil.which("javac")
+    if javac is None:
+        raise HadoopUnavailable("no javac on PATH")
+    sources = sorted(JAVA_DIR.glob("*.java"))
+    digest = hashlib.sha256(b"".join(s.read_bytes() for s in sources)).hexdigest()[:16]
+    base = cache or Path(os.environ.get("ZERORENAME_CACHE", tempfile.gettempdir()))
+    out = base / f"zerorename-hadoop-{digest}"
+    if (out / "done").exists():
+        return out
+    building = Path(tempfile.mkdtemp(prefix="zerorename-hadoop-", dir=base))
+    subprocess.run([javac, "-nowarn", "-d", str(building), "-cp", f"{jars_dir()}/*",
+                    *map(str, sources)], check=True, capture_output=True)
+    (building / "done").write_text(digest)
+    try:
+        building.rename(out)
+    except OSError:  # another process compiled it meanwhile
+        shutil.rmtree(building, ignore_errors=True)
+    return out
+
+
+class HadoopSession:
+    """A JVM with the driver; one command, one answer.  Use as a context manager."""
+
+    def __init__(self, cache: Path | None = None) -> None:
+        java = shutil.which("java")
+        if java is None:
+            raise HadoopUnavailable("no java on PATH")
+        classes = compiled_classes(cache)
+        self._proc = subprocess.Popen(
+            [java, "-Xshare:auto", "-XX:TieredStopAtLevel=1", "-cp",
+             f"{classes}{os.pathsep}{jars_dir()}/*", MAIN_CLASS],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            text=True, encoding="utf-8", bufsize=1)
+        self.command("ping")
+
+    def __enter__(self) -> HadoopSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._proc.poll() is None:
+            assert self._proc.stdin is not None
+            self._proc.stdin.close()
+            try:
+                self._proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+
+    def command(self, *words: str) -> list[str]:
+        """Send one command; answer its words (an ``error`` answer raises)."""
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        self._proc.stdin.write("\t".join(words) + "\n")
+        self._proc.stdin.flush()
+        line = self._proc.stdout.readline()
+        if not line:
+            raise HadoopUnavailable(f"the JVM ended (exit {self._proc.poll()})")
+        answer = line.rstrip("\n").split("\t")
+        if answer[0] == "error":
+            raise RuntimeError(f"hadoop driver: {' '.join(answer[1:])} (after {words[:2]})")
+        return answer
+
+    def _answer(self, words: list[str]) -> Answer:
+        state = State(words[0])
+        if state is State.PENDING:
+            other = words[3] if len(words) > 3 else ""
+            return Answer(state, FsCall(words[1], words[2], other))
+        return Answer(state, value="\t".join(words[1:]))
+
+    # -- the commands ----------------------------------------------------------------------------
+
+    def reset(self, options: dict[str, str] | None = None) -> None:
+        """End every actor of the previous scenario; set the next one's committer options."""
+        self.command("reset")
+        for key, value in (options or {}).items():
+            self.command("option", key, value)
+
+    def call(self, actor: str, committer: str, dest: str, job: str, job_attempt: int,
+             task: int, attempt: int, method: str, arg: str = "",
+             data: bytes = b"") -> Answer:
+        """Start ``method`` (the model's name: setup_job, commit_task, write...) in the
+        actor's thread; answer when it stops before a filesystem call or ends."""
+        return self._answer(self.command(
+            "call", actor, committer, dest, job, str(job_attempt), str(task), str(attempt),
+            method, arg, data.hex()))
+
+    def step(self, actor: str) -> Answer:
+        """Let the actor make the call it waits at; answer where it stops next."""
+        return self._answer(self.command("step", actor))
+
+    def crash(self, actor: str) -> Answer:
+        """The call the actor waits at, and every later one, throws: the process died."""
+        return self._answer(self.command("crash", actor))
+
+    def kill(self, actor: str) -> Answer:
+        """The call the actor waits at throws (a killed task's interrupted call); the actor
+        lives on, so its task can still abort."""
+        return self._answer(self.command("kill", actor))
+
+    def files(self, directory: str) -> dict[str, bytes | None]:
+        """Everything under ``directory``: relative path -> bytes (None for a directory,
+        whose path ends with ``/``)."""
+        found: dict[str, bytes | None] = {}
+        for entry in self.command("files", directory)[1:]:
+            if entry.endswith("/"):
+                found[entry] = None
+            else:
+                name, _, data = entry.rpartition("=")
+                found[name] = bytes.fromhex(data)
+        return found
