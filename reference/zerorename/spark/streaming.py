@@ -1,0 +1,253 @@
+"""The streaming sink's protocol: each micro-batch committed once, whatever restarts do.
+
+Spark's micro-batch engine writes batch N's offsets, runs its tasks, calls the sink's
+``commit(messages, N)``, then records N in its own commit log.  A driver that dies between the
+sink's commit and that log re-runs batch N *with the same id* after a restart, so the sink must
+recognise a batch id it already committed.  Per batch:
+
+* **tasks** write Parquet through the ``fenced`` committer's task side, as job
+  ``<run id>-b<N>``: every file is an uploaded but uncompleted multipart upload (invisible to
+  any reader), and the task's record is created with ``If-None-Match: *`` so one attempt per
+  task wins;
+* the **driver** (:func:`commit_batch`) creates the batch record
+  ``_zerorename_log/<N>.json`` (:mod:`zerorename.table_log`) with ``If-None-Match: *``,
+  naming every upload.  That PUT is the commit point of batch N.  Then it completes the
+  uploads and deletes the job's task records;
+* a **re-run** of a committed batch id meets the record (412, or it is found first): the
+  record's uploads are completed (finishing a commit that crashed after its commit point) and
+  the re-run's own uploads are aborted; the commit succeeds, adding nothing;
+* a **zombie** — a driver of an older run of the query still committing after a newer run
+  started — is fenced: every run claims an epoch (``_zerorename_log/runs/<epoch>.json``,
+  created with ``If-None-Match: *``) when its writer is built, and a run whose epoch is not
+  the newest refuses to commit (:class:`StreamRunFencedError`) and aborts its uploads.  A
+  zombie that checked just before the newer run claimed its epoch can still win one batch
+  id's record: it holds the same offsets (Spark's offset log decides them before the batch
+  runs), and the newer run's commit of that id then discards its own copy — once either way.
+
+Stores without conditional PUT cannot arbitrate the record, and nothing else makes "create
+once" atomic on S3: the sink refuses them (:class:`StreamSinkUnsupportedError`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from enum import Enum
+
+import zerorename as zr
+from zerorename.committers.cleanup import abort_quietly
+from zerorename.committers.fenced_records import expected_multipart_etag
+from zerorename.committers.layout import FENCED_AREA
+from zerorename.errors import CommitError, NotFoundError, PreconditionFailedError
+from zerorename.formats import PendingSet
+from zerorename.store import Store, list_dir
+from zerorename.table_log import (
+    LOG_DIR,
+    BatchRecord,
+    LoggedFile,
+    TableLog,
+    batch_record_url,
+    expire_batch_records,
+)
+from zerorename.urls import dir_prefix, join
+
+from .core import TaskOutcome, make_store
+from .spec import WriteOptionError, WriteSpec
+
+__all__ = [
+    "BatchOutcome",
+    "StreamRunFencedError",
+    "StreamSinkUnsupportedError",
+    "StreamSpec",
+    "abort_batch",
+    "batch_spec",
+    "commit_batch",
+    "start_run",
+]
+
+log = logging.getLogger("zerorename.spark.streaming")
+
+RUN_FORMAT = "zerorename.StreamRun/1"
+#: Spark's local property naming the micro-batch a task belongs to
+BATCH_ID_PROPERTY = "streaming.sql.batchId"
+
+
+class StreamSinkUnsupportedError(CommitError):
+    """The destination's store does not refuse a second ``If-None-Match: *`` PUT, so no batch
+    record can be created exactly once there: the sink would not be exactly-once."""
+
+
+class StreamRunFencedError(CommitError):
+    """A newer run of the query has claimed the destination: this (older) run's commit is
+    refused and its uploads aborted.  Stop this query; the newer run carries on."""
+
+
+class BatchOutcome(Enum):
+    """What :func:`commit_batch` did."""
+
+    COMMITTED = "committed"
+    ALREADY_COMMITTED = "already committed"
+
+
+@dataclass(frozen=True)
+class StreamSpec:
+    """One run of a streaming query into one destination (picklable, secret-free)."""
+
+    write: WriteSpec
+    run_id: str
+    epoch: int
+    #: fold batch records older than this many into a checkpoint after each commit (0: never)
+    keep_batch_records: int = 0
+
+    @property
+    def dest(self) -> str:
+        return self.write.dest
+
+
+def batch_spec(stream: StreamSpec, batch_id: int) -> WriteSpec:
+    """The write spec of batch ``batch_id`` of this run: a fenced job of its own."""
+    return replace(stream.write, committer="fenced", job_id=f"{stream.run_id}-b{batch_id}")
+
+
+def runs_dir(dest: str) -> str:
+    return join(dest.rstrip("/"), f"{LOG_DIR}/runs")
+
+
+def _epochs(store: Store, dest: str) -> list[int]:
+    found = []
+    for obj in list_dir(store, runs_dir(dest)):
+        stem = obj.url.rsplit("/", 1)[-1].removesuffix(".json")
+        if stem.isdigit():
+            found.append(int(stem))
+    return sorted(found)
+
+
+def start_run(write: WriteSpec, *, keep_batch_records: int = 0,
+              store: Store | None = None) -> StreamSpec:
+    """Check the store, then claim the next epoch for a new run of the query.
+
+    Called once per query start (when Spark builds the stream writer).  The claim is created
+    with ``If-None-Match: *``; a 412 means another run claimed that epoch first, so the next
+    one is tried.
+    """
+    if write.mode != "append":
+        raise WriteOptionError(write.dest, f"mode={write.mode!r}: a stream appends batches; "
+                                           "use the append output mode")
+    store = store if store is not None else make_store(write)
+    if not store.capabilities().conditional_put:
+        raise StreamSinkUnsupportedError(
+            batch_record_url(write.dest, 0), f"store {store.name} does not refuse a second "
+            "If-None-Match: * PUT, so a batch cannot be committed exactly once there (Spark "
+            "re-runs a batch after a driver restart); write this stream to a store with "
+            "conditional writes")
+    run_id = str(uuid.uuid4())
+    epoch = (_epochs(store, write.dest) or [0])[-1] + 1
+    while True:
+        body = f'{{"format": "{RUN_FORMAT}", "epoch": {epoch}, "runId": "{run_id}", ' \
+               f'"started": {int(time.time() * 1000)}}}'.encode()
+        try:
+            store.put(join(runs_dir(write.dest), f"{epoch:010d}.json"), body,
+                      if_none_match=True)
+            break
+        except PreconditionFailedError:
+            epoch += 1
+    log.info("zerorename: stream run %s claimed epoch %d of %s", run_id, epoch, write.dest)
+    return StreamSpec(write, run_id, epoch, keep_batch_records)
+
+
+def _uploads(outcomes: Iterable[TaskOutcome | None]) -> list[LoggedFile]:
+    files: list[LoggedFile] = []
+    for o in outcomes:
+        if o is None or o.message is None:
+            continue
+        message = zr.TaskCommitMessage.from_compressed(o.message)
+        pset = PendingSet.from_json(message.payload["pendingset"], message.record or "<task>")
+        files.extend(LoggedFile(c.url, c.length, c.upload_id, tuple(c.etags))
+                     for c in pset.commits)
+    return sorted(files, key=lambda f: f.url)
+
+
+def _complete(store: Store, f: LoggedFile) -> None:
+    """Complete one recorded upload; an upload already gone is done when the object holds its
+    data (same size and, where the store uses S3's multipart ETags, the expected ETag)."""
+    try:
+        store.complete_multipart(f.url, f.upload_id, [(i + 1, e) for i, e in enumerate(f.etags)])
+    except NotFoundError:
+        info = store.head(f.url)
+        expected = expected_multipart_etag(f.etags)
+        etag = info.etag.strip('"') if info is not None else ""
+        if info is None or info.size != f.size or (
+                "-" in etag and expected is not None and etag != expected):
+            raise
+
+
+def _clean_job(store: Store, dest: str, job_id: str, keep: set[str]) -> int:
+    """Abort every pending upload of job ``job_id`` (its file names carry the job id) not in
+    ``keep``, and delete its task records.  Scoped by name, so a concurrent run's uploads are
+    never touched.  Returns the number of uploads aborted."""
+    aborted = 0
+    marker = f"-{job_id}"
+    for u in store.list_multipart_uploads(dir_prefix(dest)):
+        if u.upload_id not in keep and marker in u.url.rsplit("/", 1)[-1]:
+            aborted += int(abort_quietly(store, u.url, u.upload_id))
+    root = FENCED_AREA.root(dest, job_id)
+    for obj in list_dir(store, root):
+        store.delete(obj.url)
+    return aborted
+
+
+def _newest_epoch(store: Store, dest: str) -> int:
+    return (_epochs(store, dest) or [0])[-1]
+
+
+def commit_batch(stream: StreamSpec, batch_id: int,
+                 outcomes: Sequence[TaskOutcome | None],
+                 store: Store | None = None) -> BatchOutcome:
+    """Commit micro-batch ``batch_id`` (see the module docstring); idempotent per batch id."""
+    spec = batch_spec(stream, batch_id)
+    store = store if store is not None else make_store(spec)
+    dest = stream.dest
+    newest = _newest_epoch(store, dest)
+    if newest > stream.epoch:
+        _clean_job(store, dest, spec.job_id, set())
+        raise StreamRunFencedError(
+            join(runs_dir(dest), f"{newest:010d}.json"),
+            f"run {stream.run_id} (epoch {stream.epoch}) was superseded by epoch {newest}: "
+            f"batch {batch_id} is not committed by this run and its uploads were aborted")
+    table = TableLog(store, dest)
+    if batch_id <= table.folded_through():
+        _clean_job(store, dest, spec.job_id, set())
+        return BatchOutcome.ALREADY_COMMITTED
+    existing = table.batch(batch_id)
+    if existing is None:
+        record = BatchRecord(batch_id, stream.epoch, stream.run_id, spec.job_id,
+                             int(time.time() * 1000), tuple(_uploads(outcomes)))
+        url = batch_record_url(dest, batch_id)
+        try:
+            store.put(url, record.to_bytes(), if_none_match=True)  # the commit point
+            existing = record
+        except PreconditionFailedError:
+            existing = BatchRecord.from_bytes(store.get(url), url)
+    for f in existing.files:  # roll forward: ours, or a commit that crashed after its record
+        _complete(store, f)
+    ours = existing.job_id == spec.job_id
+    _clean_job(store, dest, spec.job_id, {f.upload_id for f in existing.files})
+    if existing.job_id != spec.job_id:
+        _clean_job(store, dest, existing.job_id, {f.upload_id for f in existing.files})
+    if stream.keep_batch_records:
+        expire_batch_records(store, dest, keep=stream.keep_batch_records)
+    return BatchOutcome.COMMITTED if ours else BatchOutcome.ALREADY_COMMITTED
+
+
+def abort_batch(stream: StreamSpec, batch_id: int, store: Store | None = None) -> None:
+    """Discard what batch ``batch_id``'s tasks of this run uploaded (found by name, never
+    from the messages: Spark passes ``None`` for tasks that succeeded)."""
+    spec = batch_spec(stream, batch_id)
+    store = store if store is not None else make_store(spec)
+    table = TableLog(store, stream.dest)
+    record = table.batch(batch_id)
+    keep = {f.upload_id for f in record.files} if record is not None else set()
+    _clean_job(store, stream.dest, spec.job_id, keep)

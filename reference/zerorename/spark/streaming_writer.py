@@ -1,0 +1,95 @@
+"""``df.writeStream.format("zerorename")``: the Python stream writer Spark calls per micro-batch.
+
+Usage (Spark >= 4.1, for the Arrow stream writer)::
+
+    (df.writeStream.format("zerorename")
+        .option("checkpointLocation", "s3a://bucket/checkpoints/events")  # Spark's own
+        .option("partition_by", "year,month")
+        .start("s3://bucket/events"))
+
+The writer is built once per query start (:func:`stream_writer`, in a planning worker on the
+driver): it checks the options as a batch write does and claims the run's epoch.  ``write()``
+runs in the tasks of every micro-batch and learns the batch id from Spark's local property;
+``commit``/``abort`` run on the driver with the batch id.  The protocol itself is in
+:mod:`zerorename.spark.streaming`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql.datasource import DataSourceStreamArrowWriter, WriterCommitMessage
+
+from .core import run_task
+from .datasource import ZeroRenameCommitMessage
+from .spec import WriteOptionError, spec_from_options
+from .streaming import (
+    BATCH_ID_PROPERTY,
+    StreamSpec,
+    abort_batch,
+    batch_spec,
+    commit_batch,
+    start_run,
+)
+
+if TYPE_CHECKING:
+    from pyspark.sql.types import StructType
+
+__all__ = ["ZeroRenameStreamWriter", "stream_writer"]
+
+#: stream-only option: keep this many batch records, fold older ones into a checkpoint
+KEEP_OPTION = "keep_batch_records"
+
+
+def stream_writer(options: dict[str, Any], schema: StructType,
+                  overwrite: bool) -> ZeroRenameStreamWriter:
+    """Check the options against ``schema``, claim a run epoch, return the writer."""
+    opts = {str(k).lower(): v for k, v in options.items()}
+    keep_text = opts.pop(KEEP_OPTION, "0")
+    dest = str(opts.get("path") or opts.get("dest") or "<no destination>")
+    try:
+        keep = int(str(keep_text).strip())
+    except ValueError:
+        raise WriteOptionError(dest, f"option {KEEP_OPTION}={keep_text!r} is not a whole "
+                                     "number") from None
+    if overwrite:
+        raise WriteOptionError(dest, "the complete output mode rewrites the whole table each "
+                                     "batch; the zerorename stream sink appends (use "
+                                     "outputMode('append'))")
+    spec = spec_from_options(opts)
+    missing = [c for c in spec.partition_by if c not in schema.fieldNames()]
+    if missing:
+        raise WriteOptionError(spec.dest, f"partition_by columns {missing} are not in the "
+                                          f"stream (columns: {schema.fieldNames()})")
+    return ZeroRenameStreamWriter(start_run(spec, keep_batch_records=max(keep, 0)))
+
+
+class ZeroRenameStreamWriter(DataSourceStreamArrowWriter):
+    """Tasks: Arrow batches → Parquet uploads of batch N's fenced job; driver: the batch record."""
+
+    def __init__(self, stream: StreamSpec) -> None:
+        self.stream = stream
+
+    def write(self, iterator: Iterator[Any]) -> WriterCommitMessage:
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+        if context is None:  # pragma: no cover - Spark always provides one in a task
+            raise RuntimeError("ZeroRenameStreamWriter.write must run inside a Spark task")
+        batch = context.getLocalProperty(BATCH_ID_PROPERTY)
+        if batch is None or not batch.isdigit():
+            raise WriteOptionError(self.stream.dest, f"Spark did not say which micro-batch "
+                                   f"this task writes ({BATCH_ID_PROPERTY}={batch!r}): the "
+                                   "zerorename stream sink needs micro-batch execution")
+        spec = batch_spec(self.stream, int(batch))
+        outcome = run_task(spec, context.partitionId(), context.attemptNumber(), iterator)
+        return ZeroRenameCommitMessage(outcome)
+
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        outcomes = [m.outcome if isinstance(m, ZeroRenameCommitMessage) else None
+                    for m in messages]
+        commit_batch(self.stream, batchId, outcomes)
+
+    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        abort_batch(self.stream, batchId)

@@ -1,0 +1,295 @@
+"""The stream sink's protocol without Spark: tasks and the driver called directly, batch by batch,
+with the restarts, re-runs and zombies Spark's micro-batch engine can produce.
+
+Every check reads the store back: the rows a reader of the batch records sees
+(``table_files``), what a plain listing reader sees, and pending uploads.  ``NonIdempotentSink``
+is a sink that commits every call (no record check): the exactly-once check must catch it.
+"""
+
+from __future__ import annotations
+
+import io
+from collections import Counter
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+pytest.importorskip("pyspark")
+
+import zerorename as zr  # noqa: E402
+from zerorename.spark.core import TaskOutcome, run_task  # noqa: E402
+from zerorename.spark.reader import list_data_files  # noqa: E402
+from zerorename.spark.spec import WriteSpec  # noqa: E402
+from zerorename.spark.streaming import (  # noqa: E402
+    BatchOutcome,
+    StreamRunFencedError,
+    StreamSinkUnsupportedError,
+    StreamSpec,
+    abort_batch,
+    batch_spec,
+    commit_batch,
+    start_run,
+)
+from zerorename.store import StoreCapabilities  # noqa: E402
+from zerorename.table_log import (  # noqa: E402
+    LogExpiryError,
+    TableLog,
+    expire_batch_records,
+    table_files,
+)
+
+from .conftest_helpers import Env  # noqa: E402
+
+ROWS_PER_BATCH = 40
+
+
+def batch_rows(batch_id: int) -> list[dict[str, Any]]:
+    """Batch ``batch_id``'s input: ids unique across batches, two partition values."""
+    base = batch_id * ROWS_PER_BATCH
+    return [{"id": base + i, "part": i % 2} for i in range(ROWS_PER_BATCH)]
+
+
+def run_tasks(stream: StreamSpec, batch_id: int, tasks: int = 2) -> list[TaskOutcome | None]:
+    """Batch ``batch_id``'s tasks, as Spark would run them for this run."""
+    spec = batch_spec(stream, batch_id)
+    rows = batch_rows(batch_id)
+    out: list[TaskOutcome | None] = []
+    for t in range(tasks):
+        table = pa.Table.from_pylist(rows[t::tasks])
+        out.append(run_task(spec, t, 0, table.to_batches()))
+    return out
+
+
+def visible_ids(store: zr.Store, dest: str) -> Counter[int]:
+    """Row ids as a reader of the batch records sees them (with multiplicity)."""
+    ids: Counter[int] = Counter()
+    for f in table_files(store, dest):
+        ids.update(pq.read_table(io.BytesIO(store.get(f.url))).column("id").to_pylist())
+    return ids
+
+
+def listed_ids(store: zr.Store, dest: str) -> Counter[int]:
+    """Row ids as a plain listing reader sees them."""
+    ids: Counter[int] = Counter()
+    for f in list_data_files(store, dest):
+        ids.update(pq.read_table(io.BytesIO(store.get(f.url))).column("id").to_pylist())
+    return ids
+
+
+def exactly_once(ids: Counter[int], batches: range) -> list[str]:
+    """What is wrong with ``ids`` against batches ``batches`` (empty: exactly once)."""
+    want = {r["id"] for b in batches for r in batch_rows(b)}
+    problems = [f"lost {len(want - set(ids))} rows"] if want - set(ids) else []
+    dup = sorted(i for i, n in ids.items() if n > 1)
+    if dup:
+        problems.append(f"duplicated {len(dup)} rows")
+    extra = set(ids) - want
+    if extra:
+        problems.append(f"{len(extra)} rows of no batch")
+    return problems
+
+
+@pytest.fixture(params=["local_env", "moto_env"])
+def env(request: pytest.FixtureRequest) -> Env:
+    return request.getfixturevalue(request.param)  # type: ignore[no-any-return]
+
+
+def write_spec(env: Env) -> WriteSpec:
+    return WriteSpec(dest=env.dest(), partition_by=("part",),
+                     part_min_size=64 if env.kind == "moto" else None)
+
+
+@pytest.fixture
+def stores(env: Env, monkeypatch: pytest.MonkeyPatch) -> Env:
+    """Tasks and driver use ``env.store`` (the Spark path builds its own from the spec); on
+    moto, one that probes the bucket's capabilities, as the Spark path's store does."""
+    if env.kind == "moto":
+        env = replace(env, store=zr.S3Store(env.client, retry=zr.RetryPolicy(max_attempts=1),
+                                            min_part_size=64,
+                                            probe_bucket=env.dest().split("/")[2]))
+    monkeypatch.setattr("zerorename.spark.core.make_store", lambda spec: env.store)
+    monkeypatch.setattr("zerorename.spark.streaming.make_store", lambda spec: env.store)
+    return env
+
+
+def test_batches_visible_whole_and_once(stores: Env) -> None:
+    env = stores
+    run = start_run(write_spec(env))
+    for b in range(3):
+        outcomes = run_tasks(run, b)
+        # before the commit point nothing of the batch is visible, even to a listing reader
+        assert not listed_ids(env.store, env.dest()).keys() & {r["id"] for r in batch_rows(b)}
+        assert commit_batch(run, b, outcomes) is BatchOutcome.COMMITTED
+    assert exactly_once(visible_ids(env.store, env.dest()), range(3)) == []
+    assert exactly_once(listed_ids(env.store, env.dest()), range(3)) == []
+    assert env.uploads(env.dest()) == []
+    assert {len(p.split("/")) for p in env.output(env.dest())} == {2}  # part=<v>/<file>
+
+
+def test_rerun_after_restart_adds_nothing(stores: Env) -> None:
+    """Spark re-runs the last batch with the same id after a driver restart: a new run, new
+    tasks, the same batch id — the commit succeeds and discards them."""
+    env = stores
+    first = start_run(write_spec(env))
+    for b in range(2):
+        commit_batch(first, b, run_tasks(first, b))
+    second = start_run(write_spec(env))
+    assert second.epoch == first.epoch + 1
+    assert commit_batch(second, 1, run_tasks(second, 1)) is BatchOutcome.ALREADY_COMMITTED
+    commit_batch(second, 2, run_tasks(second, 2))
+    assert exactly_once(visible_ids(env.store, env.dest()), range(3)) == []
+    assert exactly_once(listed_ids(env.store, env.dest()), range(3)) == []
+    assert env.uploads(env.dest()) == []
+
+
+class CrashAfterRecord(Exception):
+    pass
+
+
+def test_crash_after_the_record_is_rolled_forward(stores: Env,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The driver dies after batch 1's record, before completing its uploads: nothing of it is
+    visible (whole batches only); the re-run completes the recorded uploads, not its own."""
+    env = stores
+    first = start_run(write_spec(env))
+    commit_batch(first, 0, run_tasks(first, 0))
+    outcomes = run_tasks(first, 1)
+
+    def crash(*args: Any, **kwargs: Any) -> None:
+        raise CrashAfterRecord()
+
+    with monkeypatch.context() as patch:
+        patch.setattr("zerorename.spark.streaming._complete", crash)
+        with pytest.raises(CrashAfterRecord):
+            commit_batch(first, 1, outcomes)
+    assert exactly_once(visible_ids(env.store, env.dest()), range(1)) == []
+    second = start_run(write_spec(env))
+    assert commit_batch(second, 1, run_tasks(second, 1)) is BatchOutcome.ALREADY_COMMITTED
+    assert exactly_once(visible_ids(env.store, env.dest()), range(2)) == []
+    assert exactly_once(listed_ids(env.store, env.dest()), range(2)) == []
+    assert env.uploads(env.dest()) == []
+
+
+def test_zombie_of_an_older_run_cannot_commit(stores: Env) -> None:
+    env = stores
+    old = start_run(write_spec(env))
+    commit_batch(old, 0, run_tasks(old, 0))
+    zombie_outcomes = run_tasks(old, 1)
+    new = start_run(write_spec(env))
+    with pytest.raises(StreamRunFencedError, match=r"superseded by epoch"):
+        commit_batch(old, 1, zombie_outcomes)
+    assert env.uploads(env.dest()) == []  # the zombie's uploads are aborted
+    commit_batch(new, 1, run_tasks(new, 1))
+    assert exactly_once(visible_ids(env.store, env.dest()), range(2)) == []
+
+
+def test_abort_discards_the_batch(stores: Env) -> None:
+    env = stores
+    run = start_run(write_spec(env))
+    run_tasks(run, 0)
+    abort_batch(run, 0)
+    assert env.uploads(env.dest()) == []
+    assert env.output(env.dest()) == {}
+    commit_batch(run, 0, run_tasks(run, 0))
+    assert exactly_once(visible_ids(env.store, env.dest()), range(1)) == []
+
+
+def test_expiry_folds_records_and_still_fences_reruns(stores: Env) -> None:
+    env = stores
+    run = StreamSpec(**{**start_run(write_spec(env)).__dict__, "keep_batch_records": 2})
+    for b in range(5):
+        commit_batch(run, b, run_tasks(run, b))
+    log = TableLog(env.store, env.dest())
+    assert sorted(log.batches) == [3, 4] and log.folded_through() == 2
+    assert exactly_once(visible_ids(env.store, env.dest()), range(5)) == []
+    # a re-run of a folded batch id is recognised without its record
+    again = start_run(write_spec(env))
+    assert commit_batch(again, 1, run_tasks(again, 1)) is BatchOutcome.ALREADY_COMMITTED
+    assert exactly_once(visible_ids(env.store, env.dest()), range(5)) == []
+    with pytest.raises(LogExpiryError, match="keep=0"):
+        expire_batch_records(env.store, env.dest(), keep=0)
+
+
+def test_fenced_batch_jobs_are_read_from_their_records(stores: Env) -> None:
+    """A batch table: every committed fenced job's files, and not a job still completing."""
+    from zerorename.spark.core import JobDriver
+
+    env = stores
+    for n in range(2):
+        spec = replace(write_spec(env), committer="fenced", job_id=f"job-{n}")
+        spec = JobDriver(spec, env.store).setup()
+        table = pa.Table.from_pylist(batch_rows(n))
+        outcome = run_task(spec, 0, 0, table.to_batches())
+        JobDriver(spec, env.store).commit([outcome])
+    assert exactly_once(visible_ids(env.store, env.dest()), range(2)) == []
+    # a third job past its commit point, one upload not completed yet: not visible at all
+    spec = JobDriver(replace(write_spec(env), committer="fenced", job_id="job-2"),
+                     env.store).setup()
+    outcome = run_task(spec, 0, 0, pa.Table.from_pylist(batch_rows(2)).to_batches())
+    driver = JobDriver(spec, env.store)
+    real = driver.committer._complete_one  # type: ignore[attr-defined]
+    calls = []
+
+    def complete_first_only(upload: Any) -> str:
+        calls.append(upload)
+        if len(calls) > 1:
+            raise CrashAfterRecord()
+        return real(upload)  # type: ignore[no-any-return]
+
+    driver.committer._complete_one = complete_first_only  # type: ignore[attr-defined]
+    with pytest.raises(zr.CommitError):
+        driver.commit([outcome])
+    assert len(calls) == 2
+    assert exactly_once(visible_ids(env.store, env.dest()), range(2)) == []
+    assert len(listed_ids(env.store, env.dest())) > 2 * ROWS_PER_BATCH  # a listing sees it
+
+
+class NoConditionalPut:
+    """A store that accepts every If-None-Match PUT (as S3 did before 2024)."""
+
+    def __init__(self, store: zr.Store) -> None:
+        self._store = store
+
+    def capabilities(self) -> StoreCapabilities:
+        return replace(self._store.capabilities(), conditional_put=False)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+
+def test_refuses_a_store_without_conditional_put(stores: Env) -> None:
+    env = stores
+    with pytest.raises(StreamSinkUnsupportedError, match=r"_zerorename_log.*If-None-Match"):
+        start_run(write_spec(env), store=NoConditionalPut(env.store))
+    assert env.objects(env.dest()) == {}
+
+
+def non_idempotent_commit(stream: StreamSpec, batch_id: int,
+                          outcomes: list[TaskOutcome | None]) -> None:
+    """The broken sink: records and completes every commit, whether or not the batch id was
+    committed before (a plain PUT of the record)."""
+    from zerorename.spark import core
+    from zerorename.spark import streaming as s
+    from zerorename.table_log import BatchRecord, batch_record_url
+
+    store = core.make_store(batch_spec(stream, batch_id))
+    files = tuple(s._uploads(outcomes))
+    record = BatchRecord(batch_id, stream.epoch, stream.run_id,
+                         batch_spec(stream, batch_id).job_id, 0, files)
+    store.put(batch_record_url(stream.dest, batch_id) + f".{stream.epoch}", record.to_bytes())
+    for f in files:
+        s._complete(store, f)
+
+
+def test_the_check_catches_a_sink_that_is_not_idempotent(stores: Env) -> None:
+    env = stores
+    first = start_run(write_spec(env))
+    for b in range(2):
+        non_idempotent_commit(first, b, run_tasks(first, b))
+    second = start_run(write_spec(env))
+    non_idempotent_commit(second, 1, run_tasks(second, 1))  # the re-run after a restart
+    assert exactly_once(listed_ids(env.store, env.dest()), range(2)) == [
+        f"duplicated {ROWS_PER_BATCH} rows"]
