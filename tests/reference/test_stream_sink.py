@@ -9,8 +9,9 @@ is a sink that commits every call (no record check): the exactly-once check must
 from __future__ import annotations
 
 import io
+import uuid
 from collections import Counter
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pytest
@@ -25,13 +26,14 @@ from zerorename.spark.reader import list_data_files  # noqa: E402
 from zerorename.spark.spec import WriteSpec  # noqa: E402
 from zerorename.spark.streaming import (  # noqa: E402
     BatchOutcome,
+    CommitStep,
     StreamRunFencedError,
     StreamSinkUnsupportedError,
     StreamSpec,
     abort_batch,
     batch_spec,
     commit_batch,
-    start_run,
+    start_writer,
 )
 from zerorename.store import StoreCapabilities  # noqa: E402
 from zerorename.table_log import (  # noqa: E402
@@ -115,14 +117,34 @@ def stores(env: Env, monkeypatch: pytest.MonkeyPatch) -> Env:
     return env
 
 
+@dataclass
+class Run:
+    """One run of the query: Spark builds a writer per micro-batch, and the tasks report the
+    run's id (a new one at every start of the query)."""
+
+    env: Env
+    keep: int = 0
+    run_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+
+    def tasks(self, b: int) -> tuple[StreamSpec, list[TaskOutcome | None]]:
+        writer = start_writer(write_spec(self.env), keep_batch_records=self.keep)
+        return writer, run_tasks(writer, b)
+
+
+def commit(run: Run, b: int) -> BatchOutcome:
+    """Batch ``b`` of ``run``: its tasks, then its commit, by one writer."""
+    writer, outcomes = run.tasks(b)
+    return commit_batch(writer, b, outcomes, run.run_id)
+
+
 def test_batches_visible_whole_and_once(stores: Env) -> None:
     env = stores
-    run = start_run(write_spec(env))
+    run = Run(env)
     for b in range(3):
-        outcomes = run_tasks(run, b)
+        writer, outcomes = run.tasks(b)
         # before the commit point nothing of the batch is visible, even to a listing reader
         assert not listed_ids(env.store, env.dest()).keys() & {r["id"] for r in batch_rows(b)}
-        assert commit_batch(run, b, outcomes) is BatchOutcome.COMMITTED
+        assert commit_batch(writer, b, outcomes, run.run_id) is BatchOutcome.COMMITTED
     assert exactly_once(visible_ids(env.store, env.dest()), range(3)) == []
     assert exactly_once(listed_ids(env.store, env.dest()), range(3)) == []
     assert env.uploads(env.dest()) == []
@@ -133,13 +155,12 @@ def test_rerun_after_restart_adds_nothing(stores: Env) -> None:
     """Spark re-runs the last batch with the same id after a driver restart: a new run, new
     tasks, the same batch id — the commit succeeds and discards them."""
     env = stores
-    first = start_run(write_spec(env))
+    first = Run(env)
     for b in range(2):
-        commit_batch(first, b, run_tasks(first, b))
-    second = start_run(write_spec(env))
-    assert second.epoch == first.epoch + 1
-    assert commit_batch(second, 1, run_tasks(second, 1)) is BatchOutcome.ALREADY_COMMITTED
-    commit_batch(second, 2, run_tasks(second, 2))
+        commit(first, b)
+    second = Run(env)
+    assert commit(second, 1) is BatchOutcome.ALREADY_COMMITTED
+    assert commit(second, 2) is BatchOutcome.COMMITTED
     assert exactly_once(visible_ids(env.store, env.dest()), range(3)) == []
     assert exactly_once(listed_ids(env.store, env.dest()), range(3)) == []
     assert env.uploads(env.dest()) == []
@@ -149,25 +170,26 @@ class CrashAfterRecord(Exception):
     pass
 
 
-def test_crash_after_the_record_is_rolled_forward(stores: Env,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    """The driver dies after batch 1's record, before completing its uploads: nothing of it is
-    visible (whole batches only); the re-run completes the recorded uploads, not its own."""
+@pytest.mark.parametrize("step", list(CommitStep))
+def test_crash_inside_the_commit_is_rolled_forward(stores: Env, step: CommitStep) -> None:
+    """The driver dies after batch 1's record (before or after completing its uploads):
+    a reader of the records sees batch 1 whole or not at all; the re-run of batch 1 by the
+    next run finishes the recorded commit and discards its own uploads."""
     env = stores
-    first = start_run(write_spec(env))
-    commit_batch(first, 0, run_tasks(first, 0))
-    outcomes = run_tasks(first, 1)
+    first = Run(env)
+    commit(first, 0)
+    writer, outcomes = first.tasks(1)
 
-    def crash(*args: Any, **kwargs: Any) -> None:
-        raise CrashAfterRecord()
+    def crash(at: CommitStep) -> None:
+        if at is step:
+            raise CrashAfterRecord()
 
-    with monkeypatch.context() as patch:
-        patch.setattr("zerorename.spark.streaming._complete", crash)
-        with pytest.raises(CrashAfterRecord):
-            commit_batch(first, 1, outcomes)
-    assert exactly_once(visible_ids(env.store, env.dest()), range(1)) == []
-    second = start_run(write_spec(env))
-    assert commit_batch(second, 1, run_tasks(second, 1)) is BatchOutcome.ALREADY_COMMITTED
+    with pytest.raises(CrashAfterRecord):
+        commit_batch(writer, 1, outcomes, first.run_id, on_step=crash)
+    seen = visible_ids(env.store, env.dest())
+    assert exactly_once(seen, range(2 if step is CommitStep.COMPLETED else 1)) == []
+    second = Run(env)
+    assert commit(second, 1) is BatchOutcome.ALREADY_COMMITTED
     assert exactly_once(visible_ids(env.store, env.dest()), range(2)) == []
     assert exactly_once(listed_ids(env.store, env.dest()), range(2)) == []
     assert env.uploads(env.dest()) == []
@@ -175,39 +197,39 @@ def test_crash_after_the_record_is_rolled_forward(stores: Env,
 
 def test_zombie_of_an_older_run_cannot_commit(stores: Env) -> None:
     env = stores
-    old = start_run(write_spec(env))
-    commit_batch(old, 0, run_tasks(old, 0))
-    zombie_outcomes = run_tasks(old, 1)
-    new = start_run(write_spec(env))
-    with pytest.raises(StreamRunFencedError, match=r"superseded by epoch"):
-        commit_batch(old, 1, zombie_outcomes)
+    old = Run(env)
+    commit(old, 0)
+    new = Run(env)
+    assert commit(new, 1) is BatchOutcome.COMMITTED
+    zombie_writer, zombie_outcomes = old.tasks(2)  # the old driver carries on to batch 2
+    with pytest.raises(StreamRunFencedError, match=r"superseded by epoch 2"):
+        commit_batch(zombie_writer, 2, zombie_outcomes, old.run_id)
     assert env.uploads(env.dest()) == []  # the zombie's uploads are aborted
-    commit_batch(new, 1, run_tasks(new, 1))
+    assert TableLog(env.store, env.dest()).batch(2) is None
     assert exactly_once(visible_ids(env.store, env.dest()), range(2)) == []
 
 
 def test_abort_discards_the_batch(stores: Env) -> None:
     env = stores
-    run = start_run(write_spec(env))
-    run_tasks(run, 0)
-    abort_batch(run, 0)
+    run = Run(env)
+    writer, _ = run.tasks(0)
+    abort_batch(writer, 0)
     assert env.uploads(env.dest()) == []
     assert env.output(env.dest()) == {}
-    commit_batch(run, 0, run_tasks(run, 0))
+    commit(run, 0)
     assert exactly_once(visible_ids(env.store, env.dest()), range(1)) == []
 
 
 def test_expiry_folds_records_and_still_fences_reruns(stores: Env) -> None:
     env = stores
-    run = StreamSpec(**{**start_run(write_spec(env)).__dict__, "keep_batch_records": 2})
+    run = Run(env, keep=2)
     for b in range(5):
-        commit_batch(run, b, run_tasks(run, b))
+        commit(run, b)
     log = TableLog(env.store, env.dest())
     assert sorted(log.batches) == [3, 4] and log.folded_through() == 2
     assert exactly_once(visible_ids(env.store, env.dest()), range(5)) == []
     # a re-run of a folded batch id is recognised without its record
-    again = start_run(write_spec(env))
-    assert commit_batch(again, 1, run_tasks(again, 1)) is BatchOutcome.ALREADY_COMMITTED
+    assert commit(Run(env), 1) is BatchOutcome.ALREADY_COMMITTED
     assert exactly_once(visible_ids(env.store, env.dest()), range(5)) == []
     with pytest.raises(LogExpiryError, match="keep=0"):
         expire_batch_records(env.store, env.dest(), keep=0)
@@ -263,33 +285,32 @@ class NoConditionalPut:
 def test_refuses_a_store_without_conditional_put(stores: Env) -> None:
     env = stores
     with pytest.raises(StreamSinkUnsupportedError, match=r"_zerorename_log.*If-None-Match"):
-        start_run(write_spec(env), store=NoConditionalPut(env.store))
+        start_writer(write_spec(env), store=NoConditionalPut(env.store))
     assert env.objects(env.dest()) == {}
 
 
 def non_idempotent_commit(stream: StreamSpec, batch_id: int,
-                          outcomes: list[TaskOutcome | None]) -> None:
+                          outcomes: list[TaskOutcome | None], run_id: str) -> None:
     """The broken sink: records and completes every commit, whether or not the batch id was
-    committed before (a plain PUT of the record)."""
+    committed before (a plain PUT of a record per writer)."""
     from zerorename.spark import core
     from zerorename.spark import streaming as s
     from zerorename.table_log import BatchRecord, batch_record_url
 
     store = core.make_store(batch_spec(stream, batch_id))
     files = tuple(s._uploads(outcomes))
-    record = BatchRecord(batch_id, stream.epoch, stream.run_id,
-                         batch_spec(stream, batch_id).job_id, 0, files)
-    store.put(batch_record_url(stream.dest, batch_id) + f".{stream.epoch}", record.to_bytes())
+    job_id = batch_spec(stream, batch_id).job_id
+    record = BatchRecord(batch_id, 0, run_id, job_id, 0, files)
+    store.put(batch_record_url(stream.dest, batch_id) + f".{job_id}", record.to_bytes())
     for f in files:
         s._complete(store, f)
 
 
 def test_the_check_catches_a_sink_that_is_not_idempotent(stores: Env) -> None:
     env = stores
-    first = start_run(write_spec(env))
-    for b in range(2):
-        non_idempotent_commit(first, b, run_tasks(first, b))
-    second = start_run(write_spec(env))
-    non_idempotent_commit(second, 1, run_tasks(second, 1))  # the re-run after a restart
+    first, second = Run(env), Run(env)
+    for run, b in ((first, 0), (first, 1), (second, 1)):  # second: the re-run of batch 1
+        writer, outcomes = run.tasks(b)
+        non_idempotent_commit(writer, b, outcomes, run.run_id)
     assert exactly_once(listed_ids(env.store, env.dest()), range(2)) == [
         f"duplicated {ROWS_PER_BATCH} rows"]

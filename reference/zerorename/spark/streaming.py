@@ -17,9 +17,10 @@ recognise a batch id it already committed.  Per batch:
   record's uploads are completed (finishing a commit that crashed after its commit point) and
   the re-run's own uploads are aborted; the commit succeeds, adding nothing;
 * a **zombie** — a driver of an older run of the query still committing after a newer run
-  started — is fenced: every run claims an epoch (``_zerorename_log/runs/<epoch>.json``,
-  created with ``If-None-Match: *``) when its writer is built, and a run whose epoch is not
-  the newest refuses to commit (:class:`StreamRunFencedError`) and aborts its uploads.  A
+  started — is fenced: each run of the query (Spark's run id, which tasks report) claims an
+  epoch (``_zerorename_log/runs/<epoch>.json``, created with ``If-None-Match: *``) at its
+  first commit, and a run whose epoch is not the newest refuses to commit
+  (:class:`StreamRunFencedError`) and aborts its uploads.  A
   zombie that checked just before the newer run claimed its epoch can still win one batch
   id's record: it holds the same offsets (Spark's offset log decides them before the batch
   runs), and the newer run's commit of that id then discards its own copy — once either way.
@@ -30,10 +31,11 @@ once" atomic on S3: the sink refuses them (:class:`StreamSinkUnsupportedError`).
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
 
@@ -59,13 +61,15 @@ from .spec import WriteOptionError, WriteSpec
 
 __all__ = [
     "BatchOutcome",
+    "CommitStep",
     "StreamRunFencedError",
     "StreamSinkUnsupportedError",
     "StreamSpec",
     "abort_batch",
     "batch_spec",
+    "claim_epoch",
     "commit_batch",
-    "start_run",
+    "start_writer",
 ]
 
 log = logging.getLogger("zerorename.spark.streaming")
@@ -73,6 +77,9 @@ log = logging.getLogger("zerorename.spark.streaming")
 RUN_FORMAT = "zerorename.StreamRun/1"
 #: Spark's local property naming the micro-batch a task belongs to
 BATCH_ID_PROPERTY = "streaming.sql.batchId"
+#: Spark's local property holding the query's run id (a stream runs its jobs in a job group
+#: named by the run id, new at every start of the query)
+RUN_ID_PROPERTY = "spark.jobGroup.id"
 
 
 class StreamSinkUnsupportedError(CommitError):
@@ -85,6 +92,14 @@ class StreamRunFencedError(CommitError):
     refused and its uploads aborted.  Stop this query; the newer run carries on."""
 
 
+class CommitStep(Enum):
+    """The points of :func:`commit_batch` a caller may observe (``on_step``): where a driver
+    can die with different consequences, so tests stop the query exactly there."""
+
+    RECORDED = "the batch record is created (the commit point)"
+    COMPLETED = "the recorded uploads are completed"
+
+
 class BatchOutcome(Enum):
     """What :func:`commit_batch` did."""
 
@@ -94,11 +109,11 @@ class BatchOutcome(Enum):
 
 @dataclass(frozen=True)
 class StreamSpec:
-    """One run of a streaming query into one destination (picklable, secret-free)."""
+    """One stream writer of a query into one destination (picklable, secret-free)."""
 
     write: WriteSpec
-    run_id: str
-    epoch: int
+    #: one per stream writer Spark builds: scopes the job (and file names) of its batch
+    writer_id: str
     #: fold batch records older than this many into a checkpoint after each commit (0: never)
     keep_batch_records: int = 0
 
@@ -109,7 +124,7 @@ class StreamSpec:
 
 def batch_spec(stream: StreamSpec, batch_id: int) -> WriteSpec:
     """The write spec of batch ``batch_id`` of this run: a fenced job of its own."""
-    return replace(stream.write, committer="fenced", job_id=f"{stream.run_id}-b{batch_id}")
+    return replace(stream.write, committer="fenced", job_id=f"{stream.writer_id}-b{batch_id}")
 
 
 def runs_dir(dest: str) -> str:
@@ -125,14 +140,10 @@ def _epochs(store: Store, dest: str) -> list[int]:
     return sorted(found)
 
 
-def start_run(write: WriteSpec, *, keep_batch_records: int = 0,
-              store: Store | None = None) -> StreamSpec:
-    """Check the store, then claim the next epoch for a new run of the query.
-
-    Called once per query start (when Spark builds the stream writer).  The claim is created
-    with ``If-None-Match: *``; a 412 means another run claimed that epoch first, so the next
-    one is tried.
-    """
+def start_writer(write: WriteSpec, *, keep_batch_records: int = 0,
+                 store: Store | None = None) -> StreamSpec:
+    """Check the options and the store for a stream writer (Spark builds one per micro-batch,
+    on the driver); its ``writer_id`` scopes the batch's job."""
     if write.mode != "append":
         raise WriteOptionError(write.dest, f"mode={write.mode!r}: a stream appends batches; "
                                            "use the append output mode")
@@ -143,19 +154,46 @@ def start_run(write: WriteSpec, *, keep_batch_records: int = 0,
             "If-None-Match: * PUT, so a batch cannot be committed exactly once there (Spark "
             "re-runs a batch after a driver restart); write this stream to a store with "
             "conditional writes")
-    run_id = str(uuid.uuid4())
-    epoch = (_epochs(store, write.dest) or [0])[-1] + 1
+    return StreamSpec(write, str(uuid.uuid4()), keep_batch_records)
+
+
+def _run_claim(store: Store, dest: str, epoch: int) -> str | None:
+    """The run id that claimed ``epoch`` (None: the claim is gone or unreadable)."""
+    url = join(runs_dir(dest), f"{epoch:010d}.json")
+    try:
+        data = json.loads(store.get(url))
+    except (NotFoundError, ValueError):
+        return None
+    run = data.get("runId") if isinstance(data, dict) else None
+    return run if isinstance(run, str) else None
+
+
+def claim_epoch(store: Store, dest: str, run_id: str) -> int:
+    """This query run's epoch: the one it claimed, or the next one, claimed now with
+    ``If-None-Match: *`` (a 412 means another run took it: try the next).  Raises
+    :class:`StreamRunFencedError` when a newer run has claimed one since: this run is a
+    zombie.  One LIST and one GET when the run holds the newest epoch (every batch but a
+    run's first)."""
+    epochs = _epochs(store, dest)
+    if epochs and _run_claim(store, dest, epochs[-1]) == run_id:
+        return epochs[-1]
+    for older in reversed(epochs[:-1]):
+        if _run_claim(store, dest, older) == run_id:
+            raise StreamRunFencedError(
+                join(runs_dir(dest), f"{epochs[-1]:010d}.json"),
+                f"query run {run_id} (epoch {older}) was superseded by epoch {epochs[-1]}: "
+                "its batches are not committed and their uploads were aborted")
+    epoch = (epochs or [0])[-1] + 1
     while True:
-        body = f'{{"format": "{RUN_FORMAT}", "epoch": {epoch}, "runId": "{run_id}", ' \
-               f'"started": {int(time.time() * 1000)}}}'.encode()
+        body = json.dumps({"format": RUN_FORMAT, "epoch": epoch, "runId": run_id,
+                           "started": int(time.time() * 1000)}).encode()
         try:
-            store.put(join(runs_dir(write.dest), f"{epoch:010d}.json"), body,
-                      if_none_match=True)
-            break
+            store.put(join(runs_dir(dest), f"{epoch:010d}.json"), body, if_none_match=True)
         except PreconditionFailedError:
             epoch += 1
-    log.info("zerorename: stream run %s claimed epoch %d of %s", run_id, epoch, write.dest)
-    return StreamSpec(write, run_id, epoch, keep_batch_records)
+            continue
+        log.info("zerorename: stream run %s claimed epoch %d of %s", run_id, epoch, dest)
+        return epoch
 
 
 def _uploads(outcomes: Iterable[TaskOutcome | None]) -> list[LoggedFile]:
@@ -199,31 +237,28 @@ def _clean_job(store: Store, dest: str, job_id: str, keep: set[str]) -> int:
     return aborted
 
 
-def _newest_epoch(store: Store, dest: str) -> int:
-    return (_epochs(store, dest) or [0])[-1]
-
-
 def commit_batch(stream: StreamSpec, batch_id: int,
-                 outcomes: Sequence[TaskOutcome | None],
-                 store: Store | None = None) -> BatchOutcome:
-    """Commit micro-batch ``batch_id`` (see the module docstring); idempotent per batch id."""
+                 outcomes: Sequence[TaskOutcome | None], run_id: str,
+                 store: Store | None = None,
+                 on_step: Callable[[CommitStep], None] | None = None) -> BatchOutcome:
+    """Commit micro-batch ``batch_id`` (see the module docstring); idempotent per batch id.
+    ``on_step`` is called after each :class:`CommitStep` (tests stop the driver there)."""
+    step = on_step if on_step is not None else (lambda _: None)
     spec = batch_spec(stream, batch_id)
     store = store if store is not None else make_store(spec)
     dest = stream.dest
-    newest = _newest_epoch(store, dest)
-    if newest > stream.epoch:
+    try:  # no task reported a run id (a batch of no task): nothing to fence on
+        epoch = claim_epoch(store, dest, run_id) if run_id else 0
+    except StreamRunFencedError:
         _clean_job(store, dest, spec.job_id, set())
-        raise StreamRunFencedError(
-            join(runs_dir(dest), f"{newest:010d}.json"),
-            f"run {stream.run_id} (epoch {stream.epoch}) was superseded by epoch {newest}: "
-            f"batch {batch_id} is not committed by this run and its uploads were aborted")
+        raise
     table = TableLog(store, dest)
     if batch_id <= table.folded_through():
         _clean_job(store, dest, spec.job_id, set())
         return BatchOutcome.ALREADY_COMMITTED
     existing = table.batch(batch_id)
     if existing is None:
-        record = BatchRecord(batch_id, stream.epoch, stream.run_id, spec.job_id,
+        record = BatchRecord(batch_id, epoch, run_id, spec.job_id,
                              int(time.time() * 1000), tuple(_uploads(outcomes)))
         url = batch_record_url(dest, batch_id)
         try:
@@ -231,8 +266,10 @@ def commit_batch(stream: StreamSpec, batch_id: int,
             existing = record
         except PreconditionFailedError:
             existing = BatchRecord.from_bytes(store.get(url), url)
+    step(CommitStep.RECORDED)
     for f in existing.files:  # roll forward: ours, or a commit that crashed after its record
         _complete(store, f)
+    step(CommitStep.COMPLETED)
     ours = existing.job_id == spec.job_id
     _clean_job(store, dest, spec.job_id, {f.upload_id for f in existing.files})
     if existing.job_id != spec.job_id:

@@ -7,8 +7,8 @@ Usage (Spark >= 4.1, for the Arrow stream writer)::
         .option("partition_by", "year,month")
         .start("s3://bucket/events"))
 
-The writer is built once per query start (:func:`stream_writer`, in a planning worker on the
-driver): it checks the options as a batch write does and claims the run's epoch.  ``write()``
+Spark builds a writer for every micro-batch (:func:`stream_writer`, in a planning worker on
+the driver): it checks the options as a batch write does.  ``write()``
 runs in the tasks of every micro-batch and learns the batch id from Spark's local property;
 ``commit``/``abort`` run on the driver with the batch id.  The protocol itself is in
 :mod:`zerorename.spark.streaming`.
@@ -17,20 +17,21 @@ runs in the tasks of every micro-batch and learns the batch id from Spark's loca
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import DataSourceStreamArrowWriter, WriterCommitMessage
 
-from .core import run_task
-from .datasource import ZeroRenameCommitMessage
+from .core import TaskOutcome, run_task
 from .spec import WriteOptionError, spec_from_options
 from .streaming import (
     BATCH_ID_PROPERTY,
+    RUN_ID_PROPERTY,
     StreamSpec,
     abort_batch,
     batch_spec,
     commit_batch,
-    start_run,
+    start_writer,
 )
 
 if TYPE_CHECKING:
@@ -40,12 +41,15 @@ __all__ = ["ZeroRenameStreamWriter", "stream_writer"]
 
 #: stream-only option: keep this many batch records, fold older ones into a checkpoint
 KEEP_OPTION = "keep_batch_records"
+#: options of Spark's stream writer, not the sink's (Spark passes them on; lower case)
+SPARK_STREAM_OPTIONS = frozenset({"checkpointlocation", "queryname"})
 
 
 def stream_writer(options: dict[str, Any], schema: StructType,
                   overwrite: bool) -> ZeroRenameStreamWriter:
     """Check the options against ``schema``, claim a run epoch, return the writer."""
-    opts = {str(k).lower(): v for k, v in options.items()}
+    opts = {str(k).lower(): v for k, v in options.items()
+            if str(k).lower() not in SPARK_STREAM_OPTIONS}
     keep_text = opts.pop(KEEP_OPTION, "0")
     dest = str(opts.get("path") or opts.get("dest") or "<no destination>")
     try:
@@ -62,7 +66,15 @@ def stream_writer(options: dict[str, Any], schema: StructType,
     if missing:
         raise WriteOptionError(spec.dest, f"partition_by columns {missing} are not in the "
                                           f"stream (columns: {schema.fieldNames()})")
-    return ZeroRenameStreamWriter(start_run(spec, keep_batch_records=max(keep, 0)))
+    return ZeroRenameStreamWriter(start_writer(spec, keep_batch_records=max(keep, 0)))
+
+
+@dataclass
+class StreamCommitMessage(WriterCommitMessage):
+    """One task's report: its outcome, and the query run it ran in (for the epoch fence)."""
+
+    outcome: TaskOutcome
+    run_id: str
 
 
 class ZeroRenameStreamWriter(DataSourceStreamArrowWriter):
@@ -84,12 +96,12 @@ class ZeroRenameStreamWriter(DataSourceStreamArrowWriter):
                                    "zerorename stream sink needs micro-batch execution")
         spec = batch_spec(self.stream, int(batch))
         outcome = run_task(spec, context.partitionId(), context.attemptNumber(), iterator)
-        return ZeroRenameCommitMessage(outcome)
+        return StreamCommitMessage(outcome, context.getLocalProperty(RUN_ID_PROPERTY) or "")
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
-        outcomes = [m.outcome if isinstance(m, ZeroRenameCommitMessage) else None
-                    for m in messages]
-        commit_batch(self.stream, batchId, outcomes)
+        ours = [m for m in messages if isinstance(m, StreamCommitMessage)]
+        run_id = next((m.run_id for m in ours if m.run_id), "")
+        commit_batch(self.stream, batchId, [m.outcome for m in ours], run_id)
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         abort_batch(self.stream, batchId)
