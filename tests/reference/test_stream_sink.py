@@ -54,9 +54,10 @@ def batch_rows(batch_id: int) -> list[dict[str, Any]]:
     return [{"id": base + i, "part": i % 2} for i in range(ROWS_PER_BATCH)]
 
 
-def run_tasks(stream: StreamSpec, batch_id: int, tasks: int = 2) -> list[TaskOutcome | None]:
-    """Batch ``batch_id``'s tasks, as Spark would run them for this run."""
-    spec = batch_spec(stream, batch_id)
+def run_tasks(stream: StreamSpec, batch_id: int, run_id: str,
+              tasks: int = 2) -> list[TaskOutcome | None]:
+    """Batch ``batch_id``'s tasks, as Spark would run them in query run ``run_id``."""
+    spec = batch_spec(stream, batch_id, run_id)
     rows = batch_rows(batch_id)
     out: list[TaskOutcome | None] = []
     for t in range(tasks):
@@ -128,7 +129,7 @@ class Run:
 
     def tasks(self, b: int) -> tuple[StreamSpec, list[TaskOutcome | None]]:
         writer = start_writer(write_spec(self.env), keep_batch_records=self.keep)
-        return writer, run_tasks(writer, b)
+        return writer, run_tasks(writer, b, self.run_id)
 
 
 def commit(run: Run, b: int) -> BatchOutcome:
@@ -213,10 +214,18 @@ def test_abort_discards_the_batch(stores: Env) -> None:
     env = stores
     run = Run(env)
     writer, _ = run.tasks(0)
-    abort_batch(writer, 0)
+    abort_batch(writer, 0, run.run_id)
     assert env.uploads(env.dest()) == []
     assert env.output(env.dest()) == {}
     commit(run, 0)
+    # Spark may pass no message at all: every run's uploads of the batch go, the recorded stay
+    other = Run(env)
+    writer, _ = other.tasks(0)
+    writer, _ = other.tasks(1)
+    abort_batch(writer, 0, None)
+    assert {u.url.rsplit("-", 1)[-1] for u in env.uploads(env.dest())} == {"b1.parquet"}
+    abort_batch(writer, 1, None)
+    assert env.uploads(env.dest()) == []
     assert exactly_once(visible_ids(env.store, env.dest()), range(1)) == []
 
 
@@ -297,9 +306,9 @@ def non_idempotent_commit(stream: StreamSpec, batch_id: int,
     from zerorename.spark import streaming as s
     from zerorename.table_log import BatchRecord, batch_record_url
 
-    store = core.make_store(batch_spec(stream, batch_id))
+    store = core.make_store(stream.write)
     files = tuple(s._uploads(outcomes))
-    job_id = batch_spec(stream, batch_id).job_id
+    job_id = batch_spec(stream, batch_id, run_id).job_id
     record = BatchRecord(batch_id, 0, run_id, job_id, 0, files)
     store.put(batch_record_url(stream.dest, batch_id) + f".{job_id}", record.to_bytes())
     for f in files:

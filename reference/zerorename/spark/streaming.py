@@ -33,8 +33,8 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
-import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
@@ -112,8 +112,6 @@ class StreamSpec:
     """One stream writer of a query into one destination (picklable, secret-free)."""
 
     write: WriteSpec
-    #: one per stream writer Spark builds: scopes the job (and file names) of its batch
-    writer_id: str
     #: fold batch records older than this many into a checkpoint after each commit (0: never)
     keep_batch_records: int = 0
 
@@ -122,9 +120,11 @@ class StreamSpec:
         return self.write.dest
 
 
-def batch_spec(stream: StreamSpec, batch_id: int) -> WriteSpec:
-    """The write spec of batch ``batch_id`` of this run: a fenced job of its own."""
-    return replace(stream.write, committer="fenced", job_id=f"{stream.writer_id}-b{batch_id}")
+def batch_spec(stream: StreamSpec, batch_id: int, run_id: str) -> WriteSpec:
+    """The write spec of batch ``batch_id`` in query run ``run_id``: a fenced job of its own,
+    named by both (Spark builds separate writer objects for a batch's tasks and its commit,
+    so nothing but the batch id and the run id is shared by both sides)."""
+    return replace(stream.write, committer="fenced", job_id=f"{run_id}-b{batch_id}")
 
 
 def runs_dir(dest: str) -> str:
@@ -142,8 +142,8 @@ def _epochs(store: Store, dest: str) -> list[int]:
 
 def start_writer(write: WriteSpec, *, keep_batch_records: int = 0,
                  store: Store | None = None) -> StreamSpec:
-    """Check the options and the store for a stream writer (Spark builds one per micro-batch,
-    on the driver); its ``writer_id`` scopes the batch's job."""
+    """Check the options and the store for a stream writer (Spark builds them per micro-batch,
+    on the driver)."""
     if write.mode != "append":
         raise WriteOptionError(write.dest, f"mode={write.mode!r}: a stream appends batches; "
                                            "use the append output mode")
@@ -154,7 +154,7 @@ def start_writer(write: WriteSpec, *, keep_batch_records: int = 0,
             "If-None-Match: * PUT, so a batch cannot be committed exactly once there (Spark "
             "re-runs a batch after a driver restart); write this stream to a store with "
             "conditional writes")
-    return StreamSpec(write, str(uuid.uuid4()), keep_batch_records)
+    return StreamSpec(write, keep_batch_records)
 
 
 def _run_claim(store: Store, dest: str, epoch: int) -> str | None:
@@ -244,7 +244,7 @@ def commit_batch(stream: StreamSpec, batch_id: int,
     """Commit micro-batch ``batch_id`` (see the module docstring); idempotent per batch id.
     ``on_step`` is called after each :class:`CommitStep` (tests stop the driver there)."""
     step = on_step if on_step is not None else (lambda _: None)
-    spec = batch_spec(stream, batch_id)
+    spec = batch_spec(stream, batch_id, run_id)
     store = store if store is not None else make_store(spec)
     dest = stream.dest
     try:  # no task reported a run id (a batch of no task): nothing to fence on
@@ -279,12 +279,37 @@ def commit_batch(stream: StreamSpec, batch_id: int,
     return BatchOutcome.COMMITTED if ours else BatchOutcome.ALREADY_COMMITTED
 
 
-def abort_batch(stream: StreamSpec, batch_id: int, store: Store | None = None) -> None:
-    """Discard what batch ``batch_id``'s tasks of this run uploaded (found by name, never
-    from the messages: Spark passes ``None`` for tasks that succeeded)."""
-    spec = batch_spec(stream, batch_id)
-    store = store if store is not None else make_store(spec)
+def abort_batch(stream: StreamSpec, batch_id: int, run_id: str | None,
+                store: Store | None = None) -> None:
+    """Discard what batch ``batch_id``'s tasks uploaded, found by name, never from the
+    messages alone (Spark may pass ``None`` for tasks that succeeded): the uploads of run
+    ``run_id``'s job, or — when no message named the run — of every run's job for this batch
+    id, except those a batch record names."""
+    store = store if store is not None else make_store(stream.write)
     table = TableLog(store, stream.dest)
     record = table.batch(batch_id)
     keep = {f.upload_id for f in record.files} if record is not None else set()
-    _clean_job(store, stream.dest, spec.job_id, keep)
+    if run_id:
+        _clean_job(store, stream.dest, batch_spec(stream, batch_id, run_id).job_id, keep)
+        return
+    suffix = f"-b{batch_id}"
+    jobs = {name[len(FENCED_AREA.prefix):] for name in _top_level(store, stream.dest)
+            if FENCED_AREA.holds(name) and name.endswith(suffix)}
+    of_batch = re.compile(rf"{suffix}(-c[0-9]+)?\.parquet$")  # part-<task>-<job>[-c<roll>]
+    for u in store.list_multipart_uploads(dir_prefix(stream.dest)):
+        if of_batch.search(u.url.rsplit("/", 1)[-1]) and u.upload_id not in keep:
+            abort_quietly(store, u.url, u.upload_id)
+    for job_id in jobs:
+        _clean_job(store, stream.dest, job_id, keep)
+
+
+def _top_level(store: Store, dest: str) -> list[str]:
+    """Names of the directories directly under ``dest``."""
+    names: list[str] = []
+    token: str | None = None
+    while True:
+        page = store.list_page(dir_prefix(dest), delimiter="/", token=token)
+        names.extend(p.rstrip("/").rsplit("/", 1)[-1] for p in page.prefixes)
+        if page.token is None:
+            return names
+        token = page.token

@@ -94,9 +94,13 @@ class ZeroRenameStreamWriter(DataSourceStreamArrowWriter):
             raise WriteOptionError(self.stream.dest, f"Spark did not say which micro-batch "
                                    f"this task writes ({BATCH_ID_PROPERTY}={batch!r}): the "
                                    "zerorename stream sink needs micro-batch execution")
-        spec = batch_spec(self.stream, int(batch))
+        run_id = context.getLocalProperty(RUN_ID_PROPERTY)
+        if not run_id:
+            raise WriteOptionError(self.stream.dest, f"Spark did not say which query run this "
+                                   f"task belongs to ({RUN_ID_PROPERTY} is not set)")
+        spec = batch_spec(self.stream, int(batch), run_id)
         outcome = run_task(spec, context.partitionId(), context.attemptNumber(), iterator)
-        return StreamCommitMessage(outcome, context.getLocalProperty(RUN_ID_PROPERTY) or "")
+        return StreamCommitMessage(outcome, run_id)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         ours = [m for m in messages if isinstance(m, StreamCommitMessage)]
@@ -104,4 +108,5 @@ class ZeroRenameStreamWriter(DataSourceStreamArrowWriter):
         commit_batch(self.stream, batchId, [m.outcome for m in ours], run_id)
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
-        abort_batch(self.stream, batchId)
+        run_id = next((m.run_id for m in messages if isinstance(m, StreamCommitMessage)), None)
+        abort_batch(self.stream, batchId, run_id)
