@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import DataSourceStreamArrowWriter, WriterCommitMessage
 
+from zerorename.committers.fenced_records import TaskCommittedByOtherAttemptError
+
 from .core import TaskOutcome, run_task
 from .spec import WriteOptionError, spec_from_options
 from .streaming import (
@@ -99,7 +101,15 @@ class ZeroRenameStreamWriter(DataSourceStreamArrowWriter):
             raise WriteOptionError(self.stream.dest, f"Spark did not say which query run this "
                                    f"task belongs to ({RUN_ID_PROPERTY} is not set)")
         spec = batch_spec(self.stream, int(batch), run_id)
-        outcome = run_task(spec, context.partitionId(), context.attemptNumber(), iterator)
+        try:
+            outcome = run_task(spec, context.partitionId(), context.attemptNumber(), iterator)
+        except TaskCommittedByOtherAttemptError as won:
+            if won.message is None:
+                raise
+            # an earlier attempt committed this task and died before reporting: its record
+            # decides the task, so this attempt reports that attempt's output
+            outcome = TaskOutcome(context.partitionId(), won.message.task_attempt,
+                                  won.message.compressed(), 0, 0, 0, {}, 0.0)
         return StreamCommitMessage(outcome, run_id)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
