@@ -25,7 +25,7 @@ from zerorename.spark.streaming_writer import (
     stream_writer,
 )
 
-cloudpickle.register_pickle_by_value(sys.modules[__name__])
+cloudpickle.register_pickle_by_value(sys.modules[__name__])  # type: ignore[no-untyped-call]
 
 #: where a crash happens: in the tasks after they wrote, or in the driver's commit
 POINTS = ("task", *(step.name.lower() for step in CommitStep))
@@ -48,7 +48,7 @@ class CrashingStreamWriter(ZeroRenameStreamWriter):
 
         message = super().write(iterator)
         context = TaskContext.get()
-        batch = int(context.getLocalProperty("streaming.sql.batchId")) if context else -1
+        batch = int(context.getLocalProperty("streaming.sql.batchId") or -1) if context else -1
         if self._armed("task", batch):
             raise InjectedCrash(f"task of batch {batch} stopped after writing")
         return message

@@ -32,8 +32,8 @@ ROWS = 25
 
 def make_input(directory: Path) -> Counter[int]:
     """``FILES`` Parquet files of ``ROWS`` rows, ids unique: one micro-batch each."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    import pyarrow as pa  # type: ignore[import-untyped]
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
     directory.mkdir(parents=True)
     for n in range(FILES):
@@ -72,7 +72,7 @@ def drop_last_commit(checkpoint: Path) -> int:
 
 
 def ids_in(store: zr.Store, urls: list[str]) -> Counter[int]:
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
     ids: Counter[int] = Counter()
     for url in urls:
