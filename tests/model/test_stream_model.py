@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from zerorename_model import streaming
-from zerorename_model.errors import ModelStoreError
-from zerorename_model.stores import ModelStore
-from zerorename_model.streaming import Property, RecordSink, Verdict, explore, replay
+from zerorename_model.check.streaming import Property, Verdict, explore, replay
+from zerorename_model.engine.errors import ModelStoreError
+from zerorename_model.engine.stores import ModelStore
+from zerorename_model.systems import streaming
+from zerorename_model.systems.streaming import RecordSink
 
 STORES = ("hdfs", "s3", "s3-2018")
 
