@@ -196,6 +196,18 @@ def test_crash_inside_the_commit_is_rolled_forward(stores: Env, step: CommitStep
     assert env.uploads(env.dest()) == []
 
 
+def test_a_killed_run_leaves_no_upload_behind(stores: Env) -> None:
+    """A driver killed after its tasks wrote (no abort runs): the next run's commit of that
+    batch id discards the dead run's uploads as well as committing its own."""
+    env = stores
+    dead = Run(env)
+    dead.tasks(0)
+    assert env.uploads(env.dest())
+    assert commit(Run(env), 0) is BatchOutcome.COMMITTED
+    assert env.uploads(env.dest()) == []
+    assert exactly_once(visible_ids(env.store, env.dest()), range(1)) == []
+
+
 def test_zombie_of_an_older_run_cannot_commit(stores: Env) -> None:
     env = stores
     old = Run(env)

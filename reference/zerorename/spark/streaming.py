@@ -271,9 +271,9 @@ def commit_batch(stream: StreamSpec, batch_id: int,
         _complete(store, f)
     step(CommitStep.COMPLETED)
     ours = existing.job_id == spec.job_id
-    _clean_job(store, dest, spec.job_id, {f.upload_id for f in existing.files})
-    if existing.job_id != spec.job_id:
-        _clean_job(store, dest, existing.job_id, {f.upload_id for f in existing.files})
+    # every other upload of this batch id is garbage now: ours if the record is another's,
+    # and those of runs that died before recording (no abort ran for them)
+    _clean_batch(store, dest, batch_id, {f.upload_id for f in existing.files})
     if stream.keep_batch_records:
         expire_batch_records(store, dest, keep=stream.keep_batch_records)
     return BatchOutcome.COMMITTED if ours else BatchOutcome.ALREADY_COMMITTED
@@ -291,16 +291,23 @@ def abort_batch(stream: StreamSpec, batch_id: int, run_id: str | None,
     keep = {f.upload_id for f in record.files} if record is not None else set()
     if run_id:
         _clean_job(store, stream.dest, batch_spec(stream, batch_id, run_id).job_id, keep)
-        return
+    else:
+        _clean_batch(store, stream.dest, batch_id, keep)
+
+
+def _clean_batch(store: Store, dest: str, batch_id: int, keep: set[str]) -> None:
+    """Abort every upload of batch ``batch_id`` by any run (file names end in
+    ``-b<id>[-c<roll>].parquet``) not in ``keep``, and delete every run's task records of it:
+    after the batch's commit point, that is every upload a crashed run left."""
     suffix = f"-b{batch_id}"
-    jobs = {name[len(FENCED_AREA.prefix):] for name in _top_level(store, stream.dest)
+    jobs = {name[len(FENCED_AREA.prefix):] for name in _top_level(store, dest)
             if FENCED_AREA.holds(name) and name.endswith(suffix)}
     of_batch = re.compile(rf"{suffix}(-c[0-9]+)?\.parquet$")  # part-<task>-<job>[-c<roll>]
-    for u in store.list_multipart_uploads(dir_prefix(stream.dest)):
+    for u in store.list_multipart_uploads(dir_prefix(dest)):
         if of_batch.search(u.url.rsplit("/", 1)[-1]) and u.upload_id not in keep:
             abort_quietly(store, u.url, u.upload_id)
     for job_id in jobs:
-        _clean_job(store, stream.dest, job_id, keep)
+        _clean_job(store, dest, job_id, keep)
 
 
 def _top_level(store: Store, dest: str) -> list[str]:
