@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -16,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 STREAM = ROOT / "tla" / "stream"
 
 
-def _tlc():  # type: ignore[no-untyped-def]
+def _tlc() -> ModuleType:
     path = ROOT / "tla" / "tools" / "tlc.py"
     spec = importlib.util.spec_from_file_location("zerorename_tla_tlc_stream", path)
     assert spec is not None and spec.loader is not None
