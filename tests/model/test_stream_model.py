@@ -98,3 +98,26 @@ def test_model_store_refuses_a_second_conditional_put() -> None:
     store.put("s3://b/k", b"1", if_none_match=True)
     with pytest.raises(ModelStoreError):
         store.put("s3://b/k", b"2", if_none_match=True)
+
+
+class OwnCleanRecordSink(RecordSink):
+    """Cleans only this run's uploads: a run killed before recording leaves its uploads."""
+
+    name = "own-clean"
+
+    def step(self, name: str, store: ModelStore, d: streaming.Driver) -> None:
+        if name != "clean":
+            super().step(name, store, d)
+            return
+        kept = set(self._recorded(store, d.batch).values())
+        for final, uid in d.memory.items():
+            if uid not in kept and uid in store.uploads:
+                store.abort_multipart(final, uid)
+
+
+def test_a_sink_that_cleans_only_its_own_run_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(streaming.SINKS, "own-clean", OwnCleanRecordSink)
+    verdict, witness, _ = explore("own-clean", "s3", Property.NO_LEFTOVERS)
+    assert verdict is Verdict.VIOLATED and witness is not None
+    assert "crash" in witness.choices
+    assert replay(witness) == list(witness.broken)

@@ -67,11 +67,19 @@ class Property(Enum):
 
     LOG_EXACTLY_ONCE = "a log reader sees whole batches, each once, and finally all"
     LISTING_COMMITTED_ONLY = "a listing reader sees only files the log commits"
+    NO_LEFTOVERS = "a finished query leaves no pending upload nor hidden staged data"
 
 
 def violations(sink: Sink, state: State, batches: int, prop: Property) -> list[str]:
     """What is wrong in ``state`` under ``prop`` (empty: it holds here)."""
     store, d = state.store, state.driver
+    if prop is Property.NO_LEFTOVERS:
+        if d.batch < batches:
+            return []
+        left = sorted(store.upload_urls()) + sorted(
+            u for u in store.objects if u.startswith(f"{DEST}/_") and "/_spark_metadata/" not in u
+            and "/_zerorename_log/" not in u)
+        return [f"the query finished, leaving {left}"] if left else []
     if prop is Property.LISTING_COMMITTED_ONLY:
         committed = sink.committed(store)
         listed = sorted(o.url for o in store.list_page(f"{DEST}/").objects

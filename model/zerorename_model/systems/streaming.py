@@ -11,7 +11,8 @@ re-runs the first batch missing from the commit log **with the same id**.  Two s
 * :class:`RecordSink` — zerorename's: each task's file is an uncompleted multipart upload (on
   stores without multipart, HDFS, a hidden staged file); the driver creates the batch record
   ``_zerorename_log/<b>`` with ``If-None-Match: *`` (the commit point), then publishes the
-  recorded files (complete, or rename into place) and discards its own leftovers.  A re-run
+  recorded files (complete, or rename into place) and discards every other upload of the
+  batch (its own, or a run's that died before recording).  A re-run
   finds the record and publishes *its* files, not its own.  Without conditional PUT the sink
   refuses to start, as the real one does.
 * :class:`FileSink` — Spark's built-in file sink: tasks write straight into the destination;
@@ -117,15 +118,15 @@ class RecordSink(Sink):
             if task < len(files):
                 final = files[task]
                 self._publish(store, final, recorded[final])
-        elif name == "clean":
-            recorded = self._recorded(store, d.batch)
-            for final, what in d.memory.items():
-                if recorded.get(final) == what:
-                    continue
-                if multipart and what in store.uploads:
-                    store.abort_multipart(final, what)
-                elif not multipart and store.head(what) is not None:
-                    store.delete(what)
+        elif name == "clean":  # every run's leftovers of this batch, not only this run's
+            kept = set(self._recorded(store, d.batch).values())
+            mark = f"-b{d.batch}-t"
+            for uid, upload in sorted(store.uploads.items()):
+                if mark in upload.url and uid not in kept:
+                    store.abort_multipart(upload.url, uid)
+            for url in sorted(store.objects):
+                if url.startswith(f"{DEST}/_zr_stage/") and mark in url and url not in kept:
+                    store.delete(url)
         elif name == "spark commit":
             d.commit_log.add(d.batch)
 
