@@ -235,19 +235,24 @@ class TableLog:
         return [r for b in sorted(self.batches) if b > through
                 for r in [self.batch(b)] if r is not None]
 
-    def files(self) -> list[LoggedFile]:
-        """Files of every committed batch and job whose files are all present, sorted."""
+    def files(self, *, unrecorded: bool = False) -> list[LoggedFile]:
+        """Files of every committed batch and job whose files are all present, sorted; with
+        ``unrecorded``, also every visible file no record names (another committer's)."""
         chosen: dict[str, LoggedFile] = {}
+        named: set[str] = set()
         checkpoint = self.checkpoint()
         if checkpoint is not None:
+            named |= {f.url for f in checkpoint.files}
             chosen.update((f.url, f) for f in checkpoint.files if f.url in self.objects)
-        for record in self.committed_batches():
-            if self.complete(record.files):
-                chosen.update((f.url, f) for f in record.files)
-        for url in self.job_records:
-            job_files = self._job_files(url)
-            if self.complete(job_files):
-                chosen.update((f.url, f) for f in job_files)
+        groups = [r.files for r in self.committed_batches()]
+        groups += [tuple(self._job_files(url)) for url in self.job_records]
+        for files in groups:
+            named |= {f.url for f in files}
+            if self.complete(files):
+                chosen.update((f.url, f) for f in files)
+        if unrecorded:
+            chosen.update((u, LoggedFile(u, o.size)) for u, o in self.objects.items()
+                          if u not in named)
         return [chosen[u] for u in sorted(chosen)]
 
     def _job_files(self, url: str) -> list[LoggedFile]:

@@ -22,7 +22,7 @@ pytest.importorskip("pyspark")
 
 import zerorename as zr  # noqa: E402
 from zerorename.spark.core import TaskOutcome, run_task  # noqa: E402
-from zerorename.spark.reader import list_data_files  # noqa: E402
+from zerorename.spark.reader import list_data_files, table_data_files  # noqa: E402
 from zerorename.spark.spec import WriteSpec  # noqa: E402
 from zerorename.spark.streaming import (  # noqa: E402
     BatchOutcome,
@@ -64,6 +64,12 @@ def run_tasks(stream: StreamSpec, batch_id: int, run_id: str,
         table = pa.Table.from_pylist(rows[t::tasks])
         out.append(run_task(spec, t, 0, table.to_batches()))
     return out
+
+
+def _parquet(rows: list[dict[str, Any]]) -> bytes:
+    out = io.BytesIO()
+    pq.write_table(pa.Table.from_pylist(rows), out)
+    return out.getvalue()
 
 
 def visible_ids(store: zr.Store, dest: str) -> Counter[int]:
@@ -288,6 +294,12 @@ def test_fenced_batch_jobs_are_read_from_their_records(stores: Env) -> None:
     assert len(calls) == 2
     assert exactly_once(visible_ids(env.store, env.dest()), range(2)) == []
     assert len(listed_ids(env.store, env.dest())) > 2 * ROWS_PER_BATCH  # a listing sees it
+    # the Spark reader's view: the same, plus a file no record names (another committer's)
+    env.store.put(f"{env.dest()}/part=9/other.parquet", _parquet([{"id": -1, "part": 9}]))
+    read = Counter(i for f in table_data_files(env.store, env.dest())
+                   for i in pq.read_table(io.BytesIO(env.store.get(f.url))).column("id")
+                   .to_pylist())
+    assert exactly_once(read - Counter({-1: 1}), range(2)) == [] and read[-1] == 1
 
 
 class NoConditionalPut:

@@ -60,14 +60,15 @@ def list_data_files(store: Store, dest: str) -> list[DataFile]:
 
 
 def table_data_files(store: Store, dest: str) -> list[DataFile]:
-    """The data files a reader should read: where ``dest`` holds commit records (the stream
-    sink's batch records, the fenced committer's job records), exactly the files of every
-    wholly visible committed batch or job (:mod:`zerorename.table_log`); elsewhere, every
-    visible ``.parquet`` file (:func:`list_data_files`)."""
+    """The data files a reader should read: every visible ``.parquet`` file, except that a
+    file a commit record names (the stream sink's batch records, the fenced committer's job
+    records: :mod:`zerorename.table_log`) is read only when every file of its batch or job is
+    in place — so a job still completing its uploads is not read in part.  Files no record
+    names (written by another committer) are read as listed."""
     log = TableLog(store, dest)
     if not log.has_records:
         return list_data_files(store, dest)
-    found = (_data_file(f.url, f.size, dest) for f in log.files())
+    found = (_data_file(f.url, f.size, dest) for f in log.files(unrecorded=True))
     return [f for f in found if f is not None]
 
 
