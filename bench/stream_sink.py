@@ -5,11 +5,11 @@ For each sink, in one invocation:
 
 1. **clean run** — the query processes every input file (``maxFilesPerTrigger=1``,
    ``availableNow``); seconds per batch are Spark's own ``triggerExecution`` durations;
-2. **killed run** — a fresh destination; the query's process group is killed with SIGKILL at a
-   chosen point of batch ``--kill-batch`` (tasks have written, the sink has not committed: for
-   the file sink a data file no ``_spark_metadata`` entry names is in the destination, for
-   zerorename an upload of that batch is pending and no batch record names it), then the query
-   is restarted from its checkpoint and runs to the end.
+2. **killed run** — a fresh destination; the query's process group is killed with SIGKILL at
+   the first moment its tasks have written and the sink has not committed (for the file sink:
+   a data file no ``_spark_metadata`` entry names is in the destination; for zerorename: an
+   upload is pending whose batch has no record), then the query is restarted from its
+   checkpoint and runs to the end.
 
 After each run it counts, against the input: rows lost and rows duplicated as the sink's own
 reader sees them (``spark.read.parquet``, which reads ``_spark_metadata``; zerorename's
@@ -87,12 +87,20 @@ def _visible_parquet(dest: Path) -> list[Path]:
                   if not any(part.startswith(("_", ".")) for part in p.relative_to(dest).parts))
 
 
-def _ids(files: list[Path]) -> Counter[int]:
+def _ids(files: list[Path], unreadable: list[str] | None = None) -> Counter[int]:
+    """Row ids in ``files``; a file that is not valid Parquet (a killed task's partial file)
+    goes to ``unreadable`` (a reader like pyarrow's dataset fails on it)."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     ids: Counter[int] = Counter()
     for f in files:
-        ids.update(pq.read_table(f, columns=["id"]).column("id").to_pylist())
+        try:
+            ids.update(pq.read_table(f, columns=["id"]).column("id").to_pylist())
+        except pa.ArrowInvalid:
+            if unreadable is None:
+                raise
+            unreadable.append(str(f))
     return ids
 
 
@@ -165,7 +173,8 @@ def run(sink: str, work: Path, want: Counter[int], kill: bool, timeout: float
     wall = time.monotonic() - started
     dest = work / "out"
     sink_ids, listed = sink_reader_ids(sink, dest), _visible_parquet(dest)
-    list_ids = _ids(listed)
+    unreadable: list[str] = []
+    list_ids = _ids(listed, unreadable)
     durations = json.loads(progress.read_text()) if progress.exists() else []
     return {
         "sink": sink, "killed": kill, "killed_after_s": killed_at, "exit": proc.returncode,
@@ -176,7 +185,7 @@ def run(sink: str, work: Path, want: Counter[int], kill: bool, timeout: float
                         "duplicated": sum((sink_ids - want).values())},
         "listing_reader": {"lost": sum((want - list_ids).values()),
                            "duplicated": sum((list_ids - want).values()),
-                           "files": len(listed)},
+                           "files": len(listed), "unreadable_files": len(unreadable)},
     }
 
 
@@ -217,14 +226,15 @@ def render(report: dict[str, Any]) -> str:
     lines = [f"# Streaming sinks side by side ({report['files']} micro-batches of "
              f"{report['rows_per_file']:,} rows, local filesystem, local[2])", "",
              "| sink | run | s/batch | sink reader lost / dup | listing lost / dup | "
-             "listed files |", "|---|---|---|---|---|---|"]
+             "listed files (not Parquet) |", "|---|---|---|---|---|---|"]
     for r in report["runs"]:
         run_name = (f"killed at {r['killed_after_s']} s, restarted" if r["killed"]
                     else "clean")
         lines.append(f"| {r['sink']} | {run_name} | {r['seconds_per_batch']} | "
                      f"{r['sink_reader']['lost']} / {r['sink_reader']['duplicated']} | "
                      f"{r['listing_reader']['lost']} / {r['listing_reader']['duplicated']} | "
-                     f"{r['listing_reader']['files']} |")
+                     f"{r['listing_reader']['files']} "
+                     f"({r['listing_reader']['unreadable_files']}) |")
     lines += ["", "Produced by `python bench/stream_sink.py` (one invocation, both sinks)."]
     return "\n".join(lines) + "\n"
 
