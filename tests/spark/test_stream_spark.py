@@ -72,7 +72,7 @@ def drop_last_commit(checkpoint: Path) -> int:
 
 
 def ids_in(store: zr.Store, urls: list[str]) -> Counter[int]:
-    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+    import pyarrow.parquet as pq
 
     ids: Counter[int] = Counter()
     for url in urls:
