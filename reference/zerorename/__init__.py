@@ -58,6 +58,7 @@ from zerorename.store import (
     list_dir,
 )
 from zerorename.stores import LocalStore, S3Store, make_s3_client, rename_by_copy
+from zerorename.table_log import table_files
 
 __version__ = "0.1.0"
 
@@ -107,4 +108,5 @@ __all__ = [
     "make_s3_client",
     "read_success",
     "rename_by_copy",
+    "table_files",
 ]

@@ -29,6 +29,7 @@ from pyspark.sql.datasource import (
     DataSource,
     DataSourceArrowWriter,
     DataSourceReader,
+    DataSourceStreamWriter,
     InputPartition,
     WriterCommitMessage,
 )
@@ -65,11 +66,11 @@ class ZeroRenameDataSource(DataSource):
     def schema(self) -> StructType:
         from pyspark.sql.pandas.types import from_arrow_schema
 
-        from .reader import infer_schema, list_data_files
+        from .reader import infer_schema, table_data_files
 
         spec = self._read_spec()
         store = make_store(spec)
-        return from_arrow_schema(infer_schema(store, list_data_files(store, spec.dest)))
+        return from_arrow_schema(infer_schema(store, table_data_files(store, spec.dest)))
 
     def reader(self, schema: StructType) -> ZeroRenameReader:
         return ZeroRenameReader(self._read_spec(), schema)
@@ -82,6 +83,12 @@ class ZeroRenameDataSource(DataSource):
                              f"(columns: {schema.fieldNames()})")
         spec = JobDriver(spec).setup()
         return ZeroRenameWriter(spec)
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
+        """``df.writeStream.format("zerorename")``: see :mod:`zerorename.spark.streaming`."""
+        from .streaming_writer import stream_writer
+
+        return stream_writer(dict(self.options), schema, overwrite)
 
 
 @dataclass
@@ -107,11 +114,11 @@ class ZeroRenameReader(DataSourceReader):
         self.schema = schema
 
     def partitions(self) -> list[FilePartition]:
-        from .reader import list_data_files
+        from .reader import table_data_files
 
         groups: list[list[tuple[str, int, tuple[tuple[str, str | None], ...]]]] = [[]]
         filled = 0
-        for f in list_data_files(make_store(self.spec), self.spec.dest):
+        for f in table_data_files(make_store(self.spec), self.spec.dest):
             cost = f.size + self.OPEN_COST
             if groups[-1] and filled + cost > self.MAX_PARTITION_BYTES:
                 groups.append([])

@@ -22,6 +22,7 @@ import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
 from zerorename.store import Store, list_dir
+from zerorename.table_log import TableLog
 from zerorename.urls import is_hidden, relative_to
 
 from .parquet import NULL_PARTITION
@@ -38,21 +39,37 @@ class DataFile:
     partition: tuple[tuple[str, str | None], ...]
 
 
+def _data_file(url: str, size: int, dest: str) -> DataFile | None:
+    """``url`` as a data file with its partition values, or None if it is not visible data."""
+    rel = relative_to(url, dest)
+    if is_hidden(rel) or not rel.endswith(".parquet"):
+        return None
+    parts: list[tuple[str, str | None]] = []
+    for element in rel.split("/")[:-1]:
+        name, eq, value = element.partition("=")
+        if eq:
+            text = unquote(value)
+            parts.append((unquote(name), None if text == NULL_PARTITION else text))
+    return DataFile(url, size, tuple(parts))
+
+
 def list_data_files(store: Store, dest: str) -> list[DataFile]:
     """Every visible ``.parquet`` file under ``dest`` (sorted), with its partition values."""
-    files = []
-    for obj in list_dir(store, dest):
-        rel = relative_to(obj.url, dest)
-        if is_hidden(rel) or not rel.endswith(".parquet"):
-            continue
-        parts: list[tuple[str, str | None]] = []
-        for element in rel.split("/")[:-1]:
-            name, eq, value = element.partition("=")
-            if eq:
-                text = unquote(value)
-                parts.append((unquote(name), None if text == NULL_PARTITION else text))
-        files.append(DataFile(obj.url, obj.size, tuple(parts)))
-    return sorted(files, key=lambda f: f.url)
+    found = (_data_file(obj.url, obj.size, dest) for obj in list_dir(store, dest))
+    return sorted((f for f in found if f is not None), key=lambda f: f.url)
+
+
+def table_data_files(store: Store, dest: str) -> list[DataFile]:
+    """The data files a reader should read: every visible ``.parquet`` file, except that a
+    file a commit record names (the stream sink's batch records, the fenced committer's job
+    records: :mod:`zerorename.table_log`) is read only when every file of its batch or job is
+    in place — so a job still completing its uploads is not read in part.  Files no record
+    names (written by another committer) are read as listed."""
+    log = TableLog(store, dest)
+    if not log.has_records:
+        return list_data_files(store, dest)
+    found = (_data_file(f.url, f.size, dest) for f in log.files(unrecorded=True))
+    return [f for f in found if f is not None]
 
 
 def _infer_type(values: Sequence[str | None]) -> Any:
@@ -100,7 +117,7 @@ def read_file(store: Store, file: DataFile, schema: Any) -> Iterator[Any]:
 
 def read_table(store: Store, dest: str) -> Any:
     """The whole dataset as one Arrow table (small data only: tests and the demo)."""
-    files = list_data_files(store, dest)
+    files = table_data_files(store, dest)
     schema = infer_schema(store, files)
     batches = [b for f in files for b in read_file(store, f, schema)]
     return pa.Table.from_batches(batches, schema=schema)

@@ -1,0 +1,122 @@
+"""``df.writeStream.format("zerorename")``: the Python stream writer Spark calls per micro-batch.
+
+Usage (Spark >= 4.1, for the Arrow stream writer)::
+
+    (df.writeStream.format("zerorename")
+        .option("checkpointLocation", "s3a://bucket/checkpoints/events")  # Spark's own
+        .option("partition_by", "year,month")
+        .start("s3://bucket/events"))
+
+Spark builds a writer for every micro-batch (:func:`stream_writer`, in a planning worker on
+the driver): it checks the options as a batch write does.  ``write()``
+runs in the tasks of every micro-batch and learns the batch id from Spark's local property;
+``commit``/``abort`` run on the driver with the batch id.  The protocol itself is in
+:mod:`zerorename.spark.streaming`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql.datasource import DataSourceStreamArrowWriter, WriterCommitMessage
+
+from zerorename.committers.fenced_records import TaskCommittedByOtherAttemptError
+
+from .core import TaskOutcome, run_task
+from .spec import WriteOptionError, spec_from_options
+from .streaming import (
+    BATCH_ID_PROPERTY,
+    RUN_ID_PROPERTY,
+    StreamSpec,
+    abort_batch,
+    batch_spec,
+    commit_batch,
+    start_writer,
+)
+
+if TYPE_CHECKING:
+    from pyspark.sql.types import StructType
+
+__all__ = ["ZeroRenameStreamWriter", "stream_writer"]
+
+#: stream-only option: keep this many batch records, fold older ones into a checkpoint
+KEEP_OPTION = "keep_batch_records"
+#: options of Spark's stream writer, not the sink's (Spark passes them on; lower case)
+SPARK_STREAM_OPTIONS = frozenset({"checkpointlocation", "queryname"})
+
+
+def stream_writer(options: dict[str, Any], schema: StructType,
+                  overwrite: bool) -> ZeroRenameStreamWriter:
+    """Check the options against ``schema``, claim a run epoch, return the writer."""
+    opts = {str(k).lower(): v for k, v in options.items()
+            if str(k).lower() not in SPARK_STREAM_OPTIONS}
+    keep_text = opts.pop(KEEP_OPTION, "0")
+    dest = str(opts.get("path") or opts.get("dest") or "<no destination>")
+    try:
+        keep = int(str(keep_text).strip())
+    except ValueError:
+        raise WriteOptionError(dest, f"option {KEEP_OPTION}={keep_text!r} is not a whole "
+                                     "number") from None
+    if overwrite:
+        raise WriteOptionError(dest, "the complete output mode rewrites the whole table each "
+                                     "batch; the zerorename stream sink appends (use "
+                                     "outputMode('append'))")
+    spec = spec_from_options(opts)
+    missing = [c for c in spec.partition_by if c not in schema.fieldNames()]
+    if missing:
+        raise WriteOptionError(spec.dest, f"partition_by columns {missing} are not in the "
+                                          f"stream (columns: {schema.fieldNames()})")
+    return ZeroRenameStreamWriter(start_writer(spec, keep_batch_records=max(keep, 0)))
+
+
+@dataclass
+class StreamCommitMessage(WriterCommitMessage):
+    """One task's report: its outcome, and the query run it ran in (for the epoch fence)."""
+
+    outcome: TaskOutcome
+    run_id: str
+
+
+class ZeroRenameStreamWriter(DataSourceStreamArrowWriter):
+    """Tasks: Arrow batches → Parquet uploads of batch N's fenced job; driver: the batch record."""
+
+    def __init__(self, stream: StreamSpec) -> None:
+        self.stream = stream
+
+    def write(self, iterator: Iterator[Any]) -> WriterCommitMessage:
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+        if context is None:  # pragma: no cover - Spark always provides one in a task
+            raise RuntimeError("ZeroRenameStreamWriter.write must run inside a Spark task")
+        batch = context.getLocalProperty(BATCH_ID_PROPERTY)
+        if batch is None or not batch.isdigit():
+            raise WriteOptionError(self.stream.dest, f"Spark did not say which micro-batch "
+                                   f"this task writes ({BATCH_ID_PROPERTY}={batch!r}): the "
+                                   "zerorename stream sink needs micro-batch execution")
+        run_id = context.getLocalProperty(RUN_ID_PROPERTY)
+        if not run_id:
+            raise WriteOptionError(self.stream.dest, f"Spark did not say which query run this "
+                                   f"task belongs to ({RUN_ID_PROPERTY} is not set)")
+        spec = batch_spec(self.stream, int(batch), run_id)
+        try:
+            outcome = run_task(spec, context.partitionId(), context.attemptNumber(), iterator)
+        except TaskCommittedByOtherAttemptError as won:
+            if won.message is None:
+                raise
+            # an earlier attempt committed this task and died before reporting: its record
+            # decides the task, so this attempt reports that attempt's output
+            outcome = TaskOutcome(context.partitionId(), won.message.task_attempt,
+                                  won.message.compressed(), 0, 0, 0, {}, 0.0)
+        return StreamCommitMessage(outcome, run_id)
+
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        ours = [m for m in messages if isinstance(m, StreamCommitMessage)]
+        run_id = next((m.run_id for m in ours if m.run_id), "")
+        commit_batch(self.stream, batchId, [m.outcome for m in ours], run_id)
+
+    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        run_id = next((m.run_id for m in messages if isinstance(m, StreamCommitMessage)), None)
+        abort_batch(self.stream, batchId, run_id)

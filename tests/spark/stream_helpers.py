@@ -1,0 +1,106 @@
+"""Stream sinks for the Structured Streaming tests: zerorename's, stopped at a chosen point, and a
+broken one that is not idempotent per batch id.
+
+A test arms a crash by creating a file (``arm``); the writer, in whichever Spark process runs
+it, raises there while the file exists, so the query stops exactly at that point, and the test
+disarms it before restarting the query from its checkpoint.  The classes are pickled by value
+(Spark's Python workers cannot import the tests package).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pyspark import cloudpickle
+from pyspark.sql.datasource import WriterCommitMessage
+
+from zerorename.spark.datasource import ZeroRenameDataSource
+from zerorename.spark.streaming import CommitStep, batch_spec, commit_batch
+from zerorename.spark.streaming_writer import (
+    StreamCommitMessage,
+    ZeroRenameStreamWriter,
+    stream_writer,
+)
+
+cloudpickle.register_pickle_by_value(sys.modules[__name__])  # type: ignore[no-untyped-call]
+
+#: where a crash happens: in the tasks after they wrote, or in the driver's commit
+POINTS = ("task", *(step.name.lower() for step in CommitStep))
+
+
+class InjectedCrash(RuntimeError):
+    """The armed crash (a test's stand-in for a driver or executor dying there)."""
+
+
+class CrashingStreamWriter(ZeroRenameStreamWriter):
+    def __init__(self, base: ZeroRenameStreamWriter, arm: str, point: str, batch: int) -> None:
+        super().__init__(base.stream)
+        self.arm, self.point, self.batch = arm, point, batch
+
+    def _armed(self, point: str, batch: int) -> bool:
+        return point == self.point and batch == self.batch and Path(self.arm).exists()
+
+    def write(self, iterator: Iterator[Any]) -> WriterCommitMessage:
+        from pyspark import TaskContext
+
+        message = super().write(iterator)
+        context = TaskContext.get()
+        batch = int(context.getLocalProperty("streaming.sql.batchId") or -1) if context else -1
+        if self._armed("task", batch):
+            raise InjectedCrash(f"task of batch {batch} stopped after writing")
+        return message
+
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        ours = [m for m in messages if isinstance(m, StreamCommitMessage)]
+        run_id = next((m.run_id for m in ours if m.run_id), "")
+
+        def crash(step: CommitStep) -> None:
+            if self._armed(step.name.lower(), batchId):
+                raise InjectedCrash(f"driver stopped in batch {batchId}: {step.value}")
+
+        commit_batch(self.stream, batchId, [m.outcome for m in ours], run_id, on_step=crash)
+
+
+class CrashingSource(ZeroRenameDataSource):
+    """``format("zerorename_crashing")``: zerorename's sink with options ``arm``, ``point``,
+    ``batch`` saying where to stop."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "zerorename_crashing"
+
+    def streamWriter(self, schema: Any, overwrite: bool) -> CrashingStreamWriter:
+        options = dict(self.options)
+        arm, point, batch = options.pop("arm"), options.pop("point"), options.pop("batch")
+        base = stream_writer(options, schema, overwrite)
+        return CrashingStreamWriter(base, arm, point, int(batch))
+
+
+class NonIdempotentStreamWriter(ZeroRenameStreamWriter):
+    """Broken on purpose: completes every commit's uploads, never asking whether the batch id
+    was committed before — what a sink that ignores Spark's re-runs does."""
+
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        from zerorename.spark.core import make_store
+        from zerorename.spark.streaming import _clean_job, _complete, _uploads
+
+        ours = [m for m in messages if isinstance(m, StreamCommitMessage)]
+        spec = batch_spec(self.stream, batchId, ours[0].run_id)
+        store = make_store(spec)
+        files = _uploads([m.outcome for m in ours])
+        for f in files:
+            _complete(store, f)
+        _clean_job(store, spec.dest, spec.job_id, {f.upload_id for f in files})
+
+
+class BrokenSource(ZeroRenameDataSource):
+    @classmethod
+    def name(cls) -> str:
+        return "zerorename_broken"
+
+    def streamWriter(self, schema: Any, overwrite: bool) -> NonIdempotentStreamWriter:
+        return NonIdempotentStreamWriter(stream_writer(dict(self.options), schema,
+                                                       overwrite).stream)
