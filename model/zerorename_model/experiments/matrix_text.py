@@ -106,18 +106,20 @@ def format_bugs(cells: Sequence[Cell], protocols: Sequence[str]) -> list[str]:
     """The production bugs: for each, the variant's row and the fixed committer's, for every
     property either violates in the bug's scope family (every property, if neither does), with
     the trace of each violated cell."""
-    grouped: dict[str, dict[tuple[str, str], dict[str, Cell]]] = {}
+    # (by store too: a store's bug is one committer on two stores)
+    grouped: dict[str, dict[tuple[str, str, str], dict[str, Cell]]] = {}
     for c in cells:
         if c.get("bug"):
             grouped.setdefault(str(c["bug"]), {}).setdefault(
-                (str(c["committer"]), str(c["property"])), {})[str(c.get("protocol", "spark"))] = c
+                (str(c["committer"]), str(c["store"]), str(c["property"])), {}
+            )[str(c.get("protocol", "spark"))] = c
     if not grouped:
         return []
     rows: list[list[str]] = []
     for bug, by_row in grouped.items():
-        broken = {prop for (_c, prop), pair in by_row.items()
+        broken = {prop for (_c, _s, prop), pair in by_row.items()
                   if any(c["verdict"] == "violated" for c in pair.values())}
-        for (committer, prop), pair in by_row.items():
+        for (committer, _store, prop), pair in by_row.items():
             if broken and prop not in broken:
                 continue  # the properties that tell the two apart (all, if none is violated)
             any_cell = next(iter(pair.values()))
