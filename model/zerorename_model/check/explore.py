@@ -61,7 +61,15 @@ from typing import Any
 from zerorename_model.check.properties import CONSTRAINS, DECIDED_EARLY, PROPERTIES, Violation
 from zerorename_model.check.reach import State, reached
 from zerorename_model.engine.choices import ScriptedChooser
-from zerorename_model.engine.harness import Channel, Move, MoveKind, Prune, Run, RunResult
+from zerorename_model.engine.harness import (
+    Channel,
+    HarnessStore,
+    Move,
+    MoveKind,
+    Prune,
+    Run,
+    RunResult,
+)
 from zerorename_model.engine.scenario import CommitterFactory, Scenario
 
 
@@ -99,7 +107,7 @@ class Exploration:
 
 
 #: makes the store a run uses instead of the scenario's model store (None: the model store)
-Backend = Callable[[], Any] | None
+Backend = Callable[[], HarnessStore] | None
 
 
 def new_run(scenario: Scenario, factory: CommitterFactory, backend: Backend = None) -> Run:

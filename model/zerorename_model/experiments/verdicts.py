@@ -26,13 +26,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from zerorename_model.check.explore import explore, run_once
+from zerorename_model.check.explore import Backend, Exploration, explore, run_once
 from zerorename_model.check.properties import CONSTRAINS, PROPERTIES, applicable
 from zerorename_model.check.reach import vacuous_states
 from zerorename_model.check.sampling import search, shrink
 from zerorename_model.engine.harness import RunResult
 from zerorename_model.engine.json_values import json_object
-from zerorename_model.engine.scenario import Scenario
+from zerorename_model.engine.scenario import CommitterFactory, Scenario
 from zerorename_model.engine.stores import PROFILES
 from zerorename_model.experiments.bugs import BUGS
 from zerorename_model.experiments.scopes import PROTOCOLS, SCOPES, Scope
@@ -96,10 +96,12 @@ QUICK = Budget(max_runs=40)
 FULL = Budget(max_runs=4_000, hypothesis_examples=20, deep_runs=50_000, lag_pass=4)
 
 
-Resolver = Callable[[str, str], tuple[Any, Any]]
+#: a committer and store name -> the committer's factory and the store backend (None: the model
+#: store): the model's own committers, or the bridge's reference committers
+Resolver = Callable[[str, str], tuple[CommitterFactory, Backend]]
 
 
-def model_resolver(committer: str, store: str) -> tuple[Any, Any]:
+def model_resolver(committer: str, store: str) -> tuple[CommitterFactory, Backend]:
     """The model's committer on the model's store (no backend override)."""
     return get(committer), None
 
@@ -284,8 +286,9 @@ class Found:
         return f"seed {Path(self.seed.path).name}" if self.seed else "exploration"
 
 
-def _explore_scope(scope: Scope, scenario: Scenario, factory: Any, wanted: Sequence[str],
-                   budget: Budget, backend: Any, seeds: Sequence[Seed] = (),
+def _explore_scope(scope: Scope, scenario: Scenario, factory: CommitterFactory,
+                   wanted: Sequence[str], budget: Budget, backend: Backend,
+                   seeds: Sequence[Seed] = (),
                    ) -> tuple[dict[str, Found], dict[str, Any]]:
     """The violating schedule found for each of ``wanted`` in one scope, and what was explored.
 
@@ -312,7 +315,7 @@ def _explore_scope(scope: Scope, scenario: Scenario, factory: Any, wanted: Seque
     if seeds:
         explored["seeds"] = {"tried": len(seeds), "found": sorted(found)}
 
-    def run(variant: Scenario, props: Sequence[str]) -> Any:
+    def run(variant: Scenario, props: Sequence[str]) -> Exploration:
         report = explore(variant, factory, props, max_runs=budget.max_runs,
                          seconds=budget.seconds, stop_when_all_violated=True, backend=backend)
         found.update({p: Found(variant, v[2]) for p, v in report.violations.items()
@@ -353,8 +356,8 @@ class Witness:
     result: RunResult
 
 
-def _witness(scenario: Scenario, factory: Any, prop: str, choices: Sequence[int],
-             budget: Budget, backend: Any) -> Witness:
+def _witness(scenario: Scenario, factory: CommitterFactory, prop: str, choices: Sequence[int],
+             budget: Budget, backend: Backend) -> Witness:
     """Shrink the violating schedule; then, as hypothesis shrinks data before schedules, try the
     same scope with one task (fewer actors, so a shorter story) and keep whichever witness has
     fewer steps.  The verdict never depends on this: the violation was found in ``scenario``."""
@@ -372,7 +375,8 @@ def _witness(scenario: Scenario, factory: Any, prop: str, choices: Sequence[int]
     return best
 
 
-def _seed_witness(seed: Seed, factory: Any, prop: str, backend: Any) -> Witness | None:
+def _seed_witness(seed: Seed, factory: CommitterFactory, prop: str,
+                  backend: Backend) -> Witness | None:
     """The seed itself, replayed exactly in its own (smaller) scenario, when that replay still
     violates ``prop``: it was shrunk when it was saved, so it is shown as it is."""
     replayed = exact(seed, factory, backend)
