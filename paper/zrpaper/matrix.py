@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from zerorename_model.experiments.cells import fewest_reach
 from zrpaper.cells import (
     BOUNDED,
     PROTOCOL_NAMES,
@@ -187,12 +188,7 @@ def render_reach(cells: Sequence[Cell]) -> str:
     committed, a job aborted…), the fewest runs that reached that state in any cell no run
     violated, and the cells whose runs never reached one (``vacuous``).  Empty for results
     made before runs were counted."""
-    fewest: dict[str, dict[str, int]] = {}
-    for cell in cells:
-        mine = fewest.setdefault(cell.prop, {}) if cell.reach else {}
-        for state, runs in cell.reach:
-            mine[state] = min(mine.get(state, runs), runs)
-    fewest = {prop: states for prop, states in fewest.items() if states}
+    fewest = fewest_reach(cells)
     if not fewest:
         return ""
     lines = ["Reach: a `holds` is only as good as the runs that reached the states its property "

@@ -8,7 +8,7 @@ are saved and merged in; every reader (the paper, the bridge's reports) reads th
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -118,3 +118,15 @@ def by_protocol(cells: Sequence[Cell]) -> dict[CellKey, dict[JobProtocol | None,
     for cell in cells:
         table.setdefault((cell.committer, cell.store, cell.prop), {})[cell.protocol] = cell
     return table
+
+
+def fewest_reach(cells: Iterable[Cell]) -> dict[str, dict[str, int]]:
+    """Per property, and per state it constrains, the fewest runs that reached that state in any
+    of ``cells`` no run violated: how much each ``holds`` rests on (empty for cells decided
+    before runs were counted)."""
+    fewest: dict[str, dict[str, int]] = {}
+    for cell in cells:
+        for state, runs in cell.reach:
+            mine = fewest.setdefault(cell.prop, {})
+            mine[state] = min(mine.get(state, runs), runs)
+    return fewest

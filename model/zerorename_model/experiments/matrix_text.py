@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from zerorename_model.engine.json_values import json_list, json_object
+from zerorename_model.experiments.cells import Cell as TypedCell
+from zerorename_model.experiments.cells import fewest_reach
 from zerorename_model.experiments.scopes import PROTOCOL_LEGEND, PROTOCOLS
 
 Cell = Mapping[str, object]
@@ -88,16 +90,7 @@ def reach_note(cells: Sequence[Cell]) -> list[str]:
     """Per property, and per state it constrains, the fewest runs that reached that state in
     any cell no run violated (``explored.reach``): how much each ``holds`` rests on.  Empty
     when no cell counted its runs' reach."""
-    fewest: dict[str, dict[str, int]] = {}
-    for cell in cells:
-        if cell["verdict"] not in ("holds", "vacuous"):
-            continue
-        reach = json_object(cell["explored"]).get("reach")
-        if not isinstance(reach, Mapping):
-            continue
-        mine = fewest.setdefault(str(cell["property"]), {})
-        for state, runs in reach.items():
-            mine[str(state)] = min(mine.get(str(state), int(runs)), int(runs))
+    fewest = fewest_reach(TypedCell.read(cell) for cell in cells)
     if not fewest:
         return []
     return ["reach: per property, the fewest runs of any cell it was not violated in that "
