@@ -48,8 +48,12 @@ def test_check_writes_the_matrix_json_and_replayable_traces(tmp_path: Path) -> N
         assert set(cell) == {"committer", "store", "property", "protocol", "verdict", "trace",
                              "explored", "variant_of", "bug"}
         assert cell["protocol"] in ("hadoop", "spark") and cell["bug"] is None
-        assert cell["verdict"] in ("holds", "violated", "n/a")
+        assert cell["verdict"] in ("holds", "violated", "n/a", "vacuous")
         assert (cell["trace"] is not None) == (cell["verdict"] == "violated")
+        if cell["verdict"] in ("holds", "vacuous"):  # the reach decides which of the two
+            reach = cell["explored"]["reach"].values()
+            assert (cell["verdict"] == "vacuous") == (0 in reach), cell
+    assert "reach: per property" in out.stdout
     violated = [c for c in cells if c["verdict"] == "violated"]
     assert any(c["committer"] == "direct" and c["property"] == "exclusivity" for c in violated)
     for cell in violated[:4]:

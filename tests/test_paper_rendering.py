@@ -239,6 +239,41 @@ def test_cells_proved_with_the_lag_bounded_are_marked_counted_and_listed(
             f"{cell['property']}; unbounded: 100,000 runs, cut off") in listing
 
 
+def test_the_reach_is_shown_and_vacuous_cells_are_marked_counted_and_listed(
+        tiny: tuple[Path, dict[str, Any]]) -> None:
+    """Every holding cell the model decided carries its reach, and the paper lists the fewest
+    runs per property and state; a cell no run reached a state of reads ``vacuous`` in the
+    table, is counted and listed; results without reach (made before it was counted) render
+    no reach section."""
+    _paper_dir, decided = tiny
+    holding = [c for c in decided["cells"] if c["verdict"] == "holds" and _in_matrix(c)]
+    assert holding and all(all(runs > 0 for runs in c["explored"]["reach"].values())
+                           for c in holding)
+    rendered = render_matrix(decided)
+    reach = rendered[rendered.index("Reach: "):]
+    for cell in holding:
+        for state in cell["explored"]["reach"]:
+            assert f"| {cell['property']} | {state} |" in reach
+    assert "Vacuous (" not in rendered
+
+    results = copy.deepcopy(decided)
+    cell = next(c for c in results["cells"] if c["verdict"] == "holds" and _in_matrix(c))
+    cell["verdict"] = "vacuous"
+    cell["explored"]["reach"] = dict.fromkeys(cell["explored"]["reach"], 0)
+    rendered = render_matrix(results)
+    full = _table_rows(rendered, "committer | store")
+    marks = full[(cell["committer"], cell["store"])][TINY_PROPS.index(cell["property"])]
+    assert marks.split(" / ")[("hadoop", "spark").index(cell["protocol"])] == "vacuous"
+    assert "1 vacuous (no violation, but no run reached" in rendered
+    assert (f"{cell['committer']} on {cell['store']}, {cell['property']} ({cell['protocol']})"
+            in rendered[rendered.index("Vacuous ("):])
+    state = next(iter(cell["explored"]["reach"]))
+    assert f"| {cell['property']} | {state} | 0 |" in rendered
+
+    for raw in results["cells"]:
+        raw["explored"].pop("reach", None)
+    assert "Reach: " not in render_matrix(results)
+
 def test_the_figures_draw_one_panel_per_protocol(tiny: tuple[Path, dict[str, Any]],
                                                  tmp_path: Path) -> None:
     _paper_dir, results = tiny

@@ -9,6 +9,8 @@ from typing import Any
 
 from zerorename_bridge.adapters import ReferenceFactory
 from zerorename_bridge.backends import moto_backend
+from zerorename_model.check.explore import Backend
+from zerorename_model.engine.scenario import CommitterFactory
 from zerorename_model.engine.stores import PROFILES
 from zerorename_model.experiments.matrix import matrix, save
 from zerorename_model.experiments.matrix_text import format_matrix
@@ -36,7 +38,7 @@ MOTO_FULL = Budget(max_runs=100, hypothesis_examples=5)
 __all__ = ["format_matrix", "reference_matrix", "resolve", "save"]
 
 
-def resolve(committer: str, store: str) -> tuple[Any, Any]:
+def resolve(committer: str, store: str) -> tuple[CommitterFactory, Backend]:
     """Factory and backend for a reference committer on a model store or on moto."""
     backend = moto_backend if store == "moto" else None
     return ReferenceFactory(committer), backend

@@ -1,12 +1,27 @@
-"""How one verdict cell reads in the paper: its kind, its mark, the link to its trace; and the
-typed view of a cell (:class:`Cell`) that the per-protocol tables and figures read."""
+"""How one verdict cell reads in the paper: its kind, its mark, the link to its trace.  The typed
+view of a cell (:class:`Cell`, :class:`Verdict`, :class:`JobProtocol`) is the model's
+(:mod:`zerorename_model.experiments.cells`), re-exported here for the paper's modules."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from enum import StrEnum
+from collections.abc import Mapping
 from typing import Any
+
+from zerorename_model.experiments.cells import (
+    JOB_PROTOCOLS,
+    Cell,
+    CellKey,
+    JobProtocol,
+    Verdict,
+    by_protocol,
+    protocols_in,
+    typed_cells,
+)
+
+__all__ = ["BOUNDED", "PROTOCOLS", "PROTOCOL_NAMES", "Cell", "CellKey", "JobProtocol",
+           "Verdict", "by_protocol", "fixed_committers", "index", "kind", "link", "mark", "mark_of",
+           "protocols_in", "runs_text", "scope_runs", "search_outcome", "show_bool",
+           "typed_cells"]
 
 
 def kind(cell: dict[str, Any]) -> str:
@@ -62,115 +77,24 @@ def search_outcome(explored: dict[str, Any]) -> str:
 
 
 
-# -- the typed view of a cell the per-protocol tables read ------------------------------------
-
-
-class Verdict(StrEnum):
-    """What exploration decided for a cell (``zerorename check --json``'s ``verdict``)."""
-
-    HOLDS = "holds"
-    VIOLATED = "violated"
-    NA = "n/a"
-
-
-class JobProtocol(StrEnum):
-    """How the job commit learns which tasks committed: Hadoop's lists the store
-    (``commit_job(None)``), Spark's is passed the accepted attempts' messages."""
-
-    HADOOP = "hadoop"
-    SPARK = "spark"
-
+# -- the typed view of a cell (the model's: zerorename_model.experiments.cells) -----------------
 
 #: every table and figure shows the protocols in this order
-PROTOCOLS = (JobProtocol.HADOOP, JobProtocol.SPARK)
+PROTOCOLS = JOB_PROTOCOLS
 PROTOCOL_NAMES = {JobProtocol.HADOOP: "Hadoop's protocol", JobProtocol.SPARK: "Spark's protocol",
                   None: "both protocols' scopes together"}
 
 
-@dataclass(frozen=True)
-class Cell:
-    """One cell of ``verdicts.json``, typed.  ``protocol`` is None for a cell of results made
-    before cells were decided per protocol (its verdict combines the scopes of both).  A
-    production bug's comparison has two rows marked with its report (``bug``): the variant's
-    (``variant_of`` names the fixed committer) and the fixed committer's, both explored in the
-    bug's scope family only; the matrix's own rows have neither."""
-
-    committer: str
-    store: str
-    prop: str
-    protocol: JobProtocol | None
-    verdict: Verdict
-    complete: bool
-    trace: str | None
-    variant_of: str | None
-    bug: str | None
-    scope: str | None
-    steps: int | None
-    cut_off: tuple[str, ...]
-    #: proved with at most this many visibility events pending at once (the matrix's third
-    #: pass, ``Budget.lag_pass``); None: with the store's whole freedom, or not a proof
-    max_lag: int | None = None
-    #: how many runs the unbounded search took before it was cut off (with ``max_lag``)
-    unbounded_runs: int | None = None
-
-    @classmethod
-    def read(cls, raw: Mapping[str, Any]) -> Cell:
-        explored: Mapping[str, Any] = raw["explored"]
-        protocol = raw.get("protocol")
-        return cls(committer=str(raw["committer"]), store=str(raw["store"]),
-                   prop=str(raw["property"]),
-                   protocol=None if protocol is None else JobProtocol(protocol),
-                   verdict=Verdict(raw["verdict"]),
-                   complete=bool(explored.get("complete", True)), trace=raw.get("trace"),
-                   variant_of=raw.get("variant_of"), bug=raw.get("bug"),
-                   scope=explored.get("scope"), steps=explored.get("steps"),
-                   cut_off=tuple(s["scope"] for s in explored.get("scopes", [explored])
-                                 if "scope" in s and not s.get("complete", True)),
-                   max_lag=explored.get("max_lag") if raw["verdict"] == "holds" else None,
-                   unbounded_runs=explored.get("unbounded", {}).get("runs"))
-
-    @property
-    def in_matrix(self) -> bool:
-        """A cell of the matrix proper, not of a production bug's comparison."""
-        return self.bug is None and self.variant_of is None
-
-    @property
-    def undecided(self) -> bool:
-        """No violation found, but some scope was cut off by the run budget: not a proof."""
-        return self.verdict is Verdict.HOLDS and not self.complete
-
-    @property
-    def mark(self) -> str:
-        """The cell as a table shows it: a violation links to its trace; an undecided cell
-        reads ``holds*`` (and is listed under the table), never plain ``holds``; one proved
-        with the lag bounded reads ``holds†`` (listed under the table with its bound)."""
-        if self.verdict is Verdict.VIOLATED:
-            return link("**violated**", self.trace)
-        if self.undecided:
-            return "holds\\*"
-        return str(self.verdict) + (BOUNDED if self.max_lag is not None else "")
-
-
-def typed_cells(results: Mapping[str, Any]) -> list[Cell]:
-    return [Cell.read(raw) for raw in results["cells"]]
-
-
-def protocols_in(cells: Sequence[Cell]) -> list[JobProtocol | None]:
-    """The protocols the cells were decided under, in :data:`PROTOCOLS` order; ``[None]`` for
-    results that predate per-protocol cells."""
-    present = {c.protocol for c in cells}
-    return [p for p in PROTOCOLS if p in present] + ([None] if None in present else [])
-
-
-CellKey = tuple[str, str, str]
-
-
-def by_protocol(cells: Sequence[Cell]) -> dict[CellKey, dict[JobProtocol | None, Cell]]:
-    """(committer, store, property) -> the cell under each protocol."""
-    table: dict[CellKey, dict[JobProtocol | None, Cell]] = {}
-    for cell in cells:
-        table.setdefault((cell.committer, cell.store, cell.prop), {})[cell.protocol] = cell
-    return table
+def mark_of(cell: Cell) -> str:
+    """The cell as a table shows it: a violation links to its trace; an undecided cell
+    reads ``holds*`` (and is listed under the table), never plain ``holds``; one proved
+    with the lag bounded reads ``holds†`` (listed under the table with its bound); one no run
+    reached a state of its property in reads ``vacuous``."""
+    if cell.verdict is Verdict.VIOLATED:
+        return link("**violated**", cell.trace)
+    if cell.undecided:
+        return "holds\\*"
+    return str(cell.verdict) + (BOUNDED if cell.max_lag is not None else "")
 
 
 def fixed_committers(results: Mapping[str, Any]) -> list[str]:

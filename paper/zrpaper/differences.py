@@ -13,6 +13,7 @@ from zrpaper.cells import (
     index,
     kind,
     link,
+    mark_of,
     protocols_in,
     runs_text,
     scope_runs,
@@ -152,7 +153,7 @@ def render_fenced(results: dict[str, Any]) -> str:
                and c.get("bug") is None]
         if not row:
             continue
-        marks = [" / ".join(cells[(FENCED, store, p)][q].mark
+        marks = [" / ".join(mark_of(cells[(FENCED, store, p)][q])
                             if q in cells[(FENCED, store, p)] else "–" for q in protocols)
                  for p in props if (FENCED, store, p) in cells]
         mine = [e for (c, s, _scope), e in explorations.items() if (c, s) == (FENCED, store)]

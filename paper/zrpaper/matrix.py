@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from zerorename_model.experiments.cells import fewest_reach
 from zrpaper.cells import (
     BOUNDED,
     PROTOCOL_NAMES,
@@ -23,6 +24,7 @@ from zrpaper.cells import (
     by_protocol,
     fixed_committers,
     link,
+    mark_of,
     protocols_in,
     typed_cells,
 )
@@ -59,7 +61,7 @@ def render_matrix(results: Mapping[str, Any]) -> str:
     for (committer, protocol, prop, scope), stores in found.items():
         lines.append(f"| {committer} | " + (f"{protocol} | " if per_protocol else "")
                      + f"{prop} | {scope} | {', '.join(stores)} |")
-    for extra in (render_bounded(fixed), render_undecided(fixed)):
+    for extra in (render_bounded(fixed), render_undecided(fixed), render_reach(fixed)):
         if extra:
             lines += ["", extra]
     return "\n".join(lines)
@@ -82,7 +84,7 @@ def _marks(cells: Mapping[JobProtocol | None, Cell],
            protocols: Sequence[JobProtocol | None]) -> str:
     if not cells:
         return ""
-    return " / ".join(cells[p].mark if p in cells else "–" for p in protocols)
+    return " / ".join(mark_of(cells[p]) if p in cells else "–" for p in protocols)
 
 
 def counts(cells: Sequence[Cell], protocol: JobProtocol | None) -> str:
@@ -95,8 +97,11 @@ def counts(cells: Sequence[Cell], protocol: JobProtocol | None) -> str:
     of_them = (f", {bounded} of them with the visibility lag bounded (`holds{BOUNDED}`)"
                if bounded else "")
     lead = "" if protocol is None else f"{PROTOCOL_NAMES[protocol]}: "
+    vacuous = (f", {counts['vacuous']} vacuous (no violation, but no run reached a state the "
+               "property speaks about)" if counts["vacuous"] else "")
     return (f"{lead}{len(mine)} cells: {counts['violated']} violated, {counts['holds']} hold "
-            f"(proved within the scopes{of_them}){undecided}, {counts['n/a']} not applicable.")
+            f"(proved within the scopes{of_them}){undecided}{vacuous}, {counts['n/a']} not "
+            "applicable.")
 
 
 def render_glance(results: Mapping[str, Any], cells: Sequence[Cell], base: str = "") -> str:
@@ -130,11 +135,13 @@ def _glance(cells: Sequence[Cell], base: str) -> str:
     violated = [link(c.prop, c.trace and base + c.trace) for c in applicable
                 if c.verdict is Verdict.VIOLATED]
     undecided = [f"{c.prop}\\*" for c in applicable if c.undecided]
+    vacuous = [c.prop for c in applicable if c.verdict is Verdict.VACUOUS]
     bounded = [f"{c.prop}{BOUNDED}" for c in applicable if c.max_lag is not None]
-    if not violated and not undecided:
+    if not violated and not undecided and not vacuous:
         return "all hold" + (f" ({', '.join(bounded)})" if bounded else "")
     return ", ".join([*(["violated: " + ", ".join(violated)] if violated else []),
-                      *(["not decided: " + ", ".join(undecided)] if undecided else [])])
+                      *(["not decided: " + ", ".join(undecided)] if undecided else []),
+                      *(["vacuous: " + ", ".join(vacuous)] if vacuous else [])])
 
 
 def render_bounded(cells: Sequence[Cell]) -> str:
@@ -173,4 +180,27 @@ def render_undecided(cells: Sequence[Cell]) -> str:
         grouped.setdefault((c.committer, where, ", ".join(c.cut_off)), []).append(c.prop)
     for (committer, where, scopes), props in grouped.items():
         lines.append(f"* `{committer}` on {where}: {', '.join(props)}; cut off: {scopes}")
+    return "\n".join(lines)
+
+
+def render_reach(cells: Sequence[Cell]) -> str:
+    """How much each ``holds`` rests on: per property and per state it speaks about (a job
+    committed, a job aborted…), the fewest runs that reached that state in any cell no run
+    violated, and the cells whose runs never reached one (``vacuous``).  Empty for results
+    made before runs were counted."""
+    fewest = fewest_reach(cells)
+    if not fewest:
+        return ""
+    lines = ["Reach: a `holds` is only as good as the runs that reached the states its property "
+             "speaks about. Per property, the fewest runs of any cell it holds in (or is "
+             "vacuous in) that reached each:", "",
+             "| property | state | fewest runs |", "|---|---|---|"]
+    lines += [f"| {prop} | {state} | {runs} |" for prop, states in fewest.items()
+              for state, runs in states.items()]
+    vacuous = [c for c in cells if c.verdict is Verdict.VACUOUS]
+    if vacuous:
+        lines += ["", "Vacuous (no violation, and no run reached a state the property speaks "
+                  "about): " + ", ".join(
+                      f"{c.committer} on {c.store}, {c.prop}"
+                      + (f" ({c.protocol})" if c.protocol else "") for c in vacuous) + "."]
     return "\n".join(lines)

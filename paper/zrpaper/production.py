@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from zrpaper.cells import PROTOCOLS, Cell, JobProtocol, Verdict, typed_cells
+from zrpaper.cells import PROTOCOLS, Cell, JobProtocol, Verdict, mark_of, typed_cells
 
 Key = tuple[str, str, str, JobProtocol | None, str | None]
 
@@ -106,10 +106,10 @@ def render_production_bugs(results: Mapping[str, Any]) -> str:
             other = fixed_beside(table, cell)
             protocol = cell.protocol or "both"
             lines.append(f"| `{variant}` | {cell.store} | {protocol} | {cell.prop} | "
-                         f"{cell.mark} | {cell.scope} ({cell.steps}) |")
+                         f"{mark_of(cell)} | {cell.scope} ({cell.steps}) |")
             lines.append(f"| `{fixed}` (fixed) | {other.store if other else cell.store} | "
                          f"{protocol} | {cell.prop} | "
-                         f"{other.mark if other else 'not computed'} | "
+                         f"{mark_of(other) if other else 'not computed'} | "
                          f"{_fixed_scope(other)} |")
         if shared:
             lines += ["", f"`{fixed}` violates these too, so they are not this bug's: "

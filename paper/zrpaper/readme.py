@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from zrpaper.cells import BOUNDED, PROTOCOL_NAMES, Verdict, protocols_in, typed_cells
+from zrpaper.cells import BOUNDED, PROTOCOL_NAMES, Verdict, mark_of, protocols_in, typed_cells
 from zrpaper.matrix import counts, render_glance
 from zrpaper.production import fixed_beside, index_cells, replay_command
 from zrpaper.settings import HERE
@@ -109,7 +109,7 @@ def _bug_lines(results: Mapping[str, Any]) -> list[str]:
         where = cell.store + ("" if cell.protocol is None else f", {cell.protocol}")
         lines.append(f"* `{cell.committer}` ({cell.bug}): {cell.prop} violated on {where} "
                      f"(`{replay_command(cell.trace)}`); `{cell.variant_of}` there: "
-                     f"{fixed.mark}")
+                     f"{mark_of(fixed)}")
     return lines
 
 

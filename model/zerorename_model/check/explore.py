@@ -58,9 +58,18 @@ from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from zerorename_model.check.properties import DECIDED_EARLY, PROPERTIES, Violation
+from zerorename_model.check.properties import CONSTRAINS, DECIDED_EARLY, PROPERTIES, Violation
+from zerorename_model.check.reach import State, reached
 from zerorename_model.engine.choices import ScriptedChooser
-from zerorename_model.engine.harness import Channel, Move, MoveKind, Prune, Run, RunResult
+from zerorename_model.engine.harness import (
+    Channel,
+    HarnessStore,
+    Move,
+    MoveKind,
+    Prune,
+    Run,
+    RunResult,
+)
 from zerorename_model.engine.scenario import CommitterFactory, Scenario
 
 
@@ -86,16 +95,19 @@ class Exploration:
     decided_early: int = 0  # runs ended early: their properties hold on every continuation
     violations: dict[str, tuple[list[Violation], RunResult, list[int]]] = field(
         default_factory=dict)
+    #: per state the checked properties constrain (:mod:`.reach`), how many runs reached it
+    reach: dict[State, int] = field(default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
         return {"method": self.method, "runs": self.runs, "pruned": self.pruned,
                 "states": self.states, "complete": self.complete,
                 "seconds": round(self.seconds, 2),
-                **({"decided_early": self.decided_early} if self.decided_early else {})}
+                **({"decided_early": self.decided_early} if self.decided_early else {}),
+                **({"reach": {s.value: n for s, n in self.reach.items()}} if self.reach else {})}
 
 
 #: makes the store a run uses instead of the scenario's model store (None: the model store)
-Backend = Callable[[], Any] | None
+Backend = Callable[[], HarnessStore] | None
 
 
 def new_run(scenario: Scenario, factory: CommitterFactory, backend: Backend = None) -> Run:
@@ -447,7 +459,11 @@ def explore(scenario: Scenario, factory: CommitterFactory, props: Sequence[str],
                   reduction=Reduction(reduction), max_runs=max_runs, seconds=seconds,
                   decided=decided)
     reported = 0
+    constrained = list(dict.fromkeys(s for p in props for s in CONSTRAINS.get(p, ())))
+    report.reach = dict.fromkeys(constrained, 0)
     for done in engine:
+        for state in reached(done.result, constrained):
+            report.reach[state] += 1
         for name, violations in _violations(done.result, props).items():
             if name not in report.violations:
                 report.violations[name] = (violations, done.result, done.choices)

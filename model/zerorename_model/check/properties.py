@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from zerorename_model.check.reach import State
 from zerorename_model.check.run_facts import RunFacts, run_facts
 from zerorename_model.engine.harness import JobState, Role, Run, RunResult, hidden
 from zerorename_model.engine.scenario import TaskSpec
@@ -312,6 +313,23 @@ PROPERTIES: dict[str, Callable[[RunResult], list[Violation]]] = {
     "liveness": liveness,
 }
 
+
+#: the states each property speaks about (:mod:`.reach`): a cell whose runs reached none of one
+#: of them is ``vacuous``, not ``holds``.  What each checker needs before it can find anything:
+#: a committed job (the output properties), a store that answered inconsistently before a job
+#: committed (consistency), a job committing beside another (concurrency), an aborted job
+#: (abortability), a job committing while a partitioned attempt of it ran on (continuity), a
+#: job that ended at all (liveness).
+CONSTRAINS: dict[str, tuple[State, ...]] = {
+    "completeness": (State.JOB_COMMITTED,),
+    "exclusivity": (State.JOB_COMMITTED,),
+    "valid-outcome": (State.JOB_COMMITTED,),
+    "consistency": (State.COMMITTED_UNDER_LAG,),
+    "concurrency": (State.JOBS_SHARED_A_RUN,),
+    "abortability": (State.JOB_ABORTED,),
+    "continuity": (State.COMMITTED_AFTER_PARTITION,),
+    "liveness": (State.JOB_ENDED,),
+}
 
 def liveness_decided(run: Run) -> bool:
     """Liveness holds on every continuation of a run in which every job has committed and

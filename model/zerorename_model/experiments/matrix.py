@@ -30,6 +30,7 @@ from zerorename_model.experiments.matrix_text import shown_verdict
 from zerorename_model.experiments.scopes import PROTOCOLS, scope_named
 from zerorename_model.experiments.verdicts import (
     FULL,
+    HOLDING,
     MATRIX_COMMITTERS,
     MATRIX_STORES,
     QUICK,
@@ -39,8 +40,10 @@ from zerorename_model.experiments.verdicts import (
     Row,
     bug_jobs,
     decide_job,
+    judge_reach,
     lags,
     model_resolver,
+    scope_summaries,
 )
 from zerorename_model.systems.protocols import load_all
 
@@ -142,8 +145,9 @@ def _second_pass(cells: list[dict[str, Any]], budget: Budget, traces: str | None
     for job, again in _again(rows, deep, traces, resolve, seeds, pool, families):
         for cell in again:
             key = (row_key(cell), cell["property"])
-            if cell["verdict"] == "holds":
+            if cell["verdict"] in HOLDING:
                 _keep_finished(before[key]["explored"], cell)
+                judge_reach(cell)
             cell["explored"]["deep_runs"] = budget.deep_runs
             fresh[key] = cell
         if progress:
@@ -158,10 +162,11 @@ def _open_rows(cells: Sequence[dict[str, Any]], pick: Callable[[dict[str, Any]],
     rows: dict[RowKey, list[str]] = {}
     families: dict[RowKey, tuple[str, ...]] = {}
     for cell in cells:
-        if shown_verdict(cell) != "holds*" or not pick(cell):
+        if (cell["verdict"] not in HOLDING or cell["explored"].get("complete", True)
+                or not pick(cell)):
             continue
         cut = tuple(dict.fromkeys(scope_named(s["scope"]).family
-                                  for s in _scopes_of(cell["explored"])
+                                  for s in scope_summaries(cell["explored"])
                                   if not s.get("complete", True)))
         row = row_key(cell)
         families[row] = tuple(dict.fromkeys([*families.get(row, ()), *cut]))
@@ -173,9 +178,9 @@ def _keep_finished(old: dict[str, Any], cell: dict[str, Any]) -> None:
     """A ``holds`` cell explored again in its open scope families: the scopes the earlier
     search finished stand beside the new ones (a finished scope covers every run a deeper or
     bounded search of it could take), and the runs add up."""
-    again = _scopes_of(cell["explored"])
+    again = scope_summaries(cell["explored"])
     named = {s["scope"] for s in again}
-    scopes = [s for s in _scopes_of(old) if s.get("complete") and s["scope"] not in named]
+    scopes = [s for s in scope_summaries(old) if s.get("complete") and s["scope"] not in named]
     scopes += again
     cell["explored"].update(scopes=scopes, runs=sum(s["runs"] for s in scopes))
 
@@ -201,10 +206,6 @@ def _again(rows: dict[RowKey, list[str]], budget: Budget, traces: str | None,
     return zip(jobs, pool.map(decide_job, jobs), strict=True)
 
 
-def _scopes_of(explored: dict[str, Any]) -> list[dict[str, Any]]:
-    return list(explored.get("scopes", [explored] if "scope" in explored else []))
-
-
 def _lag_pass(cells: list[dict[str, Any]], budget: Budget, traces: str | None,
               resolve: Resolver, pool: ProcessPoolExecutor,
               progress: Callable[[str], None] | None) -> list[dict[str, Any]]:
@@ -227,12 +228,13 @@ def _lag_pass(cells: list[dict[str, Any]], budget: Budget, traces: str | None,
         for cell in again:
             key = (row_key(cell), cell["property"])
             old = before[key]["explored"]
-            if cell["verdict"] == "holds" and not cell["explored"]["complete"]:
+            if cell["verdict"] in HOLDING and not cell["explored"]["complete"]:
                 tried = {"max_lag": budget.lag_pass, "runs": cell["explored"]["runs"]}
                 fresh[key] = {**before[key], "explored": {**old, "lag_pass": tried}}
                 continue
-            if cell["verdict"] == "holds":
+            if cell["verdict"] in HOLDING:
                 _keep_finished(old, cell)
+                judge_reach(cell)
             cell["explored"]["max_lag"] = budget.lag_pass
             cell["explored"]["unbounded"] = {
                 "runs": old["runs"], "complete": old["complete"],

@@ -11,12 +11,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from zerorename_model.engine.json_values import json_list, json_object
+from zerorename_model.experiments.cells import Cell as TypedCell
+from zerorename_model.experiments.cells import fewest_reach
 from zerorename_model.experiments.scopes import PROTOCOL_LEGEND, PROTOCOLS
 
 Cell = Mapping[str, object]
 
 #: how a verdict is written in a table cell (short, so two fit side by side)
-SHORT = {"holds": "holds", "holds*": "holds*", "violated": "VIOL", "n/a": "n/a"}
+SHORT = {"holds": "holds", "holds*": "holds*", "violated": "VIOL", "n/a": "n/a",
+         "vacuous": "vacuous"}
 
 
 def shown_verdict(cell: Cell) -> str:
@@ -77,8 +80,23 @@ def legend(protocols: Sequence[str]) -> list[str]:
         "holds = no violation in any scope of that protocol, every scope enumerated "
         "(proved within bounds); holds* = none found, but a scope was only sampled; "
         "VIOL = a run broke it (a shrunk trace: zerorename trace replay PATH); "
-        "n/a = the committer cannot run on the store, or the question cannot arise",
+        "n/a = the committer cannot run on the store, or the question cannot arise; "
+        "vacuous = none found, but no run reached a state the property speaks about "
+        "(explored.reach), so nothing was shown",
     ]
+
+
+def reach_note(cells: Sequence[Cell]) -> list[str]:
+    """Per property, and per state it constrains, the fewest runs that reached that state in
+    any cell no run violated (``explored.reach``): how much each ``holds`` rests on.  Empty
+    when no cell counted its runs' reach."""
+    fewest = fewest_reach(TypedCell.read(cell) for cell in cells)
+    if not fewest:
+        return []
+    return ["reach: per property, the fewest runs of any cell it was not violated in that "
+            "reached each state it speaks about",
+            *[f"  {prop}: " + "; ".join(f"{state} {runs}" for state, runs in states.items())
+              for prop, states in fewest.items()]]
 
 
 def format_matrix(cells: Sequence[Cell]) -> str:
@@ -99,7 +117,7 @@ def format_matrix(cells: Sequence[Cell]) -> str:
     bugs = format_bugs(cells, protocols)
     if bugs:
         lines += (["", *bugs] if lines else bugs)
-    return "\n".join([*lines, "", *legend(protocols), *bounded_note(cells)])
+    return "\n".join([*lines, "", *legend(protocols), *bounded_note(cells), *reach_note(cells)])
 
 
 def format_bugs(cells: Sequence[Cell], protocols: Sequence[str]) -> list[str]:

@@ -26,12 +26,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from zerorename_model.check.explore import explore, run_once
-from zerorename_model.check.properties import PROPERTIES, applicable
+from zerorename_model.check.explore import Backend, Exploration, explore, run_once
+from zerorename_model.check.properties import CONSTRAINS, PROPERTIES, applicable
+from zerorename_model.check.reach import vacuous_states
 from zerorename_model.check.sampling import search, shrink
 from zerorename_model.engine.harness import RunResult
 from zerorename_model.engine.json_values import json_object
-from zerorename_model.engine.scenario import Scenario
+from zerorename_model.engine.scenario import CommitterFactory, Scenario
 from zerorename_model.engine.stores import PROFILES
 from zerorename_model.experiments.bugs import BUGS
 from zerorename_model.experiments.scopes import PROTOCOLS, SCOPES, Scope
@@ -45,9 +46,9 @@ from zerorename_model.experiments.trace import (
 )
 from zerorename_model.systems.protocols import get
 
-__all__ = ["FULL", "MATRIX_COMMITTERS", "MATRIX_STORES", "PROTOCOLS", "QUICK", "SCOPES",
-           "Budget", "Job", "Resolver", "Row", "Scope", "bug_jobs", "decide_job", "decide_pair",
-           "lags", "model_resolver"]
+__all__ = ["FULL", "HOLDING", "MATRIX_COMMITTERS", "MATRIX_STORES", "PROTOCOLS", "QUICK",
+           "SCOPES", "Budget", "Job", "Resolver", "Row", "Scope", "bug_jobs", "decide_job",
+           "decide_pair", "judge_reach", "lags", "model_resolver", "scope_summaries"]
 
 MATRIX_COMMITTERS = ("v1", "v2", "directory", "partitioned", "magic", "manifest", "direct",
                      "stocator", "emr", "lakefs", "fenced")
@@ -95,10 +96,12 @@ QUICK = Budget(max_runs=40)
 FULL = Budget(max_runs=4_000, hypothesis_examples=20, deep_runs=50_000, lag_pass=4)
 
 
-Resolver = Callable[[str, str], tuple[Any, Any]]
+#: a committer and store name -> the committer's factory and the store backend (None: the model
+#: store): the model's own committers, or the bridge's reference committers
+Resolver = Callable[[str, str], tuple[CommitterFactory, Backend]]
 
 
-def model_resolver(committer: str, store: str) -> tuple[Any, Any]:
+def model_resolver(committer: str, store: str) -> tuple[CommitterFactory, Backend]:
     """The model's committer on the model's store (no backend override)."""
     return get(committer), None
 
@@ -146,7 +149,7 @@ def decide_pair(committer: str, store: str, props: Sequence[str], budget: Budget
         decided = _decide_protocol(committer, store, props, budget, traces, resolve,
                                    protocol, scopes, reason, row, saved)
         by_protocol[protocol] = [decided[p] for p in props if p in decided]
-    cells = [c for decided_cells in by_protocol.values() for c in decided_cells]
+    cells = [judge_reach(c) for decided_cells in by_protocol.values() for c in decided_cells]
     order = {p: i for i, p in enumerate(props)}
     return sorted(cells, key=lambda c: order[c["property"]])  # stable: protocols stay in order
 
@@ -166,7 +169,7 @@ def _decide_protocol(committer: str, store: str, props: Sequence[str], budget: B
 
     for scope in scopes:
         wanted = [p for p in scope.props if p in props
-                  and cells.get(p, {}).get("verdict") in (None, "holds")]
+                  and cells.get(p, {}).get("verdict") in (None, *HOLDING)]
         for prop in [p for p in wanted if reason or not applicable(p, store)]:
             cells[prop] = cell(prop, "n/a", None, {"reason": reason or f"{store} is consistent"})
         wanted = [p for p in wanted if cells.get(p, {}).get("verdict") != "n/a"]
@@ -235,6 +238,35 @@ def _same_runs(cell: dict[str, Any], protocol: str, first: str, traces: str | No
     return {**same, "trace": str(write_trace(named, trace))}
 
 
+#: the verdicts of a cell no run violated: ``holds`` when the runs reached every state its
+#: property constrains, ``vacuous`` when they never reached one
+HOLDING = ("holds", "vacuous")
+
+
+def scope_summaries(explored: dict[str, Any]) -> list[dict[str, Any]]:
+    """The per-scope records of a cell's ``explored`` (one scope's record is its own)."""
+    return list(explored.get("scopes", [explored] if "scope" in explored else []))
+
+
+def judge_reach(cell: dict[str, Any]) -> dict[str, Any]:
+    """A cell no run violated, with ``explored.reach`` (per state its property constrains, how
+    many runs of its scopes reached it: :mod:`zerorename_model.check.reach`) and its verdict
+    ``vacuous`` if one of them is 0, else ``holds``.  A cell of scopes explored before runs
+    were counted (no ``reach`` in some scope) is left as it is."""
+    if cell["verdict"] not in HOLDING:
+        return cell
+    scopes = scope_summaries(cell["explored"])
+    if not scopes or any("reach" not in s for s in scopes):
+        return cell
+    constrains = CONSTRAINS.get(cell["property"], ())
+    reach = {state.value: sum(int(s["reach"].get(state.value, 0))
+                              + int(s.get("settled_before_reads", {}).get("reach", {})
+                                    .get(state.value, 0)) for s in scopes)
+             for state in constrains}
+    cell["explored"]["reach"] = reach
+    cell["verdict"] = "vacuous" if vacuous_states(constrains, reach) else "holds"
+    return cell
+
 def lags(store: str) -> bool:
     """Whether ``store``'s profile lets a write's visibility lag (S3 of 2018)."""
     profile = PROFILES.get(store)
@@ -254,8 +286,9 @@ class Found:
         return f"seed {Path(self.seed.path).name}" if self.seed else "exploration"
 
 
-def _explore_scope(scope: Scope, scenario: Scenario, factory: Any, wanted: Sequence[str],
-                   budget: Budget, backend: Any, seeds: Sequence[Seed] = (),
+def _explore_scope(scope: Scope, scenario: Scenario, factory: CommitterFactory,
+                   wanted: Sequence[str], budget: Budget, backend: Backend,
+                   seeds: Sequence[Seed] = (),
                    ) -> tuple[dict[str, Found], dict[str, Any]]:
     """The violating schedule found for each of ``wanted`` in one scope, and what was explored.
 
@@ -282,7 +315,7 @@ def _explore_scope(scope: Scope, scenario: Scenario, factory: Any, wanted: Seque
     if seeds:
         explored["seeds"] = {"tried": len(seeds), "found": sorted(found)}
 
-    def run(variant: Scenario, props: Sequence[str]) -> Any:
+    def run(variant: Scenario, props: Sequence[str]) -> Exploration:
         report = explore(variant, factory, props, max_runs=budget.max_runs,
                          seconds=budget.seconds, stop_when_all_violated=True, backend=backend)
         found.update({p: Found(variant, v[2]) for p, v in report.violations.items()
@@ -323,8 +356,8 @@ class Witness:
     result: RunResult
 
 
-def _witness(scenario: Scenario, factory: Any, prop: str, choices: Sequence[int],
-             budget: Budget, backend: Any) -> Witness:
+def _witness(scenario: Scenario, factory: CommitterFactory, prop: str, choices: Sequence[int],
+             budget: Budget, backend: Backend) -> Witness:
     """Shrink the violating schedule; then, as hypothesis shrinks data before schedules, try the
     same scope with one task (fewer actors, so a shorter story) and keep whichever witness has
     fewer steps.  The verdict never depends on this: the violation was found in ``scenario``."""
@@ -342,7 +375,8 @@ def _witness(scenario: Scenario, factory: Any, prop: str, choices: Sequence[int]
     return best
 
 
-def _seed_witness(seed: Seed, factory: Any, prop: str, backend: Any) -> Witness | None:
+def _seed_witness(seed: Seed, factory: CommitterFactory, prop: str,
+                  backend: Backend) -> Witness | None:
     """The seed itself, replayed exactly in its own (smaller) scenario, when that replay still
     violates ``prop``: it was shrunk when it was saved, so it is shown as it is."""
     replayed = exact(seed, factory, backend)

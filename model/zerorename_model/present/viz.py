@@ -38,7 +38,7 @@ COLOURS = {"write": "tab:green", "read": "tab:gray", "delete": "tab:orange",
 
 #: Colour of a verdict cell.
 VERDICT_COLOURS = {"violated": "#d62728", "holds": "#2ca02c", "holds*": "#98df8a",
-                   "n/a": "#dddddd"}
+                   "n/a": "#dddddd", "vacuous": "#ffdd71"}
 
 
 def step_class(step: Step) -> str:
