@@ -57,7 +57,7 @@ def guarantees(cell_list: Sequence[dict[str, Any]], committers: Sequence[str],
     """Committers × protocols: ``all hold`` (every search finished without a violation),
     ``no break found`` (some search was cut off by the quick budget), or the properties
     broken."""
-    from zerorename_model.matrix_text import shown_verdict
+    from zerorename_model.experiments.matrix_text import shown_verdict
 
     rows = []
     for name in committers:
@@ -90,8 +90,8 @@ def user_report(progress: Steps, committers: Sequence[str] = USER_COMMITTERS) ->
     """Explore the users' committers on S3 under both protocols (quick budget, saved
     witnesses first) and print the short matrix with one line on how to read it."""
     try:
-        from zerorename_model.matrix import matrix
-        from zerorename_model.seeds import default_directory
+        from zerorename_model.experiments.matrix import matrix
+        from zerorename_model.experiments.seeds import default_directory
     except ImportError as error:
         print(f"(the model is unavailable: {error})", flush=True)
         return
