@@ -32,12 +32,13 @@ SPARK = logging.getLogger("zerorename.spark")
 
 
 class DurationObserver(Protocol):
-    """Told when a timed statistic starts and ends (see :meth:`IOStatistics.duration`)."""
+    """Told when a timed statistic starts and ends (see :meth:`IOStatistics.duration`);
+    ``counters`` copies the counters, to be called only when needed (not for every request)."""
 
-    def started(self, name: str, counters: Mapping[str, int]) -> None: ...
+    def started(self, name: str, counters: Callable[[], Mapping[str, int]]) -> None: ...
 
     def finished(self, name: str, seconds: float, failed: bool,
-                 counters: Mapping[str, int]) -> None: ...
+                 counters: Callable[[], Mapping[str, int]]) -> None: ...
 
 
 class JobLog:
@@ -52,12 +53,12 @@ class JobLog:
         self.facts = facts
         self._before: dict[str, dict[str, int]] = {}
 
-    def started(self, name: str, counters: Mapping[str, int]) -> None:
+    def started(self, name: str, counters: Callable[[], Mapping[str, int]]) -> None:
         if S.is_stage(name):
-            self._before[name] = dict(counters)
+            self._before[name] = dict(counters())
 
     def finished(self, name: str, seconds: float, failed: bool,
-                 counters: Mapping[str, int]) -> None:
+                 counters: Callable[[], Mapping[str, int]]) -> None:
         if S.is_request(name):
             if STORE.isEnabledFor(logging.DEBUG):
                 STORE.debug("%s: %s %s in %.1f ms", self.who, S.request_op(name),
@@ -71,7 +72,8 @@ class JobLog:
             level = max(level, logging.WARNING)
         if not COMMITTER.isEnabledFor(level):
             return
-        delta = {k: v - before.get(k, 0) for k, v in counters.items() if v != before.get(k, 0)}
+        delta = {k: v - before.get(k, 0) for k, v in counters().items()
+                 if v != before.get(k, 0)}
         requests = sum(v for k, v in delta.items() if S.is_request(k))
         line = (f"{self.who}: {S.stage_title(name)} {'FAILED' if failed else 'done'} in "
                 f"{seconds:.3f} s: {delta.get(S.COMMITTER_FILES_COMMITTED, 0)} files, "

@@ -222,12 +222,14 @@ def validate(values: Mapping[str, Any], scope: Scope = Scope.COMMITTER) -> None:
     which may be a secret."""
     for name, value in values.items():
         option = _BY_NAME.get(name)
-        if option is None or option.scope is not scope or value is None:
+        if option is None or option.scope is not scope or value is None \
+                or (isinstance(value, str) and not value.strip()):  # empty: unset, as Hadoop's
             continue
         if not _valid(option, value):
             expected = option.kind.value + (f" {', '.join(option.choices)}"
                                             if option.choices else "")
-            raise OptionValueError(name, f"expected a {expected}")
+            article = "an" if expected[0] in "aeiou" else "a"
+            raise OptionValueError(name, f"expected {article} {expected}")
 
 
 def markdown() -> str:

@@ -99,15 +99,17 @@ class IOStatistics:
         observer = self.observer
         if observer is None:
             return
-        with self._lock:
-            counters = dict(self.counters)
         try:
             if seconds is None:
-                observer.started(name, counters)
+                observer.started(name, self._counters_copy)
             else:
-                observer.finished(name, seconds, failed, counters)
+                observer.finished(name, seconds, failed, self._counters_copy)
         except Exception:  # a log line is never worth a failed commit
             pass
+
+    def _counters_copy(self) -> dict[str, int]:
+        with self._lock:
+            return dict(self.counters)
 
     def aggregate(self, other: IOStatistics | Mapping[str, Any] | None) -> None:
         """Add ``other`` (statistics or their JSON) into these: counters and gauges sum,
