@@ -219,17 +219,18 @@ def validate(values: Mapping[str, Any], scope: Scope = Scope.COMMITTER) -> None:
     """Check every registered option of ``scope`` that ``values`` sets against its declared
     type; unregistered names are left alone (a Hadoop configuration carries many).  Raises
     :class:`OptionValueError` naming the option and the expected type — never its value,
-    which may be a secret."""
+    which may be a secret (except a choice's, which cannot be)."""
     for name, value in values.items():
         option = _BY_NAME.get(name)
         if option is None or option.scope is not scope or value is None \
                 or (isinstance(value, str) and not value.strip()):  # empty: unset, as Hadoop's
             continue
         if not _valid(option, value):
-            expected = option.kind.value + (f" {', '.join(option.choices)}"
-                                            if option.choices else "")
-            article = "an" if expected[0] in "aeiou" else "a"
-            raise OptionValueError(name, f"expected {article} {expected}")
+            if option.kind is Kind.CHOICE:  # a choice is never a secret: say what was given
+                raise OptionValueError(name, f"unknown value {str(value).strip().upper()!r}: "
+                                       f"expected {', '.join(c.upper() for c in option.choices)}")
+            article = "an" if option.kind.value[0] in "aeiou" else "a"
+            raise OptionValueError(name, f"expected {article} {option.kind.value}")
 
 
 def markdown() -> str:
