@@ -6,7 +6,7 @@ says the version its metadata and file names carry; ``py.typed`` ships in the wh
 sdist; ``zerorename --help`` lists the production commands and ``zerorename --version`` prints
 the version; a job of two tasks written to ``LocalStore`` through ``fenced`` publishes both
 files and a ``_SUCCESS`` that ``zerorename success`` reads back.  Only the standard library
-and zerorename are used.
+and zerorename are used (and the step printer of clean_install_probe.py beside it).
 """
 
 from __future__ import annotations
@@ -15,18 +15,11 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import time
 import zipfile
-from collections.abc import Callable
 from importlib.metadata import version
 from pathlib import Path
 
-
-def step(name: str, check: Callable[[], str]) -> None:
-    started = time.monotonic()
-    detail = check()
-    print(f"[clean install] {name}: ok in {time.monotonic() - started:.1f} s ({detail})",
-          flush=True)
+from clean_install_probe import step  # beside this file: sys.path[0] when run as a script
 
 
 def main(sdist: Path, wheel: Path) -> int:
