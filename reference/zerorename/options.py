@@ -132,6 +132,10 @@ PROGRESS: Final = Option(
     "zerorename.committer.progress", Kind.CALLBACK, "unset",
     "a callable receiving zr.ProgressEvent at each stage and file (a failing one never fails "
     "the commit)")
+FENCED_RECORD_RETENTION: Final = Option(
+    "zerorename.fenced.record.retention", Kind.DURATION, "24h",
+    "fenced: how long the commit records of finished jobs on a destination are kept before a "
+    "later job's cleanup deletes them")
 RENAME_BY_COPY: Final = Option(
     "zerorename.fileoutput.rename-by-copy", Kind.BOOL, "false",
     "let v1/v2 run on stores without rename (each rename a copy and a delete)")
@@ -176,7 +180,7 @@ OPTIONS: Final[tuple[Option, ...]] = (
     ABORT_PENDING_UPLOADS, MAGIC_ENABLED, MAGIC_IN_MEMORY, THREADS, MANIFEST_QUEUE_CAPACITY,
     MANIFEST_VALIDATE_OUTPUT, MANIFEST_DELETE_TARGET, CLEANUP_SKIPPED, MARK_SUCCESS, SUMMARY_DIR,
     RETRY_LIMIT, RETRY_INTERVAL, JOB_UUID, SPARK_JOB_UUID, REQUIRE_UUID, PROGRESS,
-    RENAME_BY_COPY, FIXED_MILLIS, *WRITER,
+    FENCED_RECORD_RETENTION, RENAME_BY_COPY, FIXED_MILLIS, *WRITER,
 )
 
 _BY_NAME: Final = {name: option for option in OPTIONS for name in option.names}

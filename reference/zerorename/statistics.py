@@ -111,6 +111,8 @@ COMMITTER_FILES_REPLACED: Final = "committer_files_replaced"
 COMMITTER_UPLOADS_UNATTRIBUTED: Final = "committer_uploads_unattributed"
 #: cleanups that failed after the job published (the job still succeeded)
 COMMITTER_CLEANUP_FAILURES: Final = "committer_cleanup_failures"
+#: (fenced) records of old jobs removed by expiry
+COMMITTER_RECORDS_EXPIRED: Final = "committer_records_expired"
 #: summary reports that could not be saved (the job still succeeded)
 COMMITTER_SUMMARY_REPORT_FAILURES: Final = "committer_summary_report_failures"
 #: (fenced) the store refused the set-up probe's second conditional PUT, as it must

@@ -433,4 +433,4 @@ class FencedCommitter(FencedTaskCommitter):
         expired = find_expired(self.store, self.dest, older_than=retention, now=time.time(),
                                keep_root=self.root, listed=roots)
         if expired:
-            self.stats.incr("committer_records_expired", delete_expired(self.store, expired))
+            self.stats.incr(S.COMMITTER_RECORDS_EXPIRED, delete_expired(self.store, expired))
