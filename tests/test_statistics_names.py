@@ -12,7 +12,7 @@ from zerorename import statistics as S
 PACKAGE = Path(__file__).resolve().parent.parent / "reference" / "zerorename"
 #: IOStatistics' methods that take a statistic name first
 RECORDING = frozenset({"incr", "duration", "set_gauge", "sample", "record_duration", "counter"})
-LOOKS_LIKE_A_STATISTIC = re.compile(r"^(committer|job_stage|task_stage|commit_file|op|stream)_"
+LOOKS_LIKE_A_STATISTIC = re.compile(r"^(committer|job_stage|task_stage|commit_file)_"
                                     r"[a-z_]+(\.failures)?$")
 
 
