@@ -132,6 +132,18 @@ PROGRESS: Final = Option(
     "zerorename.committer.progress", Kind.CALLBACK, "unset",
     "a callable receiving zr.ProgressEvent at each stage and file (a failing one never fails "
     "the commit)")
+CONDITIONAL_ENABLED: Final = Option(
+    "fs.s3a.create.conditional.enabled", Kind.BOOL, "true",
+    "Hadoop S3A's switch for conditional creation (HADOOP-19256): false says the store does not "
+    "support it, so auto never picks fenced")
+FENCED_STORE_CHECK: Final = Option(
+    "fs.zerorename.fenced.store-check", Kind.CHOICE, "warn",
+    "fenced on a store that let racing writers both win: warn (run, and say the risk) or "
+    "refuse (ConditionalWriteUnsupportedError)", choices=("warn", "refuse"))
+COMMITTER_CHOICE: Final = Option(
+    "fs.zerorename.committer.choice", Kind.TEXT, "set by the writer",
+    "why this job writes with its committer (auto's reason, or named by the user); copied into "
+    "_SUCCESS's diagnostics")
 FENCED_RECORD_RETENTION: Final = Option(
     "zerorename.fenced.record.retention", Kind.DURATION, "24h",
     "fenced: how long the commit records of finished jobs on a destination are kept before a "
@@ -180,7 +192,8 @@ OPTIONS: Final[tuple[Option, ...]] = (
     ABORT_PENDING_UPLOADS, MAGIC_ENABLED, MAGIC_IN_MEMORY, THREADS, MANIFEST_QUEUE_CAPACITY,
     MANIFEST_VALIDATE_OUTPUT, MANIFEST_DELETE_TARGET, CLEANUP_SKIPPED, MARK_SUCCESS, SUMMARY_DIR,
     RETRY_LIMIT, RETRY_INTERVAL, JOB_UUID, SPARK_JOB_UUID, REQUIRE_UUID, PROGRESS,
-    FENCED_RECORD_RETENTION, RENAME_BY_COPY, FIXED_MILLIS, *WRITER,
+    CONDITIONAL_ENABLED, FENCED_STORE_CHECK, COMMITTER_CHOICE, FENCED_RECORD_RETENTION,
+    RENAME_BY_COPY, FIXED_MILLIS, *WRITER,
 )
 
 _BY_NAME: Final = {name: option for option in OPTIONS for name in option.names}
