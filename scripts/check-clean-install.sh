@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# Build both wheels, install zerorename[spark] ALONE into a fresh virtualenv, and check there
-# that production works without the research tower (scripts/clean_install_probe.py: no
+# Build zerorename's sdist and wheel with `python -m build` (the wheel from the sdist, as a
+# release would), and the research wheel; install the zerorename wheel ALONE into a fresh
+# virtualenv and smoke-test it there (scripts/clean_install_smoke.py: import, version, py.typed,
+# `zerorename --help` and `--version`, a job written to LocalStore); then add its spark extra and
+# check that production works without the research tower (scripts/clean_install_probe.py: no
 # research package importable, a committer round trip on moto, a local[1] Spark write,
 # `zerorename check` naming the distribution to install).  moto goes into that virtualenv as
-# test tooling, by a separate pip install: it is not a dependency of zerorename.
+# test tooling, by a separate pip install: it is not a dependency of zerorename.  Needs nothing
+# from the network but PyPI (build's isolated environment, the dependencies).
 # Run by tests/test_towers.py (marked slow); runnable alone: bash scripts/check-clean-install.sh
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -19,17 +23,24 @@ say() { echo "[clean install] $* ($((SECONDS - started)) s)"; }
 mkdir -p "$work/src"
 tar --exclude=build --exclude='*.egg-info' --exclude=__pycache__ -C "$root" -cf - reference model \
   | tar -xf - -C "$work/src"
-"$python" -m pip wheel --quiet --no-deps --wheel-dir "$work/wheels" "$work/src/reference" \
-  "$work/src/model"
+"$python" -m build --sdist --wheel --outdir "$work/wheels" "$work/src/reference" >"$work/build.log" 2>&1 \
+  || { cat "$work/build.log" >&2; echo "python -m build failed" >&2; exit 1; }
+"$python" -m pip wheel --quiet --no-deps --wheel-dir "$work/wheels" "$work/src/model"
 production=("$work"/wheels/zerorename-[0-9]*.whl)
+sdist=("$work"/wheels/zerorename-[0-9]*.tar.gz)
 research=("$work"/wheels/zerorename_research-[0-9]*.whl)
-[ -f "${production[0]}" ] && [ -f "${research[0]}" ] || { echo "wheels missing" >&2; exit 1; }
-say "built $(basename "${production[0]}") and $(basename "${research[0]}")"
+[ -f "${production[0]}" ] && [ -f "${sdist[0]}" ] && [ -f "${research[0]}" ] \
+  || { echo "sdist or wheels missing" >&2; exit 1; }
+say "built $(basename "${sdist[0]}"), $(basename "${production[0]}") and $(basename "${research[0]}")"
 
 "$python" -m venv --without-pip "$work/venv"
 venv_python="$work/venv/bin/python"
+"$python" -m pip --python "$venv_python" install --quiet "${production[0]}"
+say "installed $(basename "${production[0]}") alone into a fresh virtualenv"
+(cd "$work" && PATH="$work/venv/bin:$PATH" "$venv_python" "$root/scripts/clean_install_smoke.py" \
+  "${sdist[0]}" "${production[0]}")
 "$python" -m pip --python "$venv_python" install --quiet "${production[0]}[spark]"
-say "installed $(basename "${production[0]}")[spark] into a fresh virtualenv"
+say "added its spark extra"
 "$python" -m pip --python "$venv_python" install --quiet "moto[s3]>=5.0"
 say "installed moto (test tooling)"
 

@@ -65,6 +65,7 @@ from zerorename.store import Store, list_all
 from zerorename_bridge.matrix_report import model_report
 from zerorename_bridge.progress import Progress
 from zerorename_bridge.spark_faults import DuplicateAttempt
+from zerorename_bridge.user_report import USER_COMMITTERS, summary_line, user_report
 
 if TYPE_CHECKING:  # Spark and moto load only when the job runs
     from pyspark.sql import DataFrame, SparkSession
@@ -337,6 +338,7 @@ class Args:
     matrix_committers: str | None
     matrix_stores: str | None
     keep: bool
+    research: bool
 
 
 def parse_args(argv: Sequence[str] | None) -> Args:
@@ -365,6 +367,10 @@ def parse_args(argv: Sequence[str] | None) -> Args:
                         help="comma-separated store profiles of the model matrix (default: all)")
     parser.add_argument("--keep", action="store_true",
                         help="keep the output on a real endpoint (default: delete it)")
+    parser.add_argument("--research", action="store_true",
+                        help="every field of every run, then the model's first finding and "
+                             "the whole verdict matrix (default: one line per run and the "
+                             "guarantees of the committers a user picks)")
     return Args(**vars(parser.parse_args(argv)))
 
 
@@ -424,7 +430,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             result = run_committer(spark, target, committer, df, snap, zombie_df, run_prefix,
                                    progress)
             results.append(result)
-            print(describe(result, embedded=target.server is not None), flush=True)
+            print(describe(result, embedded=target.server is not None) if args.research
+                  else summary_line(result), flush=True)
         df.unpersist()
         if owned:
             spark.stop()
@@ -440,11 +447,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"{len(ran)} committers ran, {len(results) - len(ran)} skipped; properties "
           + ("held on every run." if not failed else f"FAILED for: {', '.join(failed)}."),
           flush=True)
-    if not args.no_model:
+    if not args.no_model and args.research:
         print()
         model_report(progress, committers=_names(args.matrix_committers),
                      stores=_names(args.matrix_stores),
                      passed=[r.committer for r in ran if r.passed])
+    elif not args.no_model:
+        user_report(progress, _names(args.matrix_committers) or USER_COMMITTERS)
     return 1 if failed or not ran else 0
 
 

@@ -17,6 +17,7 @@ The public API (see ``docs/user/committers.md``)::
 
 from __future__ import annotations
 
+from zerorename._version import __version__
 from zerorename.committers import COMMITTERS, BaseCommitter, OutputFile, create_committer
 from zerorename.committers.destinations import UnownableDestinationError
 from zerorename.context import JobContext, Options, ProgressEvent, TaskContext
@@ -59,8 +60,6 @@ from zerorename.store import (
 )
 from zerorename.stores import LocalStore, S3Store, make_s3_client, rename_by_copy
 from zerorename.table_log import table_files
-
-__version__ = "0.1.0"
 
 __all__ = [
     "COMMITTERS",

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any, Protocol, runtime_checkable
 
+from zerorename._version import __version__
+
 DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -411,6 +413,7 @@ def build_parser(commands: dict[str, Command] | None = None) -> CommandParser:
     commands = available_commands() if commands is None else commands
     parser = CommandParser(prog="zerorename",
                            description="Rename-free output committers for object stores.")
+    parser.add_argument("--version", action="version", version=f"zerorename {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                 parser_class=CommandParser)
     for name, command in commands.items():

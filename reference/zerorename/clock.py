@@ -25,11 +25,12 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from zerorename import options as O
 from zerorename.errors import CommitError
 
 __all__ = ["FIXED_MILLIS_OPTION", "SYSTEM_CLOCK", "Clock", "FixedClock", "clock_from_options"]
 
-FIXED_MILLIS_OPTION = "zerorename.clock.fixed-millis"
+FIXED_MILLIS_OPTION = O.FIXED_MILLIS.name
 
 
 class Clock:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from zerorename import options as O
 from zerorename.clock import SYSTEM_CLOCK, Clock, clock_from_options
 from zerorename.errors import BadURLError, CommitError
 from zerorename.urls import parse_url, user_url
@@ -40,10 +41,10 @@ _SIZE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
 _DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
 
-UUID_OPTION = "fs.s3a.committer.uuid"
-SPARK_UUID_OPTION = "spark.sql.sources.writeJobUUID"
-REQUIRE_UUID_OPTION = "fs.s3a.committer.require.uuid"
-PROGRESS_OPTION = "zerorename.committer.progress"
+UUID_OPTION = O.JOB_UUID.name
+SPARK_UUID_OPTION = O.SPARK_JOB_UUID.name
+REQUIRE_UUID_OPTION = O.REQUIRE_UUID.name
+PROGRESS_OPTION = O.PROGRESS.name
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
+from zerorename import statistics as S
 from zerorename.errors import CommitError, FormatError, NotFoundError
 from zerorename.executor import BoundedExecutor
 from zerorename.formats import TaskManifest, parse_json
@@ -84,7 +85,7 @@ def load_manifests(ctx: StageContext, sources: Iterable[TaskSource],
                    check: Callable[[str, str], str], task_dir: Callable[[str], str]) -> Loaded:
     """Load and validate every committed task's manifest in parallel, spooling its entries."""
     loaded = Loaded(spool=EntrySpool())
-    progress = Progress(ctx.job, "job_stage_load_manifests", None)
+    progress = Progress(ctx.job, S.JOB_STAGE_LOAD_MANIFESTS, None)
 
     def load(source: TaskSource) -> tuple[TaskSource, TaskManifest]:
         return _load_one_manifest(ctx, source, check, task_dir)
@@ -100,9 +101,9 @@ def load_manifests(ctx: StageContext, sources: Iterable[TaskSource],
                 saved=parse_int(manifest.extra_data.get(SAVED_KEY)), path=source.path,
                 files=len(manifest.files),
             ), manifest.iostatistics)
-            ctx.stats.incr("op_load_manifest")
-            ctx.stats.sample("committer_task_file_count", len(manifest.files))
-            ctx.stats.sample("committer_task_directory_count", len(manifest.directories))
+            ctx.stats.incr(S.OP_LOAD_MANIFEST)
+            ctx.stats.sample(S.COMMITTER_TASK_FILE_COUNT, len(manifest.files))
+            ctx.stats.sample(S.COMMITTER_TASK_DIRECTORY_COUNT, len(manifest.directories))
             for entry in manifest.files:
                 loaded.spool.add({"a": attempt_id, "s": entry.source, "u": entry.dest,
                                   "z": entry.size, "e": entry.etag})
@@ -139,11 +140,11 @@ def create_directories(ctx: StageContext, loaded: Loaded) -> int:
         if info is None:
             return 0
         ctx.store.delete(path)
-        ctx.stats.incr("op_delete_file_under_destination")
+        ctx.stats.incr(S.OP_DELETE_FILE_UNDER_DESTINATION)
         return 1
 
     deleted = sum(ctx.pool.run(prepare, ordered))
-    ctx.stats.incr("op_create_directories", len(loaded.directories))
+    ctx.stats.incr(S.OP_CREATE_DIRECTORIES, len(loaded.directories))
     return deleted
 
 
@@ -262,19 +263,19 @@ def rename_files(ctx: StageContext, loaded: Loaded, filenames: FilenameSample, *
     failure; each published file is journaled in ``publication`` for a revert.  A rename
     whose source vanished after a retry, but whose destination now has the expected size, is
     counted as recovered (the earlier attempt did rename it)."""
-    progress = Progress(ctx.job, "job_stage_rename_files", loaded.files)
+    progress = Progress(ctx.job, S.JOB_STAGE_RENAME_FILES, loaded.files)
 
     def move(record: dict[str, Any]) -> None:
         src, dst, size = record["s"], record["u"], int(record["z"])
         progress.tick(dst)
         if delete_target:
             ctx.store.delete(dst)
-        with ctx.stats.duration("commit_file_rename"):
+        with ctx.stats.duration(S.COMMIT_FILE_RENAME):
             recovered = publication.publish(src, dst, size)
         if recovered:
-            ctx.stats.incr("commit_file_rename_recovered")
-        ctx.stats.incr("committer_files_committed")
-        ctx.stats.incr("committer_bytes_committed", size)
+            ctx.stats.incr(S.COMMIT_FILE_RENAME_RECOVERED)
+        ctx.stats.incr(S.COMMITTER_FILES_COMMITTED)
+        ctx.stats.incr(S.COMMITTER_BYTES_COMMITTED, size)
         filenames.add(dst)
 
     for _ in ctx.pool.imap(move, loaded.winning_records()):

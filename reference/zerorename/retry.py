@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from zerorename.errors import NotFoundError, PreconditionFailedError, StoreError
+from zerorename.logs import retry_gave_up
 from zerorename.store import ObjectInfo
 
 __all__ = [
@@ -170,6 +171,8 @@ class RetryPolicy:
             result = landed(error)
             if result is not None:
                 return result
+        if attempt > 1:
+            retry_gave_up(attempt, error)
         raise error
 
 

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import IO, Any, Protocol, TypeVar
 
+from zerorename import statistics as S
 from zerorename.context import JobContext, ProgressEvent
 from zerorename.errors import (
     CommitError,
@@ -278,7 +279,7 @@ def select_winners(loaded: Loaded, ctx: StageContext) -> None:
         if len(metas) > 1:
             losers = ", ".join(m.attempt_id for m in metas[:-1])
             loaded.duplicates_resolved.append(f"{task_name}: {winner.attempt_id} over {losers}")
-            ctx.stats.incr("committer_task_duplicate_commits", len(metas) - 1)
+            ctx.stats.incr(S.COMMITTER_TASK_DUPLICATE_COMMITS, len(metas) - 1)
     for record in loaded.stats_spool:  # the winners' statistics, streamed back
         if record["a"] in loaded.winners:
             loaded.task_stats.aggregate(record["s"])
@@ -341,7 +342,7 @@ def load_pendingsets(ctx: StageContext, sources: Iterable[TaskSource],
     """Load, validate and spool every committed task's pendingset; pick one attempt per task;
     check destinations are unique across the job.  Nothing is completed here."""
     loaded = Loaded(spool=EntrySpool())
-    progress = Progress(ctx.job, "job_stage_load_pendingsets", None)
+    progress = Progress(ctx.job, S.JOB_STAGE_LOAD_PENDINGSETS, None)
 
     def load(source: TaskSource) -> tuple[TaskSource, PendingSet, list[str]]:
         return _load_one_pendingset(ctx, source, check)
@@ -362,8 +363,8 @@ def load_pendingsets(ctx: StageContext, sources: Iterable[TaskSource],
             if source.message is not None:
                 meta.task_name = f"task-{source.message.task_id}"
             loaded.add_attempt(meta, pset.iostatistics)
-            ctx.stats.incr("committer_load_pendingset")
-            ctx.stats.sample("committer_task_file_count", len(pset.commits))
+            ctx.stats.incr(S.COMMITTER_LOAD_PENDINGSET)
+            ctx.stats.sample(S.COMMITTER_TASK_FILE_COUNT, len(pset.commits))
             for c, url in zip(pset.commits, urls, strict=True):
                 loaded.spool.add({"a": attempt_id, "u": url, "i": c.upload_id,
                                   "e": c.etags, "z": c.length})
@@ -396,7 +397,7 @@ def load_pendingsets(ctx: StageContext, sources: Iterable[TaskSource],
 def complete_uploads(ctx: StageContext, loaded: Loaded, filenames: FilenameSample) -> None:
     """Complete every winning upload in parallel.  On the first failure: stop, delete the
     objects already completed (revert), abort the rest, and raise :class:`JobFailedError`."""
-    progress = Progress(ctx.job, "job_stage_complete_uploads", loaded.files)
+    progress = Progress(ctx.job, S.JOB_STAGE_COMPLETE_UPLOADS, loaded.files)
     lock = threading.Lock()
     completed: dict[str, str] = {}  # upload id -> url
 
@@ -406,9 +407,9 @@ def complete_uploads(ctx: StageContext, loaded: Loaded, filenames: FilenameSampl
         ctx.store.complete_checked(url, upload_id, parts, length)
         with lock:
             completed[upload_id] = url
-        ctx.stats.incr("committer_commits_completed")
-        ctx.stats.incr("committer_files_committed")
-        ctx.stats.incr("committer_bytes_committed", length)
+        ctx.stats.incr(S.COMMITTER_COMMITS_COMPLETED)
+        ctx.stats.incr(S.COMMITTER_FILES_COMMITTED)
+        ctx.stats.incr(S.COMMITTER_BYTES_COMMITTED, length)
         filenames.add(url)
         progress.tick(url)
 
@@ -433,7 +434,7 @@ def _revert(ctx: StageContext, loaded: Loaded, completed: dict[str, str]) -> tup
             reverted += len(urls[start : start + 1000])
         except CommitError:
             continue
-    ctx.stats.incr("committer_commits_reverted", reverted)
+    ctx.stats.incr(S.COMMITTER_COMMITS_REVERTED, reverted)
     remaining = [(r["i"], r["u"]) for r in loaded.winning_records() if r["i"] not in completed]
 
     def abort(item: tuple[str, str]) -> bool:
@@ -445,7 +446,7 @@ def _revert(ctx: StageContext, loaded: Loaded, completed: dict[str, str]) -> tup
 
     results, _errors = ctx.pool.run_all(abort, remaining)
     aborted = sum(1 for r in results if r)
-    ctx.stats.incr("committer_commits_aborted", aborted)
+    ctx.stats.incr(S.COMMITTER_COMMITS_ABORTED, aborted)
     return reverted, aborted
 
 

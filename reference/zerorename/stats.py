@@ -16,9 +16,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from zerorename import statistics as S
 from zerorename.clock import SYSTEM_CLOCK, Clock
+
+if TYPE_CHECKING:
+    from zerorename.logs import DurationObserver
 
 __all__ = ["IOStatistics"]
 
@@ -39,6 +43,9 @@ class IOStatistics:
         self.minimums: dict[str, int] = {}
         self.maximums: dict[str, int] = {}
         self.means: dict[str, tuple[int, int]] = {}  # name -> (samples, sum)
+        #: told when each :meth:`duration` starts and ends (the committer's log: see
+        #: :mod:`zerorename.logs`); statistics never fail for it, so its errors are dropped
+        self.observer: DurationObserver | None = None
 
     def incr(self, name: str, amount: int = 1) -> None:
         with self._lock:
@@ -66,7 +73,7 @@ class IOStatistics:
         self.means[name + ".mean"] = (samples + 1, total + value)
 
     def record_duration(self, name: str, seconds: float, *, failed: bool = False) -> None:
-        key = name + ".failures" if failed else name
+        key = name + S.FAILURES_SUFFIX if failed else name
         millis = int(seconds * 1000)
         with self._lock:
             self.counters[key] = self.counters.get(key, 0) + 1
@@ -75,13 +82,34 @@ class IOStatistics:
     @contextmanager
     def duration(self, name: str) -> Iterator[None]:
         """Time the block under ``name``; an exception is recorded as ``name.failures``."""
+        self._observe(name, None, failed=False)
         start = self.clock.monotonic()
         try:
             yield
         except BaseException:
-            self.record_duration(name, self.clock.monotonic() - start, failed=True)
+            elapsed = self.clock.monotonic() - start
+            self.record_duration(name, elapsed, failed=True)
+            self._observe(name, elapsed, failed=True)
             raise
-        self.record_duration(name, self.clock.monotonic() - start)
+        elapsed = self.clock.monotonic() - start
+        self.record_duration(name, elapsed)
+        self._observe(name, elapsed, failed=False)
+
+    def _observe(self, name: str, seconds: float | None, *, failed: bool) -> None:
+        observer = self.observer
+        if observer is None:
+            return
+        try:
+            if seconds is None:
+                observer.started(name, self._counters_copy)
+            else:
+                observer.finished(name, seconds, failed, self._counters_copy)
+        except Exception:  # a log line is never worth a failed commit
+            pass
+
+    def _counters_copy(self) -> dict[str, int]:
+        with self._lock:
+            return dict(self.counters)
 
     def aggregate(self, other: IOStatistics | Mapping[str, Any] | None) -> None:
         """Add ``other`` (statistics or their JSON) into these: counters and gauges sum,

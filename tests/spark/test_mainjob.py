@@ -14,7 +14,8 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]
 def test_main_job_checks_properties_and_explains_skips(spark: Any,
                                                        capsys: pytest.CaptureFixture[str]
                                                        ) -> None:
-    status = mainjob.main(["--rows", "2000", "--committers", "magic,v1", "--no-model"])
+    status = mainjob.main(["--rows", "2000", "--committers", "magic,v1", "--no-model",
+                           "--research"])
     out = capsys.readouterr().out
     assert status == 0, out
     assert spark.sparkContext._jsc is not None  # the caller's session is left running

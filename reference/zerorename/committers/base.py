@@ -19,6 +19,8 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+from zerorename import options as O
+from zerorename import statistics as S
 from zerorename.committers.destinations import check_destination_shape
 from zerorename.committers.layout import JobLayout
 from zerorename.committers.output import (
@@ -42,6 +44,7 @@ from zerorename.errors import (
 )
 from zerorename.executor import BoundedExecutor, thread_count
 from zerorename.formats import SuccessData
+from zerorename.logs import JobLog
 from zerorename.messages import TaskCommitMessage
 from zerorename.stats import IOStatistics
 from zerorename.store import Store
@@ -49,8 +52,8 @@ from zerorename.urls import parse_url
 
 __all__ = ["BaseCommitter"]
 
-MARK_SUCCESS_OPTION = "mapreduce.fileoutputcommitter.marksuccessfuljobs"
-THREADS_OPTION = "zerorename.committer.threads"
+MARK_SUCCESS_OPTION = O.MARK_SUCCESS.name
+THREADS_OPTION = O.THREADS.name
 
 
 class BaseCommitter(JobReports):
@@ -59,10 +62,10 @@ class BaseCommitter(JobReports):
     name: ClassVar[str] = ""
     #: Hadoop's name for the committer class, recorded in _SUCCESS diagnostics.
     hadoop_class: ClassVar[str] = ""
-    thread_options: ClassVar[tuple[str, ...]] = ("fs.s3a.committer.threads",)
+    thread_options: ClassVar[tuple[str, ...]] = (O.THREADS.aliases[0],)
     default_threads: ClassVar[int] = 8
     #: task-completion counter name in this committer family's statistics
-    tasks_counter: ClassVar[str] = "committer_tasks_completed"
+    tasks_counter: ClassVar[str] = S.COMMITTER_TASKS_COMPLETED
     #: whether a job's output may be visible in the destination before its job commit (v2's
     #: task commit renames into it); every other committer promises it is not, and the
     #: property suites check that promise after every step of a run
@@ -78,6 +81,7 @@ class BaseCommitter(JobReports):
                     or task.job.dest != job.dest:
                 raise CommitError(task.attempt_id, f"task belongs to job {task.job.id} attempt "
                                   f"{task.job.attempt}, not {job.id} attempt {job.attempt}")
+        O.validate(job.opts.as_dict())
         self.job = job
         self.task = task
         self.dest = check_destination_shape(job.dest)
@@ -85,6 +89,8 @@ class BaseCommitter(JobReports):
         #: every timestamp and duration this committer records (fixed by an option: see clock)
         self.clock = job.clock
         self.stats = IOStatistics(self.clock)
+        self.stats.observer = JobLog(
+            f"job {job.id}" + (f" task {task.attempt_id}" if task else ""), self.log_facts)
         self.raw_store = store
         self.store = ReliableStore(store, retry_policy(self.opts), self.stats)
         self.caps = store.capabilities()
@@ -196,6 +202,18 @@ class BaseCommitter(JobReports):
         return BoundedExecutor(self.threads, f"{self.name}-{name}", capacity,
                                backend=self.job.pool_backend)
 
+    def log_facts(self) -> dict[str, object]:
+        """What the set-up line of the log says about this committer's choices (names and
+        plain values only: never an option's value, which may be a secret)."""
+        facts: dict[str, object] = {"committer": self.name, "destination": self.dest,
+                                    "job attempt": self.job.attempt,
+                                    "job ID from": self.job.job_id_source,
+                                    "threads": self.threads}
+        mode = getattr(self, "conflict_mode", None)
+        if isinstance(mode, str):
+            facts["conflict mode"] = mode
+        return facts
+
     def iostatistics(self) -> dict[str, Any]:
         return self.stats.snapshot()
 
@@ -214,7 +232,7 @@ class BaseCommitter(JobReports):
                 state = "already set up" if phase is Phase.SET_UP else f"already {phase.value}"
                 raise CallOrderError(self.dest, f"setup_job: job {self.job.id} is {state} on "
                                                 "this committer")
-        with self.stats.duration("job_stage_setup"):
+        with self.stats.duration(S.JOB_STAGE_SETUP):
             if parse_url(self.dest).key.strip("/") and self.store.head(self.dest) is not None:
                 raise CommitError(self.dest, "destination is a file, not a directory")
             self._setup_job()
@@ -243,12 +261,12 @@ class BaseCommitter(JobReports):
             if messages is not None:
                 parsed = self._parse_messages(messages)
             self._commit_started = self.clock.monotonic()
-            with self.stats.duration("committer_commit_job"):
+            with self.stats.duration(S.COMMITTER_COMMIT_JOB):
                 success = self._commit_job(parsed)
         except Exception as exc:
             # Only errors: a BaseException (interrupt, the simulation's crash of an actor)
             # stops here without another store request, as a killed process would.
-            self.stats.incr("committer_jobs_failed")
+            self.stats.incr(S.COMMITTER_JOBS_FAILED)
             if not self._after_job_failure(exc):
                 with self._state_lock:  # the job is kept whole: a rerun may finish it
                     self._job_started = Phase.SET_UP
@@ -274,7 +292,7 @@ class BaseCommitter(JobReports):
             except Exception as secondary:
                 exc.add_note(f"aborting the job after the failure also failed: {secondary}")
         try:
-            report = self.success_data([], stage="committer_commit_job", success=False)
+            report = self.success_data([], stage=S.COMMITTER_COMMIT_JOB, success=False)
             report.diagnostics["exception"] = f"{type(exc).__name__}: {exc}"
             failure = self._save_report(report)
         except Exception as secondary:
@@ -300,7 +318,7 @@ class BaseCommitter(JobReports):
         """Discard everything this job owns (uploads, records, temporary data).  Idempotent;
         output already published by a completed job commit is not touched."""
         self._job_ended()
-        with self.stats.duration("job_stage_abort"):
+        with self.stats.duration(S.JOB_STAGE_ABORT):
             self._abort_job(failed=False)
 
     def _abort_job(self, *, failed: bool) -> None:
@@ -309,7 +327,7 @@ class BaseCommitter(JobReports):
     def cleanup_job(self) -> None:
         """Remove the job's temporary data (and any uploads it left).  Idempotent."""
         self._job_ended()
-        with self.stats.duration("job_stage_cleanup"):
+        with self.stats.duration(S.JOB_STAGE_CLEANUP):
             self._abort_job(failed=False)
 
     def _job_ended(self) -> None:
@@ -337,7 +355,7 @@ class BaseCommitter(JobReports):
                     raise CallOrderError(task.attempt_id, f"setup_task: task attempt "
                                          f"{task.attempt_id} is already set up")
                 raise self._task_refusal(task, "setup_task")
-        with self.stats.duration("task_stage_setup"):
+        with self.stats.duration(S.TASK_STAGE_SETUP):
             self._setup_task()
         with self._state_lock:
             if self._task_phase is Phase.NEW:  # (an abort_task meanwhile wins)
@@ -409,13 +427,13 @@ class BaseCommitter(JobReports):
                               f"{len(still_open)} file(s) still open at task commit: close "
                               "them first")
         try:
-            with self.stats.duration("task_stage_commit"):
+            with self.stats.duration(S.TASK_STAGE_COMMIT):
                 message = self._commit_task(task)
         except BaseException:
             # what the attempt wrote may be gone (the staging committers delete it): a retry
             # on this attempt could commit nothing and report success
             self._finish_task_phase(Phase.FAILED)
-            self.stats.incr("committer_tasks_failed")
+            self.stats.incr(S.COMMITTER_TASKS_FAILED)
             raise
         self._finish_task_phase(Phase.COMMITTED)
         return message
@@ -444,7 +462,7 @@ class BaseCommitter(JobReports):
         for handle in handles:
             with contextlib.suppress(NotFoundError):
                 handle.abort()
-        with self.stats.duration("task_stage_abort_task"):
+        with self.stats.duration(S.TASK_STAGE_ABORT_TASK):
             self._abort_task(task)
 
     def _abort_task(self, task: TaskContext) -> None:

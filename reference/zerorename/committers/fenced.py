@@ -50,6 +50,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
+from zerorename import statistics as S
 from zerorename.committers.cleanup import abort_quietly
 from zerorename.committers.deletes import delete_pages
 from zerorename.committers.destinations import is_store_root
@@ -189,7 +190,7 @@ class FencedCommitter(FencedTaskCommitter):
             self.store.put(self.marker, body(1), if_none_match=True)
             self.store.put(self.marker, body(2), if_none_match=True)
         except PreconditionFailedError:
-            self.stats.incr("committer_conditional_put_probe_refused")
+            self.stats.incr(S.COMMITTER_CONDITIONAL_PUT_PROBE_REFUSED)
             return
         except UnsupportedOperationError as exc:
             raise self._unsupported(f"it rejected If-None-Match ({exc.reason})") from None
@@ -215,15 +216,15 @@ class FencedCommitter(FencedTaskCommitter):
         with self.executor("commit") as pool:
             ctx = StageContext(self.store, self.job, self.stats, pool, runner, self.name)
             if messages is None:
-                sources = runner.run("job_stage_list_task_records", self._task_sources)
+                sources = runner.run(S.JOB_STAGE_LIST_TASK_RECORDS, self._task_sources)
             else:
                 sources = [TaskSource(message=m) for m in messages]
-            loaded = runner.run("job_stage_load_pendingsets", lambda: load_pendingsets(
+            loaded = runner.run(S.JOB_STAGE_LOAD_PENDINGSETS, lambda: load_pendingsets(
                 ctx, sources, self.check_in_destination))
             with loaded.spool:
                 record = self._record_from(loaded, sources)
                 committed = CommittedUploads(lambda: _uploads_in(loaded), loaded.files)
-                runner.run("job_stage_save_commit_record",
+                runner.run(S.JOB_STAGE_SAVE_COMMIT_RECORD,
                            lambda: self._save_commit_record(record, committed))
                 self._published = True  # the commit point: from here on, roll forward only
                 success = self._publish(record, committed, pool, runner, loaded.task_stats)
@@ -272,10 +273,10 @@ class FencedCommitter(FencedTaskCommitter):
         """After the commit point: complete, ``_SUCCESS``, clean up.  Every step is
         idempotent, so a crash anywhere here is finished by the next attempt's roll-forward."""
         filenames = FilenameSample()
-        files = runner.run("job_stage_complete_uploads",
+        files = runner.run(S.JOB_STAGE_COMPLETE_UPLOADS,
                            lambda: self._complete_all(committed, pool, filenames))
-        self.stats.incr("committer_jobs_completed")
-        base = self.success_data(filenames.names, stage="committer_commit_job",
+        self.stats.incr(S.COMMITTER_JOBS_COMPLETED)
+        base = self.success_data(filenames.names, stage=S.COMMITTER_COMMIT_JOB,
                                  task_stats=task_stats)
         success = FencedSuccessData(**{f.name: getattr(base, f.name) for f in fields(base)},
                                     files=files)
@@ -297,9 +298,9 @@ class FencedCommitter(FencedTaskCommitter):
                       filenames: FilenameSample) -> list[CommittedFile]:
         def complete(upload: RecordedUpload) -> CommittedFile:
             etag = self._complete_one(upload)
-            self.stats.incr("committer_commits_completed")
-            self.stats.incr("committer_files_committed")
-            self.stats.incr("committer_bytes_committed", upload.size)
+            self.stats.incr(S.COMMITTER_COMMITS_COMPLETED)
+            self.stats.incr(S.COMMITTER_FILES_COMMITTED)
+            self.stats.incr(S.COMMITTER_BYTES_COMMITTED, upload.size)
             filenames.add(upload.url)
             return CommittedFile(upload.url, upload.size, etag)
 
@@ -327,14 +328,14 @@ class FencedCommitter(FencedTaskCommitter):
             etag = info.etag.strip('"')
             if "-" in etag and expected is not None and etag != expected:
                 raise
-            self.stats.incr("store_complete_recovered")
+            self.stats.incr(S.STORE_COMPLETE_RECOVERED)
             return etag
 
     def _roll_forward(self, commit: FencedCommitRecord) -> SuccessData:
         runner = StageRunner(self.stats, self.job)
         with self.executor("roll-forward") as pool:
             success = self._publish(commit, CommittedUploads.of(commit), pool, runner)
-        self.stats.incr("committer_jobs_rolled_forward")
+        self.stats.incr(S.COMMITTER_JOBS_ROLLED_FORWARD)
         self.last_success = success
         self._job_committed = True  # commit_job on this object is refused: nothing to do
         return success
@@ -400,7 +401,7 @@ class FencedCommitter(FencedTaskCommitter):
                 [u for u in others if neighbours.may_own(self.dest, u.url)]
             at_keys.extend(mine)
             if len(mine) < len(others):
-                self.stats.incr("committer_uploads_unattributed", len(others) - len(mine))
+                self.stats.incr(S.COMMITTER_UPLOADS_UNATTRIBUTED, len(others) - len(mine))
             for u in at_keys:
                 owned[u.upload_id] = u.url
 
@@ -408,7 +409,7 @@ class FencedCommitter(FencedTaskCommitter):
                 return abort_quietly(self.store, item[1], item[0])
 
             results, errors = pool.run_all(abort, sorted(owned.items()))
-        self.stats.incr("committer_commits_aborted", sum(1 for r in results if r))
+        self.stats.incr(S.COMMITTER_COMMITS_ABORTED, sum(1 for r in results if r))
         if errors:
             (uid, url), exc = errors[0]
             raise JobFailedError(url, f"could not abort {len(errors)} upload(s) of job "
@@ -432,4 +433,4 @@ class FencedCommitter(FencedTaskCommitter):
         expired = find_expired(self.store, self.dest, older_than=retention, now=time.time(),
                                keep_root=self.root, listed=roots)
         if expired:
-            self.stats.incr("committer_records_expired", delete_expired(self.store, expired))
+            self.stats.incr(S.COMMITTER_RECORDS_EXPIRED, delete_expired(self.store, expired))

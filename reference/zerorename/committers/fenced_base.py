@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 from typing import ClassVar
 
+from zerorename import statistics as S
 from zerorename.committers.base import BaseCommitter
 from zerorename.committers.fenced_records import FencedCommitRecord
 from zerorename.committers.layout import FENCED_AREA, FENCED_COMMIT_RECORD, JobLayout
@@ -29,7 +30,7 @@ class FencedBase(BaseCommitter):
 
     name: ClassVar[str] = "fenced"
     hadoop_class: ClassVar[str] = ""
-    tasks_counter: ClassVar[str] = "committer_tasks_succeeded"
+    tasks_counter: ClassVar[str] = S.COMMITTER_TASKS_SUCCEEDED
 
     def __init__(self, store: Store, job: JobContext, task: TaskContext | None = None) -> None:
         super().__init__(store, job, task)

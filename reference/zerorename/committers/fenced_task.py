@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from zerorename import statistics as S
 from zerorename.committers.cleanup import abort_quietly
 from zerorename.committers.fenced_base import FencedBase
 from zerorename.committers.fenced_records import (
@@ -41,7 +42,7 @@ class FencedTaskCommitter(FencedBase):
     def _open(self, task: TaskContext, rel: str) -> OutputFile:
         final = dest_url(self.dest, rel)
         upload_id = self.store.create_multipart(final)
-        self.stats.incr("committer_fenced_files_created")
+        self.stats.incr(S.COMMITTER_FENCED_FILES_CREATED)
         return FencedFile(self, rel, final, task.attempt_id, upload_id)
 
     def file_done(self, rel: str, commit: SinglePendingCommit | None) -> None:
@@ -62,7 +63,7 @@ class FencedTaskCommitter(FencedBase):
         stats = self.count_task_success()
         pset = task_pendingset(self.name, task, commits, stats, self.clock.now_millis())
         data = pset.to_bytes()
-        with self.stats.duration("task_stage_save_task_record"):
+        with self.stats.duration(S.TASK_STAGE_SAVE_TASK_RECORD):
             winner = self._put_task_record(url, data)
         if winner is not None:
             self._abort_own(commits)
@@ -82,7 +83,7 @@ class FencedTaskCommitter(FencedBase):
                                        f"{commit.job_attempt}) without attempt "
                                        f"{task.attempt_id}; its {len(commits)} upload(s) "
                                        "were aborted")
-        self.stats.sample("committer_task_file_count", len(commits))
+        self.stats.sample(S.COMMITTER_TASK_FILE_COUNT, len(commits))
         return self.make_message(task, "pendingset", {"pendingset": pset.to_json()}, url, stats)
 
     def _put_task_record(self, url: str, data: bytes) -> PendingSet | None:

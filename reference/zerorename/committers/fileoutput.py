@@ -32,6 +32,8 @@ import contextlib
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
+from zerorename import options as O
+from zerorename import statistics as S
 from zerorename.committers.base import BaseCommitter
 from zerorename.committers.cleanup import abort_quietly
 from zerorename.committers.deletes import delete_tree
@@ -51,7 +53,7 @@ from zerorename.urls import dir_prefix
 
 __all__ = ["FileOutputCommitterV1", "FileOutputCommitterV2", "RenameCommitter"]
 
-RENAME_BY_COPY_OPTION = "zerorename.fileoutput.rename-by-copy"
+RENAME_BY_COPY_OPTION = O.RENAME_BY_COPY.name
 #: Store error codes meaning "the rename target exists" (HDFS-like stores refuse).
 TARGET_EXISTS = frozenset({"DestinationExists", "DirectoryNotEmpty", "TypeMismatch",
                             "FileAlreadyExists", "PreconditionFailed"})
@@ -62,7 +64,7 @@ class RenameCommitter(BaseCommitter):
     ``_temporary/<job id>`` tree, published by rename (or copy + delete where allowed)."""
 
     allow_copy_rename: ClassVar[bool] = False
-    thread_options: ClassVar[tuple[str, ...]] = ("mapreduce.manifest.committer.io.threads",)
+    thread_options: ClassVar[tuple[str, ...]] = (O.THREADS.aliases[1],)
 
     def __init__(self, store: Store, job: JobContext, task: TaskContext | None = None) -> None:
         super().__init__(store, job, task)
@@ -121,13 +123,13 @@ class RenameCommitter(BaseCommitter):
         else:
             self.store.copy(src, dst)
             self.store.delete(src)
-            self.stats.incr("op_rename_by_copy")
+            self.stats.incr(S.OP_RENAME_BY_COPY)
 
     def _copy_to_publish(self, src: str, dst: str) -> None:
         """Publish by copy on a store without rename; the source stays until the job's
         cleanup, so a failed job commit can delete the copy without losing the file."""
         self.store.copy(src, dst)
-        self.stats.incr("op_rename_by_copy")
+        self.stats.incr(S.OP_RENAME_BY_COPY)
 
     def _move_back(self, dest: str, source: str) -> None:
         """Undo a publish whose source is gone: the destination holds the only copy."""
@@ -159,7 +161,7 @@ class RenameCommitter(BaseCommitter):
                     raise
                 with self.executor("revert") as pool:
                     outcome = publication.revert(pool)
-                self.stats.incr("committer_commits_reverted", outcome.reverted)
+                self.stats.incr(S.COMMITTER_COMMITS_REVERTED, outcome.reverted)
                 self._unreverted.extend(url for url, _exc in outcome.kept)
                 path = exc.path if isinstance(exc, CommitError) else self.dest
                 reason = exc.reason if isinstance(exc, CommitError) \
@@ -181,7 +183,7 @@ class RenameCommitter(BaseCommitter):
         if self.native_rename:
             self.store.rename(src, dst)
         else:
-            self.stats.incr("op_rename_by_copy", rename_by_copy(self.store, src, dst))
+            self.stats.incr(S.OP_RENAME_BY_COPY, rename_by_copy(self.store, src, dst))
 
     def _abort_task(self, task: TaskContext) -> None:
         delete_tree(self.store, self._work_path(task))
@@ -214,13 +216,13 @@ class RenameCommitter(BaseCommitter):
 
         def one(item: tuple[str, str, int]) -> None:
             src, dst, size = item
-            with self.stats.duration("commit_file_rename"):
+            with self.stats.duration(S.COMMIT_FILE_RENAME):
                 if publication is None:
                     self.move(src, dst)
                 elif publication.publish(src, dst, size):
-                    self.stats.incr("commit_file_rename_recovered")
-            self.stats.incr("committer_files_committed")
-            self.stats.incr("committer_bytes_committed", size)
+                    self.stats.incr(S.COMMIT_FILE_RENAME_RECOVERED)
+            self.stats.incr(S.COMMITTER_FILES_COMMITTED)
+            self.stats.incr(S.COMMITTER_BYTES_COMMITTED, size)
             filenames.add(dst)
             progress.tick(dst)
 
@@ -234,11 +236,11 @@ class RenameCommitter(BaseCommitter):
                    messages: list[TaskCommitMessage] | None) -> SuccessData:
         """Write _SUCCESS (with the tasks' statistics when their messages carry them) and
         delete the job's temporary tree."""
-        self.stats.incr("committer_jobs_completed")
+        self.stats.incr(S.COMMITTER_JOBS_COMPLETED)
         task_stats = IOStatistics(self.clock)
         for msg in messages or []:
             task_stats.aggregate(msg.iostatistics)
-        success = self.success_data(filenames.names, stage="committer_commit_job",
+        success = self.success_data(filenames.names, stage=S.COMMITTER_COMMIT_JOB,
                                     task_stats=task_stats)
         self.save_success(success, stage_runner)
         self.clean_up_published(success, stage_runner, lambda: self._abort_job(failed=False))
@@ -299,8 +301,8 @@ class FileOutputCommitterV1(RenameCommitter):
                              for rel, size in _message_files(msg))
         filenames = FilenameSample()
         with self.publishing(replace=True) as publication:
-            runner.run("job_stage_rename_files", lambda: self.publish_files(
-                moves, "job_stage_rename_files", filenames, publication))
+            runner.run(S.JOB_STAGE_RENAME_FILES, lambda: self.publish_files(
+                moves, S.JOB_STAGE_RENAME_FILES, filenames, publication))
             return self.finish_job(filenames, runner, messages)
 
     def is_recovery_supported(self) -> bool:
@@ -314,12 +316,12 @@ class FileOutputCommitterV1(RenameCommitter):
         previous = self.layout.committed_task_dir(task.task_name, self.job.attempt - 1)
         current = self.layout.committed_task_dir(task.task_name)
         if not self.store.list_page(dir_prefix(previous), max_keys=1).objects:
-            self.stats.incr("committer_task_recovery_missing")
+            self.stats.incr(S.COMMITTER_TASK_RECOVERY_MISSING)
             return
         if self.store.list_page(dir_prefix(current), max_keys=1).objects:
             delete_tree(self.store, current)
         self.move_dir(previous, current)
-        self.stats.incr("committer_tasks_recovered")
+        self.stats.incr(S.COMMITTER_TASKS_RECOVERED)
 
 
 class FileOutputCommitterV2(RenameCommitter):
@@ -335,7 +337,7 @@ class FileOutputCommitterV2(RenameCommitter):
         for rel, info in files:
             check_relpath(rel, where=info.url)
             moves.append((info.url, dest_url(self.dest, rel), info.size))
-        self.publish_files(moves, "task_stage_commit", FilenameSample())
+        self.publish_files(moves, S.TASK_STAGE_COMMIT, FilenameSample())
         stats = self.count_task_success()
         return self.make_message(task, "files", {"files": self.files_payload(files)}, "",
                                  stats)

@@ -58,6 +58,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import ClassVar
 
+from zerorename import options as O
+from zerorename import statistics as S
 from zerorename.committers.cleanup import abort_quietly
 from zerorename.committers.layout import INTENT, MAGIC_AREA, PENDING, JobArea
 from zerorename.committers.output import OutputFile
@@ -78,8 +80,8 @@ from zerorename.urls import join
 
 __all__ = ["MagicCommitter", "MagicFile"]
 
-MAGIC_ENABLED_OPTION = "fs.s3a.committer.magic.enabled"
-TRACK_IN_MEMORY_OPTION = "fs.s3a.committer.magic.track.commits.in.memory.enabled"
+MAGIC_ENABLED_OPTION = O.MAGIC_ENABLED.name
+TRACK_IN_MEMORY_OPTION = O.MAGIC_IN_MEMORY.name
 #: In-memory mode: the intents' names (``batch-<n>.intent``), unlike a file-based record's
 #: digest name, say that only the writing object knows the attempt's commits.
 BATCH_PREFIX = "batch-"
@@ -162,7 +164,7 @@ class MagicCommitter(S3ACommitter):
 
     def _open(self, task: TaskContext, rel: str) -> OutputFile:
         final = check_key_length(dest_url(self.dest, rel), rel)
-        self.stats.incr("committer_magic_files_created")
+        self.stats.incr(S.COMMITTER_MAGIC_FILES_CREATED)
         if self.in_memory:
             with self._commits_lock:
                 self._wrote = True
@@ -235,7 +237,7 @@ class MagicCommitter(S3ACommitter):
             with lock:
                 started[upload_id] = file.url
             etag = self.store.upload_part(file.url, upload_id, 1, file.data)
-            self.stats.incr("stream_write_block_uploads")
+            self.stats.incr(S.STREAM_WRITE_BLOCK_UPLOADS)
             commit = SinglePendingCommit.create(
                 file.url, upload_id, [etag], len(file.data), job_id=self.job_id,
                 task_id=task.attempt_id, created=created, now=self.clock.now_millis())
@@ -308,7 +310,7 @@ class MagicCommitter(S3ACommitter):
                                              f"{self.job_id}")
             check_unique_destinations((c.url for c in commits),
                                       self.layout.task_dir(task.attempt_id))
-            self.stats.sample("committer_task_file_count", len(commits))
+            self.stats.sample(S.COMMITTER_TASK_FILE_COUNT, len(commits))
             message = self.save_pendingset(task, commits)
             if self.in_memory:
                 # the job ended while this attempt uploaded: it will never complete them

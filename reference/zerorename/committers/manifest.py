@@ -29,6 +29,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from zerorename import options as O
+from zerorename import statistics as S
 from zerorename.committers.deletes import DELETE_PAGE, delete_pages
 from zerorename.committers.fileoutput import TARGET_EXISTS, RenameCommitter
 from zerorename.committers.layout import SUCCESS_MARKER
@@ -57,7 +59,6 @@ from zerorename.urls import join
 
 __all__ = ["ManifestCommitter"]
 
-PREFIX = "mapreduce.manifest.committer."
 MANIFEST_SUFFIX = "-manifest.json"
 
 
@@ -69,7 +70,7 @@ class ManifestCommitter(RenameCommitter):
         "org.apache.hadoop.mapreduce.lib.output.committer.manifest.ManifestCommitter"
     allow_copy_rename: ClassVar[bool] = True
     default_threads: ClassVar[int] = 16
-    tasks_counter: ClassVar[str] = "committer_tasks_completed"
+    tasks_counter: ClassVar[str] = S.COMMITTER_TASKS_COMPLETED
 
     _earlier: dict[str, set[str]] | None = None
     _own_success: bool | None = None
@@ -89,9 +90,9 @@ class ManifestCommitter(RenameCommitter):
             for level in range(1, len(parts) + 1):
                 path = dest_url(self.dest, "/".join(parts[:level]))
                 dirs.setdefault(path, DirEntry(path, 0, level))
-        self.stats.sample("committer_task_file_count", len(files))
-        self.stats.sample("committer_task_directory_count", len(dirs))
-        self.stats.incr("committer_task_file_size", sum(f.size for f in files))
+        self.stats.sample(S.COMMITTER_TASK_FILE_COUNT, len(files))
+        self.stats.sample(S.COMMITTER_TASK_DIRECTORY_COUNT, len(dirs))
+        self.stats.incr(S.COMMITTER_TASK_FILE_SIZE, sum(f.size for f in files))
         stats = self.count_task_success()
         manifest = TaskManifest(
             job_id=self.job_id, job_attempt=self.job.attempt, task_id=task.task_name,
@@ -102,7 +103,7 @@ class ManifestCommitter(RenameCommitter):
             iostatistics=stats,
         )
         url = self.layout.manifest(task.attempt_id)
-        with self.stats.duration("task_stage_save_manifest"):
+        with self.stats.duration(S.TASK_STAGE_SAVE_MANIFEST):
             self.store.put(url, manifest.to_bytes())
         return self.make_message(task, "manifest", {"manifest": manifest.to_json()}, url, stats)
 
@@ -117,26 +118,26 @@ class ManifestCommitter(RenameCommitter):
             sources = [TaskSource(message=m) for m in messages]
 
         filenames = FilenameSample()
-        capacity = self.opts.get_int(PREFIX + "writer.queue.capacity", default=2 * self.threads)
+        capacity = self.opts.get_int(O.MANIFEST_QUEUE_CAPACITY.name, default=2 * self.threads)
         with self.publishing(replace=False) as publication:
             with self.executor("commit", capacity=max(1, capacity)) as pool:
                 ctx = StageContext(self.store, self.job, self.stats, pool, runner, self.name)
-                loaded = runner.run("job_stage_load_manifests", lambda: load_manifests(
+                loaded = runner.run(S.JOB_STAGE_LOAD_MANIFESTS, lambda: load_manifests(
                     ctx, sources, self.check_in_destination, self.layout.task_dir))
                 with loaded.spool:
                     if self.native_rename:
-                        runner.run("job_stage_create_target_dirs",
+                        runner.run(S.JOB_STAGE_CREATE_TARGET_DIRS,
                                    lambda: create_directories(ctx, loaded))
-                    runner.run("job_stage_rename_files", lambda: rename_files(
+                    runner.run(S.JOB_STAGE_RENAME_FILES, lambda: rename_files(
                         ctx, loaded, filenames,
-                        delete_target=self.opts.get_bool(PREFIX + "delete.target.files"),
+                        delete_target=self.opts.get_bool(O.MANIFEST_DELETE_TARGET.name),
                         publication=publication))
-                    if self.opts.get_bool(PREFIX + "validate.output"):
-                        runner.run("job_stage_optional_validate_output",
+                    if self.opts.get_bool(O.MANIFEST_VALIDATE_OUTPUT.name):
+                        runner.run(S.JOB_STAGE_OPTIONAL_VALIDATE_OUTPUT,
                                    lambda: validate_output(ctx, loaded))
             success = self.job_success(filenames, loaded)
             self.save_success(success, runner)
-            skipped = self.opts.get_bool("mapreduce.fileoutputcommitter.cleanup.skipped")
+            skipped = self.opts.get_bool(O.CLEANUP_SKIPPED.name)
             self.clean_up_published(success, runner, lambda: (
                 self._close_skipped_cleanup(publication) if skipped
                 else self._cleanup(publication)))
@@ -157,7 +158,7 @@ class ManifestCommitter(RenameCommitter):
                 raise
             self.store.delete(dst)
             super()._move_once(src, dst)
-            self.stats.incr("commit_file_rename_replaced_earlier_attempt")
+            self.stats.incr(S.COMMIT_FILE_RENAME_REPLACED_EARLIER_ATTEMPT)
 
     def _published_by_earlier_attempt(self, dst: str) -> bool:
         info = self.store.head(dst)

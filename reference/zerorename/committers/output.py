@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from types import TracebackType
 from typing import TYPE_CHECKING, BinaryIO
 
+from zerorename import options as O
 from zerorename.committers.cleanup import abort_quietly
 from zerorename.committers.reliable import ReliableStore
 from zerorename.errors import CommitError, OptionValueError
@@ -33,7 +34,7 @@ __all__ = [
 #: Default ``fs.s3a.multipart.size``.  Hadoop's is 64M, but the magic committer buffers one
 #: part in memory per open file; 16 MiB × 10,000 parts still allows 160 GB files.
 DEFAULT_PART_SIZE = 16 << 20
-PART_SIZE_OPTION = "fs.s3a.multipart.size"
+PART_SIZE_OPTION = O.PART_SIZE.name
 
 
 def check_part_size(size: int, caps: StoreCapabilities, *, given: object = None) -> int:

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from zerorename import options as O
 from zerorename.committers.deletes import delete_pages
 from zerorename.committers.layout import FENCED_AREA, FENCED_COMMIT_RECORD
 from zerorename.store import ObjectInfo, Store, list_all
@@ -32,7 +33,7 @@ __all__ = ["DEFAULT_RETENTION", "RETENTION_OPTION", "ExpiredRecord", "delete_exp
 
 #: How long a finished fenced job's commit record is kept (seconds; durations such as ``1h``
 #: are accepted where the option is read).
-RETENTION_OPTION = "zerorename.fenced.record.retention"
+RETENTION_OPTION = O.FENCED_RECORD_RETENTION.name
 #: One day: far beyond how long Spark lets an abandoned task attempt run.
 DEFAULT_RETENTION = 24 * 3600.0
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
+from zerorename import options as O
+from zerorename import statistics as S
 from zerorename.context import Options
 from zerorename.errors import CommitError
 from zerorename.retry import Landed, RetryPolicy, complete_landed, put_landed
@@ -20,8 +22,8 @@ __all__ = ["RETRY_INTERVAL_OPTION", "RETRY_LIMIT_OPTION", "ReliableStore", "retr
 
 T = TypeVar("T")
 
-RETRY_LIMIT_OPTION = "fs.s3a.retry.limit"
-RETRY_INTERVAL_OPTION = "fs.s3a.retry.interval"
+RETRY_LIMIT_OPTION = O.RETRY_LIMIT.name
+RETRY_INTERVAL_OPTION = O.RETRY_INTERVAL.name
 
 
 def retry_policy(options: Options) -> RetryPolicy:
@@ -68,11 +70,11 @@ class ReliableStore:
 
     def _call(self, op: str, fn: Callable[[], T], *, landed: Landed[T] | None = None) -> T:
         def once() -> T:
-            with self.stats.duration(f"store_{op}"):
+            with self.stats.duration(S.request(op)):
                 return fn()
 
         def on_retry(attempt: int, exc: BaseException, delay: float) -> None:
-            self.stats.incr("store_retries")
+            self.stats.incr(S.STORE_RETRIES)
 
         return self.policy.call(once, on_retry=on_retry, landed=landed)
 
@@ -142,7 +144,7 @@ class ReliableStore:
             # here) and almost none uses
             etag = complete_landed(lambda: self.head(url), parts, length)(error)
             if etag is not None:
-                self.stats.incr("store_complete_recovered")
+                self.stats.incr(S.STORE_COMPLETE_RECOVERED)
             return etag
 
         return counted

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from zerorename import options as O
+from zerorename import statistics as S
 from zerorename.committers.base import BaseCommitter
 from zerorename.committers.cleanup import (
     JobRecords,
@@ -50,8 +52,8 @@ from zerorename.store import Store, list_dir
 __all__ = ["ABORT_ALL_OPTIONS", "S3ACommitter"]
 
 
-ABORT_ALL_OPTIONS = ("fs.s3a.committer.abort.pending.uploads",
-                     "fs.s3a.committer.staging.abort.pending.uploads")
+ABORT_ALL_OPTIONS = (O.ABORT_PENDING_UPLOADS.name,
+                     O.ABORT_PENDING_UPLOADS.aliases[0])
 
 
 class S3ACommitter(BaseCommitter):
@@ -64,7 +66,7 @@ class S3ACommitter(BaseCommitter):
     picks the last committed attempt of each task.
     """
 
-    tasks_counter: ClassVar[str] = "committer_tasks_succeeded"
+    tasks_counter: ClassVar[str] = S.COMMITTER_TASKS_SUCCEEDED
     #: the family's job roots in the destination (a subclass names its own)
     job_area: ClassVar[JobArea]
 
@@ -111,7 +113,7 @@ class S3ACommitter(BaseCommitter):
                                records_store=self.records)
             records: JobRecords | None = None  # Spark's protocol: scanned beside the completes
             if messages is None:
-                records = runner.run("job_stage_scan_records",
+                records = runner.run(S.JOB_STAGE_SCAN_RECORDS,
                                      lambda: scan_job(self.records, self.layout.root))
                 if self.layout.marker not in records.urls:
                     raise NotFoundError(self.layout.marker, "job attempt directory does not "
@@ -121,14 +123,14 @@ class S3ACommitter(BaseCommitter):
                            for u in records.pendingsets_of_job_attempt(self.job.attempt)]
             else:
                 sources = [TaskSource(message=m) for m in messages]
-            loaded = runner.run("job_stage_load_pendingsets", lambda: load_pendingsets(
+            loaded = runner.run(S.JOB_STAGE_LOAD_PENDINGSETS, lambda: load_pendingsets(
                 ctx, sources, self.check_in_destination))
             with loaded.spool:
-                runner.run("job_stage_prepare_destination",
+                runner.run(S.JOB_STAGE_PREPARE_DESTINATION,
                            lambda: self.prepare_destination(ctx, loaded))
                 filenames = FilenameSample()
                 owned = self._complete_reading_owned(ctx, records, loaded, filenames)
-                outcome = runner.run("job_stage_abort_uncommitted", lambda: abort_found(
+                outcome = runner.run(S.JOB_STAGE_ABORT_UNCOMMITTED, lambda: abort_found(
                     self.store, owned, pool, committed_ids=loaded.committed_ids,
                     committed_keys=loaded.committed_among, dest=self.dest))
             success = self.job_success(filenames, loaded)
@@ -156,15 +158,15 @@ class S3ACommitter(BaseCommitter):
         def read() -> OwnedUploads:
             found = records
             if found is None:
-                with ctx.stats.duration("job_stage_scan_records"):
+                with ctx.stats.duration(S.JOB_STAGE_SCAN_RECORDS):
                     found = scan_job(self.records, self.layout.root)
-            with ctx.stats.duration("job_stage_read_owned"):  # timed, not a serial stage
+            with ctx.stats.duration(S.JOB_STAGE_READ_OWNED):  # timed, not a serial stage
                 return read_owned(self.store, found, ctx.pool,
                                   committed_attempts=loaded.winners,
                                   records_store=self.records)
 
         def complete() -> None:
-            ctx.runner.run("job_stage_complete_uploads",
+            ctx.runner.run(S.JOB_STAGE_COMPLETE_UPLOADS,
                            lambda: complete_uploads(ctx, loaded, filenames))
 
         with ctx.pool.beside(read) as reading:  # inline: ``read`` runs first, in the caller
@@ -174,7 +176,7 @@ class S3ACommitter(BaseCommitter):
     def _cleanup(self, delete_records: bool, keep_ids: set[str], known: list[str]) -> None:
         self._abort_local()
         if self.abort_all_uploads:
-            self.stats.incr("committer_commits_aborted",
+            self.stats.incr(S.COMMITTER_COMMITS_ABORTED,
                             abort_all_under(self.store, self.dest, keep_ids))
         if delete_records:
             delete_tree(self.records, self.layout.root, known=known)
@@ -187,9 +189,9 @@ class S3ACommitter(BaseCommitter):
         with self.executor("abort") as pool:
             outcome = abort_owned(self.store, records, pool, dest=self.dest,
                                   records_store=self.records)
-        self.stats.incr("committer_commits_aborted", outcome.aborted)
+        self.stats.incr(S.COMMITTER_COMMITS_ABORTED, outcome.aborted)
         if self.abort_all_uploads:
-            self.stats.incr("committer_commits_aborted", abort_all_under(self.store, self.dest))
+            self.stats.incr(S.COMMITTER_COMMITS_ABORTED, abort_all_under(self.store, self.dest))
         self._abort_local()
         if outcome.failures:
             what, first = outcome.failures[0]
@@ -211,7 +213,7 @@ class S3ACommitter(BaseCommitter):
             with self.executor("sweep") as pool:
                 outcome = abort_owned(self.store, records, pool, dest=self.dest,
                                       committed_ids=keep_ids, records_store=self.records)
-            self.stats.incr("committer_commits_aborted", outcome.aborted)
+            self.stats.incr(S.COMMITTER_COMMITS_ABORTED, outcome.aborted)
             if outcome.failures:
                 return  # keep the records for a later abort_job
             delete_tree(self.records, self.layout.root, listed_urls=records.urls)
@@ -227,7 +229,7 @@ class S3ACommitter(BaseCommitter):
         stats = self.count_task_success()
         pset = task_pendingset(self.name, task, commits, stats, self.clock.now_millis())
         url = self.layout.pendingset(task.attempt_id)
-        with self.stats.duration("task_stage_save_pendingset"):
+        with self.stats.duration(S.TASK_STAGE_SAVE_PENDINGSET):
             self.records.put(url, pset.to_bytes())
         return self.make_message(task, "pendingset", {"pendingset": pset.to_json()}, url, stats)
 

@@ -34,6 +34,8 @@ import threading
 from pathlib import Path
 from typing import ClassVar
 
+from zerorename import options as O
+from zerorename import statistics as S
 from zerorename.committers.cleanup import abort_quietly
 from zerorename.committers.deletes import delete_pages
 from zerorename.committers.destinations import check_may_delete_at
@@ -70,9 +72,9 @@ __all__ = [
     "add_uuid",
 ]
 
-CONFLICT_MODE_OPTION = "fs.s3a.committer.staging.conflict-mode"
-UNIQUE_FILENAMES_OPTION = "fs.s3a.committer.staging.unique-filenames"
-TMP_PATH_OPTION = "fs.s3a.committer.staging.tmp.path"
+CONFLICT_MODE_OPTION = O.CONFLICT_MODE.name
+UNIQUE_FILENAMES_OPTION = O.UNIQUE_FILENAMES.name
+TMP_PATH_OPTION = O.STAGING_TMP_PATH.name
 CONFLICT_MODES = ("fail", "append", "replace")
 E_DEST_EXISTS = 'Destination path exists and committer conflict resolution mode is "fail"'
 
@@ -211,7 +213,7 @@ class StagingCommitter(S3ACommitter):
                 self._started[upload_id] = final
             etags = [self.store.upload_part(final, upload_id, number, chunk)
                      for number, chunk in enumerate(area.read_parts(rel, self.part_size), 1)]
-            self.stats.incr("committer_bytes_uploaded", size)
+            self.stats.incr(S.COMMITTER_BYTES_UPLOADED, size)
             return SinglePendingCommit.create(final, upload_id, etags, size, job_id=self.job_id,
                                               task_id=task.attempt_id, created=created,
                                               now=self.clock.now_millis())
@@ -219,7 +221,7 @@ class StagingCommitter(S3ACommitter):
         try:
             with self.executor("upload") as pool:
                 commits = sorted(pool.run(upload, entries), key=lambda c: c.url)
-            self.stats.sample("committer_task_file_count", len(commits))
+            self.stats.sample(S.COMMITTER_TASK_FILE_COUNT, len(commits))
             message = self.save_pendingset(task, commits)
         except Exception:  # (a crash — BaseException — must not touch the store)
             self._abort_started()
@@ -314,5 +316,5 @@ def _delete_all(ctx: StageContext, urls: list[str]) -> list[str]:
     """Delete ``urls`` (the older output a ``replace`` job commit replaces); returns them,
     for ``_SUCCESS`` to name."""
     delete_pages(ctx.store, urls)
-    ctx.stats.incr("committer_files_replaced", len(urls))
+    ctx.stats.incr(S.COMMITTER_FILES_REPLACED, len(urls))
     return urls

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+from zerorename import options as O
 from zerorename.committers.output import OutputFile
 from zerorename.errors import CommitError, DuplicateDestinationError
 from zerorename.store import Store, list_dir
@@ -23,7 +24,7 @@ from zerorename.urls import dir_prefix
 __all__ = ["BUFFER_DIR_OPTION", "Area", "DiskArea", "StoreArea", "local_base", "local_name",
            "make_dirs"]
 
-BUFFER_DIR_OPTION = "fs.s3a.buffer.dir"
+BUFFER_DIR_OPTION = O.BUFFER_DIR.name
 
 
 class Area(Protocol):

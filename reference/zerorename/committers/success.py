@@ -12,6 +12,8 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import ClassVar
 
+from zerorename import options as O
+from zerorename import statistics as S
 from zerorename.clock import Clock
 from zerorename.committers.layout import SUCCESS_MARKER
 from zerorename.committers.paths import same_scheme
@@ -32,8 +34,8 @@ __all__ = ["SUMMARY_DIR_OPTIONS", "JobReports"]
 LOG = logging.getLogger(__name__)
 
 SUMMARY_DIR_OPTIONS = (
-    "fs.s3a.committer.summary.report.directory",
-    "mapreduce.manifest.committer.summary.report.directory",
+    O.SUMMARY_DIR.name,
+    O.SUMMARY_DIR.aliases[0],
 )
 
 
@@ -64,7 +66,7 @@ class JobReports:
         stats = IOStatistics(self.clock)
         stats.aggregate(self.stats)
         stats.aggregate(task_stats)
-        if stage == "committer_commit_job" and self._commit_started is not None:
+        if stage == S.COMMITTER_COMMIT_JOB and self._commit_started is not None:
             # this commit, timed up to now: _SUCCESS is written before the commit returns
             stats.record_duration(stage, self.clock.monotonic() - self._commit_started,
                                   failed=not success)
@@ -80,7 +82,7 @@ class JobReports:
                 "hadoop.committer": self.hadoop_class,
                 "stage": stage,
                 "threads": str(self.threads),
-                "fs.s3a.multipart.size": str(self.part_size),
+                O.PART_SIZE.name: str(self.part_size),
                 "destination": self.dest,
                 **store_diagnostics(self.raw_store, self.opts),
             },
@@ -93,8 +95,8 @@ class JobReports:
     def job_success(self, filenames: FilenameSample, loaded: Loaded) -> SuccessData:
         """The ``_SUCCESS`` of a job commit that published the tasks in ``loaded``, with
         their totals and the duplicate task commits it resolved; counts the job completed."""
-        self.stats.incr("committer_jobs_completed")
-        success = self.success_data(filenames.names, stage="committer_commit_job",
+        self.stats.incr(S.COMMITTER_JOBS_COMPLETED)
+        success = self.success_data(filenames.names, stage=S.COMMITTER_COMMIT_JOB,
                                     task_stats=loaded.task_stats)
         success.metrics.update({"files": loaded.files, "bytes": loaded.bytes,
                                 "tasks": len(loaded.winners)})
@@ -112,7 +114,7 @@ class JobReports:
             self._published = True
             self._save_report(data)
 
-        runner.run("job_stage_save_success_marker", save)
+        runner.run(S.JOB_STAGE_SAVE_SUCCESS_MARKER, save)
 
     def clean_up_published(self, data: SuccessData, runner: StageRunner,
                            cleanup: Callable[[], object]) -> None:
@@ -124,9 +126,9 @@ class JobReports:
         ``committer_cleanup_failures`` — logged as a warning, and removed by ``abort_job`` or
         the next job's sweep of the destination.  A crash (BaseException) still stops here."""
         try:
-            runner.run("job_stage_cleanup", cleanup)
+            runner.run(S.JOB_STAGE_CLEANUP, cleanup)
         except Exception as exc:
-            self.stats.incr("committer_cleanup_failures")
+            self.stats.incr(S.COMMITTER_CLEANUP_FAILURES)
             data.diagnostics["cleanup.failure"] = f"{type(exc).__name__}: {exc}"
             LOG.warning("job %s is committed, but its cleanup failed (abort_job or the next "
                         "job's sweep removes what it left): %s", self.job.id, exc,
@@ -148,7 +150,7 @@ class JobReports:
         try:
             self.report_store(directory).put(url, data.to_bytes())
         except Exception as exc:
-            self.stats.incr("committer_summary_report_failures")
+            self.stats.incr(S.COMMITTER_SUMMARY_REPORT_FAILURES)
             data.diagnostics["summary.report.failure"] = f"{url}: {exc}"
             LOG.warning("job %s: the summary report %s could not be saved: %s", self.job.id,
                         url, exc)

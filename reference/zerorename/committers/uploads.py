@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from zerorename import statistics as S
 from zerorename.clock import Clock
 from zerorename.committers.cleanup import abort_quietly
 from zerorename.committers.output import OutputFile
@@ -80,7 +81,7 @@ class PendingUploadFile(OutputFile):
             self.upload_id = self._start_upload()
         number = len(self._etags) + 1
         self._etags.append(self.store.upload_part(self.url, self.upload_id, number, chunk))
-        self.owner.stats.incr("stream_write_block_uploads")
+        self.owner.stats.incr(S.STREAM_WRITE_BLOCK_UPLOADS)
 
     def _write(self, data: bytes) -> None:
         self._buf += data

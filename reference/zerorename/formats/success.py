@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from zerorename import statistics as S
 from zerorename.errors import FormatError, NotFoundError
 from zerorename.formats.base import JsonRecord, date_text, now_millis
 from zerorename.formats.fields import int_field, mapping_of, stats_field, str_field, str_map_field
@@ -107,8 +108,8 @@ class SuccessData(JsonRecord):
         generated repr printed every field, up to 100 file names and every statistic.)"""
         state = "succeeded" if self.success else "FAILED"
         return (f"_SUCCESS of job {self.job_id} ({self.committer} committer): {state}, "
-                f"{self.counter('committer_files_committed')} files, "
-                f"{self.counter('committer_bytes_committed')} bytes committed, "
+                f"{self.counter(S.COMMITTER_FILES_COMMITTED)} files, "
+                f"{self.counter(S.COMMITTER_BYTES_COMMITTED)} bytes committed, "
                 f"{date_text(self.timestamp)} on {self.hostname or '?'}")
 
     def __repr__(self) -> str:
@@ -123,8 +124,8 @@ class SuccessData(JsonRecord):
             f"job:         {self.job_id} ({self.job_id_source or 'unknown source'})",
             f"success:     {self.success}",
             f"date:        {date_text(self.timestamp)} on {self.hostname or '?'}",
-            f"files:       {self.counter('committer_files_committed')} committed, "
-            f"{self.counter('committer_bytes_committed')} bytes",
+            f"files:       {self.counter(S.COMMITTER_FILES_COMMITTED)} committed, "
+            f"{self.counter(S.COMMITTER_BYTES_COMMITTED)} bytes",
         ]
         if self.description:
             lines.append(f"description: {self.description}")
@@ -134,6 +135,13 @@ class SuccessData(JsonRecord):
             lines.append(f"  (list capped at {SUCCESS_FILE_LIMIT})")
         for key, value in sorted(self.diagnostics.items()):
             lines.append(f"diagnostic {key} = {value}")
+        counters = self.iostatistics.get("counters", {})
+        if isinstance(counters, Mapping) and counters:
+            lines.append("statistics (docs: zerorename.statistics):")
+            width = max(len(str(name)) for name in counters)
+            for name, value in sorted(counters.items()):
+                meaning = S.describe(str(name))
+                lines.append(f"  {name:<{width}} {value:>10}" + (f"  {meaning}" if meaning else ""))
         return "\n".join(lines)
 
 

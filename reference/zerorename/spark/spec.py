@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from zerorename import options as O
 from zerorename.committers import COMMITTERS
 from zerorename.committers.destinations import check_destination_shape, check_may_delete_at
 from zerorename.context import Options
@@ -49,11 +50,11 @@ SAVE_MODES: dict[str, str] = {
     "default": "fail",
     "ignore": "fail",
 }
-CONFLICT_MODE = "fs.s3a.committer.staging.conflict-mode"
-COMMITTER_THREADS = "fs.s3a.committer.threads"
+CONFLICT_MODE = O.CONFLICT_MODE.name
+COMMITTER_THREADS = O.THREADS.aliases[0]
 #: The ``committer`` option's default: chosen by :func:`~zerorename.spark.core.resolve_committer`.
 AUTO = "auto"
-PART_SIZE = "fs.s3a.multipart.size"
+PART_SIZE = O.PART_SIZE.name
 
 #: Option names that would put a secret into a plan, a log or a pickle: refused with advice.
 _SECRET_OPTIONS = frozenset({
@@ -65,11 +66,8 @@ _SECRET_OPTIONS = frozenset({
 #: Besides these, only Hadoop-named committer options (:data:`HADOOP_PREFIXES`) and the test
 #: hooks (``zerorename.fault.*``) are accepted: a misspelt name must fail, not fall back to a
 #: default (``.option("comitter", "directory")`` would otherwise write with ``magic``).
-OPTION_NAMES = frozenset({
-    "path", "dest", "format", "committer", "partition_by", "partitionby", "mode",
-    "endpoint_url", "region", "checksums", "part_size", "threads", "job_id", "compression",
-    "max_open_files", "abort_grace_seconds", "part_min_size",
-})
+#: They are the registry's writer options (:mod:`zerorename.options`).
+OPTION_NAMES = O.writer_names()
 #: Prefixes of the Hadoop option names passed through to the committer unchanged.
 HADOOP_PREFIXES = ("fs.", "mapreduce.")
 #: The only file format the writer produces.

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from zerorename import options as O
 from zerorename.context import Options
 from zerorename.errors import PreconditionFailedError, StoreError
 from zerorename.store import Store
@@ -55,15 +56,15 @@ __all__ = [
 
 #: Hadoop S3A's switch for conditional creation (HADOOP-19256; default true): false says the
 #: store does not support it, so nothing may rely on it.
-CONDITIONAL_OPTION = "fs.s3a.create.conditional.enabled"
+CONDITIONAL_OPTION = O.CONDITIONAL_ENABLED.name
 #: Why this job writes with its committer (set by whoever chose it: ``auto``, or the user by
 #: name), copied into ``_SUCCESS``'s diagnostics.  ``fs.`` so that it passes through the
 #: writer's options to the committer like any Hadoop committer option.
-CHOICE_OPTION = "fs.zerorename.committer.choice"
+CHOICE_OPTION = O.COMMITTER_CHOICE.name
 #: What ``fenced`` does on a store that let racing writers both win: ``warn`` (the default:
 #: whoever builds ``fenced`` named it, so it runs and the log says the risk; ``auto`` never
 #: picks it there) or ``refuse`` (raise ``ConditionalWriteUnsupportedError`` instead).
-STORE_CHECK_OPTION = "fs.zerorename.fenced.store-check"
+STORE_CHECK_OPTION = O.FENCED_STORE_CHECK.name
 GATE_RACERS = 16
 GATE_ROUNDS = 3
 
