@@ -68,14 +68,19 @@ _SECRET_OPTIONS = frozenset({
 OPTION_NAMES = frozenset({
     "path", "dest", "format", "committer", "partition_by", "partitionby", "mode",
     "endpoint_url", "region", "checksums", "part_size", "threads", "job_id", "compression",
-    "max_open_files", "abort_grace_seconds", "part_min_size",
+    "max_open_files", "abort_grace_seconds", "part_min_size", "maxrecordsperfile",
+    "parquet.block.size",
 })
 #: Prefixes of the Hadoop option names passed through to the committer unchanged.
 HADOOP_PREFIXES = ("fs.", "mapreduce.")
 #: The only file format the writer produces.
 FORMATS = frozenset({"parquet"})
-#: Parquet codecs pyarrow writes (``none`` = uncompressed).
-COMPRESSIONS = frozenset({"snappy", "gzip", "brotli", "zstd", "lz4", "none"})
+#: Parquet codecs pyarrow writes (``none`` = ``uncompressed``, Spark's name; ``lz4`` and
+#: ``lz4_raw`` both write LZ4_RAW: pyarrow cannot write the deprecated Hadoop-framed LZ4).
+COMPRESSIONS = frozenset({"snappy", "gzip", "brotli", "zstd", "lz4", "lz4_raw", "none",
+                          "uncompressed"})
+#: Spark's default row-group size (``parquet.block.size``): 128 MiB.
+ROW_GROUP_BYTES = 128 << 20
 #: boto3's checksum settings (see ``zerorename.stores.make_s3_client``).
 CHECKSUMS = frozenset({"when_required", "default"})
 
@@ -102,6 +107,13 @@ def _number(dest: str, option: str, value: Any, parse: Callable[[str], Any],
         return parse(str(value).strip())
     except ValueError:
         raise WriteOptionError(dest, f"option {option}={value!r} is not a {kind}") from None
+
+
+def _positive(dest: str, option: str, value: Any, least: int) -> int:
+    number: int = _number(dest, option, value, int, "whole number (integer)")
+    if number < least:
+        raise WriteOptionError(dest, f"option {option}={value!r} must be at least {least}")
+    return number
 
 
 def check_option_names(dest: str, names: Iterable[str]) -> None:
@@ -140,6 +152,10 @@ class WriteSpec:
     part_min_size: int | None = None
     compression: str = "snappy"
     max_open_files: int = 32
+    #: Spark's ``maxRecordsPerFile``: rows per file before rolling to a new one (0: no limit)
+    max_records_per_file: int = 0
+    #: Spark's ``parquet.block.size``: bytes per row group (about; see parquet.py)
+    row_group_bytes: int = ROW_GROUP_BYTES
     abort_grace_seconds: float = 3.0
     committer_options: Mapping[str, str] = field(default_factory=dict)
     faults: Mapping[str, str] = field(default_factory=dict)
@@ -218,6 +234,10 @@ def spec_from_options(options: Mapping[str, Any], *, overwrite: bool = False) ->
                             COMPRESSIONS),
         max_open_files=_number(where, "max_open_files", opts.get("max_open_files", 32), int,
                                "whole number (integer)"),
+        max_records_per_file=_positive(where, "maxRecordsPerFile",
+                                       opts.get("maxrecordsperfile", 0), 0),
+        row_group_bytes=_positive(where, "parquet.block.size",
+                                  opts.get("parquet.block.size", ROW_GROUP_BYTES), 1),
         abort_grace_seconds=_number(where, "abort_grace_seconds",
                                     opts.get("abort_grace_seconds", 3.0), float,
                                     "number of seconds"),
