@@ -203,11 +203,18 @@ class PartitionedParquetWriter:
                 self._finish(key)
 
     def _buffer(self, handle: _OpenFile, batch: Any) -> None:
-        self._buffered -= handle.pending_bytes
-        handle.buffer(batch)
-        if handle.pending_bytes >= self.settings.row_group_bytes:
-            handle.flush()
-        self._buffered += handle.pending_bytes
+        """Add ``batch`` to the file's row group, cut where the row group reaches its size."""
+        limit = self.settings.row_group_bytes
+        while batch.num_rows:
+            per_row = batch.nbytes / batch.num_rows
+            room = max(1, int((limit - handle.pending_bytes) / per_row)) if per_row else \
+                batch.num_rows
+            piece, batch = batch.slice(0, room), batch.slice(room)
+            self._buffered -= handle.pending_bytes
+            handle.buffer(piece)
+            if batch.num_rows or handle.pending_bytes >= limit:
+                handle.flush()
+            self._buffered += handle.pending_bytes
         if self._buffered > 2 * self.settings.row_group_bytes:
             largest = max(self._open.values(), key=lambda h: h.pending_bytes)
             self._buffered -= largest.pending_bytes
