@@ -108,6 +108,9 @@ def warm_up(spark: SparkSession) -> threading.Thread:
     def run() -> None:
         from zerorename.spark import write
 
+        # Spark looks Python data sources up in the thread's active session, and a new
+        # thread has none: without this the write fails with DATA_SOURCE_NOT_FOUND
+        spark._jvm.SparkSession.setActiveSession(spark._jsparkSession)  # type: ignore[union-attr]
         scratch = tempfile.mkdtemp(prefix="zerorename-warm-up-")
         try:
             write(spark.range(0, 1, 1, 1), f"file://{scratch}/out", committer="fenced",
