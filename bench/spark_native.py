@@ -15,8 +15,10 @@ partitioned cells), 4 tasks:
 * **cells** — (rows, partitioned or not); in each cell every strategy runs once per round,
   in the balanced order of :func:`interleave.round_order`, to a fresh destination;
 * **figures** — wall time of the write (Spark job and job commit), rows/s, bytes of the
-  Parquet files written; **ratios** to ``native`` are the median over rounds of the
-  same-round ratio (seconds apart, about the same load);
+  Parquet files written, and once per cell (untimed) the bytes of Spark's files with
+  zerorename's timestamp type (INT64 microseconds; Spark's default, INT96, is larger);
+  **ratios** to ``native`` are the median over rounds of the same-round ratio (seconds
+  apart, about the same load);
 * **first write** — before anything else, the session's first zerorename write (Python
   workers started, imports made) and the same write again, warm.
 
@@ -169,6 +171,17 @@ def summarise(cell_runs: Sequence[dict[str, Any]], rows: int) -> list[dict[str, 
     return out
 
 
+def native_micros_bytes(spark: Any, df: Any, partitioned: bool, scratch: Path,
+                        tag: str) -> int | None:
+    """Bytes of Spark's files with the timestamp type zerorename writes (INT64 microseconds;
+    Spark's default is INT96, 4 bytes more per value): the like-for-like size (untimed)."""
+    spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
+    try:
+        return run_one(spark, df, BASE, partitioned, {}, scratch, f"{tag}-micros")["bytes"]
+    finally:
+        spark.conf.unset("spark.sql.parquet.outputTimestampType")
+
+
 def first_write(spark: Any, df: Any, target: Target, warm_repeats: int = 2) -> dict[str, Any]:
     """The session's first zerorename write, then the same write warm (median of repeats)."""
     from zerorename.spark import write
@@ -245,8 +258,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                             runs.append(run)
                             print(f"[bench] {rows} rows partitioned={partitioned} {run}",
                                   flush=True)
-                    report["cells"].append({"rows": rows, "partitioned": partitioned,
-                                            "summary": summarise(runs, rows), "runs": runs})
+                    report["cells"].append({
+                        "rows": rows, "partitioned": partitioned,
+                        "summary": summarise(runs, rows), "runs": runs,
+                        "native_int64_timestamps_bytes": native_micros_bytes(
+                            spark, frame, partitioned, scratch, f"{rows}-{int(partitioned)}")})
         finally:
             spark.stop()
             shutil.rmtree(scratch, ignore_errors=True)
