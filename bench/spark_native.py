@@ -177,7 +177,9 @@ def native_micros_bytes(spark: Any, df: Any, partitioned: bool, scratch: Path,
     Spark's default is INT96, 4 bytes more per value): the like-for-like size (untimed)."""
     spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
     try:
-        return run_one(spark, df, BASE, partitioned, {}, scratch, f"{tag}-micros")["bytes"]
+        run = run_one(spark, df, BASE, partitioned, {}, scratch, f"{tag}-micros")
+        size: int | None = run["bytes"]
+        return size
     finally:
         spark.conf.unset("spark.sql.parquet.outputTimestampType")
 
