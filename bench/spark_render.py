@@ -69,7 +69,7 @@ def _how(report: dict[str, Any]) -> str:
     return (f"`local[2]`, {report['tasks']} tasks, snappy, {report['repeats']} rounds per "
             f"cell in balanced orders; times are medians, ratios the median of same-round "
             f"ratios. {env['cpus']} CPUs shared with other work: load average "
-            f"{min(loads):.1f}-{max(loads):.1f}. {report.get('rgw', '')}".rstrip())
+            f"{min(loads):.1f}-{max(loads):.1f}. Ceph RGW: {report.get('rgw', 'not asked for')}.")
 
 
 def markdown(report: dict[str, Any]) -> str:
