@@ -18,6 +18,9 @@ request counts and bytes copied do not.
 
     python bench/spark_write.py                  # 8 x 25 MB, writes bench/results/spark_write.json
     python bench/spark_write.py --mb-per-task 2  # a quick smoke run (not saved unless --out)
+
+``--versus-native`` measures something else: the write path against Spark's own
+``df.write.parquet`` (time, rows/s, bytes), see ``bench/spark_native.py``.
 """
 
 from __future__ import annotations
@@ -88,6 +91,11 @@ def run(spark: Any, server: EmbeddedS3, df: Any, label: str, committer: str,
 
 
 def main() -> int:
+    if "--versus-native" in sys.argv[1:]:
+        sys.path.insert(0, str(REPO / "bench"))
+        from spark_native import main as versus_native
+
+        return versus_native([a for a in sys.argv[1:] if a != "--versus-native"])
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", type=int, default=8)
     parser.add_argument("--mb-per-task", type=float, default=25.0)

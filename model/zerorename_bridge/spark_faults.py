@@ -173,7 +173,7 @@ class DuplicateAttempt:
 
     def _run(self) -> None:
         import zerorename as zr
-        from zerorename.spark.core import job_context, make_store
+        from zerorename.spark.core import job_context, make_store, parquet_settings
         from zerorename.spark.parquet import PartitionedParquetWriter
 
         try:
@@ -185,7 +185,8 @@ class DuplicateAttempt:
             PartitionedParquetWriter(open_file=committer.open,
                                      file_stem=self.spec.file_stem(self.partition_id),
                                      partition_by=self.spec.partition_by,
-                                     compression=self.spec.compression).write_all(self.batches)
+                                     settings=parquet_settings(self.spec)
+                                     ).write_all(self.batches)
         except BaseException as error:
             self.error = error
             return

@@ -181,8 +181,14 @@ WRITER: Final = (
     Option("threads", Kind.INT, "8", "committer threads (fs.s3a.committer.threads)", scope=W),
     Option("job_id", Kind.TEXT, "a fresh UUID4", "the job ID; unique per write", scope=W),
     Option("compression", Kind.CHOICE, "snappy", "the Parquet codec", scope=W,
-           choices=("snappy", "gzip", "brotli", "zstd", "lz4", "none")),
+           choices=("snappy", "gzip", "brotli", "zstd", "lz4", "lz4_raw", "none",
+                    "uncompressed")),
     Option("max_open_files", Kind.INT, "32", "open files per task", scope=W),
+    Option("maxRecordsPerFile", Kind.INT, "0 (no limit)", "rows per file before rolling to "
+           "the next file (Spark's maxRecordsPerFile)", aliases=("maxrecordsperfile",),
+           scope=W),
+    Option("parquet.block.size", Kind.SIZE, "128M", "bytes per Parquet row group, about "
+           "(Spark's parquet.block.size)", scope=W),
     Option("abort_grace_seconds", Kind.DURATION, "3", "after a failed job, wait this long and "
            "abort again", scope=W),
 )

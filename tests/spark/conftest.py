@@ -88,7 +88,8 @@ class _Sessions:
         from zerorename.spark.session import local_session
 
         if self.current is None or self.current.sparkContext.master != master:
-            self.current = local_session(master, app_name="zerorename-tests")
+            # no background warm-up: a test's job must be the only one in its session
+            self.current = local_session(master, app_name="zerorename-tests", warm=False)
         return self.current
 
     def stop(self) -> None:

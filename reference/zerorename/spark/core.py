@@ -46,6 +46,7 @@ from zerorename.stores.probe import PROBE_AREA
 from zerorename.urls import is_hidden, join, parse_url, relative_to
 
 from . import hooks
+from .encoding import ParquetSettings
 from .parquet import PartitionedParquetWriter, WrittenFile
 from .spec import (
     AUTO,
@@ -88,6 +89,7 @@ __all__ = [
     "job_context",
     "make_store",
     "output_exists",
+    "parquet_settings",
     "resolve_committer",
     "run_task",
     "spark_job_error",
@@ -248,7 +250,7 @@ def run_task(spec: WriteSpec, partition_id: int, attempt: int,
     task_faults = hooks.for_task(spec.faults, partition_id, attempt)
     writer = PartitionedParquetWriter(
         open_file=committer.open, file_stem=spec.file_stem(partition_id),
-        partition_by=spec.partition_by, compression=spec.compression,
+        partition_by=spec.partition_by, settings=parquet_settings(spec),
         max_open_files=spec.max_open_files, on_batch=task_faults.batch_hook())
     try:
         written = writer.write_all(batches)
@@ -262,6 +264,12 @@ def run_task(spec: WriteSpec, partition_id: int, attempt: int,
                         partition_id, attempt, cleanup_error)
         raise
     return _outcome(partition_id, attempt, message, written, store, started)
+
+
+def parquet_settings(spec: WriteSpec) -> ParquetSettings:
+    """The Parquet encoding options of ``spec`` (codec, row-group size, rows per file)."""
+    return ParquetSettings(compression=spec.compression, row_group_bytes=spec.row_group_bytes,
+                           max_records_per_file=spec.max_records_per_file)
 
 
 def _outcome(partition_id: int, attempt: int, message: Any, written: list[WrittenFile],

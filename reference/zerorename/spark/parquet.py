@@ -2,9 +2,10 @@
 
 One task attempt turns Arrow record batches into one Parquet file per partition directory it
 touches (``year=2024/month=3/part-00003-<job>.parquet``), the layout ``spark.read.parquet``
-discovers.  Files are streamed, not buffered: each file is opened through the committer (for
-the magic committer that is a multipart upload whose parts go out while rows arrive), so a
-task's memory is bounded by the open files, not by its data.
+discovers.  Files are streamed a row group at a time: each file is opened through the
+committer (for the magic committer that is a multipart upload whose parts go out while rows
+arrive), and rows wait in memory only until a row group's worth is there, so a task's memory
+is bounded by about two row groups plus the committer's parts, not by its data.
 
 Why file names carry the task and job but not the attempt: every attempt of one task writes
 the *same* names, so whichever attempt the committer lets through, the output has exactly one
@@ -25,6 +26,8 @@ import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.compute as pc  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
+from .encoding import ParquetSettings
+
 #: Hive's (and Spark's) directory name for a null partition value.
 NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 
@@ -35,7 +38,6 @@ _ESCAPE = frozenset(
 )
 
 Opener = Callable[[str], AbstractContextManager[IO[bytes]]]
-
 
 def escape_partition_value(value: Any) -> str:
     """Render one partition value as Spark does: ``true``/``false``, ``%XX`` escapes, null."""
@@ -91,11 +93,35 @@ class WrittenFile:
 
 @dataclass
 class _OpenFile:
+    """A file being written: rows are buffered until a row group's worth is there."""
+
     relpath: str
     stack: contextlib.ExitStack
     sink: _CountingSink
-    writer: Any
+    settings: ParquetSettings
+    #: created with the first row group, whose rows decide the dictionary columns
+    writer: Any = None
     rows: int = 0
+    pending: list[Any] = field(default_factory=list)
+    pending_rows: int = 0
+    pending_bytes: int = 0
+
+    def buffer(self, batch: Any) -> None:
+        self.pending.append(batch)
+        self.pending_rows += batch.num_rows
+        self.pending_bytes += batch.nbytes
+        self.rows += batch.num_rows
+
+    def flush(self) -> None:
+        """Write the buffered rows as one row group (no copy: a chunked table)."""
+        if self.pending_rows:
+            table = pa.Table.from_batches(self.pending)
+            if self.writer is None:
+                self.writer = pq.ParquetWriter(pa.PythonFile(self.sink, mode="w"), table.schema,
+                                               **self.settings.writer_options(table))
+            self.writer.write_table(table, row_group_size=self.pending_rows)
+        self.pending.clear()
+        self.pending_rows = self.pending_bytes = 0
 
 
 @dataclass
@@ -106,17 +132,21 @@ class PartitionedParquetWriter:
     (``part-00003-<job uuid>``).  At most ``max_open_files`` files are open at once; when a
     task touches more partitions than that, the least recently used file is finished and a
     later batch for it starts a new file with a ``-c001`` suffix (Spark rolls files the same
-    way).  ``on_batch`` is called after every batch written (the demo's fault injection uses it
-    to crash mid-write).
+    way); a file that reaches ``settings.max_records_per_file`` rows rolls the same way.
+    Rows are buffered per file up to a row group (``settings.row_group_bytes``); when all
+    open files together buffer more than two row groups, the largest buffer is written out
+    early, so memory stays bounded however many partitions a task touches.  ``on_batch`` is
+    called after every batch written (the demo's fault injection uses it to crash mid-write).
     """
 
     open_file: Opener
     file_stem: str
     partition_by: Sequence[str] = ()
-    compression: str = "snappy"
+    settings: ParquetSettings = field(default_factory=ParquetSettings)
     max_open_files: int = 32
     on_batch: Callable[[], None] | None = None
     written: list[WrittenFile] = field(default_factory=list, init=False)
+    _buffered: int = field(default=0, init=False)
     _open: dict[tuple[Any, ...], _OpenFile] = field(default_factory=dict, init=False)
     _rolls: dict[tuple[Any, ...], int] = field(default_factory=dict, init=False)
 
@@ -158,31 +188,53 @@ class PartitionedParquetWriter:
         self._open.clear()
 
     def _append(self, key: tuple[Any, ...], batch: Any) -> None:
-        handle = self._open.pop(key, None)
-        if handle is None:
-            if len(self._open) >= self.max_open_files:
-                self._finish(next(iter(self._open)))
-            handle = self._start(key, batch.schema)
-        self._open[key] = handle  # re-insert: dict order is the LRU order
-        handle.writer.write_batch(batch)
-        handle.rows += batch.num_rows
+        limit = self.settings.max_records_per_file
+        while batch.num_rows:
+            handle = self._open.pop(key, None)
+            if handle is None:
+                if len(self._open) >= self.max_open_files:
+                    self._finish(next(iter(self._open)))
+                handle = self._start(key)
+            self._open[key] = handle  # re-insert: dict order is the LRU order
+            room = limit - handle.rows if limit else batch.num_rows
+            piece, batch = batch.slice(0, room), batch.slice(room)
+            self._buffer(handle, piece)
+            if limit and handle.rows >= limit:
+                self._finish(key)
 
-    def _start(self, key: tuple[Any, ...], schema: Any) -> _OpenFile:
+    def _buffer(self, handle: _OpenFile, batch: Any) -> None:
+        """Add ``batch`` to the file's row group, cut where the row group reaches its size."""
+        limit = self.settings.row_group_bytes
+        while batch.num_rows:
+            per_row = batch.nbytes / batch.num_rows
+            room = max(1, int((limit - handle.pending_bytes) / per_row)) if per_row else \
+                batch.num_rows
+            piece, batch = batch.slice(0, room), batch.slice(room)
+            self._buffered -= handle.pending_bytes
+            handle.buffer(piece)
+            if batch.num_rows or handle.pending_bytes >= limit:
+                handle.flush()
+            self._buffered += handle.pending_bytes
+        if self._buffered > 2 * self.settings.row_group_bytes:
+            largest = max(self._open.values(), key=lambda h: h.pending_bytes)
+            self._buffered -= largest.pending_bytes
+            largest.flush()
+
+    def _start(self, key: tuple[Any, ...]) -> _OpenFile:
         roll = self._rolls.get(key, 0)
         self._rolls[key] = roll + 1
         name = self.file_stem + (f"-c{roll:03d}" if roll else "") + ".parquet"
         relpath = (partition_dir(self.partition_by, key) + "/" + name) if key else name
         stack = contextlib.ExitStack()
         target = stack.enter_context(self.open_file(relpath))
-        sink = _CountingSink(target)
-        writer = pq.ParquetWriter(pa.PythonFile(sink, mode="w"), schema,
-                                  compression=self.compression, coerce_timestamps="us",
-                                  allow_truncated_timestamps=True)
-        return _OpenFile(relpath, stack, sink, writer)
+        return _OpenFile(relpath, stack, _CountingSink(target), self.settings)
 
     def _finish(self, key: tuple[Any, ...]) -> None:
         handle = self._open.pop(key)
-        handle.writer.close()
+        self._buffered -= handle.pending_bytes
+        handle.flush()
+        if handle.writer is not None:
+            handle.writer.close()
         handle.stack.close()
         self.written.append(WrittenFile(handle.relpath, handle.sink.size, handle.rows))
 

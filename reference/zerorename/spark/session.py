@@ -13,12 +13,23 @@ on a developer machine or CI (measured on PySpark 4.3):
 
 Environment variables are set with ``setdefault`` so a user's explicit choice wins, and before
 the JVM starts, because executors and Python workers inherit the environment at launch.
+
+Why a warm-up (:func:`warm_up`): a session's first write through a Python data source starts
+three Python daemons one after the other — the planner's (``writer()``), the executors' and
+the commit's — each importing pyarrow, boto3 and zerorename: 7 s on an idle 2-core machine
+(and 25 s on a busy one) before the first row is written, against about 1 s for later writes.
+``local_session`` starts them in the background, with a one-row write to a temporary local
+directory, while the caller builds its DataFrame.
 """
 
 from __future__ import annotations
 
+import logging
 import os
+import shutil
 import sys
+import tempfile
+import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -38,6 +49,8 @@ DEFAULT_CONF: dict[str, str] = {
     "spark.python.daemon.module": "zerorename.spark.daemon",
 }
 
+log = logging.getLogger("zerorename.spark")
+
 
 def prepare_environment() -> None:
     """Make Python workers use this interpreter and bind to loopback (before the JVM starts)."""
@@ -53,12 +66,15 @@ def local_session(
     conf: Mapping[str, str] | None = None,
     log_level: str = "ERROR",
     register: bool = True,
+    warm: bool = True,
 ) -> SparkSession:
     """A SparkSession for ``master`` with the zerorename data source registered.
 
     If a session with another master is already running in this process it is stopped first:
     a JVM holds one SparkContext at a time, and silently reusing a ``local[2]`` context when
     the caller asked for ``local[2,3]`` would quietly disable the task retries a test relies on.
+    ``warm`` (with ``register``) starts the Python workers a write needs in the background
+    (:func:`warm_up`).
     """
     prepare_environment()
     from pyspark.sql import SparkSession
@@ -75,4 +91,35 @@ def local_session(
         from zerorename.spark import register as register_source
 
         register_source(spark)
+        if warm:
+            warm_up(spark)
     return spark
+
+
+def warm_up(spark: SparkSession) -> threading.Thread:
+    """Start, in a background thread, the Python workers a zerorename write needs.
+
+    A one-row write through ``fenced`` into a fresh temporary directory (removed afterwards)
+    starts the planner's, the executors' and the commit's daemons; Spark keeps them for the
+    session, so the caller's first write finds them running.  A failure is logged, never
+    raised: the caller's own write will start what it needs (and report its own errors).
+    """
+
+    def run() -> None:
+        from zerorename.spark import write
+
+        # Spark looks Python data sources up in the thread's active session, and a new
+        # thread has none: without this the write fails with DATA_SOURCE_NOT_FOUND
+        spark._jvm.SparkSession.setActiveSession(spark._jsparkSession)  # type: ignore[union-attr]
+        scratch = tempfile.mkdtemp(prefix="zerorename-warm-up-")
+        try:
+            write(spark.range(0, 1, 1, 1), f"file://{scratch}/out", committer="fenced",
+                  abort_grace_seconds=0)
+        except Exception as error:  # a stopped session, a full disk: the real write says
+            log.debug("zerorename: warming up the Python workers failed: %s", error)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    thread = threading.Thread(target=run, name="zerorename-warm-up", daemon=True)
+    thread.start()
+    return thread

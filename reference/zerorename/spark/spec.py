@@ -72,8 +72,12 @@ OPTION_NAMES = O.writer_names()
 HADOOP_PREFIXES = ("fs.", "mapreduce.")
 #: The only file format the writer produces.
 FORMATS = frozenset({"parquet"})
-#: Parquet codecs pyarrow writes (``none`` = uncompressed).
-COMPRESSIONS = frozenset({"snappy", "gzip", "brotli", "zstd", "lz4", "none"})
+#: Parquet codecs pyarrow writes (``none`` = ``uncompressed``, Spark's name; ``lz4`` and
+#: ``lz4_raw`` both write LZ4_RAW: pyarrow cannot write the deprecated Hadoop-framed LZ4).
+COMPRESSIONS = frozenset({"snappy", "gzip", "brotli", "zstd", "lz4", "lz4_raw", "none",
+                          "uncompressed"})
+#: Spark's default row-group size (``parquet.block.size``): 128 MiB.
+ROW_GROUP_BYTES = 128 << 20
 #: boto3's checksum settings (see ``zerorename.stores.make_s3_client``).
 CHECKSUMS = frozenset({"when_required", "default"})
 
@@ -102,6 +106,13 @@ def _number(dest: str, option: str, value: Any, parse: Callable[[str], Any],
         raise WriteOptionError(dest, f"option {option}={value!r} is not a {kind}") from None
 
 
+def _positive(dest: str, option: str, value: Any, least: int) -> int:
+    number: int = _number(dest, option, value, int, "whole number (integer)")
+    if number < least:
+        raise WriteOptionError(dest, f"option {option}={value!r} must be at least {least}")
+    return number
+
+
 def check_option_names(dest: str, names: Iterable[str]) -> None:
     """Refuse option names the writer does not understand, naming every valid one."""
     unknown = sorted(n for n in names if n not in OPTION_NAMES and not n.startswith(
@@ -109,7 +120,7 @@ def check_option_names(dest: str, names: Iterable[str]) -> None:
     if unknown:
         raise WriteOptionError(
             dest, f"unknown option(s) {', '.join(map(repr, unknown))}; zerorename accepts "
-                  f"{', '.join(sorted(OPTION_NAMES - {'dest', 'partitionby'}))}, Hadoop "
+                  f"{', '.join(sorted(OPTION_NAMES - {'dest', 'partitionby', 'maxrecordsperfile'}))}, Hadoop "
                   f"committer options named {' or '.join(p + '*' for p in HADOOP_PREFIXES)} "
                   f"and {hooks.OPTION_PREFIX}* (tests)")
 
@@ -138,6 +149,10 @@ class WriteSpec:
     part_min_size: int | None = None
     compression: str = "snappy"
     max_open_files: int = 32
+    #: Spark's ``maxRecordsPerFile``: rows per file before rolling to a new one (0: no limit)
+    max_records_per_file: int = 0
+    #: Spark's ``parquet.block.size``: bytes per row group (about; see parquet.py)
+    row_group_bytes: int = ROW_GROUP_BYTES
     abort_grace_seconds: float = 3.0
     committer_options: Mapping[str, str] = field(default_factory=dict)
     faults: Mapping[str, str] = field(default_factory=dict)
@@ -216,6 +231,10 @@ def spec_from_options(options: Mapping[str, Any], *, overwrite: bool = False) ->
                             COMPRESSIONS),
         max_open_files=_number(where, "max_open_files", opts.get("max_open_files", 32), int,
                                "whole number (integer)"),
+        max_records_per_file=_positive(where, "maxRecordsPerFile",
+                                       opts.get("maxrecordsperfile", 0), 0),
+        row_group_bytes=_positive(where, "parquet.block.size",
+                                  opts.get("parquet.block.size", ROW_GROUP_BYTES), 1),
         abort_grace_seconds=_number(where, "abort_grace_seconds",
                                     opts.get("abort_grace_seconds", 3.0), float,
                                     "number of seconds"),

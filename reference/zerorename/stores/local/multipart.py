@@ -5,8 +5,8 @@ destination, one file per part); ``root`` defaults to the system temp dir, so ev
 the machine — tasks and driver — shares them.  Creating, completing and aborting each hinge on
 one ``os.rename`` of the upload's directory, so a concurrent abort or second complete sees
 NoSuchUpload rather than half an upload.  Completing concatenates the parts into a temp file
-beside the destination and publishes it atomically.  There is no 5 MiB minimum part size (S3
-has one).
+beside the destination (or hard-links the only part there) and publishes it atomically.
+There is no 5 MiB minimum part size (S3 has one).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pathlib import Path
 from zerorename.errors import NotFoundError, StoreError
 from zerorename.store import UploadInfo
 from zerorename.stores.common import bare_etag, md5_hex
-from zerorename.stores.local.files import LocalFiles
+from zerorename.stores.local.files import TMP_PREFIX, LocalFiles, make_dirs
 
 __all__ = ["LocalMultipart"]
 
@@ -97,7 +97,9 @@ class LocalMultipart(LocalFiles):
         try:
             self._check_meta(url, upload_id, claimed)
             files = self._validate_parts(url, claimed, parts)
-            tmp = self._write_temp(url, os.path.dirname(path), None, files)
+            tmp = self._link_single_part(url, path, files)
+            if tmp is None:
+                tmp = self._write_temp(url, os.path.dirname(path), None, files)
             etag = self._etag(tmp, os.stat(tmp))
             self._publish(url, tmp, path, if_none_match=if_none_match, if_match=None)
         except BaseException:
@@ -106,6 +108,25 @@ class LocalMultipart(LocalFiles):
             raise
         shutil.rmtree(claimed, ignore_errors=True)
         return etag
+
+    def _link_single_part(self, url: str, path: str, files: list[str]) -> str | None:
+        """A temp file beside ``path`` that *is* the one part (a hard link), or None.
+
+        An upload of one part (every file a Spark task writes below the part size) needs no
+        concatenation: linking instead of copying saves writing the file's bytes a second
+        time.  None when there are several parts, or the part's file system is not the
+        destination's (or has no hard links): then the parts are copied.
+        """
+        if len(files) != 1:
+            return None
+        directory = os.path.dirname(path)
+        tmp = os.path.join(directory, f"{TMP_PREFIX}{uuid.uuid4().hex}")
+        try:
+            make_dirs(url, directory)
+            os.link(files[0], tmp)
+        except OSError:
+            return None
+        return tmp
 
     def _validate_parts(
         self, url: str, directory: Path, parts: Sequence[tuple[int, str]]
