@@ -68,6 +68,8 @@ _SECRET_OPTIONS = frozenset({
 #: default (``.option("comitter", "directory")`` would otherwise write with ``magic``).
 #: They are the registry's writer options (:mod:`zerorename.options`).
 OPTION_NAMES = O.writer_names()
+#: Lower-case and older spellings, accepted but not listed in errors.
+_ALIASES = frozenset({"dest", "partitionby", "maxrecordsperfile"})
 #: Prefixes of the Hadoop option names passed through to the committer unchanged.
 HADOOP_PREFIXES = ("fs.", "mapreduce.")
 #: The only file format the writer produces.
@@ -120,7 +122,7 @@ def check_option_names(dest: str, names: Iterable[str]) -> None:
     if unknown:
         raise WriteOptionError(
             dest, f"unknown option(s) {', '.join(map(repr, unknown))}; zerorename accepts "
-                  f"{', '.join(sorted(OPTION_NAMES - {'dest', 'partitionby', 'maxrecordsperfile'}))}, Hadoop "
+                  f"{', '.join(sorted(OPTION_NAMES - _ALIASES))}, Hadoop "
                   f"committer options named {' or '.join(p + '*' for p in HADOOP_PREFIXES)} "
                   f"and {hooks.OPTION_PREFIX}* (tests)")
 
