@@ -182,7 +182,7 @@ def merge(results: dict[str, Any], committers: Sequence[str], budget: dict[str, 
     merged["deepened"] = sorted(
         [row for row in results["deepened"]
          if not replaced(row[0], row[4] if len(row) > 4 else None)] + deepened,
-        key=lambda row: (order.index(str(row[0])), stores.index(str(row[1]))))
+        key=lambda row: (order.index(str(row[0])), _store_rank(stores, str(row[1]))))
     pair_order = [(c, s) for c, s in RACE_PAIRS]
     merged["race"] = sorted(
         [r for r in results["race"] if (r["committer"], r["store"]) not in race_pairs] + race,
@@ -223,3 +223,8 @@ def merge(results: dict[str, Any], committers: Sequence[str], budget: dict[str, 
                         if not set(m["committers"]) <= set(committers)] + [record]
     return merged
 
+
+def _store_rank(stores: list[str], store: str) -> tuple[int, str]:
+    """The matrix's stores in their order, then the stores only a bug row names (such as
+    ``s3-check-then-act``), by name."""
+    return (stores.index(store), "") if store in stores else (len(stores), store)
