@@ -88,7 +88,8 @@ def test_both_job_commit_protocols_are_among_the_scopes(
     for kind in ("crash", "duplicate", "partition", "restart"):
         assert {f"{kind}-hadoop", f"{kind}-spark"} <= names
     assert set(_scopes(s3_cells["concurrency"])) == {
-        f"{f}-{d}" for f in ("two-jobs", "same-job-id", SAME_DESTINATION)
+        f"{f}-{d}" for f in ("two-jobs", "same-job-id", SAME_DESTINATION, "nested",
+                             "nested-overlap")
         for d in ("hadoop", "spark")}
     assert set(_scopes(s3_cells["abortability"])) == {
         f"{f}-{d}" for f in ("abort", "abort-crash") for d in ("hadoop", "spark")}

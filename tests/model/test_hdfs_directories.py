@@ -173,10 +173,10 @@ def test_the_manifest_save_retry_is_hadoop_35s_version_option(attempts: str | No
 
 
 def test_the_v1_liveness_witness_now_commits_a_stray_attempt_directory() -> None:
-    """The shipped witness's schedule (a partitioned attempt commits its task while the retry
-    commits too): as Hadoop 3.5.0 does, the retry's attempt directory lands inside the
-    committed task's, and job commit publishes both files."""
-    events = read_trace(ROOT / "paper/results/traces/v1.hdfs.liveness.hadoop.jsonl")
+    """The liveness witness the model shipped before its HDFS directories (a partitioned
+    attempt commits its task while the retry commits too): as Hadoop 3.5.0 does, the retry's
+    attempt directory lands inside the committed task's, and job commit publishes both."""
+    events = read_trace(ROOT / "tests/model/traces/v1.hdfs.liveness.before-directories.jsonl")
     scenario = Scenario.from_json(events[0]["scenario"])
     result = Run(scenario, get("v1")).run(ScriptedChooser(choices_of(events)))
     assert [job.outcome for job in result.jobs] == ["committed"]

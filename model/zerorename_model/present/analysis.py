@@ -21,6 +21,7 @@ from typing import Any
 
 from zerorename_model.engine.harness import STORE_OPS
 from zerorename_model.engine.json_values import json_list, json_object
+from zerorename_model.engine.stores import PROFILES
 
 #: Scheduler moves that are faults or environment events rather than an actor's own step.
 FAULT_MOVES = ("crash", "partition", "speculate", "restart", "fail_job", "throttle",
@@ -173,19 +174,32 @@ def store_state(trace: Trace, after_step: int | None = None) -> StoreState:
     last = len(trace.steps) - 1 if after_step is None else after_step
     objects: dict[str, tuple[int, str]] = {}
     uploads: dict[str, str] = {}
+    answer_lost: set[str] = set()  # actors whose next request takes effect but answers an error
+    into_directory = PROFILES[str(trace.scenario.get("store", "s3"))].directories
     for step in trace.steps[: last + 1]:
-        if step.kind is not StepKind.STORE or _failed(step):
+        if step.kind is StepKind.FAULT and step.op == "lost_answer":
+            answer_lost.add(step.actor)
             continue
-        _apply(step, objects, uploads)
+        if step.kind is not StepKind.STORE:
+            continue
+        took_effect = step.actor in answer_lost
+        answer_lost.discard(step.actor)
+        if _failed(step) and not took_effect:
+            continue
+        if took_effect and step.op == "create_multipart":
+            continue  # the upload exists, but its ID was lost with the answer: nothing names it
+        _apply(step, objects, uploads, into_directory)
     return StoreState(last, objects, uploads)
 
 
 def _failed(step: Step) -> bool:
-    """A request answered with an error changed nothing the trace can see."""
+    """A request answered with an error changed nothing the trace can see, unless the answer
+    was lost (the ``lost_answer`` fault just before it): then it took effect all the same."""
     return step.result.startswith("error ")
 
 
-def _apply(step: Step, objects: dict[str, tuple[int, str]], uploads: dict[str, str]) -> None:
+def _apply(step: Step, objects: dict[str, tuple[int, str]], uploads: dict[str, str],
+           into_directory: bool) -> None:
     if step.op == "put":
         objects[step.keys[0]] = (step.index, step.result)
     elif step.op == "complete_multipart":
@@ -194,7 +208,7 @@ def _apply(step: Step, objects: dict[str, tuple[int, str]], uploads: dict[str, s
     elif step.op == "copy":
         objects[step.keys[1]] = (step.index, step.result)
     elif step.op == "rename":
-        _rename(step, objects)
+        _rename(step, objects, into_directory)
     elif step.op in ("delete", "delete_many"):
         for url in step.keys:  # a delete names one key, as S3's does: never a subtree
             objects.pop(url, None)
@@ -204,9 +218,14 @@ def _apply(step: Step, objects: dict[str, tuple[int, str]], uploads: dict[str, s
         uploads.pop(step.upload_id, None)
 
 
-def _rename(step: Step, objects: dict[str, tuple[int, str]]) -> None:
-    """A file or directory rename: every object under the source moves under the target."""
+def _rename(step: Step, objects: dict[str, tuple[int, str]], into_directory: bool) -> None:
+    """A file or directory rename: every object under the source moves under the target.  With
+    ``into_directory`` (HDFS's rename), a target that is a directory holding objects receives
+    the source as ``target/<name of source>``."""
     src, dst = step.keys
+    if into_directory and dst not in objects and any(
+            k.startswith(dst.rstrip("/") + "/") for k in objects):
+        dst = dst.rstrip("/") + "/" + src.rstrip("/").rsplit("/", 1)[-1]
     moved = {k: v for k, v in objects.items() if k == src or k.startswith(src.rstrip("/") + "/")}
     for key, (_, etag) in moved.items():
         del objects[key]
