@@ -23,7 +23,8 @@ HERE = Path(__file__).resolve().parent
 NOTEBOOKS = sorted(HERE.glob("[0-9][0-9]_*.ipynb"))
 
 #: what may differ between two executions of the same notebook: object addresses, durations
-_VOLATILE = (re.compile(r"0x[0-9a-f]{6,}"), re.compile(r"\d+(\.\d+)? ?(s|ms)\b"))
+_VOLATILE = (re.compile(r"0x[0-9a-f]{6,}"), re.compile(r"\d+(\.\d+)? ?(s|ms)\b"),
+             re.compile(r"(?<=job )[0-9a-f]{32}\b"))  # a fresh job ID, in the committers' log
 
 
 def execute(path: Path, timeout: int = 600) -> NotebookNode:

@@ -175,7 +175,9 @@ def store_state(trace: Trace, after_step: int | None = None) -> StoreState:
     objects: dict[str, tuple[int, str]] = {}
     uploads: dict[str, str] = {}
     answer_lost: set[str] = set()  # actors whose next request takes effect but answers an error
-    into_directory = PROFILES[str(trace.scenario.get("store", "s3"))].directories
+    # a recording of a real store (moto, RGW) names no model profile: S3, with no directories
+    profile = PROFILES.get(str(trace.scenario.get("store", "s3")))
+    into_directory = profile is not None and profile.directories
     for step in trace.steps[: last + 1]:
         if step.kind is StepKind.FAULT and step.op == "lost_answer":
             answer_lost.add(step.actor)
