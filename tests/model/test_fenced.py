@@ -92,7 +92,8 @@ def test_both_job_commit_protocols_are_among_the_scopes(
                              "nested-overlap")
         for d in ("hadoop", "spark")}
     assert set(_scopes(s3_cells["abortability"])) == {
-        f"{f}-{d}" for f in ("abort", "abort-crash") for d in ("hadoop", "spark")}
+        f"{f}-{d}" for f in ("abort", "abort-crash", "ambiguous-abort")
+        for d in ("hadoop", "spark")}
 
 
 def test_two_jobs_on_one_destination_keep_each_others_uploads() -> None:
