@@ -92,7 +92,9 @@ def test_the_quick_matrix_used_by_ci(tmp_path: Path) -> None:
     assert verdicts[("magic", "s3-2018", "consistency", "hadoop")] == "violated"
     assert verdicts[("v2", "s3", "abortability", "spark")] == "violated"
     assert verdicts[("direct", "s3", "exclusivity", "spark")] == "violated"
-    assert verdicts[("directory", "s3-2018", "consistency", "spark")] == "holds"
+    # directory never reads what the lagging store answers late: no run reaches the state
+    # consistency speaks about, so it is vacuous there, not a proof
+    assert verdicts[("directory", "s3-2018", "consistency", "spark")] == "vacuous"
     assert verdicts[("magic", "s3", "exclusivity", "hadoop")] == "violated"  # VIII.C
     bugs = {c["bug"] for c in cells} - {None}
     assert {"HADOOP-17258", "HADOOP-17112"} <= bugs

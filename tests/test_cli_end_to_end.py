@@ -280,10 +280,10 @@ def test_the_explanation_follows_the_cells_it_is_given() -> None:
 @pytest.mark.slow
 @pytest.mark.spark
 def test_the_whole_demo_on_one_committer_and_one_matrix_cell() -> None:
-    """``zerorename demo`` as a user runs it, on a small scope: Spark writes through magic,
-    the report is printed when the runs end, then the model's part; progress on stderr."""
-    out = zr("demo", "--committers", "magic", "--rows", "400", "--matrix-committers", "magic",
-             "--matrix-stores", "s3")
+    """``zerorename demo --research`` on a small scope: Spark writes through magic, the full
+    report is printed when the runs end, then the model's part; progress on stderr."""
+    out = zr("demo", "--research", "--committers", "magic", "--rows", "400",
+             "--matrix-committers", "magic", "--matrix-stores", "s3")
     assert out.returncode == 0, out.stderr[-3000:]
     assert "== magic" in out.stdout and "completeness        yes" in out.stdout
     assert "1 committers ran, 0 skipped; properties held on every run." in out.stdout
