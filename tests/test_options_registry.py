@@ -56,6 +56,43 @@ def test_the_check_catches_a_literal_option() -> None:
     assert literal_options("opts.get_bool(O.MAGIC_ENABLED.name)") == []
 
 
+#: the Spark writer's names, as the lower-cased option dictionaries hold them
+WRITER_NAMES = frozenset(n.lower() for o in O.WRITER for n in o.names)
+
+
+def literal_writer_options(source: str) -> list[str]:
+    """Where ``source`` reads a writer option from a dictionary by a literal name:
+    ``opts.get("mode")``, ``opts["mode"]``, ``"mode" in opts``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in ("get", "pop") and node.args:
+            named = node.args[0]
+        elif isinstance(node, ast.Subscript):
+            named = node.slice
+        elif isinstance(node, ast.Compare) and any(
+                isinstance(op, ast.In | ast.NotIn) for op in node.ops):
+            named = node.left
+        else:
+            continue
+        if isinstance(named, ast.Constant) and str(named.value).lower() in WRITER_NAMES:
+            found.append(f"line {node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_the_spark_writer_reads_no_option_by_a_literal_name() -> None:
+    found = {path.name: hits for path in sorted((PACKAGE / "spark").glob("*.py"))
+             for hits in [literal_writer_options(path.read_text(encoding="utf-8"))] if hits}
+    assert found == {}, "read writer options through zerorename.options (O.W_...)"
+
+
+def test_the_writer_check_catches_a_literal_read() -> None:
+    assert literal_writer_options('mode = opts.get("mode")')
+    assert literal_writer_options('n = opts["maxRecordsPerFile"]')
+    assert literal_writer_options('if "threads" in opts: pass')
+    assert literal_writer_options("mode = read(O.W_MODE)") == []
+
+
 def test_the_configuration_page_is_what_the_registry_renders() -> None:
     assert PAGE.read_text(encoding="utf-8") == O.markdown(), (
         "stale: python -c 'import zerorename.options as o; print(o.markdown(), end=\"\")' "

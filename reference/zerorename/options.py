@@ -157,40 +157,54 @@ FIXED_MILLIS: Final = Option(
 
 # -- the Spark writer --------------------------------------------------------------------------
 
+W_COMMITTER: Final = Option(
+    "committer", Kind.CHOICE, "auto",
+    "auto: fenced where the store refuses a second If-None-Match PUT, else magic", scope=W,
+    choices=("auto", "fenced", "magic", "directory", "partitioned", "manifest", "v1", "v2"))
+W_FORMAT: Final = Option("format", Kind.CHOICE, "parquet", "the file format written", scope=W,
+                         choices=("parquet",))
+W_PARTITION_BY: Final = Option(
+    "partition_by", Kind.TEXT, "none", "comma-separated partition columns (Hive layout)",
+    aliases=("partitionby",), scope=W)
+W_MODE: Final = Option(
+    "mode", Kind.CHOICE, "append", "the save mode", scope=W,
+    choices=("append", "overwrite", "error", "errorifexists", "ignore", "default"))
+W_PATH: Final = Option("path", Kind.TEXT, "required", "the destination URL", aliases=("dest",),
+                       scope=W)
+W_ENDPOINT_URL: Final = Option("endpoint_url", Kind.TEXT, "boto3's configuration",
+                               "the S3 endpoint (no credentials in it)", scope=W)
+W_REGION: Final = Option("region", Kind.TEXT, "boto3's configuration", "the S3 region", scope=W)
+W_CHECKSUMS: Final = Option("checksums", Kind.CHOICE, "when_required",
+                            "boto3's request checksums", choices=("when_required", "default"),
+                            scope=W)
+W_PART_SIZE: Final = Option("part_size", Kind.SIZE, "16M",
+                            "the multipart part size (fs.s3a.multipart.size)", scope=W)
+W_PART_MIN_SIZE: Final = Option("part_min_size", Kind.SIZE, "5M",
+                                "the endpoint's minimum non-final part size", scope=W)
+W_THREADS: Final = Option("threads", Kind.INT, "8",
+                          "committer threads (fs.s3a.committer.threads)", scope=W)
+W_JOB_ID: Final = Option("job_id", Kind.TEXT, "a fresh UUID4", "the job ID; unique per write",
+                         scope=W)
+W_COMPRESSION: Final = Option(
+    "compression", Kind.CHOICE, "snappy", "the Parquet codec", scope=W,
+    choices=("snappy", "gzip", "brotli", "zstd", "lz4", "lz4_raw", "none", "uncompressed"))
+W_MAX_OPEN_FILES: Final = Option("max_open_files", Kind.INT, "32", "open files per task",
+                                 scope=W)
+W_MAX_RECORDS_PER_FILE: Final = Option(
+    "maxRecordsPerFile", Kind.INT, "0 (no limit)",
+    "rows per file before rolling to the next file (Spark's maxRecordsPerFile)",
+    aliases=("maxrecordsperfile",), scope=W)
+W_ROW_GROUP_SIZE: Final = Option("parquet.block.size", Kind.SIZE, "128M",
+                                 "bytes per Parquet row group, about (Spark's "
+                                 "parquet.block.size)", scope=W)
+W_ABORT_GRACE: Final = Option("abort_grace_seconds", Kind.DURATION, "3",
+                              "after a failed job, wait this long and abort again", scope=W)
+
+#: the Spark writer's own options, in the order the configuration page lists them
 WRITER: Final = (
-    Option("committer", Kind.CHOICE, "auto", "auto: fenced where the store refuses a second "
-           "If-None-Match PUT, else magic", scope=W,
-           choices=("auto", "fenced", "magic", "directory", "partitioned", "manifest", "v1",
-                    "v2")),
-    Option("format", Kind.CHOICE, "parquet", "the file format written", scope=W,
-           choices=("parquet",)),
-    Option("partition_by", Kind.TEXT, "none", "comma-separated partition columns (Hive "
-           "layout)", aliases=("partitionby",), scope=W),
-    Option("mode", Kind.CHOICE, "append", "the save mode", scope=W,
-           choices=("append", "overwrite", "error", "errorifexists", "ignore", "default")),
-    Option("path", Kind.TEXT, "required", "the destination URL", aliases=("dest",), scope=W),
-    Option("endpoint_url", Kind.TEXT, "boto3's configuration", "the S3 endpoint (no "
-           "credentials in it)", scope=W),
-    Option("region", Kind.TEXT, "boto3's configuration", "the S3 region", scope=W),
-    Option("checksums", Kind.CHOICE, "when_required", "boto3's request checksums",
-           choices=("when_required", "default"), scope=W),
-    Option("part_size", Kind.SIZE, "16M", "the multipart part size (fs.s3a.multipart.size)",
-           scope=W),
-    Option("part_min_size", Kind.SIZE, "5M", "the endpoint's minimum non-final part size",
-           scope=W),
-    Option("threads", Kind.INT, "8", "committer threads (fs.s3a.committer.threads)", scope=W),
-    Option("job_id", Kind.TEXT, "a fresh UUID4", "the job ID; unique per write", scope=W),
-    Option("compression", Kind.CHOICE, "snappy", "the Parquet codec", scope=W,
-           choices=("snappy", "gzip", "brotli", "zstd", "lz4", "lz4_raw", "none",
-                    "uncompressed")),
-    Option("max_open_files", Kind.INT, "32", "open files per task", scope=W),
-    Option("maxRecordsPerFile", Kind.INT, "0 (no limit)", "rows per file before rolling to "
-           "the next file (Spark's maxRecordsPerFile)", aliases=("maxrecordsperfile",),
-           scope=W),
-    Option("parquet.block.size", Kind.SIZE, "128M", "bytes per Parquet row group, about "
-           "(Spark's parquet.block.size)", scope=W),
-    Option("abort_grace_seconds", Kind.DURATION, "3", "after a failed job, wait this long and "
-           "abort again", scope=W),
+    W_COMMITTER, W_FORMAT, W_PARTITION_BY, W_MODE, W_PATH, W_ENDPOINT_URL, W_REGION,
+    W_CHECKSUMS, W_PART_SIZE, W_PART_MIN_SIZE, W_THREADS, W_JOB_ID, W_COMPRESSION,
+    W_MAX_OPEN_FILES, W_MAX_RECORDS_PER_FILE, W_ROW_GROUP_SIZE, W_ABORT_GRACE,
 )
 
 OPTIONS: Final[tuple[Option, ...]] = (

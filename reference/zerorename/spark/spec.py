@@ -69,7 +69,7 @@ _SECRET_OPTIONS = frozenset({
 #: They are the registry's writer options (:mod:`zerorename.options`).
 OPTION_NAMES = O.writer_names()
 #: Lower-case and older spellings, accepted but not listed in errors.
-_ALIASES = frozenset({"dest", "partitionby", "maxrecordsperfile"})
+_ALIASES = frozenset(alias for option in O.WRITER for alias in option.aliases)
 #: Prefixes of the Hadoop option names passed through to the committer unchanged.
 HADOOP_PREFIXES = ("fs.", "mapreduce.")
 #: The only file format the writer produces.
@@ -183,7 +183,12 @@ def spec_from_options(options: Mapping[str, Any], *, overwrite: bool = False) ->
     they travel as an option instead.
     """
     opts = {str(k).lower(): v for k, v in options.items() if v is not None}
-    dest = opts.get("path") or opts.get("dest")
+
+    def read(option: O.Option, default: Any = None) -> Any:
+        """The value given under the option's name or one of its aliases (any case)."""
+        return next((opts[n.lower()] for n in option.names if n.lower() in opts), default)
+
+    dest = read(O.W_PATH)
     where = str(dest) if dest else "<no destination>"
     secret = sorted(k for k in opts if k in _SECRET_OPTIONS)
     if secret:
@@ -196,53 +201,56 @@ def spec_from_options(options: Mapping[str, Any], *, overwrite: bool = False) ->
         raise WriteOptionError(where, "no destination: call .save('s3://bucket/prefix') "
                                       "or pass dest=")
     parse_url(str(dest))
-    endpoint = opts.get("endpoint_url")
+    endpoint = read(O.W_ENDPOINT_URL)
     if endpoint and "@" in str(endpoint).split("//", 1)[-1].split("/", 1)[0]:
-        raise WriteOptionError(where, "endpoint_url must not contain user:password; "
-                                      "use boto3's chain")
-    if "format" in opts:
-        _choice(where, "format", opts["format"], FORMATS)
-    mode = _choice(where, "mode", opts.get("mode") or ("overwrite" if overwrite else "append"),
-                   SAVE_MODES)
+        raise WriteOptionError(where, f"{O.W_ENDPOINT_URL.name} must not contain "
+                                      "user:password; use boto3's chain")
+    if read(O.W_FORMAT) is not None:
+        _choice(where, O.W_FORMAT.name, read(O.W_FORMAT), FORMATS)
+    mode = _choice(where, O.W_MODE.name,
+                   read(O.W_MODE) or ("overwrite" if overwrite else "append"), SAVE_MODES)
     mode = "error" if mode in ("errorifexists", "default") else mode
     # before any request: no store is made, no probe runs, for a destination no job can own
     check_destination_shape(str(dest))
     if mode == "overwrite":
         check_may_delete_at(str(dest), "mode='overwrite'")
-    partition_by = opts.get("partition_by", opts.get("partitionby", ()))
+    partition_by = read(O.W_PARTITION_BY, ())
     if isinstance(partition_by, str):
         partition_by = [c.strip() for c in partition_by.split(",") if c.strip()]
     committer_options = {k: str(v) for k, v in opts.items() if k.startswith(HADOOP_PREFIXES)}
-    if "threads" in opts:
-        committer_options[COMMITTER_THREADS] = str(opts["threads"])
-    if "part_size" in opts:
-        committer_options[PART_SIZE] = str(opts["part_size"])
-    checksums = opts.get("checksums")
+    if read(O.W_THREADS) is not None:
+        committer_options[COMMITTER_THREADS] = str(read(O.W_THREADS))
+    if read(O.W_PART_SIZE) is not None:
+        committer_options[PART_SIZE] = str(read(O.W_PART_SIZE))
+    checksums = read(O.W_CHECKSUMS)
+    part_min_size = read(O.W_PART_MIN_SIZE)
+    region = read(O.W_REGION)
     spec = WriteSpec(
         dest=str(dest).rstrip("/"),
-        committer=_choice(where, "committer", opts.get("committer", AUTO),
+        committer=_choice(where, O.W_COMMITTER.name, read(O.W_COMMITTER, AUTO),
                           (AUTO, *COMMITTERS)),
         partition_by=tuple(str(c) for c in partition_by),
         mode=mode,
         endpoint_url=str(endpoint) if endpoint else None,
-        region=str(opts["region"]) if opts.get("region") else None,
-        checksums=_choice(where, "checksums", checksums, CHECKSUMS) if checksums else None,
-        part_min_size=(Options(opts).get_size("part_min_size")
-                       if "part_min_size" in opts else None),
-        compression=_choice(where, "compression", opts.get("compression", "snappy"),
+        region=str(region) if region else None,
+        checksums=(_choice(where, O.W_CHECKSUMS.name, checksums, CHECKSUMS) if checksums
+                   else None),
+        part_min_size=(Options({O.W_PART_MIN_SIZE.name: part_min_size})
+                       .get_size(O.W_PART_MIN_SIZE.name) if part_min_size is not None
+                       else None),
+        compression=_choice(where, O.W_COMPRESSION.name, read(O.W_COMPRESSION, "snappy"),
                             COMPRESSIONS),
-        max_open_files=_number(where, "max_open_files", opts.get("max_open_files", 32), int,
-                               "whole number (integer)"),
-        max_records_per_file=_positive(where, "maxRecordsPerFile",
-                                       opts.get("maxrecordsperfile", 0), 0),
-        row_group_bytes=_positive(where, "parquet.block.size",
-                                  opts.get("parquet.block.size", ROW_GROUP_BYTES), 1),
-        abort_grace_seconds=_number(where, "abort_grace_seconds",
-                                    opts.get("abort_grace_seconds", 3.0), float,
-                                    "number of seconds"),
+        max_open_files=_number(where, O.W_MAX_OPEN_FILES.name, read(O.W_MAX_OPEN_FILES, 32),
+                               int, "whole number (integer)"),
+        max_records_per_file=_positive(where, O.W_MAX_RECORDS_PER_FILE.name,
+                                       read(O.W_MAX_RECORDS_PER_FILE, 0), 0),
+        row_group_bytes=_positive(where, O.W_ROW_GROUP_SIZE.name,
+                                  read(O.W_ROW_GROUP_SIZE, ROW_GROUP_BYTES), 1),
+        abort_grace_seconds=_number(where, O.W_ABORT_GRACE.name, read(O.W_ABORT_GRACE, 3.0),
+                                    float, "number of seconds"),
         committer_options=committer_options,
         faults=hooks.parse_options(where, opts),
     )
-    if opts.get("job_id"):
-        spec = replace(spec, job_id=str(opts["job_id"]))
+    if read(O.W_JOB_ID):
+        spec = replace(spec, job_id=str(read(O.W_JOB_ID)))
     return spec

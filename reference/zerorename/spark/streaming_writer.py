@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import DataSourceStreamArrowWriter, WriterCommitMessage
 
+from zerorename import options as O
 from zerorename.committers.fenced_records import TaskCommittedByOtherAttemptError
 
 from .core import TaskOutcome, run_task
@@ -53,7 +54,7 @@ def stream_writer(options: dict[str, Any], schema: StructType,
     opts = {str(k).lower(): v for k, v in options.items()
             if str(k).lower() not in SPARK_STREAM_OPTIONS}
     keep_text = opts.pop(KEEP_OPTION, "0")
-    dest = str(opts.get("path") or opts.get("dest") or "<no destination>")
+    dest = str(next((opts[n] for n in O.W_PATH.names if opts.get(n)), "<no destination>"))
     try:
         keep = int(str(keep_text).strip())
     except ValueError:
