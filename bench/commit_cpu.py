@@ -141,9 +141,9 @@ class TracingStore:
             url, upload_id, part_number, data)))
 
     def complete_multipart(self, url: str, upload_id: str, parts: Sequence[tuple[int, str]], *,
-                           if_none_match: bool = False) -> str:
+                           if_none_match: bool = False, if_match: str | None = None) -> str:
         return str(self._traced("complete_multipart", lambda: self.inner.complete_multipart(
-            url, upload_id, parts, if_none_match=if_none_match)))
+            url, upload_id, parts, if_none_match=if_none_match, if_match=if_match)))
 
     def abort_multipart(self, url: str, upload_id: str) -> None:
         self._traced("abort_multipart", lambda: self.inner.abort_multipart(url, upload_id))

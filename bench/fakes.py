@@ -289,7 +289,7 @@ class MemoryStore:
 
     def complete_multipart(
         self, url: str, upload_id: str, parts: Sequence[tuple[int, str]], *,
-        if_none_match: bool = False,
+        if_none_match: bool = False, if_match: str | None = None,
     ) -> str:
         self._check(url)
         with self._lock:
@@ -308,6 +308,10 @@ class MemoryStore:
                 chunks.append(have[0])
             if if_none_match and url in self._objects:
                 raise PreconditionFailedError(url, "If-None-Match: object exists")
+            current = self._objects.get(url)
+            if if_match is not None and (current is None
+                                         or current[1] != if_match.strip('"')):
+                raise PreconditionFailedError(url, "If-Match: the ETag changed")
             del self._uploads[upload_id]
             digest = hashlib.md5(b"".join(bytes.fromhex(e.strip('"')) for _, e in parts),
                                  usedforsecurity=False).hexdigest()

@@ -129,9 +129,10 @@ class DelayedStore:
         return self.inner.upload_part(url, upload_id, part_number, data)
 
     def complete_multipart(self, url: str, upload_id: str, parts: Sequence[tuple[int, str]], *,
-                           if_none_match: bool = False) -> str:
+                           if_none_match: bool = False, if_match: str | None = None) -> str:
         self._wait()
-        return self.inner.complete_multipart(url, upload_id, parts, if_none_match=if_none_match)
+        return self.inner.complete_multipart(url, upload_id, parts, if_none_match=if_none_match,
+                                             if_match=if_match)
 
     def abort_multipart(self, url: str, upload_id: str) -> None:
         self._wait()

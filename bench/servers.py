@@ -38,6 +38,8 @@ os.environ["S3_UPLOAD_PART_MIN_SIZE"] = "1"   # read by moto at import: allow ti
 os.environ["MOTO_S3_DEFAULT_KEY_BUFFER_SIZE"] = str(MOTO_KEY_BUFFER)  # objects in memory
 logging.getLogger("werkzeug").setLevel(logging.ERROR)
 from moto.server import ThreadedMotoServer
+from zerorename_bridge.embedded_s3 import make_conditional_writes_atomic
+make_conditional_writes_atomic()  # our test server's property: fenced's check passes on it
 server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
 server.start()
 print("%s:%d" % server.get_host_and_port(), flush=True)

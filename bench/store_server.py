@@ -236,9 +236,10 @@ class RemoteStore:
         return result
 
     def complete_multipart(self, url: str, upload_id: str, parts: Sequence[tuple[int, str]], *,
-                           if_none_match: bool = False) -> str:
+                           if_none_match: bool = False, if_match: str | None = None) -> str:
         result: str = self._call("complete_multipart", url, upload_id,
-                                 [(n, e) for n, e in parts], if_none_match=if_none_match)
+                                 [(n, e) for n, e in parts], if_none_match=if_none_match,
+                                 if_match=if_match)
         return result
 
     def abort_multipart(self, url: str, upload_id: str) -> None:

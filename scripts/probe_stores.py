@@ -25,7 +25,6 @@ import tempfile
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -43,9 +42,11 @@ TITLES = {"moto-server": "moto server", "moto-inprocess": "moto in-process",
 AWS: dict[str, tuple[str, int]] = {
     "put_if_none_match": ("yes", 1), "put_if_match_stale": ("yes", 1),
     "put_if_match_current": ("yes", 1), "complete_if_none_match": ("yes", 1),
+    "complete_if_match_stale": ("yes", 1), "complete_if_match_current": ("yes", 1),
     "race:PUT_IF_NONE_MATCH": ("one winner; others 412 or 409", 1),
     "race:PUT_IF_MATCH": ("one winner; others 412 or 409", 1),
     "race:COMPLETE_IF_NONE_MATCH": ("one winner; others 412 or 409", 1),
+    "race:COMPLETE_IF_MATCH": ("one winner; others 412 or 409", 1),
     "read_after_write": ("yes", 2), "read_after_overwrite": ("yes", 2),
     "list_after_write": ("yes", 2), "list_after_delete": ("yes", 2),
     "uploads_listed": ("yes (paged, markers exclusive)", 3),
@@ -108,9 +109,12 @@ ROWS: tuple[tuple[str, str], ...] = (
     ("put_if_match_stale", "PUT If-Match with another ETag refused"),
     ("put_if_match_current", "PUT If-Match with the current ETag accepted"),
     ("complete_if_none_match", "complete If-None-Match `*` over an existing key refused"),
+    ("complete_if_match_stale", "complete If-Match with another ETag refused"),
+    ("complete_if_match_current", "complete If-Match with the current ETag accepted"),
     ("race:PUT_IF_NONE_MATCH", "racing PutObject If-None-Match `*`"),
     ("race:PUT_IF_MATCH", "racing PutObject If-Match"),
     ("race:COMPLETE_IF_NONE_MATCH", "racing CompleteMultipartUpload If-None-Match `*`"),
+    ("race:COMPLETE_IF_MATCH", "racing CompleteMultipartUpload If-Match"),
     ("read_after_write", "read after write"),
     ("read_after_overwrite", "read after overwrite"),
     ("list_after_write", "list after write"),
@@ -177,12 +181,13 @@ def write_page() -> None:
 def _probe(store: Any, dest: str, racers: int, rounds: int,
            extras: Callable[[str], dict[str, bool]] | None = None) -> dict[str, Any]:
     from zerorename.stores.probe import ProbeSettings, run_probe
-    from zerorename.stores.probe_text import advise, render
+    from zerorename.stores.probe_text import advise, race_meanings, render
 
     report = run_probe(store, dest, ProbeSettings(racers=racers, rounds=rounds), extras=extras)
     print(render(report, store.capabilities()), file=sys.stderr)
     return {"report": report.to_json(),
-            "committers": [asdict(a) for a in advise(report, store.capabilities())]}
+            "committers": [a.to_json() for a in advise(report, store.capabilities())],
+            "races_for_committers": [m.to_json() for m in race_meanings(report)]}
 
 
 def _s3_probe(client: Any, name: str, racers: int, rounds: int) -> dict[str, Any]:

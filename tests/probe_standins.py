@@ -68,9 +68,9 @@ class CheckThenActStore(_Wrapper):
         return self.inner.put(url, data)
 
     def complete_multipart(self, url: str, upload_id: str, parts: Sequence[tuple[int, str]], *,
-                           if_none_match: bool = False) -> str:
-        if if_none_match:
-            self._check(url, True, None)
+                           if_none_match: bool = False, if_match: str | None = None) -> str:
+        if if_none_match or if_match is not None:
+            self._check(url, if_none_match, if_match)
         return self.inner.complete_multipart(url, upload_id, parts)
 
 
@@ -85,5 +85,5 @@ class IgnoresIfNoneMatchStore(_Wrapper):
         return self.inner.put(url, data, if_match=if_match)
 
     def complete_multipart(self, url: str, upload_id: str, parts: Sequence[tuple[int, str]], *,
-                           if_none_match: bool = False) -> str:
-        return self.inner.complete_multipart(url, upload_id, parts)
+                           if_none_match: bool = False, if_match: str | None = None) -> str:
+        return self.inner.complete_multipart(url, upload_id, parts, if_match=if_match)

@@ -12,16 +12,26 @@ It needs moto, so it lives in the research distribution (a dependency there, nev
 zerorename): for the demo, tests and benchmarks only.
 Multiple processes can use the server (state lives in this process); ``moto-api`` requests
 are not counted.
+
+**Our test server's conditional writes are atomic; stock moto's are not.**  moto checks
+If-None-Match / If-Match and then writes, in two Python steps, so two racing conditional
+writers can both win (measured: ``docs/user/stores.md``), and ``fenced`` refuses such a store by
+default.  :func:`make_conditional_writes_atomic` (called by :meth:`EmbeddedS3.start`, and by the
+test suite for every moto it runs) holds one lock around moto's handling of every PutObject and
+CompleteMultipartUpload that carries a condition, which makes the check and the write one step
+for racing conditional writers, as AWS documents them.  It is a property of our test server,
+not of moto: the conformance table measures stock moto, in a process that never calls it.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import threading
 from collections import Counter
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote
 
 if TYPE_CHECKING:  # the WSGI types are typeshed's; moto and boto3 load when a server starts
@@ -29,7 +39,8 @@ if TYPE_CHECKING:  # the WSGI types are typeshed's; moto and boto3 load when a s
     from moto.server import ThreadedMotoServer
     from mypy_boto3_s3 import S3Client
 
-__all__ = ["EmbeddedS3", "classify"]
+__all__ = ["EmbeddedS3", "classify", "conditional_writes_atomic",
+           "make_conditional_writes_atomic"]
 
 #: moto's module-level minimum for non-final parts (read from the environment at import).
 _MIN_PART = "S3_UPLOAD_PART_MIN_SIZE"
@@ -68,12 +79,58 @@ def classify(method: str, path: str, query: str, copy_source: str | None) -> str
     return method
 
 
+#: One lock for every conditional write moto handles in this process (all its servers and
+#: ``mock_aws``): conditional writes are rare and small (commit records), so one is enough.
+_CONDITIONAL_LOCK = threading.Lock()
+#: moto's S3 handlers that check a condition and then write (moto 5.2: PutObject, and the POST
+#: on a key that completes a multipart upload).
+_CONDITIONAL_HANDLERS = ("put_object", "_key_response_post")
+_ATOMIC_MARK = "__zerorename_atomic_conditions__"
+
+
+def _conditional(headers: Any) -> bool:
+    return headers is not None and (headers.get("If-None-Match") is not None
+                                    or headers.get("If-Match") is not None)
+
+
+def _atomic(handler: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(handler)
+    def locked(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if _conditional(getattr(self, "headers", None)):
+            with _CONDITIONAL_LOCK:
+                return handler(self, *args, **kwargs)
+        return handler(self, *args, **kwargs)
+
+    setattr(locked, _ATOMIC_MARK, True)
+    return locked
+
+
+def make_conditional_writes_atomic() -> None:
+    """Make moto's conditional PutObject and CompleteMultipartUpload atomic in this process
+    (idempotent; see the module docstring for why, and why only our test server)."""
+    from moto.s3.responses import S3Response
+
+    for name in _CONDITIONAL_HANDLERS:
+        handler = getattr(S3Response, name)
+        if not getattr(handler, _ATOMIC_MARK, False):
+            setattr(S3Response, name, _atomic(handler))
+
+
+def conditional_writes_atomic() -> bool:
+    """Whether :func:`make_conditional_writes_atomic` is in effect in this process."""
+    from moto.s3.responses import S3Response
+
+    return all(getattr(getattr(S3Response, n), _ATOMIC_MARK, False)
+               for n in _CONDITIONAL_HANDLERS)
+
+
 class EmbeddedS3:
     """Start/stop a moto server on ``127.0.0.1`` (port 0 = any free port) that counts requests.
 
     ``part_min_size`` lowers moto's 5 MiB minimum for non-final multipart parts, so tests can
     exercise multi-part uploads with small data; it is applied to the in-process moto module and
-    restored on :meth:`stop` (it is process-global state).
+    restored on :meth:`stop` (it is process-global state).  Its conditional writes are made
+    atomic (:func:`make_conditional_writes_atomic`), for as long as the process lives.
     """
 
     def __init__(self, port: int = 0, *, part_min_size: int | None = None) -> None:
@@ -99,6 +156,7 @@ class EmbeddedS3:
             self._saved_min = int(getattr(s3_models, _MIN_PART))
             setattr(s3_models, _MIN_PART, self.part_min_size)
         logging.getLogger("werkzeug").setLevel(logging.ERROR)
+        make_conditional_writes_atomic()
         server = self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.port,
                                                    verbose=False)
         server.start()

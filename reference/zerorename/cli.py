@@ -173,10 +173,8 @@ def cmd_success(args: argparse.Namespace) -> int:
 def cmd_probe(args: argparse.Namespace) -> int:
     """Measure the store at ``args.dest`` (in its hidden area), print the report and which
     committers are safe there; ``--json F`` also writes it as JSON (``-``: standard output)."""
-    from dataclasses import asdict
-
     from zerorename.stores.probe import ProbeSettings, run_probe
-    from zerorename.stores.probe_text import advise, render
+    from zerorename.stores.probe_text import advise, race_meanings, render
     from zerorename.urls import parse_url
 
     parse_url(args.dest)  # a bad URL: one clear line (BadURLError), before any client is made
@@ -190,7 +188,8 @@ def cmd_probe(args: argparse.Namespace) -> int:
         print(render(report, capabilities))
     if args.json:
         data = {"report": report.to_json(),
-                "committers": [asdict(a) for a in advise(report, capabilities)]}
+                "committers": [a.to_json() for a in advise(report, capabilities)],
+                "races_for_committers": [m.to_json() for m in race_meanings(report)]}
         text = json.dumps(data, indent=2)
         if args.json == "-":
             print(text)

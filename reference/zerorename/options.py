@@ -137,9 +137,10 @@ CONDITIONAL_ENABLED: Final = Option(
     "Hadoop S3A's switch for conditional creation (HADOOP-19256): false says the store does not "
     "support it, so auto never picks fenced")
 FENCED_STORE_CHECK: Final = Option(
-    "fs.zerorename.fenced.store-check", Kind.CHOICE, "warn",
-    "fenced on a store that let racing writers both win: warn (run, and say the risk) or "
-    "refuse (ConditionalWriteUnsupportedError)", choices=("warn", "refuse"))
+    "fs.zerorename.fenced.store-check", Kind.CHOICE, "refuse",
+    "fenced on a store that let racing writers both win: refuse (RacyConditionalWritesError, "
+    "before anything is written) or warn (the override: run, and log that two attempts of a "
+    "task could both commit)", choices=("refuse", "warn"))
 COMMITTER_CHOICE: Final = Option(
     "fs.zerorename.committer.choice", Kind.TEXT, "set by the writer",
     "why this job writes with its committer (auto's reason, or named by the user); copied into "

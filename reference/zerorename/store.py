@@ -63,7 +63,9 @@ class StoreCapabilities:
 
     ``rename``: files can be renamed; ``atomic_dir_rename``: a directory rename is one atomic
     step (HDFS, ABFS; not GCS, never S3); ``conditional_put``: PUT honours If-None-Match/If-Match;
-    ``conditional_complete``: complete-multipart honours If-None-Match; ``consistent_listing``:
+    ``conditional_complete``: complete-multipart honours If-None-Match;
+    ``conditional_complete_if_match``: complete-multipart honours If-Match (no committer relies
+    on it: ``zerorename probe`` measures it for users who would); ``consistent_listing``:
     LIST reflects every completed write and delete.  Multipart limits, checked by committers
     against ``fs.s3a.multipart.size`` when they are built: ``min_part_size`` (every part but
     the last), ``max_part_size`` and ``max_parts`` (None: no limit).
@@ -73,6 +75,7 @@ class StoreCapabilities:
     atomic_dir_rename: bool = False
     conditional_put: bool = False
     conditional_complete: bool = False
+    conditional_complete_if_match: bool = False
     consistent_listing: bool = True
     multipart: bool = True
     min_part_size: int = 1
@@ -128,8 +131,12 @@ class Store(Protocol):
 
     def complete_multipart(
         self, url: str, upload_id: str, parts: Sequence[tuple[int, str]], *,
-        if_none_match: bool = False,
-    ) -> str: ...
+        if_none_match: bool = False, if_match: str | None = None,
+    ) -> str:
+        """Complete the upload at ``url``; return the object's ETag.  ``if_none_match`` (no
+        object there) and ``if_match`` (the object has this ETag) raise
+        :class:`PreconditionFailedError` when they do not hold, as for :meth:`put`."""
+        ...
 
     def abort_multipart(self, url: str, upload_id: str) -> None: ...
 

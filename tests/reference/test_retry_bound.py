@@ -361,7 +361,7 @@ class LosesCompleteAnswers(FaultyStore):
     lose = 0
 
     def complete_multipart(self, url: str, upload_id: str, parts: Sequence[tuple[int, str]],
-                           *, if_none_match: bool = False) -> str:
+                           *, if_none_match: bool = False, if_match: str | None = None) -> str:
         etag = self.inner.complete_multipart(url, upload_id, parts)
         if self.lose > 0:
             self.lose -= 1

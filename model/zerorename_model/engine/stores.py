@@ -283,15 +283,15 @@ class ModelStore:
 
     def complete_multipart(
         self, url: str, upload_id: str, parts: Sequence[tuple[int, str]], *,
-        if_none_match: bool = False,
+        if_none_match: bool = False, if_match: str | None = None,
     ) -> str:
         self.counts["complete_multipart"] += 1
         upload = self._upload(url, upload_id)
         for number, etag in parts:
             if etag_of(upload.parts.get(number, b"\0missing")) != etag.strip('"'):
                 raise ModelStoreError(url, "InvalidPart", 400, f"part {number} does not match")
-        if if_none_match and self.profile.conditional_complete:
-            self._check_conditions(url, True, None)
+        if (if_none_match or if_match is not None) and self.profile.conditional_complete:
+            self._check_conditions(url, if_none_match, if_match)
             self._conditional_gap(url, True)
             self._upload(url, upload_id)  # it may have been completed or aborted meanwhile
         del self.uploads[upload_id]

@@ -61,6 +61,7 @@ from zerorename.committers.fenced_records import (
     FencedSuccessData,
     JobAlreadyCommittedError,
     JobCommitIncompleteError,
+    RacyConditionalWritesError,
     RecordedUpload,
     expected_multipart_etag,
 )
@@ -160,20 +161,30 @@ class FencedCommitter(FencedTaskCommitter):
         """Check the store before anything is written
         (:func:`~zerorename.stores.fencing.fencing_support`: once per store and process, in
         the destination's hidden area).  Refuse one that ignores If-None-Match, or where
-        ``fs.s3a.create.conditional.enabled=false``.  One that let racing writers both win
-        runs, with the risk in the log: ``fenced`` is only ever there by name (``auto`` picks
-        ``magic``); ``fs.zerorename.fenced.store-check=refuse`` refuses it instead.  A probe
-        that could not run raises ``StoreProbeError``."""
+        ``fs.s3a.create.conditional.enabled=false``.  Refuse one that let racing writers both
+        win too (``RacyConditionalWritesError``), unless the user set
+        ``fs.zerorename.fenced.store-check=warn``: then it runs, with the risk in the log.  A
+        probe that could not run raises ``StoreProbeError``."""
         decision = fencing_support(self.raw_store, self.dest, self.opts)
         if decision.can_fence or decision.support is FencingSupport.REJECTS_HEADER:
             return  # declared without conditional PUT: the request below finds out, as ever
-        if decision.support is FencingSupport.RACY and \
-                self.opts.get_str(STORE_CHECK_OPTION, default="warn").lower() != "refuse":
-            LOG.warning("zerorename: fenced committer on %s as asked, although %s: two "
-                        "attempts of one task could both commit there (auto would pick magic)",
-                        self.dest, decision.describe())
+        if decision.support is not FencingSupport.RACY or decision.race is None:
+            raise self._unsupported(decision.describe())
+        if self.opts.get_str(STORE_CHECK_OPTION, default="refuse").lower() == "warn":
+            LOG.warning("zerorename: fenced committer on %s although %s: two attempts of one "
+                        "task could both commit there; running because %s=warn overrides the "
+                        "check (auto would pick magic)", self.dest, decision.describe(),
+                        STORE_CHECK_OPTION)
             return
-        raise self._unsupported(decision.describe())
+        race = decision.race
+        raise RacyConditionalWritesError(
+            self.dest, f"store {decision.store} cannot fence commits: {race.max_winners} of "
+            f"{race.writers} racing If-None-Match: * writers won one key "
+            f"({race.rounds} rounds: {race.histogram()}), so two attempts of one task could "
+            "both commit.  Use the magic committer (auto picks it here), or set "
+            f"{STORE_CHECK_OPTION}=warn to run fenced anyway, accepting that risk",
+            store=decision.store, winners=race.max_winners, writers=race.writers,
+            rounds=race.rounds, override=f"{STORE_CHECK_OPTION}=warn")
 
     def _probe_conditional_put(self) -> None:
         """Create the job marker with ``If-None-Match: *``, then try to create it again: the

@@ -31,6 +31,7 @@ __all__ = [
     "FencedSuccessData",
     "JobAlreadyCommittedError",
     "JobCommitIncompleteError",
+    "RacyConditionalWritesError",
     "RecordedUpload",
     "TaskCommittedByOtherAttemptError",
     "TaskFencedError",
@@ -48,6 +49,23 @@ SUCCESS_FILES_KEY = "zerorename.fenced.files"
 class ConditionalWriteUnsupportedError(CommitError):
     """The store does not refuse a second ``If-None-Match: *`` PUT, so it cannot arbitrate
     commits.  Raised by ``setup_job`` before any output is written."""
+
+
+class RacyConditionalWritesError(ConditionalWriteUnsupportedError):
+    """The store refuses a second ``If-None-Match: *`` PUT, but let two or more *racing*
+    writers win one key when measured: two attempts of one task could both commit.  Raised by
+    ``setup_job`` before any output is written, unless ``override`` (the option that accepts
+    the risk) was set.  ``store`` names the store, ``winners`` the most racers that won one
+    key, of ``writers``, and ``rounds`` how many rounds were raced."""
+
+    def __init__(self, path: str, reason: str, *, store: str, winners: int, writers: int,
+                 rounds: int, override: str) -> None:
+        super().__init__(path, reason)
+        self.store = store
+        self.winners = winners
+        self.writers = writers
+        self.rounds = rounds
+        self.override = override
 
 
 class TaskCommittedByOtherAttemptError(CommitError):

@@ -123,9 +123,9 @@ class ReliableStore:
                           lambda: self.inner.upload_part(url, upload_id, part_number, data))
 
     def complete_multipart(self, url: str, upload_id: str, parts: Sequence[tuple[int, str]], *,
-                           if_none_match: bool = False) -> str:
+                           if_none_match: bool = False, if_match: str | None = None) -> str:
         return self._call("complete_multipart", lambda: self.inner.complete_multipart(
-            url, upload_id, parts, if_none_match=if_none_match),
+            url, upload_id, parts, if_none_match=if_none_match, if_match=if_match),
             landed=self._complete_landed(url, parts, None))
 
     def complete_checked(self, url: str, upload_id: str, parts: Sequence[tuple[int, str]],

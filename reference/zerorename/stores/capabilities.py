@@ -103,6 +103,7 @@ class ProbeResult:
             atomic_dir_rename=False,
             conditional_put=self.conditional_put and self.if_match_works,
             conditional_complete=self.conditional_complete,
+            conditional_complete_if_match=self.complete_if_match,
             consistent_listing=True,
             multipart=True,
         )

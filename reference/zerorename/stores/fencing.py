@@ -61,9 +61,9 @@ CONDITIONAL_OPTION = O.CONDITIONAL_ENABLED.name
 #: name), copied into ``_SUCCESS``'s diagnostics.  ``fs.`` so that it passes through the
 #: writer's options to the committer like any Hadoop committer option.
 CHOICE_OPTION = O.COMMITTER_CHOICE.name
-#: What ``fenced`` does on a store that let racing writers both win: ``warn`` (the default:
-#: whoever builds ``fenced`` named it, so it runs and the log says the risk; ``auto`` never
-#: picks it there) or ``refuse`` (raise ``ConditionalWriteUnsupportedError`` instead).
+#: What ``fenced`` does on a store that let racing writers both win: ``refuse`` (the default:
+#: ``RacyConditionalWritesError`` before anything is written; ``auto`` picks ``magic`` there)
+#: or ``warn``, the user's explicit override: it runs, and the log says the risk.
 STORE_CHECK_OPTION = O.FENCED_STORE_CHECK.name
 GATE_RACERS = 16
 GATE_ROUNDS = 3

@@ -7,7 +7,7 @@ the committers see the store, retry loop and landed checks included):
 
 * the sequential conditional checks of the capability probe;
 * racing writers (:mod:`zerorename.stores.race`) on If-None-Match and If-Match PUTs and on
-  If-None-Match completes;
+  If-None-Match and If-Match completes;
 * read-after-write, read-after-overwrite, list-after-write, list-after-delete;
 * the multipart uploads the store lists back, the smallest accepted non-final part, and
   which key lengths a PUT accepts.
@@ -215,14 +215,27 @@ class _Run:
             lambda: s.put(url, b"third\n", if_match=stale)))
         put_current = self._step("put If-Match current", lambda: not self._refused(
             lambda: s.put(url, b"fourth\n", if_match=etag)))
-        complete = self._step("complete If-None-Match", lambda: self._complete_refused(url))
-        return SequentialChecks(put_inm, put_stale, put_current, complete)
+        complete = self._step("complete If-None-Match", lambda: self._complete_refused(
+            url, b"fifth\n", if_none_match=True))
+        current = s.head(url)
+        etag = current.etag if current is not None else etag
+        complete_stale = self._step("complete If-Match stale", lambda: self._complete_refused(
+            url, b"sixth\n", if_match=stale))
+        current = s.head(url)
+        etag = current.etag if current is not None else etag
+        complete_current = self._step("complete If-Match current", lambda: not (
+            self._complete_refused(url, b"seventh\n", if_match=etag)))
+        return SequentialChecks(put_inm, put_stale, put_current, complete, complete_stale,
+                                complete_current)
 
-    def _complete_refused(self, url: str) -> bool:
+    def _complete_refused(self, url: str, body: bytes, *, if_none_match: bool = False,
+                          if_match: str | None = None) -> bool:
+        """Complete a fresh one-part upload of ``body`` under the conditions: refused (412)?"""
         upload = self.store.create_multipart(url)
-        part = self.store.upload_part(url, upload, 1, b"fifth\n")
+        part = self.store.upload_part(url, upload, 1, body)
         try:
-            self.store.complete_multipart(url, upload, [(1, part)], if_none_match=True)
+            self.store.complete_multipart(url, upload, [(1, part)], if_none_match=if_none_match,
+                                          if_match=if_match)
         except PreconditionFailedError:
             with contextlib.suppress(StoreError):
                 self.store.abort_multipart(url, upload)

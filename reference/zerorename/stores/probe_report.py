@@ -44,6 +44,7 @@ class RaceOp(enum.Enum):
     PUT_IF_NONE_MATCH = "PutObject If-None-Match: *"
     PUT_IF_MATCH = "PutObject If-Match: <etag>"
     COMPLETE_IF_NONE_MATCH = "CompleteMultipartUpload If-None-Match: *"
+    COMPLETE_IF_MATCH = "CompleteMultipartUpload If-Match: <etag>"
 
 
 class RaceVerdict(enum.Enum):
@@ -120,12 +121,16 @@ class SequentialChecks:
     ``put_if_match_current``: a PUT whose If-Match names the current ETag succeeds.
     ``complete_if_none_match``: CompleteMultipartUpload with If-None-Match ``*`` over an
     existing key is refused.
+    ``complete_if_match_stale`` / ``complete_if_match_current``: CompleteMultipartUpload with
+    If-Match naming another ETag is refused / naming the current ETag succeeds.
     """
 
     put_if_none_match: Answer
     put_if_match_stale: Answer
     put_if_match_current: Answer
     complete_if_none_match: Answer
+    complete_if_match_stale: Answer
+    complete_if_match_current: Answer
 
 
 @dataclass(frozen=True)

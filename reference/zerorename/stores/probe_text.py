@@ -12,6 +12,7 @@ the job commits, which no store can make safe.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from zerorename.store import StoreCapabilities
 from zerorename.stores.probe_report import (
@@ -21,16 +22,63 @@ from zerorename.stores.probe_report import (
     RaceVerdict,
 )
 
-__all__ = ["Advice", "advise", "render"]
+__all__ = ["RELIES_ON", "Advice", "RaceMeaning", "advise", "race_meanings", "render"]
+
+#: The conditional requests whose racing answer a committer's safety rests on: the ones it
+#: sends.  ``fenced`` decides task and job commits with If-None-Match PUTs of its records; no
+#: committer sends If-Match, and every committer completes its uploads unconditionally, so
+#: the If-Match and complete races decide nothing for them (``tests/test_probe_reliance.py``
+#: runs every committer and checks that these are exactly the conditions each one sends).
+RELIES_ON: dict[str, tuple[RaceOp, ...]] = {
+    "fenced": (RaceOp.PUT_IF_NONE_MATCH,),
+    "magic": (), "directory": (), "partitioned": (), "manifest": (), "v1": (), "v2": (),
+}
 
 
 @dataclass(frozen=True)
 class Advice:
-    """One committer's verdict on the probed store, and the measurement it rests on."""
+    """One committer's verdict on the probed store, the measurement it rests on, and the
+    racing conditional requests that verdict depends on (``relies_on``)."""
 
     committer: str
     safe: bool
     why: str
+    relies_on: tuple[RaceOp, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"committer": self.committer, "safe": self.safe, "why": self.why,
+                "relies_on": [op.name for op in self.relies_on]}
+
+
+@dataclass(frozen=True)
+class RaceMeaning:
+    """What one race's verdict means for the committers: who relies on it, and so what."""
+
+    op: RaceOp
+    verdict: RaceVerdict
+    relied_on_by: tuple[str, ...]
+    meaning: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"op": self.op.name, "verdict": self.verdict.value,
+                "relied_on_by": list(self.relied_on_by), "meaning": self.meaning}
+
+
+def race_meanings(report: ConformanceReport) -> tuple[RaceMeaning, ...]:
+    """For each race the report holds: which committers rely on it (:data:`RELIES_ON`), and
+    what its verdict means for them."""
+    out = []
+    for r in report.races:
+        users = tuple(c for c, ops in RELIES_ON.items() if r.op in ops)
+        if not users:
+            meaning = "no committer sends it: changes no committer's verdict"
+        elif r.verdict is RaceVerdict.EXCLUSIVE and not r.lost_writes:
+            meaning = f"{', '.join(users)} can rely on it: one writer won every round"
+        else:
+            meaning = (f"{', '.join(users)} must not run here: {r.max_winners} racing writers "
+                       "won one key, so two task attempts could both commit")
+        out.append(RaceMeaning(r.op, r.verdict, users, meaning))
+    return tuple(out)
 
 
 def advise(report: ConformanceReport, capabilities: StoreCapabilities) -> tuple[Advice, ...]:
@@ -45,7 +93,7 @@ def advise(report: ConformanceReport, capabilities: StoreCapabilities) -> tuple[
     rename_why = ("atomic rename" if capabilities.rename and capabilities.atomic_dir_rename
                   else "publishes by rename, which this store does not have")
     rename_ok = capabilities.rename and capabilities.atomic_dir_rename and reads and lists
-    return (
+    advice = (
         _fenced(report, base_ok, base_why),
         Advice("magic", base_ok, base_why),
         Advice("directory", base_ok, base_why),
@@ -55,6 +103,7 @@ def advise(report: ConformanceReport, capabilities: StoreCapabilities) -> tuple[
         Advice("v2", False, "publishes each task's output before the job commits "
                             "(a failed job leaves partial output) on every store"),
     )
+    return tuple(Advice(a.committer, a.safe, a.why, RELIES_ON[a.committer]) for a in advice)
 
 
 def _missing(reads: bool, lists: bool, uploads: bool) -> str:
@@ -92,6 +141,8 @@ def render(report: ConformanceReport, capabilities: StoreCapabilities) -> str:
         ("PUT If-Match <other etag> refused", _yn(s.put_if_match_stale)),
         ("PUT If-Match <current etag> accepted", _yn(s.put_if_match_current)),
         ("complete If-None-Match * over an existing key refused", _yn(s.complete_if_none_match)),
+        ("complete If-Match <other etag> refused", _yn(s.complete_if_match_stale)),
+        ("complete If-Match <current etag> accepted", _yn(s.complete_if_match_current)),
     ]
     out = [f"zerorename probe: store {report.store}, under {report.area}",
            f"  {report.requests} requests, {report.seconds:.1f} s, cleaned up: "
@@ -105,6 +156,8 @@ def render(report: ConformanceReport, capabilities: StoreCapabilities) -> str:
             extra = f", lost writes {r.lost_writes}" if r.lost_writes else ""
             extra += f", {r.error_count} errors" if r.error_count else ""
             out.append(f"  {r.op.value:<42} {r.verdict.value:<16} {r.histogram()}{extra}")
+        out += ["", "what each race means for the committers"]
+        out += [f"  {m.op.value:<42} {m.meaning}" for m in race_meanings(report)]
     out += ["", "consistency"]
     out += [f"  {name:<58} {trials}" for name, trials in (
         ("read after write", c.read_after_write), ("read after overwrite", c.read_after_overwrite),

@@ -3,7 +3,8 @@
 A sequential check (write, then try again) only shows that a store *knows* the header; a
 fence needs the check and the write to be one step, which only concurrent writers can show.
 Each round prepares everything first (the key's current ETag for If-Match, each writer's
-multipart upload and part for a complete), then releases all writers together with a
+multipart upload and part for a complete: If-None-Match ``*`` on a fresh key, If-Match on one
+just written), then releases all writers together with a
 :class:`threading.Barrier`, so the requests are in flight at once: botocore and the file
 system release the GIL while they wait.  Every writer writes its own bytes, so a retry that
 meets its own first attempt is recognised (the store's landed check) and the final object
@@ -112,10 +113,22 @@ def _put_if_match(store: Store, key: str, writers: int, pool: ThreadPoolExecutor
 
 def _complete_if_none_match(store: Store, key: str, writers: int,
                             pool: ThreadPoolExecutor) -> _Round:
+    return _complete_race(store, key, writers, pool, None)
+
+
+def _complete_if_match(store: Store, key: str, writers: int, pool: ThreadPoolExecutor) -> _Round:
+    etag = store.put(key, b"zerorename probe race: the version every complete means to replace\n")
+    return _complete_race(store, key, writers, pool, etag)
+
+
+def _complete_race(store: Store, key: str, writers: int, pool: ThreadPoolExecutor,
+                   if_match: str | None) -> _Round:
+    """Each writer completes its own one-part upload on ``key``: If-Match ``if_match`` when
+    given, else If-None-Match ``*``."""
     bodies = _bodies(writers)
     uploads = [store.create_multipart(key) for _ in bodies]
     parts = [store.upload_part(key, u, 1, b) for u, b in zip(uploads, bodies, strict=True)]
-    answers = _run(pool, [functools.partial(_complete, store, key, u, p)
+    answers = _run(pool, [functools.partial(_complete, store, key, u, p, if_match)
                           for u, p in zip(uploads, parts, strict=True)])
     for upload, answer in zip(uploads, answers, strict=True):
         if answer is not None:  # the losers' uploads stay open on S3: abort them
@@ -132,12 +145,17 @@ def _put(store: Store, key: str, body: bytes, if_match: str | None) -> None:
         store.put(key, body, if_match=if_match)
 
 
-def _complete(store: Store, key: str, upload: str, part: str) -> None:
-    store.complete_multipart(key, upload, [(1, part)], if_none_match=True)
+def _complete(store: Store, key: str, upload: str, part: str, if_match: str | None) -> None:
+    """If-Match ``if_match`` when given, else If-None-Match ``*``."""
+    if if_match is None:
+        store.complete_multipart(key, upload, [(1, part)], if_none_match=True)
+    else:
+        store.complete_multipart(key, upload, [(1, part)], if_match=if_match)
 
 
 _ROUNDS: dict[RaceOp, Callable[[Store, str, int, ThreadPoolExecutor], _Round]] = {
     RaceOp.PUT_IF_NONE_MATCH: _put_if_none_match,
     RaceOp.PUT_IF_MATCH: _put_if_match,
     RaceOp.COMPLETE_IF_NONE_MATCH: _complete_if_none_match,
+    RaceOp.COMPLETE_IF_MATCH: _complete_if_match,
 }

@@ -136,7 +136,7 @@ class RetryingStore:
                           None)
 
     def complete_multipart(self, url: str, upload_id: str, parts: Sequence[tuple[int, str]],
-                           *, if_none_match: bool = False) -> str:
+                           *, if_none_match: bool = False, if_match: str | None = None) -> str:
         def landed(error: ModelStoreError) -> str | None:
             """A repeated complete met NoSuchUpload: ours landed if the object is the one its
             parts make.  The model's stores give an object the MD5 of its bytes, which the
@@ -148,7 +148,7 @@ class RetryingStore:
             return expected if found is not None and found.etag.strip('"') == expected else None
 
         return self._call(lambda: self._inner.complete_multipart(
-            url, upload_id, parts, if_none_match=if_none_match), landed)
+            url, upload_id, parts, if_none_match=if_none_match, if_match=if_match), landed)
 
     def abort_multipart(self, url: str, upload_id: str) -> None:
         self._call(lambda: self._inner.abort_multipart(url, upload_id), None)

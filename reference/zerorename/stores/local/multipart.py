@@ -77,7 +77,7 @@ class LocalMultipart(LocalFiles):
 
     def complete_multipart(
         self, url: str, upload_id: str, parts: Sequence[tuple[int, str]], *,
-        if_none_match: bool = False,
+        if_none_match: bool = False, if_match: str | None = None,
     ) -> str:
         """Concatenate the parts beside the destination and publish atomically.
 
@@ -101,7 +101,7 @@ class LocalMultipart(LocalFiles):
             if tmp is None:
                 tmp = self._write_temp(url, os.path.dirname(path), None, files)
             etag = self._etag(tmp, os.stat(tmp))
-            self._publish(url, tmp, path, if_none_match=if_none_match, if_match=None)
+            self._publish(url, tmp, path, if_none_match=if_none_match, if_match=if_match)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.rename(claimed, directory)

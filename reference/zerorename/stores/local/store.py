@@ -72,6 +72,7 @@ class LocalStore(LocalListing, LocalMultipart):
             atomic_dir_rename=True,
             conditional_put=True,
             conditional_complete=True,
+            conditional_complete_if_match=True,
             consistent_listing=True,
             multipart=True,
         )

@@ -15,14 +15,15 @@ from typing import Any
 from zerorename.errors import PreconditionFailedError
 from zerorename.retry import complete_landed, multipart_etag
 from zerorename.stores.common import bare_etag
-from zerorename.stores.s3.base import S3Requests
+from zerorename.stores.s3.conditional import S3ConditionalWrites
 
 __all__ = ["S3Multipart"]
 
 
-class S3Multipart(S3Requests):
+class S3Multipart(S3ConditionalWrites):
     """Multipart uploads (listing them is :meth:`S3Listing.list_multipart_uploads
-    <zerorename.stores.s3.listing.S3Listing.list_multipart_uploads>`)."""
+    <zerorename.stores.s3.listing.S3Listing.list_multipart_uploads>`).  Built on the
+    conditional writes for the If-Match spelling each endpoint accepts, which complete shares."""
 
     def create_multipart(self, url: str) -> str:
         _, bucket, key = self._split(url)
@@ -45,14 +46,17 @@ class S3Multipart(S3Requests):
 
     def complete_multipart(
         self, url: str, upload_id: str, parts: Sequence[tuple[int, str]], *,
-        if_none_match: bool = False,
+        if_none_match: bool = False, if_match: str | None = None,
     ) -> str:
         """CompleteMultipartUpload (parts sorted by number); returns the object's bare ETag.
 
-        ``if_none_match`` sends If-None-Match ``*``.  On an endpoint measured to ignore it
-        (Ceph RGW), the object is first checked with HEAD, which catches a pre-existing object
-        but not a concurrent racer: ``capabilities().conditional_complete`` stays False there so
-        committers that need exclusivity know.
+        ``if_none_match`` sends If-None-Match ``*``; ``if_match`` sends If-Match with the ETag
+        spelt the way this endpoint accepts it on PUT (RGW: bare).  On an endpoint measured to
+        ignore a condition on complete (Ceph RGW ignores If-None-Match; moto ignores If-Match),
+        the object is first checked with HEAD, which catches an object that already exists or
+        has changed but not a concurrent racer: ``capabilities().conditional_complete`` /
+        ``conditional_complete_if_match`` stay False there so callers that need exclusivity
+        know.  No committer completes conditionally; ``zerorename probe`` races both.
 
         An empty ETag in the response (Ceph RGW) is derived from the parts' ETags, as S3
         forms it (the MD5 of their binary MD5s, then ``-<parts>``:
@@ -65,12 +69,7 @@ class S3Multipart(S3Requests):
         (:func:`~zerorename.retry.complete_landed`, the check every retry loop uses).
         """
         _, bucket, key = self._split(url)
-        emulate = if_none_match and not self.capabilities(url).conditional_complete
-        if emulate and self.head(url) is not None:
-            raise PreconditionFailedError(
-                url, "object exists (If-None-Match emulated by HEAD: this endpoint ignores "
-                "If-None-Match on complete-multipart)",
-            )
+        self._emulate_complete_conditions(url, if_none_match, if_match)
         ordered = sorted(parts, key=lambda p: p[0])
         kwargs: dict[str, Any] = {
             "Bucket": bucket,
@@ -82,6 +81,8 @@ class S3Multipart(S3Requests):
         }
         if if_none_match:
             kwargs["IfNoneMatch"] = "*"
+        if if_match is not None:
+            kwargs["IfMatch"] = self._if_match_value(if_match)
 
         def once() -> str:
             resp = self.client.complete_multipart_upload(**kwargs)
@@ -96,6 +97,26 @@ class S3Multipart(S3Requests):
         if not etag:
             etag = multipart_etag(e for _n, e in ordered) or self._etag_of(url)
         return etag
+
+    def _emulate_complete_conditions(self, url: str, if_none_match: bool,
+                                     if_match: str | None) -> None:
+        """HEAD-check the conditions this endpoint was measured to ignore on complete."""
+        caps = self.capabilities(url)
+        emulate_inm = if_none_match and not caps.conditional_complete
+        emulate_im = if_match is not None and not caps.conditional_complete_if_match
+        if not (emulate_inm or emulate_im):
+            return
+        info = self.head(url)
+        if emulate_inm and info is not None:
+            raise PreconditionFailedError(
+                url, "object exists (If-None-Match emulated by HEAD: this endpoint ignores "
+                "If-None-Match on complete-multipart)",
+            )
+        if emulate_im and (info is None or info.etag != bare_etag(str(if_match))):
+            raise PreconditionFailedError(
+                url, "the object's ETag is not the one expected (If-Match emulated by HEAD: "
+                "this endpoint ignores If-Match on complete-multipart)",
+            )
 
     def abort_multipart(self, url: str, upload_id: str) -> None:
         """AbortMultipartUpload; an unknown upload is :class:`NotFoundError` (NoSuchUpload)."""

@@ -30,7 +30,8 @@ implemented.
 
 The store is assembled from one mixin per concern over :class:`~.base.S3Requests` (the request
 plumbing): :class:`~.conditional.S3ConditionalWrites` (PUT), :class:`~.listing.S3Listing`,
-:class:`~.multipart.S3Multipart`; this module adds the remaining object calls.
+:class:`~.multipart.S3Multipart` (over the conditional writes, whose If-Match spelling
+complete shares); this module adds the remaining object calls.
 """
 
 from __future__ import annotations
@@ -41,7 +42,6 @@ from typing import Any
 from zerorename.errors import NotFoundError, StoreError, UnsupportedOperationError
 from zerorename.store import Store, list_all
 from zerorename.stores.common import DeleteManyError, bare_etag
-from zerorename.stores.s3.conditional import S3ConditionalWrites
 from zerorename.stores.s3.errors import KeysLeft, per_key_error
 from zerorename.stores.s3.listing import S3Listing
 from zerorename.stores.s3.multipart import S3Multipart
@@ -53,7 +53,7 @@ __all__ = ["DELETE_BATCH", "S3Store", "rename_by_copy"]
 DELETE_BATCH = 1000
 
 
-class S3Store(S3ConditionalWrites, S3Listing, S3Multipart):
+class S3Store(S3Listing, S3Multipart):
     """The store protocol over S3.  See the module docstring for the design.
 
     ``retry``: the :class:`RetryPolicy` (default: 5 attempts, full jitter) for the store used
