@@ -29,7 +29,10 @@ except ModuleNotFoundError:  # pragma: no cover
 
 import zerorename as zr
 from zerorename.cli import main
-from zerorename.committers.fenced_records import ConditionalWriteUnsupportedError
+from zerorename.committers.fenced_records import (
+    ConditionalWriteUnsupportedError,
+    RacyConditionalWritesError,
+)
 from zerorename.store import Store, list_all
 from zerorename.stores import LocalStore, S3Store, make_s3_client
 from zerorename.stores.fencing import (
@@ -45,6 +48,7 @@ from zerorename.stores.probe import ProbeSettings, StoreProbeError, run_probe
 from zerorename.stores.probe_report import Answer, RaceOp, RaceVerdict
 from zerorename.stores.probe_s3 import capability_extras, probing_store
 from zerorename.stores.probe_text import advise
+from zerorename_bridge.embedded_s3 import conditional_writes_atomic
 
 __all__ = ["aws_credentials", "moto_server", "rgw_server"]  # fixtures, re-exported for pytest
 
@@ -84,8 +88,10 @@ def test_local_store_fences_and_leaves_nothing(local_dest: tuple[Store, str]) ->
     report = run_probe(store, dest, ProbeSettings(racers=RACERS, rounds=3))
     seq = report.sequential
     assert (seq.put_if_none_match, seq.put_if_match_stale, seq.put_if_match_current,
-            seq.complete_if_none_match) == (Answer.YES,) * 4
-    assert [r.verdict for r in report.races] == [RaceVerdict.EXCLUSIVE] * 3
+            seq.complete_if_none_match, seq.complete_if_match_stale,
+            seq.complete_if_match_current) == (Answer.YES,) * 6
+    assert [r.op for r in report.races] == list(RaceOp)
+    assert [r.verdict for r in report.races] == [RaceVerdict.EXCLUSIVE] * 4
     assert all(r.winners == (1, 1, 1) and r.writers == RACERS for r in report.races)
     assert report.consistency.read_after_write.answer is Answer.YES
     assert report.consistency.list_after_delete.answer is Answer.YES
@@ -109,10 +115,19 @@ def test_moto_server_known_answers(moto_server: str) -> None:
                        extras=capability_extras(store))
     assert report.sequential.put_if_none_match is Answer.YES
     assert report.sequential.complete_if_none_match is Answer.YES
-    # moto checks a condition, then writes, in Python: usually one winner per round, but two
-    # racers can both win (seen here under load), so only "someone won, nothing was lost"
-    # is its known answer
-    assert all(min(r.winners) >= 1 and not r.lost_writes for r in report.races)
+    assert report.sequential.complete_if_match_stale is Answer.NO  # moto ignores it
+    assert report.sequential.complete_if_match_current is Answer.YES
+    # stock moto checks a condition, then writes: two racers can both win (seen under load);
+    # the tests' moto holds a lock around conditional writes (tests/conftest.py), so every
+    # condition it honours has one winner, and the one it ignores lets all 16 complete
+    assert conditional_writes_atomic()
+    verdicts = {r.op: r.verdict for r in report.races}
+    assert verdicts[RaceOp.PUT_IF_NONE_MATCH] is RaceVerdict.EXCLUSIVE
+    assert verdicts[RaceOp.PUT_IF_MATCH] is RaceVerdict.EXCLUSIVE
+    assert verdicts[RaceOp.COMPLETE_IF_NONE_MATCH] is RaceVerdict.EXCLUSIVE
+    complete_if_match = report.race(RaceOp.COMPLETE_IF_MATCH)
+    assert complete_if_match is not None and complete_if_match.winners == (RACERS,) * 3
+    assert not any(r.lost_writes for r in report.races)
     # moto's minimum is its S3_UPLOAD_PART_MIN_SIZE (5 MiB unless a test lowered it): the
     # smallest size tried at or above it
     import moto.s3.models
@@ -146,6 +161,13 @@ def test_ceph_rgw_known_answers(rgw_server: Any) -> None:
     assert verdicts[RaceOp.PUT_IF_MATCH] is RaceVerdict.EXCLUSIVE
     complete = report.race(RaceOp.COMPLETE_IF_NONE_MATCH)
     assert complete is not None and complete.winners == (RACERS,) * 3  # all overwrite
+    # Pacific ignores If-Match on complete too: a stale one completes, and every racer wins
+    assert report.sequential.complete_if_match_stale is Answer.NO
+    assert report.sequential.complete_if_match_current is Answer.YES
+    complete_if_match = report.race(RaceOp.COMPLETE_IF_MATCH)
+    assert complete_if_match is not None and complete_if_match.winners == (RACERS,) * 3
+    # no committer completes conditionally: fenced stays safe where complete ignores headers
+    assert next(a for a in advise(report, store.capabilities()) if a.committer == "fenced").safe
     # the test server is started with rgw_multipart_min_part_size = 1 (scripts/rgw-start.sh)
     assert report.min_part_size == 1024
     assert dict(report.key_lengths) == {1024: Answer.YES, 1025: Answer.NO}  # as AWS
@@ -204,6 +226,7 @@ def _setup_fenced(store: Store, dest: str, **options: str) -> zr.BaseCommitter:
 
 
 @pytest.mark.parametrize(("standin", "options"), [
+    (CheckThenActStore, {}),  # refused by default
     (CheckThenActStore, {STORE_CHECK_OPTION: "refuse"}),
     (IgnoresIfNoneMatchStore, {}),
 ])
@@ -218,15 +241,37 @@ def test_fenced_refuses_and_auto_picks_magic(standin: Any, options: dict[str, st
     _nothing_left(inner, dest)  # refused before writing anything
 
 
-def test_fenced_by_name_on_a_racy_store_runs_with_the_risk_in_the_log(
+def test_fenced_on_a_racy_store_is_refused_naming_store_path_winners_and_override(
+        local_dest: tuple[Store, str], caplog: pytest.LogCaptureFixture) -> None:
+    inner, dest = local_dest
+    store = CheckThenActStore(inner)
+    with caplog.at_level(logging.WARNING, logger="zerorename"), \
+            pytest.raises(RacyConditionalWritesError) as refused:
+        _setup_fenced(store, dest)
+    error = refused.value
+    assert error.store == "check-then-act" and error.path == dest
+    assert 1 < error.winners <= RACERS and error.writers == RACERS
+    assert error.override == f"{STORE_CHECK_OPTION}=warn"
+    text = str(error)
+    assert "check-then-act" in text and dest in text and f"of {RACERS} racing" in text
+    assert f"{STORE_CHECK_OPTION}=warn" in text
+    # refused, not run: no "running anyway" warning, and the job's log says setup failed
+    said = [r.getMessage() for r in caplog.records]
+    assert not [m for m in said if "both commit" in m], said
+    assert any("setup FAILED" in m for m in said), said
+    _nothing_left(inner, dest)
+
+
+def test_fenced_on_a_racy_store_runs_with_the_override_and_the_risk_in_the_log(
         local_dest: tuple[Store, str], caplog: pytest.LogCaptureFixture) -> None:
     inner, dest = local_dest
     store = CheckThenActStore(inner)
     with caplog.at_level(logging.WARNING, logger="zerorename"):
-        committer = _setup_fenced(store, dest)
+        committer = _setup_fenced(store, dest, **{STORE_CHECK_OPTION: "warn"})
     committer.abort_job()
     said = [r.getMessage() for r in caplog.records]
-    assert any("as asked" in m and "both commit" in m and "racing" in m for m in said), said
+    assert any("both commit" in m and "racing" in m and f"{STORE_CHECK_OPTION}=warn" in m
+               for m in said), said
     # a store that ignores the header cannot fence at all: refused whatever the option says
     with pytest.raises(ConditionalWriteUnsupportedError):
         _setup_fenced(IgnoresIfNoneMatchStore(LocalStore()), dest,
@@ -295,9 +340,17 @@ def test_cli_prints_the_table_and_writes_json(local_dest: tuple[Store, str], tmp
     assert "racing writers (16 writers, 2 rounds" in printed
     assert "fenced       safe" in printed and "v2           NOT safe" in printed
     data = json.loads(out.read_text())
-    assert [r["verdict"] for r in data["report"]["races"]] == ["exclusive"] * 3
+    assert [r["verdict"] for r in data["report"]["races"]] == ["exclusive"] * 4
+    assert [r["op_name"] for r in data["report"]["races"]][2:] == [
+        "COMPLETE_IF_NONE_MATCH", "COMPLETE_IF_MATCH"]
     assert data["report"]["races"][0]["winners"] == [1, 1]
     assert {c["committer"]: c["safe"] for c in data["committers"]}["fenced"] is True
+    relies = {c["committer"]: c["relies_on"] for c in data["committers"]}
+    assert relies["fenced"] == ["PUT_IF_NONE_MATCH"] and relies["magic"] == []
+    meanings = {m["op"]: m for m in data["races_for_committers"]}
+    assert meanings["PUT_IF_NONE_MATCH"]["relied_on_by"] == ["fenced"]
+    assert meanings["COMPLETE_IF_MATCH"]["relied_on_by"] == []
+    assert "CompleteMultipartUpload If-Match: <etag>   no committer sends it" in printed
 
 
 def test_cli_refuses_fewer_than_two_racers(local_dest: tuple[Store, str],

@@ -22,7 +22,8 @@ from zerorename.urls import parse_url
 __all__ = ["capability_extras", "probing_store"]
 
 #: Declared, not measured: so that S3Store sends each condition to the server as asked.
-_SEND_AS_ASKED = StoreCapabilities(conditional_put=True, conditional_complete=True)
+_SEND_AS_ASKED = StoreCapabilities(conditional_put=True, conditional_complete=True,
+                                   conditional_complete_if_match=True)
 
 
 def probing_store(client: Any, *, name: str = "s3") -> S3Store:
