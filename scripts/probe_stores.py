@@ -150,6 +150,13 @@ def render_block(data: dict[str, Any]) -> str:
         fenced = next(a for a in stores[c]["committers"] if a["committer"] == "fenced")
         verdict = "safe" if fenced["safe"] else "not safe"
         lines.append(f"- {TITLES[c]}: `fenced` is {verdict}: {fenced['why']}.")
+    lines += ["", "Which committers each race concerns (the same on every store: the conditions "
+              "each committer sends):", ""]
+    labels = dict(ROWS)
+    for m in stores[present[0]].get("races_for_committers", []):
+        users = ", ".join(f"`{u}`" for u in m["relied_on_by"]) or "no committer"
+        lines.append(f"- {labels['race:' + m['op']].removeprefix('racing ')}: relied on by "
+                     f"{users}.")
     lines += ["", "Sources of the AWS column:", ""]
     lines += [f"- [{i}] {s}." for i, s in enumerate(SOURCES, 1)]
     return "\n".join(lines)

@@ -59,4 +59,14 @@ def test_the_recorded_results_hold_the_known_answers() -> None:
     assert verdicts("rgw")["PUT_IF_NONE_MATCH"] == "exclusive"
     assert verdicts("rgw")["COMPLETE_IF_NONE_MATCH"] == "several winners"  # ignored there
     assert stores["rgw"]["report"]["sequential"]["complete_if_none_match"] == "no"
+    # If-Match on complete: ignored by moto and by RGW (every racer completes), kept by local
+    assert set(verdicts("local")) >= {"COMPLETE_IF_MATCH"}
+    for name in ("moto-server", "moto-inprocess", "rgw"):
+        assert verdicts(name)["COMPLETE_IF_MATCH"] == "several winners", name
+        assert stores[name]["report"]["sequential"]["complete_if_match_stale"] == "no", name
     assert fenced("local") and fenced("moto-server") and fenced("rgw")
+    # which committer relies on which race: only fenced, only on If-None-Match PUTs
+    for store in stores.values():
+        relied = {m["op"]: m["relied_on_by"] for m in store["races_for_committers"]}
+        assert relied == {"PUT_IF_NONE_MATCH": ["fenced"], "PUT_IF_MATCH": [],
+                          "COMPLETE_IF_NONE_MATCH": [], "COMPLETE_IF_MATCH": []}

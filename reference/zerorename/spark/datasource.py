@@ -17,10 +17,18 @@ Where each method runs (measured on 4.3): ``writer()`` in a planning Python work
 driver host, ``write()`` in executor Python workers, ``commit()``/``abort()`` in another
 driver-side worker.  The :class:`~zerorename.spark.core.WriteSpec` is the only state that
 travels between them.
+
+``auto`` is decided in ``writer()``, before any task runs, and the tasks and the commit get the
+decided committer and its reason in the spec.  The driver-side workers' stderr is copied into
+the driver's stderr by Spark, but their Python logging is unconfigured (INFO is dropped), so
+those workers send zerorename's log there (:func:`_log_to_driver`): the decision, and the job's
+stage lines, reach the driver's log as they do under :func:`zerorename.spark.write`.
 """
 
 from __future__ import annotations
 
+import logging
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -40,6 +48,20 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
 NAME = "zerorename"
+
+
+def _log_to_driver() -> None:
+    """In a driver-side Python worker whose logging nobody configured, send the
+    ``zerorename`` loggers' INFO and above to stderr, which Spark copies into the driver's
+    log.  A process with handlers of its own (a user's, a test's) is left alone."""
+    ours = logging.getLogger("zerorename")
+    if logging.getLogger().handlers or ours.handlers:
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    ours.addHandler(handler)
+    if ours.level == logging.NOTSET:
+        ours.setLevel(logging.INFO)
 
 
 @dataclass
@@ -81,6 +103,7 @@ class ZeroRenameDataSource(DataSource):
         if missing:
             raise ValueError(f"partition_by columns {missing} are not in the DataFrame "
                              f"(columns: {schema.fieldNames()})")
+        _log_to_driver()  # auto is decided here, on the driver host: say it in its log
         spec = JobDriver(spec).setup()
         return ZeroRenameWriter(spec)
 
@@ -159,8 +182,10 @@ class ZeroRenameWriter(DataSourceArrowWriter):
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         outcomes = [m.outcome if isinstance(m, ZeroRenameCommitMessage) else None
                     for m in messages]
+        _log_to_driver()
         JobDriver(self.spec).commit(outcomes)
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         # The messages are not trusted: Spark passes None even for tasks that succeeded.
+        _log_to_driver()
         JobDriver(self.spec).abort()
