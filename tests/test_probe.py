@@ -33,6 +33,7 @@ from zerorename.committers.fenced_records import (
     ConditionalWriteUnsupportedError,
     RacyConditionalWritesError,
 )
+from zerorename.errors import PreconditionFailedError
 from zerorename.store import Store, list_all
 from zerorename.stores import LocalStore, S3Store, make_s3_client
 from zerorename.stores.fencing import (
@@ -391,3 +392,50 @@ def test_the_fencing_check_writes_in_the_destination_and_counts_apart(moto_serve
     assert all(u.startswith(f"{dest}/.zerorename-probe/") for u in urls)
     assert sum(store.request_counts().values()) == 0  # the job's store counted nothing
     assert client.list_objects_v2(Bucket=bucket).get("KeyCount") == 0
+
+
+# -- If-Match on complete, through the store protocol ---------------------------------------
+
+
+@pytest.mark.usefixtures("aws_credentials")
+def test_complete_if_match_is_emulated_where_the_server_ignores_it(moto_server: str) -> None:
+    """moto ignores If-Match on complete (measured): sent as asked, a stale ETag completes
+    over the object; an S3Store that measured the endpoint checks with HEAD first instead."""
+    client, bucket = _s3(moto_server)
+    url = f"s3://{bucket}/k"
+    stale = "0" * 32
+
+    def complete(store: S3Store, if_match: str) -> str:
+        upload = store.create_multipart(url)
+        part = store.upload_part(url, upload, 1, b"complete " + if_match.encode())
+        try:
+            return store.complete_multipart(url, upload, [(1, part)], if_match=if_match)
+        except PreconditionFailedError:
+            store.abort_multipart(url, upload)
+            raise
+
+    as_asked = probing_store(client)
+    current = as_asked.put(url, b"first\n")
+    assert complete(as_asked, stale)  # the server ignored it: the object was replaced
+    measured = S3Store(client, name="moto-server")
+    assert measured.capabilities(url).conditional_complete_if_match is False
+    current = measured.put(url, b"second\n")
+    with pytest.raises(PreconditionFailedError, match="If-Match emulated by HEAD"):
+        complete(measured, stale)
+    assert measured.get(url) == b"second\n"
+    assert complete(measured, current) != current
+    assert measured.get(url) == b"complete " + current.encode()
+    assert measured.list_multipart_uploads(f"s3://{bucket}/") == []  # the refused one aborted
+
+
+def test_local_store_completes_only_over_the_etag_named(local_dest: tuple[Store, str]) -> None:
+    store, dest = local_dest
+    url = f"{dest}/k"
+    etag = store.put(url, b"first\n")
+    upload = store.create_multipart(url)
+    part = store.upload_part(url, upload, 1, b"second\n")
+    with pytest.raises(PreconditionFailedError):
+        store.complete_multipart(url, upload, [(1, part)], if_match="0" * 32)
+    assert store.get(url) == b"first\n"
+    store.complete_multipart(url, upload, [(1, part)], if_match=etag)  # the upload stayed open
+    assert store.get(url) == b"second\n"
