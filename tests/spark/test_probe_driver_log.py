@@ -44,6 +44,5 @@ def test_a_direct_format_write_says_autos_decision_in_the_drivers_log(tmp_path: 
     assert said, done.stderr[-3000:]
     assert reason in said[0] and said[0].endswith(f"writing file://{dest} with fenced")
     assert reason.startswith("auto chose fenced")
-    # the job's stage lines come from the driver-side workers too (setup, then commit)
-    assert any("setup done" in line for line in done.stderr.splitlines())
-    assert any("job commit done" in line for line in done.stderr.splitlines())
+    # only the decision: the committers' per-stage lines stay out of the driver's console
+    assert not [line for line in done.stderr.splitlines() if "setup done" in line]

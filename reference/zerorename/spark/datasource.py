@@ -19,10 +19,10 @@ driver-side worker.  The :class:`~zerorename.spark.core.WriteSpec` is the only s
 travels between them.
 
 ``auto`` is decided in ``writer()``, before any task runs, and the tasks and the commit get the
-decided committer and its reason in the spec.  The driver-side workers' stderr is copied into
-the driver's stderr by Spark, but their Python logging is unconfigured (INFO is dropped), so
-those workers send zerorename's log there (:func:`_log_to_driver`): the decision, and the job's
-stage lines, reach the driver's log as they do under :func:`zerorename.spark.write`.
+decided committer and its reason in the spec.  That worker's stderr is copied into the driver's
+stderr by Spark, but its Python logging is unconfigured (INFO is dropped), so it sends the
+Spark writer's log lines, the decision among them, there (:func:`_log_to_driver`): the reason
+reaches the driver's log, as under :func:`zerorename.spark.write`, not only ``_SUCCESS``.
 """
 
 from __future__ import annotations
@@ -51,10 +51,11 @@ NAME = "zerorename"
 
 
 def _log_to_driver() -> None:
-    """In a driver-side Python worker whose logging nobody configured, send the
-    ``zerorename`` loggers' INFO and above to stderr, which Spark copies into the driver's
-    log.  A process with handlers of its own (a user's, a test's) is left alone."""
-    ours = logging.getLogger("zerorename")
+    """In a driver-side Python worker whose logging nobody configured, send the Spark
+    writer's log (``zerorename.spark``: ``auto``'s decision) at INFO and above to stderr,
+    which Spark copies into the driver's log.  The committers' per-stage lines stay as quiet
+    as in any worker.  A process with handlers of its own (a user's, a test's) is left alone."""
+    ours = logging.getLogger("zerorename.spark")
     if logging.getLogger().handlers or ours.handlers:
         return
     handler = logging.StreamHandler(sys.stderr)
@@ -182,10 +183,8 @@ class ZeroRenameWriter(DataSourceArrowWriter):
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         outcomes = [m.outcome if isinstance(m, ZeroRenameCommitMessage) else None
                     for m in messages]
-        _log_to_driver()
         JobDriver(self.spec).commit(outcomes)
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         # The messages are not trusted: Spark passes None even for tasks that succeeded.
-        _log_to_driver()
         JobDriver(self.spec).abort()
