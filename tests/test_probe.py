@@ -439,3 +439,36 @@ def test_local_store_completes_only_over_the_etag_named(local_dest: tuple[Store,
     assert store.get(url) == b"first\n"
     store.complete_multipart(url, upload, [(1, part)], if_match=etag)  # the upload stayed open
     assert store.get(url) == b"second\n"
+
+
+@pytest.mark.usefixtures("aws_credentials")
+def test_the_tests_moto_is_atomic_where_stock_moto_is_not(moto_server: str,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stock moto checks If-None-Match, then writes; with the write slowed down, racing
+    writers all pass the check.  The tests' moto (tests/conftest.py) holds a lock around the
+    conditional handlers, so the same race has one winner per round."""
+    import time
+
+    from moto.s3.models import S3Backend
+    from moto.s3.responses import S3Response
+
+    from zerorename.stores.race import race
+
+    write = S3Backend.put_object
+
+    def slow_write(self: Any, *args: Any, **kwargs: Any) -> Any:
+        time.sleep(0.02)  # the gap between moto's check and its write, widened
+        return write(self, *args, **kwargs)
+
+    monkeypatch.setattr(S3Backend, "put_object", slow_write)
+    client, bucket = _s3(moto_server)
+    store = probing_store(client)
+    assert conditional_writes_atomic()
+    ours = race(store, f"s3://{bucket}/ours/", RaceOp.PUT_IF_NONE_MATCH, writers=RACERS,
+                rounds=2)
+    assert ours.verdict is RaceVerdict.EXCLUSIVE, ours.winners
+    monkeypatch.setattr(S3Response, "put_object", S3Response.put_object.__wrapped__)
+    assert not conditional_writes_atomic()
+    stock = race(store, f"s3://{bucket}/stock/", RaceOp.PUT_IF_NONE_MATCH, writers=RACERS,
+                 rounds=2)
+    assert stock.verdict is RaceVerdict.SEVERAL_WINNERS, stock.winners
