@@ -42,6 +42,7 @@ class Kind(enum.Enum):
 class Scope(enum.Enum):
     COMMITTER = "committer"
     WRITER = "Spark writer"
+    STREAM = "Spark stream writer"
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,7 @@ class Option:
         return (self.name, *self.aliases)
 
 
-C, W = Scope.COMMITTER, Scope.WRITER
+C, W, S = Scope.COMMITTER, Scope.WRITER, Scope.STREAM
 
 # -- committers --------------------------------------------------------------------------------
 
@@ -208,13 +209,30 @@ WRITER: Final = (
     W_MAX_OPEN_FILES, W_MAX_RECORDS_PER_FILE, W_ROW_GROUP_SIZE, W_ABORT_GRACE,
 )
 
+# -- the Spark stream writer (writeStream.format("zerorename"); docs/user/spark.md) -----------
+
+S_KEEP_BATCH_RECORDS: Final = Option(
+    "keep_batch_records", Kind.INT, "0 (keep all)",
+    "after each batch, fold every batch record but the newest N into a log checkpoint",
+    scope=S)
+S_COMPACT_EVERY: Final = Option(
+    "compact_every", Kind.INT, "0 (never)",
+    "after every N-th batch, rewrite the committed batches' small files into larger ones "
+    "(keeping the newest `keep_batch_records` batches, at least 1, as they are)", scope=S)
+S_COMPACT_TARGET_SIZE: Final = Option(
+    "compact_target_size", Kind.SIZE, "128M",
+    "compaction's output file size; files under it are rewritten", scope=S)
+
+#: the stream writer's own options (on top of the Spark writer's)
+STREAM: Final = (S_KEEP_BATCH_RECORDS, S_COMPACT_EVERY, S_COMPACT_TARGET_SIZE)
+
 OPTIONS: Final[tuple[Option, ...]] = (
     CONFLICT_MODE, UNIQUE_FILENAMES, STAGING_TMP_PATH, BUFFER_DIR, PART_SIZE,
     ABORT_PENDING_UPLOADS, MAGIC_ENABLED, MAGIC_IN_MEMORY, THREADS, MANIFEST_QUEUE_CAPACITY,
     MANIFEST_VALIDATE_OUTPUT, MANIFEST_DELETE_TARGET, CLEANUP_SKIPPED, MARK_SUCCESS, SUMMARY_DIR,
     RETRY_LIMIT, RETRY_INTERVAL, JOB_UUID, SPARK_JOB_UUID, REQUIRE_UUID, PROGRESS,
     CONDITIONAL_ENABLED, FENCED_STORE_CHECK, COMMITTER_CHOICE, FENCED_RECORD_RETENTION,
-    RENAME_BY_COPY, FIXED_MILLIS, *WRITER,
+    RENAME_BY_COPY, FIXED_MILLIS, *WRITER, *STREAM,
 )
 
 _BY_NAME: Final = {name: option for option in OPTIONS for name in option.names}
@@ -279,11 +297,13 @@ def markdown() -> str:
              "Every option zerorename reads.  **Committer options** are Hadoop's names where "
              "Hadoop has the setting: pass them in `JobContext(options=...)`, or as Spark writer "
              "options (`.option(\"fs.s3a.multipart.size\", \"64M\")`).  **Spark writer options** "
-             "are the writer's own.  A value of the wrong type is an `OptionValueError` naming "
+             "are the writer's own; the **stream writer** takes those and a few more.  "
+             "A value of the wrong type is an `OptionValueError` naming "
              "the option; an unknown writer option is a `WriteOptionError` naming the valid "
              "ones.  Credentials are never options: they come from boto3's default chain.", ""]
     for scope, title in ((Scope.COMMITTER, "Committer options"),
-                         (Scope.WRITER, "Spark writer options")):
+                         (Scope.WRITER, "Spark writer options"),
+                         (Scope.STREAM, "Spark stream writer options (on top of the writer's)")):
         lines += [f"## {title}", "", "| option | type | default | meaning | also read |",
                   "|---|---|---|---|---|"]
         for option in (o for o in OPTIONS if o.scope is scope):

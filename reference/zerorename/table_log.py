@@ -7,16 +7,21 @@ created with ``If-None-Match: *`` (so each commit happens once), and this module
 
 * the streaming sink's **batch records**, ``<dest>/_zerorename_log/<batch id, 20 digits>.json``
   (format :data:`BATCH_FORMAT`), one per committed micro-batch;
-* a **log checkpoint**, ``<dest>/_zerorename_log/<batch id>.checkpoint.json``
-  (:data:`CHECKPOINT_FORMAT`), which folds batches ``0..batch id`` into one record so that old
-  batch records can be expired (:func:`expire_batch_records`);
+* **log checkpoints**, ``<dest>/_zerorename_log/<sequence number>.checkpoint.json``
+  (:data:`CHECKPOINT_FORMAT`), each folding batches ``0..through`` into one record, so that
+  old batch records can be expired and small files compacted (:mod:`zerorename.table_fold`).
+  Each is created with ``If-None-Match: *`` under the next free sequence number, so two
+  processes folding at once cannot both succeed;
 * the batch ``fenced`` committer's job commit records, ``<dest>/__fenced_job-<id>/commit.json``,
   one per committed job (kept by the committer for ever).
 
 Every record lists its files with their sizes.  A record's files are visible **all or none**:
 when one of them is not (yet) in the destination — the writer is past its commit point and
 still completing uploads, or a later overwrite deleted it — the whole record is left out.  So
-a reader of the log never sees a partial batch or job, nor a file no record names.
+a reader of the log never sees a partial batch or job, nor a file no record names.  The same
+rule picks the checkpoint: the newest one whose files are all in place (a compaction past its
+commit point, still completing its rewritten files, leaves the previous checkpoint and the
+batch records after it in force until it is done).
 
 The format is small on purpose (JSON; see ``docs/spark.md``); pyarrow or Polars users call
 :func:`table_files` and open the URLs it returns.
@@ -29,9 +34,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from zerorename.committers.fenced_records import CommittedFile, FencedCommitRecord
+from zerorename.committers.fenced_records import (
+    CommittedFile,
+    FencedCommitRecord,
+    expected_multipart_etag,
+)
 from zerorename.committers.layout import FENCED_AREA
-from zerorename.errors import CommitError, FormatError, NotFoundError, PreconditionFailedError
+from zerorename.errors import FormatError, NotFoundError
 from zerorename.formats import parse_json
 from zerorename.store import ObjectInfo, Store, list_dir
 from zerorename.urls import is_hidden, join, relative_to
@@ -45,7 +54,8 @@ __all__ = [
     "LoggedFile",
     "TableLog",
     "batch_record_url",
-    "expire_batch_records",
+    "checkpoint_url",
+    "complete_upload",
     "table_files",
 ]
 
@@ -60,8 +70,9 @@ def batch_record_url(dest: str, batch_id: int) -> str:
     return join(dest.rstrip("/"), f"{LOG_DIR}/{batch_id:0{_DIGITS}d}.json")
 
 
-def checkpoint_url(dest: str, through: int) -> str:
-    return join(dest.rstrip("/"), f"{LOG_DIR}/{through:0{_DIGITS}d}.checkpoint.json")
+def checkpoint_url(dest: str, seq: int) -> str:
+    """Where checkpoint number ``seq`` is (numbers only grow; a newer one supersedes)."""
+    return join(dest.rstrip("/"), f"{LOG_DIR}/{seq:0{_DIGITS}d}.checkpoint.json")
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,9 +164,9 @@ class BatchRecord:
 
 @dataclass(frozen=True)
 class LogCheckpoint:
-    """Batches ``0..through`` folded into one record: the files of theirs that were visible
-    when it was written (a folded batch that was incomplete then is not here, and is never
-    re-committed: its id is ``<= through``)."""
+    """Batches ``0..through`` folded into one record: their files, or the files a compaction
+    rewrote them into (those carry ``uploadId``/``etags`` until completed, as a batch
+    record's do).  A folded batch id is never committed again: its id is ``<= through``."""
 
     through: int
     files: tuple[LoggedFile, ...]
@@ -172,7 +183,8 @@ class LogCheckpoint:
 
 
 def _record_id(name: str) -> tuple[int, bool] | None:
-    """``(batch id, is checkpoint)`` for a log file name, None for other names."""
+    """``(batch id or checkpoint number, is checkpoint)`` for a log file name, None for
+    other names."""
     for suffix, checkpoint in ((".checkpoint.json", True), (".json", False)):
         stem = name[: -len(suffix)] if name.endswith(suffix) else ""
         if len(stem) == _DIGITS and stem.isdigit():
@@ -190,6 +202,7 @@ class TableLog:
         self.batches: dict[int, str] = {}
         self.checkpoints: dict[int, str] = {}
         self.job_records: list[str] = []
+        self._read: dict[int, LogCheckpoint] = {}
         for obj in list_dir(store, self.dest):
             rel = relative_to(obj.url, self.dest)
             first, _, rest = rel.partition("/")
@@ -206,20 +219,37 @@ class TableLog:
     def has_records(self) -> bool:
         return bool(self.batches or self.checkpoints or self.job_records)
 
-    def checkpoint(self) -> LogCheckpoint | None:
-        """The newest log checkpoint, if any."""
+    def read_checkpoint(self, seq: int) -> LogCheckpoint:
+        url = self.checkpoints[seq]
+        if seq not in self._read:
+            self._read[seq] = LogCheckpoint.from_bytes(self.store.get(url), url)
+        return self._read[seq]
+
+    def newest_checkpoint(self) -> tuple[int, LogCheckpoint] | None:
+        """The checkpoint with the highest number, complete or not (a fold past its commit
+        point may still be completing its files)."""
         if not self.checkpoints:
             return None
-        url = self.checkpoints[max(self.checkpoints)]
-        return LogCheckpoint.from_bytes(self.store.get(url), url)
+        seq = max(self.checkpoints)
+        return seq, self.read_checkpoint(seq)
+
+    def checkpoint(self) -> LogCheckpoint | None:
+        """The checkpoint readers use: the newest whose files are all in place."""
+        for seq in sorted(self.checkpoints, reverse=True):
+            found = self.read_checkpoint(seq)
+            if self.complete(found.files):
+                return found
+        return None
 
     def batch(self, batch_id: int) -> BatchRecord | None:
         url = self.batches.get(batch_id)
         return None if url is None else BatchRecord.from_bytes(self.store.get(url), url)
 
     def folded_through(self) -> int:
-        """The highest batch id folded into a checkpoint (-1: none)."""
-        return max(self.checkpoints, default=-1)
+        """The highest batch id folded into a checkpoint (-1: none): committed, whether or not
+        that checkpoint's files are all in place yet."""
+        newest = self.newest_checkpoint()
+        return -1 if newest is None else newest[1].through
 
     def complete(self, files: Iterable[LoggedFile]) -> bool:
         """Every file is in the destination with its recorded size."""
@@ -230,8 +260,9 @@ class TableLog:
         return True
 
     def committed_batches(self) -> list[BatchRecord]:
-        """Batch records after the newest checkpoint, ascending."""
-        through = self.folded_through()
+        """Batch records after the checkpoint readers use, ascending."""
+        base = self.checkpoint()
+        through = -1 if base is None else base.through
         return [r for b in sorted(self.batches) if b > through
                 for r in [self.batch(b)] if r is not None]
 
@@ -241,9 +272,18 @@ class TableLog:
         chosen: dict[str, LoggedFile] = {}
         named: set[str] = set()
         checkpoint = self.checkpoint()
-        if checkpoint is not None:
+        if checkpoint is not None:  # complete: every file of it is in place
             named |= {f.url for f in checkpoint.files}
-            chosen.update((f.url, f) for f in checkpoint.files if f.url in self.objects)
+            chosen.update((f.url, f) for f in checkpoint.files)
+        # named, never read: a newer checkpoint's files still being completed, and what an
+        # older checkpoint or a folded batch record names that a compaction replaced and has
+        # not deleted yet
+        for seq in self.checkpoints:
+            named |= {f.url for f in self.read_checkpoint(seq).files}
+        through = -1 if checkpoint is None else checkpoint.through
+        for b in self.batches:
+            record = self.batch(b) if unrecorded and b <= through else None
+            named |= {f.url for f in record.files} if record is not None else set()
         groups = [r.files for r in self.committed_batches()]
         groups += [tuple(self._job_files(url)) for url in self.job_records]
         for files in groups:
@@ -277,54 +317,15 @@ def table_files(store: Store, dest: str) -> list[CommittedFile]:
     return [CommittedFile(f.url, f.size, log.objects[f.url].etag) for f in log.files()]
 
 
-class LogExpiryError(CommitError):
-    """The batch records could not be folded into a checkpoint (another process folded the
-    same batches differently); nothing was deleted."""
-
-
-def expire_batch_records(store: Store, dest: str, *, keep: int) -> int | None:
-    """Fold every batch record but the newest ``keep`` into a checkpoint, then delete them.
-
-    The checkpoint is created with ``If-None-Match: *`` before anything is deleted, so a reader
-    always finds every committed file either in a record or in the checkpoint; a sink that is
-    asked to commit a folded batch id again finds it committed (``folded_through``).  Returns
-    the batch id folded through, or None when there was nothing to fold.
-    """
-    if keep < 1:
-        raise LogExpiryError(dest, f"keep={keep}: at least the newest batch record must stay "
-                                   "(the sink reads it to recognise a re-run)")
-    log = TableLog(store, dest)
-    live = [b for b in sorted(log.batches) if b > log.folded_through()]
-    fold = live[:-keep] if len(live) > keep else []
-    if not fold:
-        return None
-    through = fold[-1]
-    files: dict[str, LoggedFile] = {}
-    previous = log.checkpoint()
-    if previous is not None:
-        files.update((f.url, LoggedFile(f.url, f.size)) for f in previous.files
-                     if f.url in log.objects)
-    for b in fold:
-        record = log.batch(b)
-        if record is None:
-            continue
-        if not log.complete(record.files):
-            raise LogExpiryError(log.batches[b], f"batch {b} is committed but not all its "
-                                 "files are in place yet (its writer is completing them); "
-                                 "nothing deleted")
-        files.update((f.url, LoggedFile(f.url, f.size)) for f in record.files)
-    checkpoint = LogCheckpoint(through, tuple(files[u] for u in sorted(files)))
-    url = checkpoint_url(dest, through)
-    data = checkpoint.to_bytes()
+def complete_upload(store: Store, f: LoggedFile) -> None:
+    """Complete one recorded upload; an upload already gone is done when the object holds its
+    data (same size and, where the store uses S3's multipart ETags, the expected ETag)."""
     try:
-        store.put(url, data, if_none_match=True)
-    except PreconditionFailedError:
-        if store.get(url) != data:
-            raise LogExpiryError(url, "another process folded these batch records into a "
-                                      "different checkpoint; nothing deleted") from None
-    for b in fold:
-        store.delete(log.batches[b])
-    for c in log.checkpoints:
-        if c < through:
-            store.delete(log.checkpoints[c])
-    return through
+        store.complete_multipart(f.url, f.upload_id, [(i + 1, e) for i, e in enumerate(f.etags)])
+    except NotFoundError:
+        info = store.head(f.url)
+        expected = expected_multipart_etag(f.etags)
+        etag = info.etag.strip('"') if info is not None else ""
+        if info is None or info.size != f.size or (
+                "-" in etag and expected is not None and etag != expected):
+            raise

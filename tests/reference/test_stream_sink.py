@@ -36,12 +36,8 @@ from zerorename.spark.streaming import (  # noqa: E402
     start_writer,
 )
 from zerorename.store import StoreCapabilities  # noqa: E402
-from zerorename.table_log import (  # noqa: E402
-    LogExpiryError,
-    TableLog,
-    expire_batch_records,
-    table_files,
-)
+from zerorename.table_fold import LogExpiryError, expire_batch_records  # noqa: E402
+from zerorename.table_log import TableLog, table_files  # noqa: E402
 
 from .conftest_helpers import Env  # noqa: E402
 
@@ -328,7 +324,7 @@ def non_idempotent_commit(stream: StreamSpec, batch_id: int,
     committed before (a plain PUT of a record per writer)."""
     from zerorename.spark import core
     from zerorename.spark import streaming as s
-    from zerorename.table_log import BatchRecord, batch_record_url
+    from zerorename.table_log import BatchRecord, batch_record_url, complete_upload
 
     store = core.make_store(stream.write)
     files = tuple(s._uploads(outcomes))
@@ -336,7 +332,7 @@ def non_idempotent_commit(stream: StreamSpec, batch_id: int,
     record = BatchRecord(batch_id, 0, run_id, job_id, 0, files)
     store.put(batch_record_url(stream.dest, batch_id) + f".{job_id}", record.to_bytes())
     for f in files:
-        s._complete(store, f)
+        complete_upload(store, f)
 
 
 def test_the_check_catches_a_sink_that_is_not_idempotent(stores: Env) -> None:

@@ -85,14 +85,15 @@ class NonIdempotentStreamWriter(ZeroRenameStreamWriter):
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         from zerorename.spark.core import make_store
-        from zerorename.spark.streaming import _clean_job, _complete, _uploads
+        from zerorename.spark.streaming import _clean_job, _uploads
+        from zerorename.table_log import complete_upload
 
         ours = [m for m in messages if isinstance(m, StreamCommitMessage)]
         spec = batch_spec(self.stream, batchId, ours[0].run_id)
         store = make_store(spec)
         files = _uploads([m.outcome for m in ours])
         for f in files:
-            _complete(store, f)
+            complete_upload(store, f)
         _clean_job(store, spec.dest, spec.job_id, {f.upload_id for f in files})
 
 

@@ -41,18 +41,18 @@ from enum import Enum
 
 import zerorename as zr
 from zerorename.committers.cleanup import abort_quietly
-from zerorename.committers.fenced_records import expected_multipart_etag
 from zerorename.committers.layout import FENCED_AREA
 from zerorename.errors import CommitError, NotFoundError, PreconditionFailedError
 from zerorename.formats import PendingSet
 from zerorename.store import Store, list_dir
+from zerorename.table_fold import DEFAULT_TARGET_SIZE, compact_table, expire_batch_records
 from zerorename.table_log import (
     LOG_DIR,
     BatchRecord,
     LoggedFile,
     TableLog,
     batch_record_url,
-    expire_batch_records,
+    complete_upload,
 )
 from zerorename.urls import dir_prefix, join
 
@@ -114,6 +114,10 @@ class StreamSpec:
     write: WriteSpec
     #: fold batch records older than this many into a checkpoint after each commit (0: never)
     keep_batch_records: int = 0
+    #: compact the files of committed batches after every this many batches (0: never)
+    compact_every: int = 0
+    #: compaction's output file size (and the size under which a file is rewritten)
+    compact_target_size: int = DEFAULT_TARGET_SIZE
 
     @property
     def dest(self) -> str:
@@ -140,7 +144,8 @@ def _epochs(store: Store, dest: str) -> list[int]:
     return sorted(found)
 
 
-def start_writer(write: WriteSpec, *, keep_batch_records: int = 0,
+def start_writer(write: WriteSpec, *, keep_batch_records: int = 0, compact_every: int = 0,
+                 compact_target_size: int = DEFAULT_TARGET_SIZE,
                  store: Store | None = None) -> StreamSpec:
     """Check the options and the store for a stream writer (Spark builds them per micro-batch,
     on the driver)."""
@@ -154,7 +159,7 @@ def start_writer(write: WriteSpec, *, keep_batch_records: int = 0,
             "If-None-Match: * PUT, so a batch cannot be committed exactly once there (Spark "
             "re-runs a batch after a driver restart); write this stream to a store with "
             "conditional writes")
-    return StreamSpec(write, keep_batch_records)
+    return StreamSpec(write, keep_batch_records, compact_every, compact_target_size)
 
 
 def _run_claim(store: Store, dest: str, epoch: int) -> str | None:
@@ -208,20 +213,6 @@ def _uploads(outcomes: Iterable[TaskOutcome | None]) -> list[LoggedFile]:
     return sorted(files, key=lambda f: f.url)
 
 
-def _complete(store: Store, f: LoggedFile) -> None:
-    """Complete one recorded upload; an upload already gone is done when the object holds its
-    data (same size and, where the store uses S3's multipart ETags, the expected ETag)."""
-    try:
-        store.complete_multipart(f.url, f.upload_id, [(i + 1, e) for i, e in enumerate(f.etags)])
-    except NotFoundError:
-        info = store.head(f.url)
-        expected = expected_multipart_etag(f.etags)
-        etag = info.etag.strip('"') if info is not None else ""
-        if info is None or info.size != f.size or (
-                "-" in etag and expected is not None and etag != expected):
-            raise
-
-
 def _clean_job(store: Store, dest: str, job_id: str, keep: set[str]) -> int:
     """Abort every pending upload of job ``job_id`` (its file names carry the job id) not in
     ``keep``, and delete its task records.  Scoped by name, so a concurrent run's uploads are
@@ -268,15 +259,29 @@ def commit_batch(stream: StreamSpec, batch_id: int,
             existing = BatchRecord.from_bytes(store.get(url), url)
     step(CommitStep.RECORDED)
     for f in existing.files:  # roll forward: ours, or a commit that crashed after its record
-        _complete(store, f)
+        complete_upload(store, f)
     step(CommitStep.COMPLETED)
     ours = existing.job_id == spec.job_id
     # every other upload of this batch id is garbage now: ours if the record is another's,
     # and those of runs that died before recording (no abort ran for them)
     _clean_batch(store, dest, batch_id, {f.upload_id for f in existing.files})
-    if stream.keep_batch_records:
-        expire_batch_records(store, dest, keep=stream.keep_batch_records)
+    _maintain(stream, store, batch_id)
     return BatchOutcome.COMMITTED if ours else BatchOutcome.ALREADY_COMMITTED
+
+
+def _maintain(stream: StreamSpec, store: Store, batch_id: int) -> None:
+    """Compaction every ``compact_every`` batches, expiry after every batch, as configured.
+    The batch is committed already: a fold that fails (another process folding at the same
+    time, a store error) is logged, never the batch's failure, and the next one retries."""
+    keep = max(stream.keep_batch_records, 1)
+    try:
+        if stream.compact_every and (batch_id + 1) % stream.compact_every == 0:
+            compact_table(store, stream.dest, keep=keep, target_size=stream.compact_target_size)
+        elif stream.keep_batch_records:
+            expire_batch_records(store, stream.dest, keep=keep)
+    except CommitError as error:
+        log.warning("zerorename: batch %d of %s is committed; folding its log failed and is "
+                    "retried after a later batch: %s", batch_id, stream.dest, error)
 
 
 def abort_batch(stream: StreamSpec, batch_id: int, run_id: str | None,

@@ -24,6 +24,9 @@ from pyspark.sql.datasource import DataSourceStreamArrowWriter, WriterCommitMess
 
 from zerorename import options as O
 from zerorename.committers.fenced_records import TaskCommittedByOtherAttemptError
+from zerorename.context import Options
+from zerorename.errors import CommitError
+from zerorename.table_fold import DEFAULT_TARGET_SIZE
 
 from .core import TaskOutcome, run_task
 from .spec import WriteOptionError, spec_from_options
@@ -42,8 +45,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ZeroRenameStreamWriter", "stream_writer"]
 
-#: stream-only option: keep this many batch records, fold older ones into a checkpoint
-KEEP_OPTION = "keep_batch_records"
 #: options of Spark's stream writer, not the sink's (Spark passes them on; lower case)
 SPARK_STREAM_OPTIONS = frozenset({"checkpointlocation", "queryname"})
 
@@ -53,13 +54,22 @@ def stream_writer(options: dict[str, Any], schema: StructType,
     """Check the options against ``schema``, claim a run epoch, return the writer."""
     opts = {str(k).lower(): v for k, v in options.items()
             if str(k).lower() not in SPARK_STREAM_OPTIONS}
-    keep_text = opts.pop(KEEP_OPTION, "0")
     dest = str(next((opts[n] for n in O.W_PATH.names if opts.get(n)), "<no destination>"))
+    own = {o.name: opts.pop(o.name) for o in O.STREAM if o.name in opts}
     try:
-        keep = int(str(keep_text).strip())
-    except ValueError:
-        raise WriteOptionError(dest, f"option {KEEP_OPTION}={keep_text!r} is not a whole "
-                                     "number") from None
+        O.validate(own, O.Scope.STREAM)
+        read = Options(own)
+        keep = read.get_int(O.S_KEEP_BATCH_RECORDS.name)
+        every = read.get_int(O.S_COMPACT_EVERY.name)
+        target = read.get_size(O.S_COMPACT_TARGET_SIZE.name, default=DEFAULT_TARGET_SIZE)
+    except CommitError as error:
+        raise WriteOptionError(dest, str(error)) from None
+    for option, value in ((O.S_KEEP_BATCH_RECORDS, keep), (O.S_COMPACT_EVERY, every),
+                          (O.S_COMPACT_TARGET_SIZE, target - 1)):
+        if value < 0:
+            least = "at least 1" if option.kind is O.Kind.SIZE else ">= 0"
+            raise WriteOptionError(dest, f"option {option.name}={own[option.name]!r} must be "
+                                         f"{least}")
     if overwrite:
         raise WriteOptionError(dest, "the complete output mode rewrites the whole table each "
                                      "batch; the zerorename stream sink appends (use "
@@ -69,7 +79,8 @@ def stream_writer(options: dict[str, Any], schema: StructType,
     if missing:
         raise WriteOptionError(spec.dest, f"partition_by columns {missing} are not in the "
                                           f"stream (columns: {schema.fieldNames()})")
-    return ZeroRenameStreamWriter(start_writer(spec, keep_batch_records=max(keep, 0)))
+    return ZeroRenameStreamWriter(start_writer(spec, keep_batch_records=keep,
+                                               compact_every=every, compact_target_size=target))
 
 
 @dataclass
