@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import io
 import logging
+import re
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -45,7 +46,7 @@ from zerorename.table_log import (
     checkpoint_url,
     complete_upload,
 )
-from zerorename.urls import join, relative_to
+from zerorename.urls import dir_prefix, join, relative_to
 
 __all__ = [
     "DEFAULT_TARGET_SIZE",
@@ -89,9 +90,26 @@ class Rewrite:
 Rewriter = Callable[[Store, str, int, Sequence[LoggedFile]], Rewrite]
 
 
-def _finish(store: Store, log_: TableLog, on_step: Callable[[FoldStep], None]) -> TableLog:
+#: a compaction's output file: ``part-compact-<checkpoint number>-<tag>-<n>.parquet``
+_COMPACT_NAME = re.compile(r"^part-compact-([0-9]+)-[0-9a-f]+-[0-9]+\.parquet$")
+
+
+def _sweep(store: Store, dest: str, seq: int, named: set[str]) -> None:
+    """Abort the pending uploads of compactions that lost or died before their commit point:
+    those made for checkpoint number ``<= seq`` that checkpoint ``seq`` does not name (a
+    checkpoint number is taken once, and older checkpoints' files were all completed)."""
+    for u in store.list_multipart_uploads(dir_prefix(dest)):
+        found = _COMPACT_NAME.match(u.url.rsplit("/", 1)[-1])
+        if found and int(found.group(1)) <= seq and u.upload_id not in named:
+            abort_quietly(store, u.url, u.upload_id)
+
+
+def _finish(store: Store, log_: TableLog, on_step: Callable[[FoldStep], None],
+            sweep: bool = False) -> TableLog:
     """Bring the newest checkpoint to its end: complete its files, delete what it replaced,
-    the batch records it folded and older checkpoints.  Returns the log as it is then."""
+    the batch records it folded and older checkpoints; with ``sweep`` (or when it had to
+    roll a fold forward), abort compactions' leftover uploads.  Returns the log as it is
+    then."""
     newest = log_.newest_checkpoint()
     if newest is None:
         return log_
@@ -106,6 +124,8 @@ def _finish(store: Store, log_: TableLog, on_step: Callable[[FoldStep], None]) -
                                  "readers keep using the previous checkpoint; delete "
                                  f"{log_.checkpoints[seq]} to fold again") from None
     on_step(FoldStep.COMPLETED)
+    if pending or sweep:
+        _sweep(store, log_.dest, seq, {f.upload_id for f in checkpoint.files if f.upload_id})
     if pending:
         log_ = TableLog(store, log_.dest)
     keep = {f.url for f in checkpoint.files}
@@ -173,7 +193,7 @@ def fold_log(store: Store, dest: str, *, keep: int, rewrite: Rewriter | None = N
     step(FoldStep.RECORDED)
     log.info("zerorename: folded batches through %d of %s into checkpoint %d (%d files "
              "rewritten into %d)", fold[-1], dest, seq, len(made.replaced), len(made.files))
-    _finish(store, TableLog(store, dest), step)
+    _finish(store, TableLog(store, dest), step, sweep=rewrite is not None)
     return fold[-1]
 
 

@@ -97,22 +97,29 @@ def exactly_once(ids: Counter[int], batches: range) -> list[str]:
     return problems
 
 
-@pytest.fixture(params=["local_env", "moto_env"])
+@pytest.fixture(params=["local_env", "moto_env",
+                        pytest.param("rgw_env", marks=pytest.mark.rgw, id="rgw")])
 def env(request: pytest.FixtureRequest) -> Env:
     return request.getfixturevalue(request.param)  # type: ignore[no-any-return]
 
 
 def write_spec(env: Env) -> WriteSpec:
     return WriteSpec(dest=env.dest(), partition_by=("part",),
-                     part_min_size=64 if env.kind == "moto" else None)
+                     part_min_size=64 if env.kind in ("moto", "rgw") else None)
 
 
 @pytest.fixture
 def stores(env: Env, monkeypatch: pytest.MonkeyPatch) -> Env:
+    return use_store(env, monkeypatch)
+
+
+def use_store(env: Env, monkeypatch: pytest.MonkeyPatch) -> Env:
     """Tasks and driver use ``env.store`` (the Spark path builds its own from the spec); on
-    moto, one that probes the bucket's capabilities, as the Spark path's store does."""
-    if env.kind == "moto":
-        env = replace(env, store=zr.S3Store(env.client, retry=zr.RetryPolicy(max_attempts=1),
+    S3 (moto, Ceph RGW), one that probes the bucket's capabilities, as the Spark path's store
+    does."""
+    if env.kind in ("moto", "rgw"):
+        env = replace(env, store=zr.S3Store(env.client, name=env.kind,
+                                            retry=zr.RetryPolicy(max_attempts=1),
                                             min_part_size=64,
                                             probe_bucket=env.dest().split("/")[2]))
     monkeypatch.setattr("zerorename.spark.core.make_store", lambda spec: env.store)
@@ -127,10 +134,12 @@ class Run:
 
     env: Env
     keep: int = 0
+    compact: int = 0
     run_id: str = field(default_factory=lambda: str(uuid.uuid4()))
 
     def tasks(self, b: int) -> tuple[StreamSpec, list[TaskOutcome | None]]:
-        writer = start_writer(write_spec(self.env), keep_batch_records=self.keep)
+        writer = start_writer(write_spec(self.env), keep_batch_records=self.keep,
+                              compact_every=self.compact)
         return writer, run_tasks(writer, b, self.run_id)
 
 
