@@ -9,6 +9,7 @@ disarms it before restarting the query from its checkpoint.  The classes are pic
 
 from __future__ import annotations
 
+import pickle
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -105,3 +106,44 @@ class BrokenSource(ZeroRenameDataSource):
     def streamWriter(self, schema: Any, overwrite: bool) -> NonIdempotentStreamWriter:
         return NonIdempotentStreamWriter(stream_writer(dict(self.options), schema,
                                                        overwrite).stream)
+
+
+class ZombieStreamWriter(ZeroRenameStreamWriter):
+    """A driver that stalls in batch ``batch``'s commit instead of dying: while ``arm``
+    exists it saves the commit it was about to make (the writer and the real tasks'
+    messages) to ``hold`` and stops the query without aborting anything — its tasks' uploads
+    stay pending, as a stalled driver's do — so the test can replay the commit later, after
+    a newer run of the query took over."""
+
+    def __init__(self, base: ZeroRenameStreamWriter, arm: str, hold: str, batch: int) -> None:
+        super().__init__(base.stream)
+        self.arm, self.hold, self.batch = arm, hold, batch
+
+    def _stalled(self, batch_id: int) -> bool:
+        return batch_id == self.batch and Path(self.arm).exists()
+
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        if self._stalled(batchId):
+            Path(self.hold).write_bytes(pickle.dumps(
+                (ZeroRenameStreamWriter(self.stream), messages, batchId)))
+            raise InjectedCrash(f"driver stalled in the commit of batch {batchId}")
+        super().commit(messages, batchId)
+
+    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        if not self._stalled(batchId):  # a stalled driver aborts nothing
+            super().abort(messages, batchId)
+
+
+class ZombieSource(ZeroRenameDataSource):
+    """``format("zerorename_zombie")``: zerorename's sink with options ``arm``, ``hold``,
+    ``batch`` saying where the driver stalls."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "zerorename_zombie"
+
+    def streamWriter(self, schema: Any, overwrite: bool) -> ZombieStreamWriter:
+        options = dict(self.options)
+        arm, hold, batch = options.pop("arm"), options.pop("hold"), options.pop("batch")
+        return ZombieStreamWriter(stream_writer(options, schema, overwrite), arm, hold,
+                                  int(batch))

@@ -9,6 +9,7 @@ fails the same check.
 from __future__ import annotations
 
 import io
+import pickle
 import uuid
 from collections import Counter
 from pathlib import Path
@@ -18,6 +19,7 @@ import pytest
 
 import zerorename as zr
 from zerorename.spark.reader import list_data_files
+from zerorename.spark.streaming import StreamRunFencedError
 from zerorename.table_log import table_files
 from zerorename_bridge.embedded_s3 import EmbeddedS3
 
@@ -161,7 +163,37 @@ def test_a_sink_that_is_not_idempotent_duplicates_the_rerun(
     assert problems(backend.listing_reader(), want) == {"lost": 0, "duplicated": ROWS}
 
 
+def test_a_zombie_run_of_the_query_cannot_commit(
+        spark: Any, s3: EmbeddedS3, tmp_path: Path) -> None:
+    """Run 1's driver stalls in batch 1's commit (its tasks' uploads pending, nothing
+    aborted); run 2 starts from the checkpoint, re-runs batch 1 and finishes the stream; then
+    run 1's driver wakes and makes the commit it held, with its real tasks' messages.  It is
+    refused (``StreamRunFencedError``), its uploads are aborted, every row is there once."""
+    backend = Backend("local", tmp_path, s3)
+    want = make_input(tmp_path / "in")
+    checkpoint, arm, hold = tmp_path / "checkpoint", tmp_path / "armed", tmp_path / "held"
+    options = {**backend.options, "arm": str(arm), "hold": str(hold), "batch": "1"}
+    arm.touch()
+    failure = run_query(spark, "zerorename_zombie", backend.dest, checkpoint, tmp_path / "in",
+                        options)
+    assert failure is not None and "InjectedCrash" in str(failure)
+    zombie, messages, batch_id = pickle.loads(hold.read_bytes())
+    held = backend.pending_uploads()
+    assert batch_id == 1 and held  # the stalled run's tasks wrote
+    arm.unlink()
+    assert run_query(spark, "zerorename_zombie", backend.dest, checkpoint, tmp_path / "in",
+                     options) is None
+    assert problems(backend.record_reader(), want) == {"lost": 0, "duplicated": 0}
+
+    with pytest.raises(StreamRunFencedError, match="superseded by epoch 2"):
+        zombie.commit(messages, batch_id)
+    assert backend.pending_uploads() == []
+    assert problems(backend.record_reader(), want) == {"lost": 0, "duplicated": 0}
+    assert problems(backend.listing_reader(), want) == {"lost": 0, "duplicated": 0}
+
+
 @pytest.fixture(autouse=True)
 def _register_test_sinks(spark: Any) -> None:
     spark.dataSource.register(stream_helpers.CrashingSource)
     spark.dataSource.register(stream_helpers.BrokenSource)
+    spark.dataSource.register(stream_helpers.ZombieSource)
