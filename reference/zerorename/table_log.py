@@ -193,17 +193,24 @@ def _record_id(name: str) -> tuple[int, bool] | None:
 
 
 class TableLog:
-    """One listing of ``dest``, read as commit records and the objects they name."""
+    """One listing of ``dest``, read as commit records and the objects they name.
 
-    def __init__(self, store: Store, dest: str) -> None:
+    With ``records_only``, only ``_zerorename_log/`` is listed: enough to know which batches
+    are committed and folded (what the sink asks at every batch), at a cost that does not grow
+    with the table's files; :meth:`files` and :meth:`complete` need the full listing."""
+
+    def __init__(self, store: Store, dest: str, *, records_only: bool = False) -> None:
         self.store = store
         self.dest = dest.rstrip("/")
+        self.records_only = records_only
         self.objects: dict[str, ObjectInfo] = {}
         self.batches: dict[int, str] = {}
         self.checkpoints: dict[int, str] = {}
         self.job_records: list[str] = []
         self._read: dict[int, LogCheckpoint] = {}
-        for obj in list_dir(store, self.dest):
+        listed = list_dir(store, join(self.dest, LOG_DIR)) if records_only \
+            else list_dir(store, self.dest)
+        for obj in listed:
             rel = relative_to(obj.url, self.dest)
             first, _, rest = rel.partition("/")
             if first == LOG_DIR:
@@ -253,6 +260,8 @@ class TableLog:
 
     def complete(self, files: Iterable[LoggedFile]) -> bool:
         """Every file is in the destination with its recorded size."""
+        if self.records_only:
+            raise ValueError("TableLog(records_only=True) did not list the table's files")
         for f in files:
             obj = self.objects.get(f.url)
             if obj is None or obj.size != f.size:

@@ -352,3 +352,37 @@ def test_the_check_catches_a_sink_that_is_not_idempotent(stores: Env) -> None:
         non_idempotent_commit(writer, b, outcomes, run.run_id)
     assert exactly_once(listed_ids(env.store, env.dest()), range(2)) == [
         f"duplicated {ROWS_PER_BATCH} rows"]
+
+
+class ListingSpy:
+    """A store that remembers every object and prefix its listings returned."""
+
+    def __init__(self, store: zr.Store) -> None:
+        self._store = store
+        self.listed: list[str] = []
+
+    def list_page(self, prefix: str, **kwargs: Any) -> Any:
+        page = self._store.list_page(prefix, **kwargs)
+        self.listed += [o.url for o in page.objects] + list(page.prefixes)
+        return page
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+
+def test_a_commit_does_not_list_the_tables_files(stores: Env) -> None:
+    """What the driver lists per batch is the log, the runs and the pending uploads — never
+    the table's data files or partition directories, so a batch costs the same on a table of
+    ten files and of a million."""
+    env = stores
+    run = Run(env)
+    for b in range(3):
+        commit(run, b)
+    writer, outcomes = run.tasks(3)
+    spy = ListingSpy(env.store)
+    store: zr.Store = spy
+    assert commit_batch(writer, 3, outcomes, run.run_id, store=store) is BatchOutcome.COMMITTED
+    assert spy.listed and not [u for u in spy.listed if "part=" in u]
+    abort_batch(writer, 4, run.run_id, store=store)
+    assert not [u for u in spy.listed if "part=" in u]
+    assert exactly_once(visible_ids(env.store, env.dest()), range(4)) == []

@@ -243,7 +243,7 @@ def commit_batch(stream: StreamSpec, batch_id: int,
     except StreamRunFencedError:
         _clean_job(store, dest, spec.job_id, set())
         raise
-    table = TableLog(store, dest)
+    table = TableLog(store, dest, records_only=True)
     if batch_id <= table.folded_through():
         _clean_job(store, dest, spec.job_id, set())
         return BatchOutcome.ALREADY_COMMITTED
@@ -291,7 +291,7 @@ def abort_batch(stream: StreamSpec, batch_id: int, run_id: str | None,
     ``run_id``'s job, or — when no message named the run — of every run's job for this batch
     id, except those a batch record names."""
     store = store if store is not None else make_store(stream.write)
-    table = TableLog(store, stream.dest)
+    table = TableLog(store, stream.dest, records_only=True)
     record = table.batch(batch_id)
     keep = {f.upload_id for f in record.files} if record is not None else set()
     if run_id:
@@ -305,8 +305,8 @@ def _clean_batch(store: Store, dest: str, batch_id: int, keep: set[str]) -> None
     ``-b<id>[-c<roll>].parquet``) not in ``keep``, and delete every run's task records of it:
     after the batch's commit point, that is every upload a crashed run left."""
     suffix = f"-b{batch_id}"
-    jobs = {name[len(FENCED_AREA.prefix):] for name in _top_level(store, dest)
-            if FENCED_AREA.holds(name) and name.endswith(suffix)}
+    jobs = {name[len(FENCED_AREA.prefix):] for name in _fenced_roots(store, dest)
+            if name.endswith(suffix)}
     of_batch = re.compile(rf"{suffix}(-c[0-9]+)?\.parquet$")  # part-<task>-<job>[-c<roll>]
     for u in store.list_multipart_uploads(dir_prefix(dest)):
         if of_batch.search(u.url.rsplit("/", 1)[-1]) and u.upload_id not in keep:
@@ -315,12 +315,14 @@ def _clean_batch(store: Store, dest: str, batch_id: int, keep: set[str]) -> None
         _clean_job(store, dest, job_id, keep)
 
 
-def _top_level(store: Store, dest: str) -> list[str]:
-    """Names of the directories directly under ``dest``."""
+def _fenced_roots(store: Store, dest: str) -> list[str]:
+    """Names of the fenced job roots directly under ``dest`` (one delimited listing of that
+    prefix only: its cost does not grow with the table's partitions or files)."""
     names: list[str] = []
     token: str | None = None
     while True:
-        page = store.list_page(dir_prefix(dest), delimiter="/", token=token)
+        page = store.list_page(dir_prefix(dest) + FENCED_AREA.prefix, delimiter="/",
+                               token=token)
         names.extend(p.rstrip("/").rsplit("/", 1)[-1] for p in page.prefixes)
         if page.token is None:
             return names
