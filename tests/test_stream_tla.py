@@ -1,8 +1,9 @@
 """TLC on tla/stream/StreamCommit.tla, the stream sink's batch-record protocol: with the record
-created by ``If-None-Match: *`` every invariant holds for 3 batches and 3 driver restarts; with a
-plain PUT (a re-run overwrites the record) TLC finds a listing reader seeing a file no record
-names.  Kept apart from tla/*.cfg, whose results are compared cell by cell with the batch
-committers' verdict matrix (tests/test_tla.py), which has no streaming cells."""
+created by ``If-None-Match: *`` every invariant holds for 3 batches of 2 files each and 3
+driver restarts; with a plain PUT (a re-run overwrites the record) TLC finds a listing reader
+seeing a file no record names.  Kept apart from tla/*.cfg, whose results are compared cell by
+cell with the batch committers' verdict matrix (tests/test_tla.py), which has no streaming
+cells."""
 
 from __future__ import annotations
 

@@ -9,9 +9,11 @@ fails the same check.
 from __future__ import annotations
 
 import io
+import os
 import pickle
 import uuid
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,15 @@ from zerorename_bridge.embedded_s3 import EmbeddedS3
 
 from . import stream_helpers
 from .conftest import PART_MIN_SIZE
+
+try:  # tests/ on sys.path (rootdir layout) or tests as a package
+    from rgw_plugin import RGWServer, add_s3_key, empty_and_delete_bucket
+except ModuleNotFoundError:  # pragma: no cover
+    from tests.rgw_plugin import (  # type: ignore[no-redef]
+        RGWServer,
+        add_s3_key,
+        empty_and_delete_bucket,
+    )
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -88,14 +99,21 @@ def problems(seen: Counter[int], want: Counter[int]) -> dict[str, int]:
 
 
 class Backend:
-    """Where the stream writes: the local filesystem or the embedded S3 server."""
+    """Where the stream writes: the local filesystem, the embedded S3 server or Ceph RGW."""
 
-    def __init__(self, kind: str, tmp_path: Path, s3: EmbeddedS3) -> None:
+    def __init__(self, kind: str, tmp_path: Path, s3: EmbeddedS3,
+                 rgw: tuple[RGWServer, str] | None = None) -> None:
         self.kind = kind
         if kind == "local":
             self.dest = f"file://{tmp_path}/events"
             self.store: zr.Store = zr.LocalStore()
             self.options: dict[str, str] = {}
+        elif rgw is not None:
+            server, bucket = rgw
+            self.dest = f"s3://{bucket}/events"
+            self.store = zr.S3Store(zr.make_s3_client(server.endpoint, server.region))
+            self.options = {"endpoint_url": server.endpoint, "region": server.region,
+                            "part_min_size": str(PART_MIN_SIZE)}
         else:
             bucket = s3.create_bucket(f"zr-stream-{uuid.uuid4().hex[:12]}")
             self.dest = f"s3://{bucket}/events"
@@ -112,13 +130,35 @@ class Backend:
         return self.store.list_multipart_uploads(self.dest.rstrip("/") + "/")
 
 
-CASES = [("moto", p) for p in stream_helpers.POINTS] + [("local", "recorded")]
+CASES = [("moto", p) for p in stream_helpers.POINTS] + [
+    ("local", "recorded"), pytest.param("rgw", "recorded", marks=pytest.mark.rgw, id="rgw")]
+
+
+@pytest.fixture
+def rgw_stream_bucket(request: pytest.FixtureRequest, _spark_environment: None
+                      ) -> Iterator[tuple[RGWServer, str] | None]:
+    """For the ``rgw`` case: the session's Ceph RGW, whose user is given the Spark workers'
+    key pair, and a fresh bucket (removed afterwards); None for the other cases."""
+    if request.node.callspec.params.get("kind") != "rgw":
+        yield None
+        return
+    server: RGWServer = request.getfixturevalue("rgw_server")
+    access, secret = os.environ["AWS_ACCESS_KEY_ID"], os.environ["AWS_SECRET_ACCESS_KEY"]
+    if not add_s3_key(server, access, secret):
+        pytest.skip("external RGW: cannot give its user the Spark workers' key pair")
+    client = zr.make_s3_client(server.endpoint, server.region, access_key=access,
+                               secret_key=secret)
+    bucket = f"zr-stream-rgw-{uuid.uuid4().hex[:8]}"
+    client.create_bucket(Bucket=bucket)
+    yield server, bucket
+    empty_and_delete_bucket(client, bucket)
 
 
 @pytest.mark.parametrize(("kind", "point"), CASES)
 def test_every_row_exactly_once_across_crashes_and_reruns(
-        spark: Any, s3: EmbeddedS3, tmp_path: Path, kind: str, point: str) -> None:
-    backend = Backend(kind, tmp_path, s3)
+        spark: Any, s3: EmbeddedS3, tmp_path: Path, kind: str, point: str,
+        rgw_stream_bucket: tuple[RGWServer, str] | None) -> None:
+    backend = Backend(kind, tmp_path, s3, rgw_stream_bucket)
     want = make_input(tmp_path / "in")
     checkpoint, arm = tmp_path / "checkpoint", tmp_path / "armed"
     options = {**backend.options, "arm": str(arm), "point": point, "batch": "1"}

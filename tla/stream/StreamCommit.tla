@@ -3,13 +3,14 @@
 (* The batch-record protocol of zerorename's stream sink                   *)
 (* (reference/zerorename/spark/streaming.py), with Spark's micro-batch     *)
 (* driver around it.  The driver runs batches 0..Batches-1; for each, its  *)
-(* task uploads one file (an uncompleted multipart upload), the sink       *)
-(* creates the batch record naming it (the commit point), completes the    *)
-(* recorded upload, aborts every other upload of the batch (its own, or    *)
-(* those of runs that crashed before recording), and Spark then writes the *)
-(* batch to its commit log.  The driver                                    *)
-(* may crash between any two steps; the next run re-runs the first batch   *)
-(* missing from the commit log, with the same batch id.                    *)
+(* Tasks tasks upload one file each (an uncompleted multipart upload), in  *)
+(* any order, the sink creates the batch record naming them (the commit    *)
+(* point), completes the recorded uploads one by one, aborts every other   *)
+(* upload of the batch (its own, or those of runs that crashed before      *)
+(* recording), and Spark then writes the batch to its commit log.  The     *)
+(* driver may crash between any two steps (between two tasks' uploads,     *)
+(* between two completes); the next run re-runs the first batch missing    *)
+(* from the commit log, with the same batch id.                            *)
 (*                                                                         *)
 (* Conditional = TRUE: the record is created with If-None-Match: *, so a   *)
 (* re-run leaves it as it is.  FALSE: a plain PUT, which a re-run          *)
@@ -17,9 +18,10 @@
 (***************************************************************************)
 EXTENDS Naturals
 
-CONSTANTS Batches, MaxCrashes, Conditional
+CONSTANTS Batches, Tasks, MaxCrashes, Conditional
 
 Ids == 0..(Batches - 1)
+TaskIds == 0..(Tasks - 1)
 Runs == 0..MaxCrashes
 NoRecord == MaxCrashes + 1
 
@@ -32,8 +34,8 @@ TypeOK ==
     /\ batch \in 0..Batches
     /\ pc \in {"write", "record", "publish", "clean", "spark"}
     /\ commitLog \subseteq Ids
-    /\ uploads \subseteq (Runs \X Ids)
-    /\ published \subseteq (Runs \X Ids)
+    /\ uploads \subseteq (Runs \X Ids \X TaskIds)
+    /\ published \subseteq (Runs \X Ids \X TaskIds)
     /\ record \in [Ids -> Runs \cup {NoRecord}]
 
 Init ==
@@ -41,10 +43,13 @@ Init ==
     /\ uploads = {} /\ published = {}
     /\ record = [b \in Ids |-> NoRecord] /\ crashes = 0
 
-Write ==
+\* One task of this run uploads its file; when all have, the driver commits.
+Write(t) ==
     /\ batch < Batches /\ pc = "write"
-    /\ uploads' = uploads \cup {<<run, batch>>}
-    /\ pc' = "record"
+    /\ <<run, batch, t>> \notin uploads
+    /\ uploads' = uploads \cup {<<run, batch, t>>}
+    /\ pc' = IF \A u \in TaskIds \ {t} : <<run, batch, u>> \in uploads
+               THEN "record" ELSE "write"
     /\ UNCHANGED <<run, batch, commitLog, published, record, crashes>>
 
 Record ==
@@ -55,14 +60,17 @@ Record ==
     /\ pc' = "publish"
     /\ UNCHANGED <<run, batch, commitLog, uploads, published, crashes>>
 
+\* Complete one recorded upload still pending; when none is, go on.
 Publish ==
     /\ pc = "publish"
-    /\ LET w == <<record[batch], batch>> IN
-         IF w \in uploads
-           THEN /\ uploads' = uploads \ {w}
-                /\ published' = published \cup {w}
-           ELSE UNCHANGED <<uploads, published>>
-    /\ pc' = "clean"
+    /\ LET pending == {w \in uploads : w[1] = record[batch] /\ w[2] = batch} IN
+         IF pending # {}
+           THEN \E w \in pending :
+                  /\ uploads' = uploads \ {w}
+                  /\ published' = published \cup {w}
+                  /\ pc' = "publish"
+           ELSE /\ pc' = "clean"
+                /\ UNCHANGED <<uploads, published>>
     /\ UNCHANGED <<run, batch, commitLog, record, crashes>>
 
 Clean ==
@@ -88,7 +96,7 @@ Crash ==
 
 Done == batch = Batches /\ UNCHANGED vars
 
-Next == Write \/ Record \/ Publish \/ Clean \/ SparkCommit \/ Crash \/ Done
+Next == (\E t \in TaskIds : Write(t)) \/ Record \/ Publish \/ Clean \/ SparkCommit \/ Crash \/ Done
 
 Spec == Init /\ [][Next]_vars
 
@@ -97,9 +105,15 @@ Spec == Init /\ [][Next]_vars
 ListingCommittedOnly == \A f \in published : record[f[2]] = f[1]
 
 (* A reader of the records sees each batch at most once (one record per    *)
-(* batch id, naming one attempt), and once Spark has committed a batch the *)
-(* file its record names is published.                                     *)
-Committed == \A b \in commitLog : <<record[b], b>> \in published
+(* batch id, naming one attempt), and once Spark has committed a batch     *)
+(* every file its record names is published.                               *)
+Committed == \A b \in commitLog : \A t \in TaskIds : <<record[b], b, t>> \in published
+
+(* A reader of the records shows a batch when its record exists and all    *)
+(* its files are published: never a part of one, never two attempts'.      *)
+LogVisible(b) == record[b] # NoRecord /\ \A t \in TaskIds : <<record[b], b, t>> \in published
+OneAttemptPerBatch ==
+    \A f, g \in published : f[2] = g[2] => f[1] = g[1]
 
 (* When the query has finished, every batch is visible, and no upload is   *)
 (* left pending.                                                           *)
