@@ -20,7 +20,9 @@ crash at any point) and after:
    records, then older checkpoints.
 
 A fold that died after its commit point is finished by the next fold (expiry, compaction, or
-the sink's own after a batch) before it does anything else.  A batch the sink commits while a
+the sink's own after a batch) before it does anything else; the uploads of a compaction that
+died or lost before its commit point are aborted by the next compaction that commits (their
+names carry the checkpoint number they were made for, which is taken by then).  A batch the sink commits while a
 fold runs has a newer id than any the fold read, so its record stays and stays visible.
 A reader that listed just before step 4 may find a replaced file gone when it opens it: read
 again.  Compaction reads each group into memory (up to the target size of output it makes).
