@@ -56,3 +56,12 @@ def test_a_plain_put_record_is_caught(jar: Path) -> None:
     assert result.outcome is tlc.Outcome.INVARIANT_VIOLATED
     assert result.violated == "ListingCommittedOnly"
     assert len(result.trace) >= 5  # a write, a record, a publish, a crash, the re-run's record
+
+
+def test_a_rerun_that_does_not_roll_forward_is_caught(jar: Path) -> None:
+    """A driver that died between two completes of a recorded batch: a re-run that completes
+    only its own uploads leaves the batch committed in Spark's log with a file missing."""
+    result = tlc.run_tlc(STREAM / "StreamCommit_noroll.cfg", STREAM / "StreamCommit.tla",
+                         jar=jar)
+    assert result.outcome is tlc.Outcome.INVARIANT_VIOLATED
+    assert result.violated == "Committed"

@@ -15,10 +15,13 @@
 (* Conditional = TRUE: the record is created with If-None-Match: *, so a   *)
 (* re-run leaves it as it is.  FALSE: a plain PUT, which a re-run          *)
 (* overwrites (the broken sink the checks must catch).                     *)
+(* RollForward = TRUE: a re-run completes what the record names, whoever   *)
+(* wrote it.  FALSE: only its own uploads (a broken sink that leaves a     *)
+(* commit that died between two completes unfinished).                    *)
 (***************************************************************************)
 EXTENDS Naturals
 
-CONSTANTS Batches, Tasks, MaxCrashes, Conditional
+CONSTANTS Batches, Tasks, MaxCrashes, Conditional, RollForward
 
 Ids == 0..(Batches - 1)
 TaskIds == 0..(Tasks - 1)
@@ -63,7 +66,8 @@ Record ==
 \* Complete one recorded upload still pending; when none is, go on.
 Publish ==
     /\ pc = "publish"
-    /\ LET pending == {w \in uploads : w[1] = record[batch] /\ w[2] = batch} IN
+    /\ LET pending == {w \in uploads : w[1] = record[batch] /\ w[2] = batch
+                                       /\ (RollForward \/ w[1] = run)} IN
          IF pending # {}
            THEN \E w \in pending :
                   /\ uploads' = uploads \ {w}
