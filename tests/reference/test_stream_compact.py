@@ -206,3 +206,19 @@ def test_bad_arguments_are_refused_before_any_request(stores: Env) -> None:
     with pytest.raises(LogExpiryError, match="target_size=0"):
         compact_table(env.store, env.dest(), target_size=0)
     assert env.objects(env.dest()) == before
+
+
+def test_a_checkpoint_whose_file_was_deleted_stops_every_fold(stores: Env) -> None:
+    """Someone deleted a file a checkpoint names, by hand: no fold deletes a record or a file
+    after that (they are all a reader has left), and the error names the checkpoint."""
+    env = stores
+    write_batches(env)
+    expire_batch_records(env.store, env.dest(), keep=1)
+    env.store.delete(f"{env.dest()}/{data_files(env)[0]}")
+    commit(Run(env), BATCHES)
+    before = env.objects(env.dest())
+    with pytest.raises(LogExpiryError, match=r"checkpoint 0 names 1 file\(s\) not in the"):
+        compact_table(env.store, env.dest(), keep=1)
+    with pytest.raises(LogExpiryError, match="nothing deleted, nothing folded"):
+        expire_batch_records(env.store, env.dest(), keep=1)
+    assert env.objects(env.dest()) == before
