@@ -59,6 +59,7 @@ from zerorename.store import (
     list_dir,
 )
 from zerorename.stores import LocalStore, S3Store, make_s3_client, rename_by_copy
+from zerorename.table_fold import LogExpiryError, compact_table, expire_batch_records
 from zerorename.table_log import table_files
 
 __all__ = [
@@ -77,6 +78,7 @@ __all__ = [
     "JobFailedError",
     "ListPage",
     "LocalStore",
+    "LogExpiryError",
     "NotFoundError",
     "ObjectInfo",
     "OptionValueError",
@@ -101,7 +103,9 @@ __all__ = [
     "UploadInfo",
     "__version__",
     "committed_files",
+    "compact_table",
     "create_committer",
+    "expire_batch_records",
     "list_all",
     "list_dir",
     "make_s3_client",
