@@ -222,3 +222,27 @@ def test_a_checkpoint_whose_file_was_deleted_stops_every_fold(stores: Env) -> No
     with pytest.raises(LogExpiryError, match="nothing deleted, nothing folded"):
         expire_batch_records(env.store, env.dest(), keep=1)
     assert env.objects(env.dest()) == before
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"compact_every": "often"}, "compact_every.*expected an integer"),
+    ({"compact_every": "-1"}, "compact_every='-1' must be >= 0"),
+    ({"keep_batch_records": "-2"}, "keep_batch_records='-2' must be >= 0"),
+    ({"compact_target_size": "big"}, "compact_target_size.*expected a size"),
+    ({"compact_target_size": "0"}, "compact_target_size='0' must be at least 1"),
+])
+def test_the_stream_options_are_checked(stores: Env, options: dict[str, str],
+                                        message: str) -> None:
+    from pyspark.sql.types import LongType, StructField, StructType
+
+    from zerorename.spark.spec import WriteOptionError
+    from zerorename.spark.streaming_writer import stream_writer
+
+    schema = StructType([StructField("id", LongType()), StructField("part", LongType())])
+    base = {"path": stores.dest(), "partition_by": "part"}
+    with pytest.raises(WriteOptionError, match=message):
+        stream_writer({**base, **options}, schema, False)
+    writer = stream_writer({**base, "compact_every": "5", "compact_target_size": "64M",
+                            "keep_batch_records": "3"}, schema, False)
+    assert (writer.stream.compact_every, writer.stream.compact_target_size,
+            writer.stream.keep_batch_records) == (5, 64 << 20, 3)

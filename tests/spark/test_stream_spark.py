@@ -215,6 +215,30 @@ def test_a_zombie_run_of_the_query_cannot_commit(
     assert problems(backend.listing_reader(), want) == {"lost": 0, "duplicated": 0}
 
 
+def test_a_stream_that_compacts_keeps_every_row_once(
+        spark: Any, s3: EmbeddedS3, tmp_path: Path) -> None:
+    """``compact_every=2`` in a real query: the driver's commit of every second batch folds the
+    older batches and rewrites their files, one per partition directory; then Spark re-runs
+    the last batch.  Every row once, to both readers, and the table holds fewer files."""
+    backend = Backend("local", tmp_path, s3)
+    want = make_input(tmp_path / "in")
+    checkpoint = tmp_path / "checkpoint"
+    options = {**backend.options, "compact_every": "2"}
+    assert run_query(spark, "zerorename", backend.dest, checkpoint, tmp_path / "in",
+                     options) is None
+    drop_last_commit(checkpoint)
+    assert run_query(spark, "zerorename", backend.dest, checkpoint, tmp_path / "in",
+                     options) is None
+    assert problems(backend.record_reader(), want) == {"lost": 0, "duplicated": 0}
+    assert problems(backend.listing_reader(), want) == {"lost": 0, "duplicated": 0}
+    assert backend.pending_uploads() == []
+    files = [f.url for f in list_data_files(backend.store, backend.dest)]
+    by_dir = Counter(u.rsplit("/", 1)[0] for u in files)
+    assert any("part-compact-" in u for u in files)
+    # per partition directory: the batches folded so far in one file, the newest as written
+    assert set(by_dir.values()) == {2}, by_dir
+
+
 @pytest.fixture(autouse=True)
 def _register_test_sinks(spark: Any) -> None:
     spark.dataSource.register(stream_helpers.CrashingSource)
