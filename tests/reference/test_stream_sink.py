@@ -214,8 +214,10 @@ def test_a_killed_run_leaves_no_upload_behind(stores: Env) -> None:
     dead = Run(env)
     dead.tasks(0)
     assert env.uploads(env.dest())
+    assert any("__fenced_job-" in k for k in env.objects(env.dest()))  # its task records
     assert commit(Run(env), 0) is BatchOutcome.COMMITTED
     assert env.uploads(env.dest()) == []
+    assert not any("__fenced_job-" in k for k in env.objects(env.dest()))
     assert exactly_once(visible_ids(env.store, env.dest()), range(1)) == []
 
 
