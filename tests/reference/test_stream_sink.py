@@ -21,6 +21,7 @@ pq = pytest.importorskip("pyarrow.parquet")
 pytest.importorskip("pyspark")
 
 import zerorename as zr  # noqa: E402
+from tests.probe_standins import CheckThenActStore, IgnoresIfNoneMatchStore  # noqa: E402
 from zerorename.spark.core import TaskOutcome, run_task  # noqa: E402
 from zerorename.spark.reader import list_data_files, table_data_files  # noqa: E402
 from zerorename.spark.spec import WriteSpec  # noqa: E402
@@ -326,6 +327,20 @@ def test_refuses_a_store_without_conditional_put(stores: Env) -> None:
     env = stores
     with pytest.raises(StreamSinkUnsupportedError, match=r"_zerorename_log.*If-None-Match"):
         start_writer(write_spec(env), store=NoConditionalPut(env.store))
+    assert env.objects(env.dest()) == {}
+
+
+@pytest.mark.parametrize("standin", [CheckThenActStore, IgnoresIfNoneMatchStore])
+def test_refuses_a_store_whose_conditional_put_has_two_winners(local_env: Env,
+                                                              standin: Any) -> None:
+    """The batch record is one If-None-Match PUT: a store that declares conditional PUT but
+    lets racing writers both win (or drops the header) is measured, as ``fenced`` measures it,
+    and refused before anything of the stream is written.  (The stand-ins wrap any store;
+    the local one, because in-process moto is not safe for the probe's racing threads.)"""
+    env = local_env
+    store = standin(env.store)
+    with pytest.raises(StreamSinkUnsupportedError, match=r"_zerorename_log.*(racing|second)"):
+        start_writer(write_spec(env), store=store)
     assert env.objects(env.dest()) == {}
 
 

@@ -45,6 +45,7 @@ from zerorename.committers.layout import FENCED_AREA
 from zerorename.errors import CommitError, NotFoundError, PreconditionFailedError
 from zerorename.formats import PendingSet
 from zerorename.store import Store, list_dir
+from zerorename.stores.fencing import fencing_support
 from zerorename.table_fold import DEFAULT_TARGET_SIZE, compact_table, expire_batch_records
 from zerorename.table_log import (
     LOG_DIR,
@@ -154,11 +155,16 @@ def start_writer(write: WriteSpec, *, keep_batch_records: int = 0, compact_every
                                            "use the append output mode")
     store = store if store is not None else make_store(write)
     if not store.capabilities().conditional_put:
+        why = f"{store.name} does not declare conditional PUT"
+    else:  # declared: measured as for ``fenced`` (a racy or header-dropping server is refused)
+        decision = fencing_support(store, write.dest, write.committer_options)
+        why = "" if decision.can_fence else decision.describe()
+    if why:
         raise StreamSinkUnsupportedError(
-            batch_record_url(write.dest, 0), f"store {store.name} does not refuse a second "
-            "If-None-Match: * PUT, so a batch cannot be committed exactly once there (Spark "
-            "re-runs a batch after a driver restart); write this stream to a store with "
-            "conditional writes")
+            batch_record_url(write.dest, 0), f"store {why}, so a batch "
+            "cannot be committed exactly once there (Spark re-runs a batch after a driver "
+            "restart, and a batch record is one If-None-Match: * PUT); write this stream to "
+            "a store whose conditional writes have one winner")
     return StreamSpec(write, keep_batch_records, compact_every, compact_target_size)
 
 
