@@ -308,3 +308,15 @@ def complete(explored: Explored) -> bool:
     if isinstance(explored, NotApplicable):
         return True
     return explored.complete if isinstance(explored, Held) else explored.where.complete
+
+
+def without_seconds(explored: Explored) -> Explored:
+    """``explored`` without the wall-clock seconds of its searches (the machine's, not the
+    result's: the paper's results leave them out, so that regenerating changes a file only when
+    a result changes).  A settled search keeps its own, as the results always have."""
+    if isinstance(explored, NotApplicable):
+        return explored
+    scopes = tuple(s.without_seconds() for s in explored.scopes)
+    if isinstance(explored, Held):
+        return replace(explored, scopes=scopes)
+    return replace(explored, where=explored.where.without_seconds(), scopes=scopes)
