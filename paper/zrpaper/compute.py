@@ -153,7 +153,7 @@ def generate(budget: dict[str, Any], workers: int, progress: Callable[[str], Non
         "properties": list(PROPERTIES),
         "scopes": describe_scopes(),
         "cells": cells_json(cells),
-        "race": race,
+        "race": [row.to_json() for row in race],
         "tablev": tablev,
         "merged": [],
     }

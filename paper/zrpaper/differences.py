@@ -27,6 +27,7 @@ from zrpaper.cells import (
     typed_cells,
 )
 from zrpaper.claims import CLAIM_EXPLANATIONS, PAPER_CLAIMS, Claim, tablev_explanations
+from zrpaper.race import RaceRow, race_rows
 from zrpaper.settings import RACE_PROPS, RACE_SCOPES
 
 #: the committer of Section 6 and its variant without the fence
@@ -96,14 +97,15 @@ def render_differences(results: dict[str, Any]) -> str:
                   f"{p}, {scope.split('-')[1]}" for scope in RACE_SCOPES for p in probed)
               + " |",
               "|---|---|" + "---|" * (len(RACE_SCOPES) * len(probed))]
-    rows: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for probe in results["race"]:
-        rows.setdefault((probe["committer"], probe["store"]), []).append(probe)
+    race = race_rows(results)
+    rows: dict[tuple[str, str], list[RaceRow]] = {}
+    for probe in race:
+        rows.setdefault((probe.committer, probe.store), []).append(probe)
     for (committer, store), probe_rows in rows.items():
         lines.append(f"| {committer} | {store} | " + " | ".join(race_marks(probe_rows, probed))
                      + " |")
-    cut_off = any(not row["explored"]["complete"] and any(
-        v["verdict"] == "holds" for v in row["verdicts"].values()) for row in results["race"])
+    cut_off = any(not row.explored.complete and any(
+        v.verdict is Verdict.HOLDS for _prop, v in row.verdicts) for row in race)
     lines += ["", "(`holds`: the scope was enumerated completely"
               + ("; `holds*`: the run budget ran out first" if cut_off else "") + ".)"]
     table = results["tablev"]
@@ -127,18 +129,19 @@ def render_differences(results: dict[str, Any]) -> str:
 def race_props(results: dict[str, Any]) -> list[str]:
     """The VIII.C probe's properties these results hold for every row (results made before a
     property joined :data:`RACE_PROPS` lack it)."""
-    return [p for p in RACE_PROPS if all(p in row["verdicts"] for row in results["race"])]
+    race = race_rows(results)
+    return [p for p in RACE_PROPS if all(p in row.by_prop for row in race)]
 
 
-def race_marks(probe_rows: Sequence[dict[str, Any]], props: Sequence[str]) -> list[str]:
-    by_scope = {r["scope"]: r for r in probe_rows}
+def race_marks(probe_rows: Sequence[RaceRow], props: Sequence[str]) -> list[str]:
+    by_scope = {r.scope: r for r in probe_rows}
     marks = []
     for scope in RACE_SCOPES:
         for prop in props:
             row = by_scope[scope]
-            v = row["verdicts"][prop]
-            marks.append(link("**violated**", v["trace"]) if v["verdict"] == "violated"
-                         else "holds" if row["explored"]["complete"] else "holds\\*")
+            v = row.by_prop[prop]
+            marks.append(link("**violated**", v.trace) if v.verdict is Verdict.VIOLATED
+                         else "holds" if row.explored.complete else "holds\\*")
     return marks
 
 
@@ -197,10 +200,10 @@ def render_fenced(results: dict[str, Any]) -> str:
             value = link(show_bool(reader["value"]), reader["trace"])
             lines.append(f"| Atomic Job Commit, for a reader of `_SUCCESS` "
                          f"(`{reader['reader']}`) | {value} | {reader['detail']} | {searched} |")
-    rows: dict[str, list[dict[str, Any]]] = {}
-    for probe in results["race"]:
-        if probe["committer"] in (FENCED, FENCED_VARIANT):
-            rows.setdefault(f"{probe['committer']} | {probe['store']}", []).append(probe)
+    rows: dict[str, list[RaceRow]] = {}
+    for probe in race_rows(results):
+        if probe.committer in (FENCED, FENCED_VARIANT):
+            rows.setdefault(f"{probe.committer} | {probe.store}", []).append(probe)
     if rows:
         lines += ["", "| committer | store | " + " | ".join(
             f"{p}, {scope.split('-')[1]}" for scope in RACE_SCOPES for p in probed) + " |",
@@ -208,10 +211,10 @@ def render_fenced(results: dict[str, Any]) -> str:
         for key, probe_rows in rows.items():
             lines.append(f"| {key} | " + " | ".join(race_marks(probe_rows, probed)) + " |")
         witnesses = [(p, prop, v) for probe_rows in rows.values() for p in probe_rows
-                     for prop, v in p["verdicts"].items() if v["verdict"] == "violated"]
+                     for prop, v in p.verdicts if v.verdict is Verdict.VIOLATED]
         for p, prop, v in witnesses:
-            lines += ["", f"`{p['committer']}` on {p['store']}, scope `{p['scope']}`, "
-                          f"{prop}: {v['witness']} ({link('trace', v['trace'])})."]
+            lines += ["", f"`{p.committer}` on {p.store}, scope `{p.scope}`, "
+                          f"{prop}: {v.witness} ({link('trace', v.trace)})."]
     return "\n".join(lines)
 
 

@@ -19,7 +19,7 @@ from zrpaper.compute import (
     describe_scopes,
     row_key,
 )
-from zrpaper.race import compute_race
+from zrpaper.race import RaceRow, compute_race, race_rows
 from zrpaper.settings import (
     HERE,
     RACE_PAIRS,
@@ -35,7 +35,7 @@ class Explorations:
     """What a merge runs to explore its rows (a test passes stubs)."""
 
     matrix: Callable[..., tuple[list[Cell], list[list[str | None]]]] = compute_matrix
-    race: Callable[..., list[dict[str, Any]]] = compute_race
+    race: Callable[..., list[RaceRow]] = compute_race
     tablev: Callable[[Sequence[str]], dict[str, Any]] = compute_tablev
 
 
@@ -44,11 +44,11 @@ class MergeRefused(ValueError):
     scopes) or that names nothing the paper explores."""
 
 
-def traces_of(cells: Sequence[Cell], race: Sequence[dict[str, Any]],
+def traces_of(cells: Sequence[Cell], race: Sequence[RaceRow],
               tablev: dict[str, Any]) -> set[str]:
     """Every trace a part of the results links (paths relative to ``paper/``)."""
     named = {c.trace for c in cells if c.trace}
-    named |= {v["trace"] for row in race for v in row["verdicts"].values() if v["trace"]}
+    named |= {v.trace for row in race for _prop, v in row.verdicts if v.trace}
     named |= {c["trace"] for row in tablev["cells"].values() for c in row.values()
               if c["trace"]}
     named |= {r["trace"] for r in tablev.get("record_reader", {}).values() if r["trace"]}
@@ -136,7 +136,8 @@ def merge(results: dict[str, Any], committers: Sequence[str], budget: dict[str, 
                    else None)
     race_max_runs = results["race_max_runs"] if race_max_runs is None else race_max_runs
     old_cells = typed_cells(results)
-    old_traces = traces_of(old_cells, results["race"], results["tablev"])
+    old_race = race_rows(results)
+    old_traces = traces_of(old_cells, old_race, results["tablev"])
     (paper_dir / TRACES.relative_to(HERE)).mkdir(parents=True, exist_ok=True)
     timing: dict[str, float] = {}
     started, cpu = time.monotonic(), child_cpu()
@@ -183,10 +184,10 @@ def merge(results: dict[str, Any], committers: Sequence[str], budget: dict[str, 
          if not replaced(row[0], row[4] if len(row) > 4 else None)] + deepened,
         key=lambda row: (order.index(str(row[0])), _store_rank(stores, str(row[1]))))
     pair_order = [(c, s) for c, s in RACE_PAIRS]
-    merged["race"] = sorted(
-        [r for r in results["race"] if (r["committer"], r["store"]) not in race_pairs] + race,
-        key=lambda r: (pair_order.index((r["committer"], r["store"])),
-                       RACE_SCOPES.index(r["scope"])))
+    merged_race = sorted(
+        [r for r in old_race if (r.committer, r.store) not in race_pairs] + race,
+        key=lambda r: (pair_order.index((r.committer, r.store)), RACE_SCOPES.index(r.scope)))
+    merged["race"] = [row.to_json() for row in merged_race]
     table = dict(results["tablev"])
     if tablev is not None:
         kept = {c: row for c, row in results["tablev"]["cells"].items() if c not in columns}
@@ -204,7 +205,7 @@ def merge(results: dict[str, Any], committers: Sequence[str], budget: dict[str, 
         table["record_reader"] = {c: readers[c] for c in COLUMNS if c in readers}
     merged["tablev"] = table
 
-    new_traces = traces_of(merged_cells, merged["race"], table)
+    new_traces = traces_of(merged_cells, merged_race, table)
     for stale in sorted(old_traces - new_traces):
         (paper_dir / stale).unlink(missing_ok=True)
         progress(f"removed the stale trace {stale}")

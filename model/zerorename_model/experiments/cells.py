@@ -22,6 +22,8 @@ from zerorename_model.experiments.explored import (
     ScopeRecord,
     Violation,
     complete,
+    json_optional_str,
+    json_str,
     scope_records,
 )
 
@@ -79,17 +81,17 @@ class Cell:
     @classmethod
     def from_json(cls, raw: Mapping[str, object]) -> Cell:
         explored = json_object(raw["explored"])
-        verdict = Verdict(_text(raw["verdict"]))
+        verdict = Verdict(json_str(raw["verdict"]))
         protocol = raw.get("protocol")
-        return cls(committer=_text(raw["committer"]), store=_text(raw["store"]),
-                   prop=_text(raw["property"]),
-                   protocol=None if protocol is None else JobProtocol(_text(protocol)),
-                   verdict=verdict, trace=_optional_text(raw.get("trace")),
+        return cls(committer=json_str(raw["committer"]), store=json_str(raw["store"]),
+                   prop=json_str(raw["property"]),
+                   protocol=None if protocol is None else JobProtocol(json_str(protocol)),
+                   verdict=verdict, trace=json_optional_str(raw.get("trace")),
                    explored=NotApplicable.from_json(explored) if verdict is Verdict.NA
                    else Violation.from_json(explored) if verdict is Verdict.VIOLATED
                    else Held.from_json(explored),
-                   variant_of=_optional_text(raw.get("variant_of")),
-                   bug=_optional_text(raw.get("bug")))
+                   variant_of=json_optional_str(raw.get("variant_of")),
+                   bug=json_optional_str(raw.get("bug")))
 
     #: (the name the paper's modules have always read a cell by)
     read = from_json
@@ -159,16 +161,6 @@ class Cell:
     def undecided(self) -> bool:
         """No violation found, but some scope was cut off by the run budget: not a proof."""
         return self.verdict is Verdict.HOLDS and not self.complete
-
-
-def _text(value: object) -> str:
-    if not isinstance(value, str):
-        raise TypeError(f"expected a JSON string, got {type(value).__name__}")
-    return value
-
-
-def _optional_text(value: object) -> str | None:
-    return None if value is None else _text(value)
 
 
 def typed_cells(results: Mapping[str, object]) -> list[Cell]:

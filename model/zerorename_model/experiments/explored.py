@@ -24,10 +24,16 @@ Reach = tuple[tuple[str, int], ...]
 JsonObject = dict[str, object]
 
 
-def _str(value: object) -> str:
+def json_str(value: object) -> str:
+    """A JSON string; anything else is not what the reader expects."""
     if not isinstance(value, str):
         raise TypeError(f"expected a JSON string, got {type(value).__name__}")
     return value
+
+
+def json_optional_str(value: object) -> str | None:
+    """A JSON string or null."""
+    return None if value is None else json_str(value)
 
 
 def _bool(value: object) -> bool:
@@ -41,7 +47,7 @@ def _opt_int(raw: Mapping[str, object], key: str) -> int | None:
 
 
 def _opt_str(raw: Mapping[str, object], key: str) -> str | None:
-    return _str(raw[key]) if key in raw else None
+    return json_str(raw[key]) if key in raw else None
 
 
 def _reach_json(reach: Reach) -> JsonObject:
@@ -90,7 +96,7 @@ class Search:
 
     @classmethod
     def from_json(cls, raw: Mapping[str, object]) -> Search:
-        return cls(method=_str(raw["method"]), runs=json_int(raw["runs"]),
+        return cls(method=json_str(raw["method"]), runs=json_int(raw["runs"]),
                    pruned=json_int(raw["pruned"]), states=json_int(raw["states"]),
                    complete=_bool(raw["complete"]),
                    seconds=json_number(raw["seconds"]) if "seconds" in raw else None,
@@ -111,7 +117,7 @@ class SeedsTried:
 
     @classmethod
     def from_json(cls, raw: Mapping[str, object]) -> SeedsTried:
-        return cls(json_int(raw["tried"]), tuple(_str(p) for p in json_list(raw["found"])))
+        return cls(json_int(raw["tried"]), tuple(json_str(p) for p in json_list(raw["found"])))
 
 
 @dataclass(frozen=True)
@@ -148,7 +154,7 @@ class ScopeRecord:
 
     @classmethod
     def from_json(cls, raw: Mapping[str, object]) -> ScopeRecord:
-        return cls(scope=_str(raw["scope"]), search=Search.from_json(raw),
+        return cls(scope=json_str(raw["scope"]), search=Search.from_json(raw),
                    max_lag=_opt_int(raw, "max_lag"),
                    seeds=SeedsTried.from_json(json_object(raw["seeds"]))
                    if "seeds" in raw else None,
@@ -213,7 +219,7 @@ class NotApplicable:
 
     @classmethod
     def from_json(cls, raw: Mapping[str, object]) -> NotApplicable:
-        return cls(_str(raw["reason"]), _opt_str(raw, "runs_of"), _opt_int(raw, "deep_runs"),
+        return cls(json_str(raw["reason"]), _opt_str(raw, "runs_of"), _opt_int(raw, "deep_runs"),
                    _opt_int(raw, "max_lag"), _unbounded(raw))
 
 
@@ -287,8 +293,8 @@ class Violation:
 
     @classmethod
     def from_json(cls, raw: Mapping[str, object]) -> Violation:
-        return cls(where=ScopeRecord.from_json(raw), found_by=_str(raw["found_by"]),
-                   steps=json_int(raw["steps"]), witness=_str(raw["witness"]),
+        return cls(where=ScopeRecord.from_json(raw), found_by=json_str(raw["found_by"]),
+                   steps=json_int(raw["steps"]), witness=json_str(raw["witness"]),
                    witness_tasks=json_int(raw["witness_tasks"]), scopes=_scopes(raw),
                    runs_of=_opt_str(raw, "runs_of"), deep_runs=_opt_int(raw, "deep_runs"),
                    unbounded=_unbounded(raw))
