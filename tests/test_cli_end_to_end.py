@@ -21,11 +21,12 @@ import subprocess
 import sys
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from zerorename.cli import main
+from zerorename_model.experiments.cells import Cell, JobProtocol, Verdict
+from zerorename_model.experiments.explored import Held, ScopeRecord, Search, Violation
 
 #: a progress line: elapsed seconds in brackets, then the step
 PROGRESS = re.compile(r"^\[\s*\d+\.\ds\] \S")
@@ -237,11 +238,13 @@ def test_demo_model_report_shows_progress_the_first_finding_at_once_and_explains
     assert "VIOL" in variant
 
 
-def _cell(committer: str, store: str, prop: str, scope: str, verdict: str = "violated"
-          ) -> dict[str, Any]:
-    return {"committer": committer, "store": store, "property": prop, "verdict": verdict,
-            "protocol": scope.rsplit("-", 1)[1], "trace": None, "bug": None, "variant_of": None,
-            "explored": {"scope": scope, "witness": f"{prop} (job 0): seen", "complete": True}}
+def _cell(committer: str, store: str, prop: str, scope: str, verdict: str = "violated",
+          bug: str | None = None, variant_of: str | None = None) -> Cell:
+    where = ScopeRecord(scope, Search("exhaustive", 5, 0, 5, True, None))
+    explored = (Violation(where, "exploration", 9, f"{prop} (job 0): seen", 1, (where,))
+                if verdict == "violated" else Held((where,), True, 5))
+    return Cell(committer, store, prop, JobProtocol(scope.rsplit("-", 1)[1]), Verdict(verdict),
+                None, explored, variant_of, bug)
 
 
 def test_the_explanation_follows_the_cells_it_is_given() -> None:
@@ -258,8 +261,8 @@ def test_the_explanation_follows_the_cells_it_is_given() -> None:
              _cell("manifest", "s3-2018", "consistency", "crash-hadoop"),
              _cell("v2", "s3", "abortability", "abort-spark"),
              _cell("directory", "s3", "exclusivity", "partition-hadoop", verdict="holds"),
-             {**_cell("magic+HADOOP-17258", "s3", "liveness", "crash-hadoop"),
-              "bug": "HADOOP-17258", "variant_of": "magic"}]
+             _cell("magic+HADOOP-17258", "s3", "liveness", "crash-hadoop",
+                   bug="HADOOP-17258", variant_of="magic")]
     text = " ".join(explain_matrix(cells, passed=["magic", "manifest", "directory"]).split())
     assert "(magic, manifest)" in text and "v2" not in text and "directory" not in text
     assert "HADOOP-17258" not in text

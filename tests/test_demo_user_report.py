@@ -12,6 +12,14 @@ pytest.importorskip("pyspark")  # mainjob's Result lives beside the Spark job
 from zerorename.spark.verify import Comparison, Leftovers
 from zerorename_bridge.mainjob import Result, parse_args
 from zerorename_bridge.user_report import guarantees, summary_line
+from zerorename_model.experiments.cells import Cell, JobProtocol, Verdict
+from zerorename_model.experiments.explored import (
+    Held,
+    NotApplicable,
+    ScopeRecord,
+    Search,
+    Violation,
+)
 
 
 def _result(**changes: Any) -> Result:
@@ -43,9 +51,15 @@ def test_one_line_says_what_broke() -> None:
 
 
 def _cell(committer: str, prop: str, protocol: str, verdict: str,
-          complete: bool = True) -> dict[str, Any]:
-    return {"committer": committer, "property": prop, "protocol": protocol,
-            "verdict": verdict, "explored": {"complete": complete}}
+          complete: bool = True, bug: str | None = None) -> Cell:
+    explored = (NotApplicable("cannot run") if verdict == "n/a" else
+                Violation(_SCOPE, "exploration", 9, "seen", 1, (_SCOPE,))
+                if verdict == "violated" else Held((_SCOPE,), complete, 5))
+    return Cell(committer, "s3", prop, JobProtocol(protocol), Verdict(verdict), None, explored,
+                bug=bug)
+
+
+_SCOPE = ScopeRecord("crash-spark", Search("exhaustive", 5, 0, 5, True, None))
 
 
 def test_the_short_matrix_reads_the_cells_per_protocol() -> None:
@@ -57,7 +71,7 @@ def test_the_short_matrix_reads_the_cells_per_protocol() -> None:
               _cell("magic", "liveness", "hadoop", "holds"),
               _cell("v1", "completeness", "spark", "n/a"),
               _cell("v1", "completeness", "hadoop", "n/a"),
-              {**_cell("magic", "liveness", "spark", "violated"), "bug": "HADOOP-17258"}]
+              _cell("magic", "liveness", "spark", "violated", bug="HADOOP-17258")]
     table = guarantees(cells, ("fenced", "magic", "v1", "absent"), ("spark", "hadoop"))
     rows = {line.split()[0]: line for line in table.splitlines()[1:]}
     assert list(rows) == ["fenced", "magic", "v1"]

@@ -13,12 +13,15 @@ import json
 import re
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from zerorename_model.experiments import tablev, trace
+from zerorename_model.experiments.cells import Cell, Verdict, cells_json, typed_cells
+from zerorename_model.experiments.explored import Held
 
 PAPER_DIR = Path(__file__).resolve().parents[1] / "paper"
 LINK = re.compile(r"\]\((results/traces/[^)]+\.jsonl)\)")
@@ -27,6 +30,7 @@ sys.path.insert(0, str(PAPER_DIR))  # paper/zrpaper, as paper/make_paper.py impo
 
 from zrpaper import figures, merge, readme, render, settings  # noqa: E402
 from zrpaper.matrix import render_matrix  # noqa: E402
+from zrpaper.race import RaceRow, RaceVerdict, race_rows  # noqa: E402
 from zrpaper.sections import render_explored, render_tablev  # noqa: E402
 
 
@@ -272,16 +276,17 @@ def _stubbed_merge(results: dict[str, Any], tmp_path: Path, committer: str,
         (traces / name.name).write_text("x", encoding="utf-8")
 
     def matrix(_budget: Any, _workers: int, _progress: Any, committers: list[str],
-               _deep_budget: Any) -> tuple[list[dict[str, Any]], list[list[str | None]]]:
-        cells = [dict(c, verdict="holds", trace=None) for c in results["cells"]
-                 if c["committer"] in committers or c.get("variant_of") in committers]
+               _deep_budget: Any) -> tuple[list[Cell], list[list[str | None]]]:
+        cells = [replace(c, verdict=Verdict.HOLDS, trace=None,
+                         explored=Held(c.scopes, True, sum(s.search.runs for s in c.scopes)))
+                 for c in typed_cells(results)
+                 if c.committer in committers or c.variant_of in committers]
         return cells, []
 
     def race(_runs: int, _workers: int, pairs: list[tuple[str, str]],
-             _progress: Any = None) -> list[dict[str, Any]]:
-        return [dict(r, verdicts={p: {"verdict": "holds", "trace": None, "witness": None}
-                                  for p in r["verdicts"]})
-                for r in results["race"] if (r["committer"], r["store"]) in pairs]
+             _progress: Any = None) -> list[RaceRow]:
+        return [replace(r, verdicts=tuple((p, RaceVerdict(Verdict.HOLDS)) for p, _v in r.verdicts))
+                for r in race_rows(results) if (r.committer, r.store) in pairs]
 
     def tablev(columns: Sequence[str]) -> dict[str, Any]:
         return {"cells": {c: {a: dict(cell, value=True, trace=None)
@@ -321,7 +326,7 @@ def test_a_merge_replaces_exactly_the_named_committers_part(
     # magic's traces are gone (its stub cells name none); every other trace is still there
     left = {p.name for p in (tmp_path / "results" / "traces").iterdir()}
     assert not any(n.startswith(("magic.", "race.magic.", "tablev.magic.")) for n in left)
-    kept = merge.traces_of(merged["cells"], merged["race"], merged["tablev"])
+    kept = merge.traces_of(typed_cells(merged), race_rows(merged), merged["tablev"])
     assert {Path(k).name for k in kept} == left
     [record] = merged["merged"][len(results.get("merged", [])):]
     assert record["committers"] == ["magic"] and record["budget"] == results["budget"]
@@ -389,3 +394,18 @@ def test_a_merge_may_raise_the_second_pass_only_over_every_undecided_cell(
     text = render_explored(merged)
     assert f"raised from {results['deep_budget']['max_runs']:,} to {deeper['max_runs']:,}" \
         in text
+
+
+def test_the_results_read_as_typed_cells_and_written_again_are_the_same_bytes(
+        tmp_path: Path) -> None:
+    """Every cell and VIII.C row of the committed results read into the typed records and
+    written back: the file is byte for byte what it was (JSON only on disk)."""
+    committed = PAPER_DIR / "results" / "verdicts.json"
+    results = settings.load_results(committed)
+    cells = typed_cells(results)
+    assert len(cells) == len(results["cells"]) and cells
+    race = race_rows(results)
+    assert len(race) == len(results["race"]) and race
+    settings.save_results({**results, "cells": cells_json(cells),
+                           "race": [row.to_json() for row in race]}, tmp_path / "again.json")
+    assert (tmp_path / "again.json").read_bytes() == committed.read_bytes()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,9 @@ sys.path.insert(0, str(PAPER_DIR))  # paper/zrpaper, as paper/make_paper.py impo
 from zrpaper import figures, readme  # noqa: E402
 from zrpaper.matrix import render_matrix  # noqa: E402
 from zrpaper.production import render_production_bugs  # noqa: E402
+
+from zerorename_model.experiments.cells import Cell, Verdict  # noqa: E402
+from zerorename_model.experiments.explored import Held, Violation  # noqa: E402
 
 # -- per-protocol rendering, on cells the model computes here --------------------------------
 #
@@ -72,7 +76,7 @@ def _tiny_results(paper_dir: Path, max_runs: int) -> dict[str, Any]:
         jobs += verdicts.bug_jobs(["magic"], TINY_STORES, TINY_PROPS, budget, traces,
                                   verdicts.PROTOCOLS)
         for job in jobs:
-            cells += verdicts.decide_job(job)
+            cells += [c.to_json() for c in verdicts.decide_job(job)]  # as results hold them
     for cell in cells:
         if cell["trace"]:
             cell["trace"] = Path(cell["trace"]).relative_to(paper_dir).as_posix()
@@ -287,7 +291,13 @@ def test_the_figures_draw_one_panel_per_protocol(tiny: tuple[Path, dict[str, Any
     changed = copy.deepcopy(results)
     spark = next(c for c in changed["cells"] if c["protocol"] == "spark"
                  and c["property"] == "exclusivity" and c["verdict"] != "n/a" and _in_matrix(c))
-    spark["verdict"] = "violated" if spark["verdict"] == "holds" else "holds"
+    was = Cell.from_json(spark)  # its verdict flipped, with a record of the other kind
+    spark.update((replace(was, verdict=Verdict.HOLDS, trace=None,
+                          explored=Held(was.scopes, True, 1))
+                  if was.verdict is Verdict.VIOLATED else
+                  replace(was, verdict=Verdict.VIOLATED, trace=None,
+                          explored=Violation(was.scopes[-1], "exploration", 1, "seen", 1,
+                                             was.scopes))).to_json())
     figures.write_figures(changed, tmp_path / "second")
     for name in ("matrix.png", "matrix.exclusivity.png"):
         assert (tmp_path / "first" / name).read_bytes() != \

@@ -13,7 +13,13 @@ import sys
 import textwrap
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Protocol
+from typing import Protocol
+
+from zerorename_model.engine.scenario import Scenario
+from zerorename_model.engine.stores import PROFILES
+from zerorename_model.experiments.cells import Cell, Verdict
+from zerorename_model.experiments.explored import Violation
+from zerorename_model.experiments.scopes import SCOPES
 
 WIDTH = 100  # the explanation's line width
 
@@ -52,7 +58,7 @@ class Steps(Protocol):
     def step(self, name: str) -> AbstractContextManager[None]: ...
 
 
-def describe_scope(scenario: Any) -> str:
+def describe_scope(scenario: Scenario) -> str:
     """What a matrix scope explores, read from its scenario (driver, faults, jobs, files)."""
     faults = [FAULT_EVENTS[name] for name, budget in sorted(vars(scenario.faults).items())
               if name in FAULT_EVENTS and budget]
@@ -72,32 +78,23 @@ def describe_scope(scenario: Any) -> str:
     return text
 
 
-def _short(cell: dict[str, Any]) -> str:
-    from zerorename_model.experiments.matrix_text import shown_verdict
-
-    return str(shown_verdict(cell))
-
-
-def explain_matrix(cells: Sequence[dict[str, Any]], passed: Sequence[str]) -> str:
+def explain_matrix(cells: Sequence[Cell], passed: Sequence[str]) -> str:
     """Why committers that held every property in the Spark runs (``passed``) show violations
     in the matrix: that a cell is per protocol; then, for each scope in which such a violation
     was found, what the scope explores and which cells it decided — with what the *other*
     protocol said about the same cells — and one witness.  Empty when there is nothing to
     explain.  Production-bug rows are left to the matrix's own table."""
-    from zerorename_model.engine.stores import PROFILES
-    from zerorename_model.experiments.verdicts import SCOPES
-
     scopes = {scope.name: scope for scope in SCOPES}
-    main = [c for c in cells if not c.get("bug")]
-    other: dict[tuple[str, str, str, str], dict[str, Any]] = {
-        (c["committer"], c["store"], c["property"], c.get("protocol", "")): c for c in main}
-    found: dict[str, list[dict[str, Any]]] = {}
+    main = [c for c in cells if not c.bug]
+    other: dict[tuple[str, str, str, str], Cell] = {
+        (c.committer, c.store, c.prop, c.protocol or ""): c for c in main}
+    found: dict[str, list[Cell]] = {}
     for cell in main:
-        if cell["verdict"] == "violated" and cell["committer"] in passed:
-            found.setdefault(str(cell["explored"].get("scope", "?")), []).append(cell)
+        if cell.verdict is Verdict.VIOLATED and cell.committer in passed:
+            found.setdefault(cell.scope or "?", []).append(cell)
     if not found:
         return ""
-    names = sorted({c["committer"] for group in found.values() for c in group})
+    names = sorted({c.committer for group in found.values() for c in group})
     lines = textwrap.wrap(
         f"Why committers that held every property in the Spark runs above ({', '.join(names)}) "
         "show violations here: each cell of the matrix is two verdicts, hadoop/spark, one per "
@@ -109,29 +106,29 @@ def explain_matrix(cells: Sequence[dict[str, Any]], passed: Sequence[str]) -> st
         group = found[name]
         scope = scopes.get(name)
         first = group[0]
-        what = describe_scope(scope.make(first["committer"], first["store"])) if scope else ""
+        what = describe_scope(scope.make(first.committer, first.store)) if scope else ""
         lines += textwrap.wrap(f"* scope {name}: {what}.", WIDTH, subsequent_indent="  ")
-        for committer in sorted({c["committer"] for c in group}):
-            mine = [c for c in group if c["committer"] == committer]
-            props = ", ".join(dict.fromkeys(c["property"] for c in mine))
-            stores = ", ".join(dict.fromkeys(c["store"] for c in mine))
+        for committer in sorted({c.committer for c in group}):
+            mine = [c for c in group if c.committer == committer]
+            props = ", ".join(dict.fromkeys(c.prop for c in mine))
+            stores = ", ".join(dict.fromkeys(c.store for c in mine))
             line = f"    {committer}: {props} violated on {stores}"
-            protocol = first.get("protocol")
+            protocol = first.protocol
             if protocol:
                 line += f" under {protocol}'s protocol"
                 for d in [d for d in DRIVER_PROTOCOLS if d != protocol]:
-                    said = {_short(o) for c in mine
-                            if (o := other.get((c["committer"], c["store"], c["property"], d)))}
+                    said = {o.shown for c in mine
+                            if (o := other.get((c.committer, c.store, c.prop, d)))}
                     if said:
                         line += f"; under {d}'s: {', '.join(sorted(said))}"
             lines += textwrap.wrap(line, WIDTH, subsequent_indent="      ")
-        lagging = sorted({c["store"] for c in group if c["store"] in PROFILES
-                          and not PROFILES[c["store"]].consistent})
-        if lagging and {c["store"] for c in group} <= set(lagging):
+        lagging = sorted({c.store for c in group if c.store in PROFILES
+                          and not PROFILES[c.store].consistent})
+        if lagging and {c.store for c in group} <= set(lagging):
             lines.append(f"    only on {', '.join(lagging)}: a store whose listings or "
                          "overwrites lag behind writes (the Spark runs' moto is consistent)")
-        lines += textwrap.wrap(f"e.g. {first['committer']} on {first['store']}: "
-                               f"{first['explored'].get('witness', '')}", WIDTH,
+        witness = first.explored.witness if isinstance(first.explored, Violation) else ""
+        lines += textwrap.wrap(f"e.g. {first.committer} on {first.store}: {witness}", WIDTH,
                                initial_indent="    ", subsequent_indent="      ")
     return "\n".join(lines)
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from zerorename_model.experiments.cells import Cell, Verdict
 
 if TYPE_CHECKING:
     from zerorename_bridge.mainjob import Result
@@ -52,24 +54,22 @@ def summary_line(result: Result) -> str:
             + ", ".join(broken or checks) + f"; a late zombie: {result.late_zombie.split(';')[0]}")
 
 
-def guarantees(cell_list: Sequence[dict[str, Any]], committers: Sequence[str],
+def guarantees(cell_list: Sequence[Cell], committers: Sequence[str],
                protocols: Sequence[str]) -> str:
     """Committers × protocols: ``all hold`` (every search finished without a violation),
     ``no break found`` (some search was cut off by the quick budget), or the properties
     broken."""
-    from zerorename_model.experiments.matrix_text import shown_verdict
-
     rows = []
     for name in committers:
-        cells = [c for c in cell_list if c["committer"] == name and not c.get("bug")]
+        cells = [c for c in cell_list if c.committer == name and not c.bug]
         if not cells:
             continue
         texts = []
         for protocol in protocols:
-            mine = [c for c in cells if c.get("protocol", "spark") == protocol]
-            broken = [str(c["property"]) for c in mine if c["verdict"] == "violated"]
-            open_ = [str(c["property"]) for c in mine if shown_verdict(c) == "holds*"]
-            if all(c["verdict"] == "n/a" for c in mine):
+            mine = [c for c in cells if (c.protocol or "spark") == protocol]
+            broken = [c.prop for c in mine if c.verdict is Verdict.VIOLATED]
+            open_ = [c.prop for c in mine if c.undecided]
+            if all(c.verdict is Verdict.NA for c in mine):
                 texts.append("cannot run")
             elif broken:
                 texts.append("breaks " + ", ".join(broken))

@@ -5,13 +5,13 @@ stores (``s3``, ``s3-2018``, ``hdfs``…) and on moto."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from zerorename_bridge.adapters import ReferenceFactory
 from zerorename_bridge.backends import moto_backend
 from zerorename_model.check.explore import Backend
 from zerorename_model.engine.scenario import CommitterFactory
 from zerorename_model.engine.stores import PROFILES
+from zerorename_model.experiments.cells import Cell
 from zerorename_model.experiments.matrix import matrix, save
 from zerorename_model.experiments.matrix_text import format_matrix
 from zerorename_model.experiments.scopes import PROTOCOLS
@@ -48,9 +48,9 @@ def reference_matrix(committers: Sequence[str] | None = None,
                      stores: Sequence[str] | None = None, props: Sequence[str] | None = None,
                      *, quick: bool = True, traces: str | None = None,
                      progress: Callable[[str], None] | None = None,
-                     protocols: Sequence[str] = PROTOCOLS) -> list[dict[str, Any]]:
+                     protocols: Sequence[str] = PROTOCOLS) -> list[Cell]:
     wanted = list(stores or REFERENCE_STORES)
-    cells: list[dict[str, Any]] = []
+    cells: list[Cell] = []
     for group, budget in (([s for s in wanted if s != "moto"], QUICK if quick else FULL),
                           ([s for s in wanted if s == "moto"],
                            MOTO_QUICK if quick else MOTO_FULL)):

@@ -4,7 +4,7 @@ view of a cell (:class:`Cell`, :class:`Verdict`, :class:`JobProtocol`) is the mo
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from zerorename_model.experiments.cells import (
@@ -17,18 +17,18 @@ from zerorename_model.experiments.cells import (
     protocols_in,
     typed_cells,
 )
+from zerorename_model.experiments.explored import ScopeRecord
 
 __all__ = ["BOUNDED", "PROTOCOLS", "PROTOCOL_NAMES", "Cell", "CellKey", "JobProtocol",
-           "Verdict", "by_protocol", "fixed_committers", "index", "kind", "link", "mark", "mark_of",
-           "protocols_in", "runs_text", "scope_runs", "search_outcome", "show_bool",
+           "ScopeRecord", "Verdict", "by_protocol", "fixed_committers", "index", "kind", "link",
+           "mark_of", "protocols_in", "runs_text", "scope_runs", "search_outcome", "show_bool",
            "typed_cells"]
 
 
-def kind(cell: dict[str, Any]) -> str:
-    """``violated``, ``holds`` (proved within the scopes), ``holds*`` (sampled) or ``n/a``."""
-    if cell["verdict"] == "holds" and not cell["explored"].get("complete", True):
-        return "holds*"
-    return str(cell["verdict"])
+def kind(cell: Cell) -> str:
+    """``violated``, ``holds`` (proved within the scopes), ``holds*`` (sampled), ``vacuous``
+    or ``n/a``."""
+    return cell.shown
 
 
 #: the mark of a ``holds`` proved with the visibility lag bounded
@@ -39,25 +39,14 @@ def link(text: str, path: str | None) -> str:
     return f"[{text}]({path})" if path else text
 
 
-def mark(cell: dict[str, Any]) -> str:
-    mark = kind(cell)
-    if mark == "violated":
-        return link("**violated**", cell["trace"])
-    return mark.replace("*", "\\*")
+def index(cells: Sequence[Cell]) -> dict[CellKey, Cell]:
+    return {(c.committer, c.store, c.prop): c for c in cells}
 
 
-def index(results: dict[str, Any]) -> dict[tuple[str, str, str], dict[str, Any]]:
-    return {(c["committer"], c["store"], c["property"]): c for c in results["cells"]}
-
-
-def scope_runs(results: dict[str, Any]) -> dict[tuple[str, str, str], dict[str, Any]]:
-    """(committer, store, scope) -> that exploration's summary (cells share explorations)."""
-    found: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for cell in results["cells"]:
-        explored = cell["explored"]
-        for summary in explored.get("scopes", [explored] if "scope" in explored else []):
-            found[(cell["committer"], cell["store"], summary["scope"])] = summary
-    return found
+def scope_runs(cells: Sequence[Cell]) -> dict[tuple[str, str, str], ScopeRecord]:
+    """(committer, store, scope) -> that exploration's record (cells share explorations)."""
+    return {(cell.committer, cell.store, record.scope): record
+            for cell in cells for record in cell.scopes}
 
 
 def show_bool(value: bool | None) -> str:

@@ -12,9 +12,11 @@ import resource
 import shutil
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
+from zerorename_model.experiments.cells import Cell, cells_json
+from zerorename_model.experiments.explored import without_seconds
 from zrpaper.race import compute_race
 from zrpaper.settings import (
     DEEP_BUDGET,
@@ -31,15 +33,15 @@ from zrpaper.table5 import compute_tablev
 RowKey = tuple[str, str, str | None, str | None, str | None]
 
 
-def row_key(cell: dict[str, Any]) -> RowKey:
-    return (cell["committer"], cell["store"], cell.get("protocol"), cell.get("bug"),
-            cell.get("variant_of"))
+def row_key(cell: Cell) -> RowKey:
+    return (cell.committer, cell.store, None if cell.protocol is None else cell.protocol.value,
+            cell.bug, cell.variant_of)
 
 
 def compute_matrix(budget: dict[str, Any], workers: int, progress: Callable[[str], None],
                    committers: Sequence[str] | None = None,
                    deep_budget: dict[str, Any] = DEEP_BUDGET,
-                   ) -> tuple[list[dict[str, Any]], list[list[str | None]]]:
+                   ) -> tuple[list[Cell], list[list[str | None]]]:
     """The matrix at ``budget`` under both job-commit protocols, with the production bugs'
     rows (each variant and its fixed committer, in the bug's scope family), then every cell
     left undecided (no violation found, some scope cut off) again at ``deep_budget``
@@ -55,45 +57,33 @@ def compute_matrix(budget: dict[str, Any], workers: int, progress: Callable[[str
     cells = matrix(committers, None, quick=False, budget=lagged,
                    traces=str(TRACES), workers=workers, progress=progress,
                    protocols=PROTOCOLS, variants=True)
-    deepened = list(dict.fromkeys(row_key(c) for c in cells if "deep_runs" in c["explored"]))
+    deepened = list(dict.fromkeys(row_key(c) for c in cells
+                                  if c.explored.deep_runs is not None))
     for line in scope_report(cells):
         progress(line)
-    for cell in cells:
-        cell["trace"] = rel(cell["trace"])
-        _drop_seconds(cell["explored"])
-    return cells, [list(key) for key in deepened]
+    return ([replace(cell, trace=rel(cell.trace), explored=without_seconds(cell.explored))
+             for cell in cells], [list(key) for key in deepened])
 
 
-def committers_of(cells: Sequence[dict[str, Any]]) -> list[str]:
+def committers_of(cells: Sequence[Cell]) -> list[str]:
     """The results' committers: the matrix's in its order, then the production-bug variants in
     the order they were explored."""
     from zerorename_model.experiments.verdicts import MATRIX_COMMITTERS
 
-    present = list(dict.fromkeys(c["committer"] for c in cells))
+    present = list(dict.fromkeys(c.committer for c in cells))
     return ([c for c in MATRIX_COMMITTERS if c in present]
             + [c for c in present if c not in MATRIX_COMMITTERS])
 
 
-def scope_report(cells: Sequence[dict[str, Any]]) -> list[str]:
+def scope_report(cells: Sequence[Cell]) -> list[str]:
     """One line per (committer, store, scope) explored: runs, states, seconds, complete.
     Printed while the seconds are still there (the results leave them out)."""
-    seen: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for cell in cells:
-        explored = cell["explored"]
-        for summary in explored.get("scopes", [explored] if "scope" in explored else []):
-            seen[(cell["committer"], cell["store"], summary["scope"])] = summary
-    return [f"  {c} on {s}, {scope}: {e['runs']} runs, {e['states']} states, "
-            f"{e.get('seconds', '?')} s, {'complete' if e['complete'] else 'cut off'}"
+    seen = {(cell.committer, cell.store, record.scope): record.search
+            for cell in cells for record in cell.scopes}
+    return [f"  {c} on {s}, {scope}: {e.runs} runs, {e.states} states, "
+            f"{'?' if e.seconds is None else e.seconds} s, "
+            f"{'complete' if e.complete else 'cut off'}"
             for (c, s, scope), e in seen.items()]
-
-
-def _drop_seconds(explored: dict[str, Any]) -> None:
-    """Wall-clock seconds per scope depend on the machine: keep them out of the results, so
-    that regenerating changes the files only when a result changes."""
-    explored.pop("seconds", None)
-    for scope in explored.get("scopes", []):
-        scope.pop("seconds", None)
-
 
 
 def describe_scopes() -> list[dict[str, Any]]:
@@ -162,8 +152,8 @@ def generate(budget: dict[str, Any], workers: int, progress: Callable[[str], Non
         "stores": list(MATRIX_STORES),
         "properties": list(PROPERTIES),
         "scopes": describe_scopes(),
-        "cells": cells,
-        "race": race,
+        "cells": cells_json(cells),
+        "race": [row.to_json() for row in race],
         "tablev": tablev,
         "merged": [],
     }

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from zerorename_model.experiments.explored import JsonObject
 from zrpaper.cells import PROTOCOL_NAMES, JobProtocol, protocols_in, typed_cells
 from zrpaper.settings import HERE
 
@@ -19,14 +20,13 @@ RACE_FIGURE_TRACE = "results/traces/race.magic.s3.partition-hadoop.exclusivity.j
 FIGURE_DPI = 100
 
 
-def matrix_panels(results: dict[str, Any]) -> dict[JobProtocol | None, list[dict[str, Any]]]:
+def matrix_panels(results: dict[str, Any]) -> dict[JobProtocol | None, list[JsonObject]]:
     """The matrix's cells (production-bug variants left out) by job-commit protocol, in the
-    order the panels are drawn; ``{None: cells}`` for results that predate protocols."""
-    typed = typed_cells(results)
-    fixed = [raw for raw, cell in zip(results["cells"], typed, strict=True)
-             if cell.in_matrix]
-    return {p: [raw for raw in fixed if raw.get("protocol") == p]
-            for p in protocols_in([c for c in typed if c.in_matrix])}
+    order the panels are drawn; ``{None: cells}`` for results that predate protocols.  As
+    JSON: what :func:`zerorename_model.present.viz.verdict_heatmap` draws is ``verdicts.json``'s
+    cells (a notebook hands it those)."""
+    fixed = [c for c in typed_cells(results) if c.in_matrix]
+    return {p: [c.to_json() for c in fixed if c.protocol == p] for p in protocols_in(fixed)}
 
 
 def render_matrix_figures(results: dict[str, Any]) -> str:

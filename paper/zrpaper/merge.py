@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from zerorename_model.experiments.cells import Cell, cells_json, typed_cells
 from zrpaper.compute import (
     child_cpu,
     committers_of,
@@ -18,7 +19,7 @@ from zrpaper.compute import (
     describe_scopes,
     row_key,
 )
-from zrpaper.race import compute_race
+from zrpaper.race import RaceRow, compute_race, race_rows
 from zrpaper.settings import (
     HERE,
     RACE_PAIRS,
@@ -33,8 +34,8 @@ from zrpaper.table5 import compute_tablev
 class Explorations:
     """What a merge runs to explore its rows (a test passes stubs)."""
 
-    matrix: Callable[..., tuple[list[dict[str, Any]], list[list[str | None]]]] = compute_matrix
-    race: Callable[..., list[dict[str, Any]]] = compute_race
+    matrix: Callable[..., tuple[list[Cell], list[list[str | None]]]] = compute_matrix
+    race: Callable[..., list[RaceRow]] = compute_race
     tablev: Callable[[Sequence[str]], dict[str, Any]] = compute_tablev
 
 
@@ -43,11 +44,11 @@ class MergeRefused(ValueError):
     scopes) or that names nothing the paper explores."""
 
 
-def traces_of(cells: Sequence[dict[str, Any]], race: Sequence[dict[str, Any]],
-               tablev: dict[str, Any]) -> set[str]:
+def traces_of(cells: Sequence[Cell], race: Sequence[RaceRow],
+              tablev: dict[str, Any]) -> set[str]:
     """Every trace a part of the results links (paths relative to ``paper/``)."""
-    named = {c["trace"] for c in cells if c["trace"]}
-    named |= {v["trace"] for row in race for v in row["verdicts"].values() if v["trace"]}
+    named = {c.trace for c in cells if c.trace}
+    named |= {v.trace for row in race for _prop, v in row.verdicts if v.trace}
     named |= {c["trace"] for row in tablev["cells"].values() for c in row.values()
               if c["trace"]}
     named |= {r["trace"] for r in tablev.get("record_reader", {}).values() if r["trace"]}
@@ -100,8 +101,6 @@ def _check_deeper(results: dict[str, Any], committers: Sequence[str],
     the old budget is exhausted (found) at the same run within a larger one, and a full run at
     the new budget would give those cells unchanged.  The merged results then record the new
     budget for all of them."""
-    from zerorename_model.experiments.matrix_text import shown_verdict
-
     theirs = results["deep_budget"]
     if ({k: v for k, v in deep_budget.items() if k != "max_runs"}
             != {k: v for k, v in theirs.items() if k != "max_runs"}
@@ -109,10 +108,9 @@ def _check_deeper(results: dict[str, Any], committers: Sequence[str],
         raise MergeRefused(f"verdicts.json was made with deep_budget {theirs!r}, this merge "
                            f"would use {deep_budget!r}: a merge may only raise its max_runs; "
                            "regenerate everything instead")
-    undecided = sorted({f"{c['committer']} on {c['store']}" for c in results["cells"]
-                        if shown_verdict(c) == "holds*"
-                        and c["committer"] not in committers
-                        and c.get("variant_of") not in committers})
+    undecided = sorted({f"{c.committer} on {c.store}" for c in typed_cells(results)
+                        if c.undecided and c.committer not in committers
+                        and c.variant_of not in committers})
     if undecided:
         raise MergeRefused(f"a deeper second pass would explore cells this merge leaves as they "
                            f"are ({', '.join(undecided)} hold only within a cut-off scope): "
@@ -137,11 +135,13 @@ def merge(results: dict[str, Any], committers: Sequence[str], budget: dict[str, 
     raised_from = (results["deep_budget"]["max_runs"] if deep_budget != results["deep_budget"]
                    else None)
     race_max_runs = results["race_max_runs"] if race_max_runs is None else race_max_runs
-    old_traces = traces_of(results["cells"], results["race"], results["tablev"])
+    old_cells = typed_cells(results)
+    old_race = race_rows(results)
+    old_traces = traces_of(old_cells, old_race, results["tablev"])
     (paper_dir / TRACES.relative_to(HERE)).mkdir(parents=True, exist_ok=True)
     timing: dict[str, float] = {}
     started, cpu = time.monotonic(), child_cpu()
-    cells: list[dict[str, Any]] = []
+    cells: list[Cell] = []
     deepened: list[list[str | None]] = []
     if matrix_rows:
         cells, deepened = explorations.matrix(budget, workers, progress, matrix_rows,
@@ -166,28 +166,28 @@ def merge(results: dict[str, Any], committers: Sequence[str], budget: dict[str, 
 
     # the matrix proper sorted by committer only (stable: a committer's cells keep the order
     # they were made in), then the production-bug rows where the full run put them
-    every = [c for c in results["cells"]
-             if not replaced(c["committer"], c.get("variant_of"))] + cells
+    every = [c for c in old_cells if not replaced(c.committer, c.variant_of)] + cells
     order = committers_of(every)
-    position = {(row_key(c), c["property"]): i for i, c in enumerate(results["cells"])}
+    position = {(row_key(c), c.prop): i for i, c in enumerate(old_cells)}
 
-    def place(cell: dict[str, Any]) -> tuple[int, int]:
-        if cell.get("bug") is None:
-            return 0, order.index(cell["committer"])
-        return 1, position.get((row_key(cell), cell["property"]), len(position))
+    def place(cell: Cell) -> tuple[int, int]:
+        if cell.bug is None:
+            return 0, order.index(cell.committer)
+        return 1, position.get((row_key(cell), cell.prop), len(position))
 
-    merged["cells"] = sorted(every, key=place)
-    merged["committers"] = committers_of(merged["cells"])
+    merged_cells = sorted(every, key=place)
+    merged["cells"] = cells_json(merged_cells)
+    merged["committers"] = committers_of(merged_cells)
     stores = list(MATRIX_STORES)
     merged["deepened"] = sorted(
         [row for row in results["deepened"]
          if not replaced(row[0], row[4] if len(row) > 4 else None)] + deepened,
         key=lambda row: (order.index(str(row[0])), _store_rank(stores, str(row[1]))))
     pair_order = [(c, s) for c, s in RACE_PAIRS]
-    merged["race"] = sorted(
-        [r for r in results["race"] if (r["committer"], r["store"]) not in race_pairs] + race,
-        key=lambda r: (pair_order.index((r["committer"], r["store"])),
-                       RACE_SCOPES.index(r["scope"])))
+    merged_race = sorted(
+        [r for r in old_race if (r.committer, r.store) not in race_pairs] + race,
+        key=lambda r: (pair_order.index((r.committer, r.store)), RACE_SCOPES.index(r.scope)))
+    merged["race"] = [row.to_json() for row in merged_race]
     table = dict(results["tablev"])
     if tablev is not None:
         kept = {c: row for c, row in results["tablev"]["cells"].items() if c not in columns}
@@ -205,7 +205,7 @@ def merge(results: dict[str, Any], committers: Sequence[str], budget: dict[str, 
         table["record_reader"] = {c: readers[c] for c in COLUMNS if c in readers}
     merged["tablev"] = table
 
-    new_traces = traces_of(merged["cells"], merged["race"], table)
+    new_traces = traces_of(merged_cells, merged_race, table)
     for stale in sorted(old_traces - new_traces):
         (paper_dir / stale).unlink(missing_ok=True)
         progress(f"removed the stale trace {stale}")

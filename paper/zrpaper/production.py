@@ -24,12 +24,13 @@ def fixed_beside(table: Mapping[Key, Cell], variant: Cell) -> Cell | None:
     """The fixed committer's cell beside a variant's: its row of the same bug's comparison
     (explored in the same scope family), or else its cell of the matrix proper."""
     assert variant.variant_of is not None
+    fixed_on = _fixed_store(variant.bug)
     return (table.get((variant.variant_of, variant.store, variant.prop, variant.protocol,
                        variant.bug))
             or table.get((variant.variant_of, variant.store, variant.prop, variant.protocol,
                           None))
-            or table.get((variant.variant_of, _fixed_store(variant.bug), variant.prop,
-                          variant.protocol, variant.bug)))
+            or (table.get((variant.variant_of, fixed_on, variant.prop, variant.protocol,
+                           variant.bug)) if fixed_on is not None else None))
 
 
 def _fixed_store(report: str | None) -> str | None:

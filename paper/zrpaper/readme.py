@@ -13,7 +13,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from zrpaper.cells import BOUNDED, PROTOCOL_NAMES, Verdict, mark_of, protocols_in, typed_cells
+from zrpaper.cells import (
+    BOUNDED,
+    PROTOCOL_NAMES,
+    Cell,
+    JobProtocol,
+    Verdict,
+    mark_of,
+    protocols_in,
+    typed_cells,
+)
 from zrpaper.matrix import counts, render_glance
 from zrpaper.production import fixed_beside, index_cells, replay_command
 from zrpaper.settings import HERE
@@ -113,7 +122,7 @@ def _bug_lines(results: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def _guarantee(cells: list[Any]) -> str:
+def _guarantee(cells: list[Cell]) -> str:
     applicable = [c for c in cells if c.verdict is not Verdict.NA]
     if not cells:
         return "–"
@@ -133,16 +142,17 @@ def render_guarantees(results: Mapping[str, Any]) -> str:
     from zerorename import COMMITTERS
 
     fixed = [c for c in typed_cells(results) if c.in_matrix]
-    protocols = [p for p in protocols_in(fixed) if p is not None] or [None]
+    protocols: list[JobProtocol | None] = [p for p in protocols_in(fixed) if p is not None]
+    protocols = protocols or [None]
     stores = [s for s in USER_STORES if s in results["stores"]]
     rows = [name for name in USER_ORDER if name in COMMITTERS
             and any(c.committer == name for c in fixed)]
-    by: dict[tuple[str, str, Any], list[Any]] = {}
+    by: dict[tuple[str, str, JobProtocol | None], list[Cell]] = {}
     for cell in fixed:
         by.setdefault((cell.committer, cell.store, cell.protocol), []).append(cell)
     protocols.sort(key=lambda p: p != "spark")  # the Spark writer's protocol first
     heads: list[str] = []
-    columns: list[list[tuple[str, Any]]] = []
+    columns: list[list[tuple[str, JobProtocol | None]]] = []
     for store in stores:
         texts = {_guarantee(by.get((name, store, p), [])) for name in rows for p in protocols}
         same = all(len({_guarantee(by.get((name, store, p), [])) for p in protocols}) == 1

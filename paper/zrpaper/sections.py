@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from zrpaper.cells import link, scope_runs, show_bool
+from zrpaper.cells import link, scope_runs, show_bool, typed_cells
 
 
 def _faults(faults: dict[str, int]) -> str:
@@ -14,8 +14,8 @@ def _faults(faults: dict[str, int]) -> str:
 
 def render_explored(results: dict[str, Any]) -> str:
     budget, timing = results["budget"], results["timing"]
-    explorations = scope_runs(results)
-    complete = sum(1 for e in explorations.values() if e["complete"])
+    explorations = scope_runs(typed_cells(results))
+    complete = sum(1 for e in explorations.values() if e.complete)
     lines = [
         f"Budget: at most **{budget['max_runs']} runs per scope** for every (committer, store) "
         f"pair (no time limit, so the results do not depend on the machine)"
@@ -30,8 +30,8 @@ def render_explored(results: dict[str, Any]) -> str:
         f"Explorations behind the verdicts (for a violated cell the scope that violated it, "
         f"for a holding cell every scope that checks it): {len(explorations)} "
         f"(committer, store, scope) explorations, {complete} of them enumerated completely; "
-        f"{sum(e['runs'] for e in explorations.values())} runs, "
-        f"{sum(e['states'] for e in explorations.values())} distinct states. "
+        f"{sum(e.search.runs for e in explorations.values())} runs, "
+        f"{sum(e.search.states for e in explorations.values())} distinct states. "
         f"Time on {results['workers']} worker processes: matrix {timing['matrix_wall_s']} s "
         f"({timing['matrix_cpu_s']} s CPU), VIII.C probe {timing['race_wall_s']} s, "
         f"Table V {timing['tablev_wall_s']} s." + _merges(results),
@@ -50,8 +50,9 @@ def render_explored(results: dict[str, Any]) -> str:
               "|---|---|---|---|---|"]
     for committer in results["committers"]:
         mine = [e for (c, _s, _scope), e in explorations.items() if c == committer]
-        lines.append(f"| {committer} | {len(mine)} | {sum(1 for e in mine if e['complete'])} | "
-                     f"{sum(e['runs'] for e in mine)} | {sum(e['states'] for e in mine)} |")
+        lines.append(f"| {committer} | {len(mine)} | {sum(1 for e in mine if e.complete)} | "
+                     f"{sum(e.search.runs for e in mine)} | "
+                     f"{sum(e.search.states for e in mine)} |")
     return "\n".join(lines)
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from tests.model.cell_json import as_json
 from tests.model.test_protocols import Steer, run
 from zerorename_model.check.explore import explore
 from zerorename_model.check.properties import PROPERTIES
@@ -63,8 +64,8 @@ def _both_protocols(cells: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 def s3_cells() -> dict[str, dict[str, Any]]:
     """The matrix's own code decides fenced's row on s3, under both protocols, in every scope
     but the finding's (every scope once)."""
-    return _both_protocols(decide_pair("fenced", "s3", tuple(PROPERTIES), ENOUGH, None,
-                                       row=Row(families=tuple(f.name for f in FAMILIES))))
+    return _both_protocols(as_json(decide_pair("fenced", "s3", tuple(PROPERTIES), ENOUGH, None,
+                                       row=Row(families=tuple(f.name for f in FAMILIES)))))
 
 
 @pytest.mark.slow
@@ -102,12 +103,12 @@ def test_two_jobs_on_one_destination_keep_each_others_uploads() -> None:
     the other job's pending uploads survive (the paper's Section XIV.C.1).  ``fenced+XIV.C.1``
     sweeps every upload under the destination, and exploration finds the second job paying
     for it under both protocols; the fixed committer holds in the same scopes."""
-    for cell in decide_pair("fenced", "s3", ("concurrency", "liveness"), ENOUGH, None,
-                            row=Row(families=(SAME_DESTINATION,))):
+    for cell in as_json(decide_pair("fenced", "s3", ("concurrency", "liveness"), ENOUGH, None,
+                            row=Row(families=(SAME_DESTINATION,)))):
         assert cell["verdict"] == "holds", (cell["protocol"], cell["explored"].get("witness"))
         assert cell["explored"]["complete"]
-    for cell in decide_pair("fenced+XIV.C.1", "s3", ("concurrency", "liveness"), ENOUGH,
-                            None, row=Row(families=(SAME_DESTINATION,))):
+    for cell in as_json(decide_pair("fenced+XIV.C.1", "s3", ("concurrency", "liveness"), ENOUGH,
+                            None, row=Row(families=(SAME_DESTINATION,)))):
         assert cell["verdict"] == "violated", cell["protocol"]
         assert "(job 1)" in cell["explored"]["witness"]  # the second job pays
 
@@ -116,7 +117,7 @@ def test_consistency_is_not_a_question_on_a_consistent_store(
         s3_cells: dict[str, dict[str, Any]]) -> None:
     """The matrix asks consistency only of lagging stores, and no lagging store can fence."""
     assert s3_cells["consistency"]["verdict"] == "n/a"
-    for lagging in decide_pair("fenced", "s3-2018", ("consistency",), ENOUGH, None):
+    for lagging in as_json(decide_pair("fenced", "s3-2018", ("consistency",), ENOUGH, None)):
         assert lagging["verdict"] == "n/a"
 
 
@@ -145,7 +146,7 @@ def test_small_files_staged_on_local_disk_keep_every_property() -> None:
 
 @pytest.mark.parametrize("store", ["hdfs", "s3-2018", "abfs"])
 def test_not_applicable_without_conditional_put(store: str) -> None:
-    cells = decide_pair("fenced", store, tuple(PROPERTIES), ENOUGH, None)
+    cells = as_json(decide_pair("fenced", store, tuple(PROPERTIES), ENOUGH, None))
     assert {c["verdict"] for c in cells} == {"n/a"}
     assert all("conditional PUT" in c["explored"]["reason"] or c["property"] == "consistency"
                for c in cells)
@@ -253,8 +254,8 @@ def test_without_if_none_match_a_partitioned_attempt_replaces_the_accepted_one(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The matrix's code (decide_pair, as make_paper runs it) finds the violation, shrinks it
     and writes the trace; the shipped copy is that trace and replays through the CLI."""
-    [cell] = decide_pair("fenced+no-fence", "s3", ("exclusivity",), ENOUGH, str(tmp_path),
-                         protocols=("hadoop",))
+    [cell] = as_json(decide_pair("fenced+no-fence", "s3", ("exclusivity",), ENOUGH, str(tmp_path),
+                         protocols=("hadoop",)))
     assert cell["verdict"] == "violated" and cell["explored"]["scope"] == "partition-hadoop"
     assert all(s["complete"] for s in cell["explored"]["scopes"][:-1])
     written = read_trace(cell["trace"])

@@ -3,14 +3,15 @@ that reached each, and a cell no run violated whose runs never reached one is ``
 
 from __future__ import annotations
 
-import copy
-from typing import Any
+from dataclasses import replace
 
 import pytest
 
 from zerorename_model.check.explore import explore
 from zerorename_model.check.properties import CONSTRAINS, PROPERTIES
 from zerorename_model.check.reach import State
+from zerorename_model.experiments.cells import Cell, JobProtocol, Verdict
+from zerorename_model.experiments.explored import Held, JsonObject, ScopeRecord, Search
 from zerorename_model.experiments.matrix_text import format_matrix
 from zerorename_model.experiments.scopes import scope_named
 from zerorename_model.experiments.verdicts import Budget, Row, decide_pair, judge_reach
@@ -19,10 +20,11 @@ from zerorename_model.systems.protocols import get
 BUDGET = Budget(max_runs=2_000)
 
 
-def _decide(committer: str, store: str, props: list[str], family: str) -> dict[str, Any]:
+def _decide(committer: str, store: str, props: list[str], family: str) -> dict[str, JsonObject]:
+    """The cells as ``check --json`` writes them."""
     cells = decide_pair(committer, store, props, BUDGET, None, protocols=("spark",),
                         row=Row(families=(family,)))
-    return {c["property"]: c for c in cells}
+    return {c.prop: c.to_json() for c in cells}
 
 
 def test_every_property_declares_the_states_it_constrains() -> None:
@@ -37,13 +39,13 @@ def test_a_property_over_an_unreachable_state_is_reported_vacuous(
     holds, with the committed runs counted."""
     honest = _decide("v1", "hdfs", ["completeness"], "spaces")["completeness"]
     assert honest["verdict"] == "holds"
-    assert honest["explored"]["reach"]["a job committed"] >= 1
+    assert honest["explored"]["reach"]["a job committed"] >= 1  # type: ignore[index]
 
     monkeypatch.setitem(CONSTRAINS, "completeness", (State.JOB_ABORTED,))
     cell = _decide("v1", "hdfs", ["completeness"], "spaces")["completeness"]
     assert cell["verdict"] == "vacuous"
     assert cell["explored"]["reach"] == {"a job aborted": 0}
-    assert cell["explored"]["complete"]  # enumerated, and still shows nothing
+    assert cell["explored"]["complete"]  # type: ignore[index]  # enumerated, still nothing
 
 
 def test_a_committer_that_never_lists_checks_consistency_vacuously() -> None:
@@ -70,31 +72,41 @@ def test_the_explorer_counts_each_constrained_state_of_the_checked_properties() 
     assert report.summary()["reach"] == {"a job aborted": report.reach[State.JOB_ABORTED]}
 
 
+def _scope(name: str, reach: dict[str, int] | None, settled: dict[str, int] | None = None,
+           ) -> ScopeRecord:
+    def search(counted: dict[str, int]) -> Search:
+        return Search("exhaustive", 3, 0, 3, True, None, reach=tuple(counted.items()))
+    return ScopeRecord(name, search(reach or {}),
+                       settled=None if settled is None else search(settled))
+
+
+def _held(*scopes: ScopeRecord, verdict: Verdict = Verdict.HOLDS) -> Cell:
+    return Cell("v1", "s3", "completeness", JobProtocol.SPARK, verdict, None,
+                Held(scopes, True, 6))
+
+
 def test_judging_leaves_violations_and_uncounted_scopes_alone() -> None:
-    violated = {"property": "completeness", "verdict": "violated",
-                "explored": {"scopes": [{"scope": "crash-spark", "reach": {}}]}}
-    assert judge_reach(copy.deepcopy(violated)) == violated
-    older = {"property": "completeness", "verdict": "holds",
-             "explored": {"scopes": [{"scope": "crash-spark", "runs": 3}]}}
-    assert judge_reach(copy.deepcopy(older)) == older  # results made before reach was counted
-    counted = {"property": "completeness", "verdict": "holds", "explored": {"scopes": [
-        {"scope": "crash-spark", "reach": {"a job committed": 0}},
-        {"scope": "partition-spark", "reach": {"a job committed": 2},
-         "settled_before_reads": {"reach": {"a job committed": 1}}}]}}
-    judged = judge_reach(copy.deepcopy(counted))
-    assert judged["verdict"] == "holds" and judged["explored"]["reach"] == {"a job committed": 3}
-    counted["explored"]["scopes"][1]["reach"] = {"a job committed": 0}
-    del counted["explored"]["scopes"][1]["settled_before_reads"]
-    assert judge_reach(counted)["verdict"] == "vacuous"
+    violated = _held(_scope("crash-spark", {"a job committed": 0}), verdict=Verdict.VIOLATED)
+    assert judge_reach(violated) == violated
+    older = _held(_scope("crash-spark", None))
+    assert judge_reach(older) == older  # results made before reach was counted
+    counted = _held(_scope("crash-spark", {"a job committed": 0}),
+                    _scope("partition-spark", {"a job committed": 2}, {"a job committed": 1}))
+    judged = judge_reach(counted)
+    assert judged.verdict is Verdict.HOLDS and judged.reach == (("a job committed", 3),)
+    assert judged.to_json()["explored"]["reach"] == {"a job committed": 3}  # type: ignore[index]
+    unreached = replace(counted, explored=Held((counted.scopes[0], _scope(
+        "partition-spark", {"a job committed": 0})), True, 6))
+    assert judge_reach(unreached).verdict is Verdict.VACUOUS
+
+
+def _shown(committer: str, verdict: Verdict, reached: int) -> Cell:
+    return Cell(committer, "s3-2018", "consistency", JobProtocol.SPARK, verdict, None,
+                Held((), True, 1, reach=((State.COMMITTED_UNDER_LAG.value, reached),)))
 
 
 def test_the_matrix_text_shows_vacuous_cells_and_the_reach() -> None:
-    cells = [{"committer": "direct", "store": "s3-2018", "property": "consistency",
-              "protocol": "spark", "verdict": "vacuous", "trace": None,
-              "explored": {"complete": True, "reach": {State.COMMITTED_UNDER_LAG.value: 0}}},
-             {"committer": "v1", "store": "s3-2018", "property": "consistency",
-              "protocol": "spark", "verdict": "holds", "trace": None,
-              "explored": {"complete": True, "reach": {State.COMMITTED_UNDER_LAG.value: 7}}}]
+    cells = [_shown("direct", Verdict.VACUOUS, 0), _shown("v1", Verdict.HOLDS, 7)]
     text = format_matrix(cells)
     assert "vacuous = none found, but no run reached" in text
     assert f"consistency: {State.COMMITTED_UNDER_LAG.value} 0" in text

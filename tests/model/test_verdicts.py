@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tests.model.cell_json import as_json, lag_bound, shown, typed
 from zerorename_model.check.explore import run_once
 from zerorename_model.check.properties import PROPERTIES
 from zerorename_model.check.sampling import search
@@ -41,8 +42,8 @@ def test_budgets_count_runs_not_seconds() -> None:
 
 def test_the_same_budget_gives_the_same_cells() -> None:
     props = ("completeness", "exclusivity", "abortability")
-    first = decide_pair("direct", "s3", props, Budget(max_runs=150), None)
-    again = decide_pair("direct", "s3", props, Budget(max_runs=150), None)
+    first = as_json(decide_pair("direct", "s3", props, Budget(max_runs=150), None))
+    again = as_json(decide_pair("direct", "s3", props, Budget(max_runs=150), None))
     assert _without_seconds(first) == _without_seconds(again)
     assert {(c["property"], c["protocol"]): c["verdict"] for c in first} == {
         (p, d): "violated" for p in props for d in PROTOCOLS}
@@ -66,8 +67,8 @@ def test_a_cell_is_decided_from_its_own_protocol_only() -> None:
     (Section VIII.C) and keeps it under Spark's: two cells, each from its protocol's scopes.
     The violated one keeps the scopes that held before it and a short witness (the one-task
     version of the race, shorter than the two-task one)."""
-    hadoop, spark = decide_pair("directory", "s3", ("completeness",), Budget(max_runs=1500),
-                                None)
+    hadoop, spark = as_json(decide_pair("directory", "s3", ("completeness",), Budget(max_runs=1500),
+                                None))
     assert (hadoop["protocol"], spark["protocol"]) == ("hadoop", "spark")
     explored = hadoop["explored"]
     assert hadoop["verdict"] == "violated" and explored["scope"] == "partition-hadoop"
@@ -82,8 +83,8 @@ def test_a_cell_is_decided_from_its_own_protocol_only() -> None:
 
 
 def test_one_protocol_only() -> None:
-    cells = decide_pair("direct", "s3", ("exclusivity",), Budget(max_runs=150), None,
-                        protocols=("spark",))
+    cells = as_json(decide_pair("direct", "s3", ("exclusivity",), Budget(max_runs=150), None,
+                        protocols=("spark",)))
     assert [c["protocol"] for c in cells] == ["spark"]
 
 
@@ -100,7 +101,7 @@ def test_a_lagging_store_is_first_explored_with_reads_after_every_settle() -> No
     """v2's continuity failure (a partitioned attempt writing after the job committed) is a
     consistent-store behaviour; on s3-2018 it hides among lagging-listing schedules, which the
     first phase skips, so it is found there and replays."""
-    for cell in decide_pair("v2", "s3-2018", ("continuity",), Budget(max_runs=2000), None):
+    for cell in as_json(decide_pair("v2", "s3-2018", ("continuity",), Budget(max_runs=2000), None)):
         assert cell["verdict"] == "violated", cell["protocol"]
         assert cell["explored"]["phase"] == "settled before reads"
 
@@ -162,10 +163,10 @@ def _bug_rows_hold_up(bug: Any, tmp_path: Any) -> None:
 
     budget = Budget(max_runs=25_000)  # the nested scopes need about 18,000 runs
     props = (bug.shows,)
-    variant = decide_pair(bug.variant, bug.store, props, budget, str(tmp_path),
-                          row=Row(bug.report, bug.fixed, (bug.scope,)))
-    fixed = decide_pair(bug.fixed, bug.fixed_on, props, budget, str(tmp_path),
-                        row=Row(bug.report, None, (bug.scope,)))
+    variant = as_json(decide_pair(bug.variant, bug.store, props, budget, str(tmp_path),
+                          row=Row(bug.report, bug.fixed, (bug.scope,))))
+    fixed = as_json(decide_pair(bug.fixed, bug.fixed_on, props, budget, str(tmp_path),
+                        row=Row(bug.report, None, (bug.scope,))))
     violated = [c for c in variant if c["verdict"] == "violated"]
     assert violated, f"{bug.variant}: {bug.shows} not violated in {bug.scope}"
     for cell in violated:
@@ -175,7 +176,7 @@ def _bug_rows_hold_up(bug: Any, tmp_path: Any) -> None:
     for cell in fixed:
         assert cell["verdict"] == "holds" and cell["explored"]["complete"], cell["explored"]
         assert cell["variant_of"] is None and cell["bug"] == bug.report
-    text = format_matrix(variant + fixed)
+    text = format_matrix([typed(c) for c in variant + fixed])
     assert f"{bug.variant} (variant)" in text and f"{bug.fixed} (fixed)" in text
 
 
@@ -195,12 +196,11 @@ def test_the_second_pass_decides_what_the_first_left_sampled(
     as they were."""
     from zerorename_model.experiments import verdicts
     from zerorename_model.experiments.matrix import matrix
-    from zerorename_model.experiments.matrix_text import shown_verdict
 
     props = ("completeness", "abortability")
-    shallow = matrix(["fenced"], ["s3"], props, budget=Budget(max_runs=300), workers=1,
-                     protocols=("spark",))
-    assert {shown_verdict(c) for c in shallow} == {"holds*"}
+    shallow = as_json(matrix(["fenced"], ["s3"], props, budget=Budget(max_runs=300), workers=1,
+                     protocols=("spark",)))
+    assert {shown(c) for c in shallow} == {"holds*"}
     # every scope explored at the deeper budget is noted (in a file: the pool's worker is a
     # forked process, which inherits the patch)
     log = tmp_path / "explored"
@@ -214,11 +214,11 @@ def test_the_second_pass_decides_what_the_first_left_sampled(
         return explore_scope(scope, scenario, factory, wanted, budget, *rest)
 
     monkeypatch.setattr(verdicts, "_explore_scope", noting)
-    deep = matrix(["fenced"], ["s3"], props, budget=Budget(max_runs=300, deep_runs=20_000),
-                  workers=1, protocols=("spark",))
+    deep = as_json(matrix(["fenced"], ["s3"], props, budget=Budget(max_runs=300, deep_runs=20_000),
+                  workers=1, protocols=("spark",)))
     assert sorted(log.read_text().split()) == sorted(
         {s["scope"] for c in shallow for s in c["explored"]["scopes"] if not s["complete"]})
-    assert [(c["property"], shown_verdict(c), c["explored"]["deep_runs"]) for c in deep] == [
+    assert [(c["property"], shown(c), c["explored"]["deep_runs"]) for c in deep] == [
         (p, "holds", 20_000) for p in props]
     # only the scope families the first pass left open are explored again; the scopes it
     # finished stand as they were, and the runs add up
@@ -232,8 +232,8 @@ def test_the_second_pass_decides_what_the_first_left_sampled(
             n: _timeless(before[n]) for n in finished}
         assert all(after[n]["runs"] > before[n]["runs"] for n in before.keys() - finished)
         assert again["explored"]["runs"] == sum(s["runs"] for s in after.values())
-    direct = matrix(["direct"], ["s3"], props, budget=Budget(max_runs=30, deep_runs=20_000),
-                    workers=1, protocols=("spark",))
+    direct = as_json(matrix(["direct"], ["s3"], props, budget=Budget(max_runs=30, deep_runs=20_000),
+                    workers=1, protocols=("spark",)))
     assert all(c["verdict"] == "violated" and "deep_runs" not in c["explored"] for c in direct)
 
 
@@ -243,15 +243,15 @@ def test_the_lag_pass_proves_with_the_lag_bounded_what_the_unbounded_search_left
     many visibility events pending; a proof there reads ``holds`` with ``explored.max_lag``,
     keeps how far the unbounded search went, and the text matrix marks and explains it."""
     from zerorename_model.experiments.matrix import matrix
-    from zerorename_model.experiments.matrix_text import BOUNDED, lag_bound, shown_verdict
+    from zerorename_model.experiments.matrix_text import BOUNDED
 
     args = (["stocator"], ["s3-2018"], ("completeness",))
-    sampled = matrix(*args, budget=Budget(max_runs=20), workers=1, protocols=("spark",))
-    assert [shown_verdict(c) for c in sampled] == ["holds*"]
-    proved = matrix(*args, budget=Budget(max_runs=20, lag_pass=1), workers=1,
-                    protocols=("spark",))
+    sampled = as_json(matrix(*args, budget=Budget(max_runs=20), workers=1, protocols=("spark",)))
+    assert [shown(c) for c in sampled] == ["holds*"]
+    proved = as_json(matrix(*args, budget=Budget(max_runs=20, lag_pass=1), workers=1,
+                    protocols=("spark",)))
     [cell] = proved
-    assert shown_verdict(cell) == "holds" and lag_bound(cell) == 1
+    assert shown(cell) == "holds" and lag_bound(cell) == 1
     assert cell["explored"]["complete"]
     assert cell["explored"]["unbounded"] == {"runs": sampled[0]["explored"]["runs"],
                                              "complete": False}
@@ -265,12 +265,12 @@ def test_the_lag_pass_proves_with_the_lag_bounded_what_the_unbounded_search_left
     assert {n: _timeless(s) for n, s in after.items() if "max_lag" not in s} == {
         n: _timeless(s) for n, s in before.items() if s["complete"]}
     assert cell["explored"]["runs"] == sum(s["runs"] for s in after.values())
-    text = format_matrix(proved)
+    text = format_matrix([typed(c) for c in proved])
     assert f"holds{BOUNDED}" in text and "at most 1 visibility events" in text
-    assert BOUNDED not in format_matrix(sampled)
-    cut = matrix(*args, budget=Budget(max_runs=20, lag_pass=1, lag_runs=30), workers=1,
-                 protocols=("spark",))
-    assert [shown_verdict(c) for c in cut] == ["holds*"]  # cut off again: left as it was
+    assert BOUNDED not in format_matrix([typed(c) for c in sampled])
+    cut = as_json(matrix(*args, budget=Budget(max_runs=20, lag_pass=1, lag_runs=30), workers=1,
+                 protocols=("spark",)))
+    assert [shown(c) for c in cut] == ["holds*"]  # cut off again: left as it was
     assert cut[0]["explored"]["lag_pass"]["max_lag"] == 1 and lag_bound(cut[0]) is None
 
 
@@ -279,14 +279,13 @@ def test_the_lag_pass_reports_a_violation_it_finds_with_a_trace_that_replays(
     """A run of the bounded store is a run of the store: a violation found with the lag
     bounded decides the cell, and its trace records the bound so that it replays."""
     from zerorename_model.experiments.matrix import matrix
-    from zerorename_model.experiments.matrix_text import lag_bound, shown_verdict
     from zerorename_model.experiments.trace import read_trace, replay
 
     args = (["directory"], ["s3-2018"], ("liveness",))
-    sampled = matrix(*args, budget=Budget(max_runs=20), workers=1, protocols=("spark",))
-    assert [shown_verdict(c) for c in sampled] == ["holds*"]
-    [cell] = matrix(*args, budget=Budget(max_runs=20, lag_pass=1), traces=str(tmp_path),
-                    workers=1, protocols=("spark",))
+    sampled = as_json(matrix(*args, budget=Budget(max_runs=20), workers=1, protocols=("spark",)))
+    assert [shown(c) for c in sampled] == ["holds*"]
+    [cell] = as_json(matrix(*args, budget=Budget(max_runs=20, lag_pass=1), traces=str(tmp_path),
+                    workers=1, protocols=("spark",)))
     assert cell["verdict"] == "violated" and lag_bound(cell) is None
     assert read_trace(cell["trace"])[0]["scenario"]["faults"]["max_lag"] == 1
     assert replay(cell["trace"]).same
@@ -300,8 +299,8 @@ def test_the_passes_give_the_same_cells_in_the_same_order_however_many_workers()
 
     args = (["stocator", "directory", "v2"], ["s3-2018", "s3"], ("completeness", "liveness"))
     budget = Budget(max_runs=20, deep_runs=60, lag_pass=1, lag_runs=200)
-    one = matrix(*args, budget=budget, workers=1)
-    two = matrix(*args, budget=budget, workers=2)
+    one = as_json(matrix(*args, budget=budget, workers=1))
+    two = as_json(matrix(*args, budget=budget, workers=2))
     assert [_timeless(c["explored"]) for c in two] == [_timeless(c["explored"]) for c in one]
     assert [{k: v for k, v in c.items() if k != "explored"} for c in two] == [
         {k: v for k, v in c.items() if k != "explored"} for c in one]

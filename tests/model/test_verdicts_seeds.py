@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tests.model.cell_json import as_json
 from zerorename_model.experiments.bugs import BUGS
 from zerorename_model.experiments.matrix import matrix
 from zerorename_model.experiments.seeds import default_directory, for_scope, load
@@ -35,9 +36,9 @@ def _rewrite(trace: Path, out: Path, committer: str) -> None:
 
 
 def test_a_seed_that_violates_decides_the_cell_and_its_witness_replays(tmp_path: Path) -> None:
-    cells = decide_pair(PREFIX.variant, PREFIX.store, (PREFIX.shows,), QUICK, str(tmp_path),
+    cells = as_json(decide_pair(PREFIX.variant, PREFIX.store, (PREFIX.shows,), QUICK, str(tmp_path),
                         row=Row(PREFIX.report, PREFIX.fixed, (PREFIX.scope,)),
-                        seeds=str(_saved()))
+                        seeds=str(_saved())))
     assert [c["verdict"] for c in cells] == ["violated", "violated"]
     for cell in cells:
         assert cell["explored"]["found_by"].startswith("seed "), cell["explored"]
@@ -51,8 +52,8 @@ def test_a_seed_that_no_longer_violates_counts_for_nothing(tmp_path: Path) -> No
     for protocol in ("hadoop", "spark"):
         name = f"{PREFIX.variant}.{PREFIX.store}.{PREFIX.shows}.{protocol}.jsonl"
         _rewrite(_saved() / name, seeds, PREFIX.fixed)
-    cells = decide_pair(PREFIX.fixed, PREFIX.store, (PREFIX.shows,), QUICK, None,
-                        row=Row(PREFIX.report, None, (PREFIX.scope,)), seeds=str(seeds))
+    cells = as_json(decide_pair(PREFIX.fixed, PREFIX.store, (PREFIX.shows,), QUICK, None,
+                        row=Row(PREFIX.report, None, (PREFIX.scope,)), seeds=str(seeds)))
     assert [c["verdict"] for c in cells] == ["holds", "holds"]
     for cell in cells:
         [scope] = cell["explored"]["scopes"]
@@ -73,8 +74,8 @@ def test_seeds_match_their_scope_whatever_the_task_count() -> None:
 
 
 def test_the_quick_matrix_finds_the_adjacent_prefix_bug() -> None:
-    cells = matrix(["magic"], ["s3"], [PREFIX.shows], quick=True, variants=True,
-                   seeds=str(_saved()), workers=1)
+    cells = as_json(matrix(["magic"], ["s3"], [PREFIX.shows], quick=True, variants=True,
+                   seeds=str(_saved()), workers=1))
     variant = [c for c in cells if c["committer"] == PREFIX.variant]
     assert [c["verdict"] for c in variant] == ["violated", "violated"]
     fixed = [c for c in cells if c["committer"] == PREFIX.fixed and c["bug"] == PREFIX.report]

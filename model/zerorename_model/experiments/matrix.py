@@ -21,12 +21,18 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from zerorename_model.check.properties import PROPERTIES
 from zerorename_model.engine.stores import PROFILES
 from zerorename_model.experiments.bugs import by_report
-from zerorename_model.experiments.matrix_text import shown_verdict
+from zerorename_model.experiments.cells import Cell, cells_json
+from zerorename_model.experiments.explored import (
+    Explored,
+    Held,
+    LagTried,
+    Unbounded,
+    Violation,
+)
 from zerorename_model.experiments.scopes import PROTOCOLS, scope_named
 from zerorename_model.experiments.verdicts import (
     FULL,
@@ -43,7 +49,6 @@ from zerorename_model.experiments.verdicts import (
     judge_reach,
     lags,
     model_resolver,
-    scope_summaries,
 )
 from zerorename_model.systems.protocols import load_all
 
@@ -57,7 +62,7 @@ def matrix(committers: Sequence[str] | None = None, stores: Sequence[str] | None
            resolve: Resolver = model_resolver, known: Sequence[str] | None = None,
            known_stores: Sequence[str] | None = None,
            budget: Budget | None = None, protocols: Sequence[str] = PROTOCOLS,
-           variants: bool = False, seeds: str | None = None) -> list[dict[str, Any]]:
+           variants: bool = False, seeds: str | None = None) -> list[Cell]:
     """Decide every requested cell, in parallel over (committer, store) pairs, under each of
     ``protocols``; with ``variants``, the production-bug rows too (model committers only).
     ``resolve`` (a module-level function, so worker processes can import it) maps a
@@ -104,7 +109,7 @@ def matrix(committers: Sequence[str] | None = None, stores: Sequence[str] | None
 
 def _passes(job: Job, pool: ProcessPoolExecutor, budget: Budget, traces: str | None,
             resolve: Resolver, seeds: str | None,
-            report: Callable[[str], None]) -> list[dict[str, Any]]:
+            report: Callable[[str], None]) -> list[Cell]:
     """One job's cells through every pass of ``budget``, in ``pool``.
 
     Each job's later passes are queued as soon as its first ends, not after every job's first
@@ -124,15 +129,23 @@ def _passes(job: Job, pool: ProcessPoolExecutor, budget: Budget, traces: str | N
 RowKey = tuple[str, str, str, str | None, str | None]
 
 
-def row_key(cell: dict[str, Any]) -> RowKey:
+def row_key(cell: Cell) -> RowKey:
     """The row a cell belongs to: (committer, store, protocol, bug, variant_of)."""
-    return (cell["committer"], cell["store"], cell["protocol"], cell.get("bug"),
-            cell.get("variant_of"))
+    return (cell.committer, cell.store, str(cell.protocol), cell.bug, cell.variant_of)
 
 
-def _second_pass(cells: list[dict[str, Any]], budget: Budget, traces: str | None,
+def _bounded(explored: Explored, max_lag: int, unbounded: Unbounded) -> Explored:
+    """``explored`` proved (or broken) with the lag bounded by ``max_lag``: a violation's bound
+    is that of its scope, where the bounded search found it."""
+    if isinstance(explored, Violation):
+        return replace(explored, where=replace(explored.where, max_lag=max_lag),
+                       unbounded=unbounded)
+    return replace(explored, max_lag=max_lag, unbounded=unbounded)
+
+
+def _second_pass(cells: list[Cell], budget: Budget, traces: str | None,
                  resolve: Resolver, seeds: str | None, pool: ProcessPoolExecutor,
-                 progress: Callable[[str], None] | None) -> list[dict[str, Any]]:
+                 progress: Callable[[str], None] | None) -> list[Cell]:
     """Every ``holds*`` cell decided again at ``budget.deep_runs`` runs per scope (each such
     cell then records ``explored.deep_runs``), in the scope families the first pass left open:
     the ones it finished stand beside the deeper ones."""
@@ -140,55 +153,52 @@ def _second_pass(cells: list[dict[str, Any]], budget: Budget, traces: str | None
     deep = replace(budget, max_runs=budget.deep_runs, hypothesis_examples=0, deep_runs=None,
                    lag_pass=None)
     rows, families = _open_rows(cells, lambda cell: True)
-    before = {(row_key(c), c["property"]): c for c in cells}
-    fresh: dict[tuple[RowKey, str], dict[str, Any]] = {}
+    before = {(row_key(c), c.prop): c for c in cells}
+    fresh: dict[tuple[RowKey, str], Cell] = {}
     for job, again in _again(rows, deep, traces, resolve, seeds, pool, families):
         for cell in again:
-            key = (row_key(cell), cell["property"])
-            if cell["verdict"] in HOLDING:
-                _keep_finished(before[key]["explored"], cell)
-                judge_reach(cell)
-            cell["explored"]["deep_runs"] = budget.deep_runs
-            fresh[key] = cell
+            key = (row_key(cell), cell.prop)
+            if cell.verdict in HOLDING:
+                cell = judge_reach(_keep_finished(before[key], cell))
+            fresh[key] = replace(cell, explored=replace(cell.explored,
+                                                        deep_runs=budget.deep_runs))
         if progress:
             progress(f"again with {budget.deep_runs} runs per scope: {_progress_line(job, again)}")
-    return [fresh.get((row_key(c), c["property"]), c) for c in cells]
+    return [fresh.get((row_key(c), c.prop), c) for c in cells]
 
 
-def _open_rows(cells: Sequence[dict[str, Any]], pick: Callable[[dict[str, Any]], bool],
+def _open_rows(cells: Sequence[Cell], pick: Callable[[Cell], bool],
                ) -> tuple[dict[RowKey, list[str]], dict[RowKey, tuple[str, ...]]]:
     """The ``holds*`` cells ``pick`` selects, by row, and per row the scope families any of
     them left open (cut off): a row's job explores those again, for all its properties."""
     rows: dict[RowKey, list[str]] = {}
     families: dict[RowKey, tuple[str, ...]] = {}
     for cell in cells:
-        if (cell["verdict"] not in HOLDING or cell["explored"].get("complete", True)
-                or not pick(cell)):
+        if cell.verdict not in HOLDING or cell.complete or not pick(cell):
             continue
-        cut = tuple(dict.fromkeys(scope_named(s["scope"]).family
-                                  for s in scope_summaries(cell["explored"])
-                                  if not s.get("complete", True)))
+        cut = tuple(dict.fromkeys(scope_named(name).family for name in cell.cut_off))
         row = row_key(cell)
         families[row] = tuple(dict.fromkeys([*families.get(row, ()), *cut]))
-        rows.setdefault(row, []).append(cell["property"])
+        rows.setdefault(row, []).append(cell.prop)
     return rows, families
 
 
-def _keep_finished(old: dict[str, Any], cell: dict[str, Any]) -> None:
+def _keep_finished(old: Cell, cell: Cell) -> Cell:
     """A ``holds`` cell explored again in its open scope families: the scopes the earlier
     search finished stand beside the new ones (a finished scope covers every run a deeper or
     bounded search of it could take), and the runs add up."""
-    again = scope_summaries(cell["explored"])
-    named = {s["scope"] for s in again}
-    scopes = [s for s in scope_summaries(old) if s.get("complete") and s["scope"] not in named]
-    scopes += again
-    cell["explored"].update(scopes=scopes, runs=sum(s["runs"] for s in scopes))
+    held = cell.explored
+    assert isinstance(held, Held)
+    named = {s.scope for s in held.scopes}
+    scopes = (*[s for s in old.scopes if s.complete and s.scope not in named], *held.scopes)
+    return replace(cell, explored=replace(held, scopes=scopes,
+                                          runs=sum(s.search.runs for s in scopes)))
 
 
 def _again(rows: dict[RowKey, list[str]], budget: Budget, traces: str | None,
            resolve: Resolver, seeds: str | None, pool: ProcessPoolExecutor,
            families: dict[RowKey, tuple[str, ...]] | None = None,
-           ) -> Iterator[tuple[Job, list[dict[str, Any]]]]:
+           ) -> Iterator[tuple[Job, list[Cell]]]:
     """``rows``' properties decided again at ``budget``, in ``pool``: each job and its cells.
     A row's protocols with the same properties go in one job, so that a committer that takes
     no messages explores them once (decide_pair).  ``families``: per row, the only scope
@@ -206,9 +216,9 @@ def _again(rows: dict[RowKey, list[str]], budget: Budget, traces: str | None,
     return zip(jobs, pool.map(decide_job, jobs), strict=True)
 
 
-def _lag_pass(cells: list[dict[str, Any]], budget: Budget, traces: str | None,
+def _lag_pass(cells: list[Cell], budget: Budget, traces: str | None,
               resolve: Resolver, pool: ProcessPoolExecutor,
-              progress: Callable[[str], None] | None) -> list[dict[str, Any]]:
+              progress: Callable[[str], None] | None) -> list[Cell]:
     """Every ``holds*`` cell on a lagging store decided again with its visibility lag bounded
     (``budget.lag_pass`` events pending at most, ``budget.lag_runs`` runs per scope), in the
     scope families its unbounded search did not finish: a finished one already covers every
@@ -217,48 +227,46 @@ def _lag_pass(cells: list[dict[str, Any]], budget: Budget, traces: str | None,
     ``explored.unbounded`` how far the unbounded search went); a bounded search that is cut
     off too leaves the cell as it was, noting the attempt (``explored.lag_pass``)."""
     assert budget.lag_pass is not None
-    rows, families = _open_rows(cells, lambda cell: lags(cell["store"]))
+    rows, families = _open_rows(cells, lambda cell: lags(cell.store))
     if not rows:
         return cells
     bounded = replace(budget, max_runs=budget.lag_runs, hypothesis_examples=0, deep_runs=None,
                       lag_pass=None, max_lag=budget.lag_pass)
-    before = {(row_key(c), c["property"]): c for c in cells}
-    fresh: dict[tuple[RowKey, str], dict[str, Any]] = {}
+    before = {(row_key(c), c.prop): c for c in cells}
+    fresh: dict[tuple[RowKey, str], Cell] = {}
     for job, again in _again(rows, bounded, traces, resolve, None, pool, families):
         for cell in again:
-            key = (row_key(cell), cell["property"])
-            old = before[key]["explored"]
-            if cell["verdict"] in HOLDING and not cell["explored"]["complete"]:
-                tried = {"max_lag": budget.lag_pass, "runs": cell["explored"]["runs"]}
-                fresh[key] = {**before[key], "explored": {**old, "lag_pass": tried}}
+            key = (row_key(cell), cell.prop)
+            old = before[key].explored
+            assert isinstance(old, Held)  # (only cells no run violated are explored again)
+            if isinstance(cell.explored, Held) and not cell.complete:
+                tried = LagTried(budget.lag_pass, cell.explored.runs)
+                fresh[key] = replace(before[key], explored=replace(old, lag_pass=tried))
                 continue
-            if cell["verdict"] in HOLDING:
-                _keep_finished(old, cell)
-                judge_reach(cell)
-            cell["explored"]["max_lag"] = budget.lag_pass
-            cell["explored"]["unbounded"] = {
-                "runs": old["runs"], "complete": old["complete"],
-                **({"deep_runs": old["deep_runs"]} if "deep_runs" in old else {})}
-            fresh[key] = cell
+            if cell.verdict in HOLDING:
+                cell = judge_reach(_keep_finished(before[key], cell))
+            fresh[key] = replace(cell, explored=_bounded(
+                cell.explored, budget.lag_pass, Unbounded(old.runs, old.complete, old.deep_runs)))
         if progress:
             progress(f"again with at most {budget.lag_pass} visibility events pending: "
                      f"{_progress_line(job, again)}")
-    return [fresh.get((row_key(c), c["property"]), c) for c in cells]
+    return [fresh.get((row_key(c), c.prop), c) for c in cells]
 
 
-def _progress_line(job: Job, cells: Sequence[dict[str, Any]]) -> str:
+def _progress_line(job: Job, cells: Sequence[Cell]) -> str:
     """``magic on s3: completeness=violated/holds, … (hadoop/spark)``."""
     committer, store, *_rest = job
-    row = (job[7] if len(job) > 7 else None) or Row()
+    row = job[7] or Row()
     by_prop: dict[str, list[str]] = {}
     for cell in cells:
-        by_prop.setdefault(cell["property"], []).append(shown_verdict(cell))
-    protocols = "/".join(dict.fromkeys(c["protocol"] for c in cells))
+        by_prop.setdefault(cell.prop, []).append(cell.shown)
+    protocols = "/".join(dict.fromkeys(str(c.protocol) for c in cells))
     what = f" ({row.bug}, scope {', '.join(row.families or ())})" if row.bug else ""
     return (f"{committer} on {store}{what}: "
             + ", ".join(f"{p}={'/'.join(v)}" for p, v in by_prop.items()) + f" ({protocols})")
 
 
-def save(cells: Sequence[dict[str, Any]], path: str) -> None:
+def save(cells: Sequence[Cell], path: str) -> None:
+    """The cells as ``zerorename check --json`` writes them."""
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(json.dumps(list(cells), indent=2, ensure_ascii=False) + "\n")
+    Path(path).write_text(json.dumps(cells_json(cells), indent=2, ensure_ascii=False) + "\n")

@@ -1,21 +1,14 @@
 """The verdict matrix as text: one table with both protocols' verdicts in each cell, then the
 production bugs, each variant under the fixed committer, with a legend that says what the
-protocols and verdicts mean.  Pure functions of the cells
-(``zerorename_model.experiments.verdicts``).
-
-A cell is read as JSON (``Mapping[str, object]``): the matrix also comes back from
-``verdicts.json``, so each field is converted where it is used."""
+protocols and verdicts mean.  Pure functions of the cells (:class:`.cells.Cell`, as
+``zerorename_model.experiments.verdicts`` decides them or ``verdicts.json`` holds them)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from zerorename_model.engine.json_values import json_list, json_object
-from zerorename_model.experiments.cells import Cell as TypedCell
-from zerorename_model.experiments.cells import fewest_reach
+from zerorename_model.experiments.cells import Cell, Verdict, fewest_reach
 from zerorename_model.experiments.scopes import PROTOCOL_LEGEND, PROTOCOLS
-
-Cell = Mapping[str, object]
 
 #: how a verdict is written in a table cell (short, so two fit side by side)
 SHORT = {"holds": "holds", "holds*": "holds*", "violated": "VIOL", "n/a": "n/a",
@@ -24,16 +17,13 @@ SHORT = {"holds": "holds", "holds*": "holds*", "violated": "VIOL", "n/a": "n/a",
 
 def shown_verdict(cell: Cell) -> str:
     """A cell's verdict as people read it: ``holds*`` where a scope was only sampled."""
-    if cell["verdict"] == "holds" and not json_object(cell["explored"]).get("complete", True):
-        return "holds*"
-    return str(cell["verdict"])
+    return cell.shown
 
 
 def lag_bound(cell: Cell) -> int | None:
     """The visibility-lag bound a ``holds`` was proved under (``Budget.lag_pass``), or None:
     proved with the lagging store's whole freedom, or not a proof at all."""
-    bound = json_object(cell["explored"]).get("max_lag") if cell["verdict"] == "holds" else None
-    return bound if isinstance(bound, int) else None
+    return cell.max_lag
 
 
 #: what marks a ``holds`` proved with the visibility lag bounded (the legend says by how much)
@@ -59,6 +49,12 @@ def bounded_note(cells: Sequence[Cell]) -> list[str]:
             "events of the lagging store pending at once (bounded staleness); with no bound "
             "no run violated it either, but the search did not enumerate every scope (the "
             "JSON's explored.unbounded)"]
+
+
+def _protocol(cell: Cell) -> str:
+    """The protocol a cell was decided under (results older than per-protocol cells: Spark's,
+    as the table has always shown them)."""
+    return "spark" if cell.protocol is None else cell.protocol.value
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
@@ -90,7 +86,7 @@ def reach_note(cells: Sequence[Cell]) -> list[str]:
     """Per property, and per state it constrains, the fewest runs that reached that state in
     any cell no run violated (``explored.reach``): how much each ``holds`` rests on.  Empty
     when no cell counted its runs' reach."""
-    fewest = fewest_reach(TypedCell.read(cell) for cell in cells)
+    fewest = fewest_reach(cells)
     if not fewest:
         return []
     return ["reach: per property, the fewest runs of any cell it was not violated in that "
@@ -102,13 +98,12 @@ def reach_note(cells: Sequence[Cell]) -> list[str]:
 def format_matrix(cells: Sequence[Cell]) -> str:
     """One row per (committer, store), one column per property, each cell ``hadoop/spark``;
     then the production-bug rows (cells with ``bug`` set), if any."""
-    main = [c for c in cells if not c.get("bug")]
-    protocols = [d for d in PROTOCOLS if any(c.get("protocol", "spark") == d for c in cells)]
-    props = list(dict.fromkeys(str(c["property"]) for c in main))
+    main = [c for c in cells if not c.bug]
+    protocols = [d for d in PROTOCOLS if any(_protocol(c) == d for c in cells)]
+    props = list(dict.fromkeys(c.prop for c in main))
     rows: dict[tuple[str, str], dict[str, dict[str, Cell]]] = {}
     for c in main:
-        rows.setdefault((str(c["committer"]), str(c["store"])), {}).setdefault(
-            str(c["property"]), {})[str(c.get("protocol", "spark"))] = c
+        rows.setdefault((c.committer, c.store), {}).setdefault(c.prop, {})[_protocol(c)] = c
     lines: list[str] = []
     if main:
         lines += _table(["committer", "store", *props],
@@ -127,27 +122,24 @@ def format_bugs(cells: Sequence[Cell], protocols: Sequence[str]) -> list[str]:
     # (by store too: a store's bug is one committer on two stores)
     grouped: dict[str, dict[tuple[str, str, str], dict[str, Cell]]] = {}
     for c in cells:
-        if c.get("bug"):
-            grouped.setdefault(str(c["bug"]), {}).setdefault(
-                (str(c["committer"]), str(c["store"]), str(c["property"])), {}
-            )[str(c.get("protocol", "spark"))] = c
+        if c.bug:
+            grouped.setdefault(c.bug, {}).setdefault((c.committer, c.store, c.prop), {}
+                                                     )[_protocol(c)] = c
     if not grouped:
         return []
     rows: list[list[str]] = []
     for bug, by_row in grouped.items():
         broken = {prop for (_c, _s, prop), pair in by_row.items()
-                  if any(c["verdict"] == "violated" for c in pair.values())}
+                  if any(c.verdict is Verdict.VIOLATED for c in pair.values())}
         for (committer, _store, prop), pair in by_row.items():
             if broken and prop not in broken:
                 continue  # the properties that tell the two apart (all, if none is violated)
             any_cell = next(iter(pair.values()))
-            scope = ",".join(dict.fromkeys(
-                str(json_object(s).get("scope", "")).rsplit("-", 1)[0]
-                for c in pair.values()
-                for s in json_list(json_object(c["explored"]).get("scopes"))))
-            traces = [str(c["trace"]) for c in pair.values() if c.get("trace")]
-            who = "variant" if any_cell.get("variant_of") else "fixed"
-            rows.append([bug, scope, f"{committer} ({who})", str(any_cell["store"]), prop,
+            scope = ",".join(dict.fromkeys(s.scope.rsplit("-", 1)[0]
+                                           for c in pair.values() for s in c.scopes))
+            traces = [c.trace for c in pair.values() if c.trace]
+            who = "variant" if any_cell.variant_of else "fixed"
+            rows.append([bug, scope, f"{committer} ({who})", any_cell.store, prop,
                          _pair(pair, protocols), traces[0] if traces else ""])
     return ["production bugs (paper Section XIV): each variant beside the fixed committer, "
             "in the scope family that shows the bug",

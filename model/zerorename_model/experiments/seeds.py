@@ -22,9 +22,9 @@ import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
-from zerorename_model.engine.harness import MoveKind, Run, RunResult
+from zerorename_model.check.explore import Backend, new_run
+from zerorename_model.engine.harness import MoveKind, RunResult
 from zerorename_model.engine.scenario import CommitterFactory, Scenario
 from zerorename_model.experiments.trace import read_trace
 
@@ -84,10 +84,10 @@ def in_scope(seed: Seed, scenario: Scenario) -> Scenario:
 
 
 def guided(seed: Seed, scenario: Scenario, factory: CommitterFactory,
-           backend: Any = None) -> tuple[list[int], RunResult]:
+           backend: Backend = None) -> tuple[list[int], RunResult]:
     """Run ``scenario`` steered by the seed's moves (see the module docstring); the choices
     taken and the result."""
-    run = Run(scenario, factory, backend=backend)
+    run = new_run(scenario, factory, backend)
     taken: list[int] = []
     position = 0
     try:
@@ -110,10 +110,10 @@ def guided(seed: Seed, scenario: Scenario, factory: CommitterFactory,
 
 
 def exact(seed: Seed, factory: CommitterFactory,
-          backend: Any = None) -> tuple[list[int], RunResult] | None:
+          backend: Backend = None) -> tuple[list[int], RunResult] | None:
     """The seed replayed in its own scenario, choice by choice (None if the run no longer
     offers what was recorded)."""
-    run = Run(seed.scenario, factory, backend=backend)
+    run = new_run(seed.scenario, factory, backend)
     try:
         for text, index in zip(seed.moves, seed.choices, strict=True):
             if run.finished():

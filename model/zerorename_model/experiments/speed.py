@@ -33,6 +33,8 @@ from typing import Any
 
 from zerorename_model.check.explore import explore
 from zerorename_model.engine.scenario import Faults, Scenario
+from zerorename_model.experiments.cells import Cell, Verdict, typed_cells
+from zerorename_model.experiments.explored import Violation
 from zerorename_model.experiments.matrix import matrix
 from zerorename_model.experiments.seeds import default_directory
 from zerorename_model.systems.protocols import get
@@ -118,14 +120,13 @@ def matrix_quick(seeded: bool = True) -> dict[str, Any]:
     after = os.times()
     cpu = (after.user + after.system + after.children_user + after.children_system
            - before.user - before.system - before.children_user - before.children_system)
-    violated = {_key(c) for c in cells if c["verdict"] == "violated"}
+    violated = {_key(c) for c in cells if c.verdict is Verdict.VIOLATED}
     report: dict[str, Any] = {
         "wall": round(time.monotonic() - wall, 1), "cpu": round(cpu, 1), "cells": len(cells),
         "seeds": str(directory) if directory else None, "violated": len(violated),
-        "found_by_seed": sum(1 for c in cells if c["verdict"] == "violated"
-                             and str(c["explored"].get("found_by", "")).startswith("seed")),
-        "incomplete": sum(1 for c in cells if c["verdict"] == "holds"
-                          and not c["explored"].get("complete", True))}
+        "found_by_seed": sum(1 for c in cells if isinstance(c.explored, Violation)
+                             and c.explored.found_by.startswith("seed")),
+        "incomplete": sum(1 for c in cells if c.undecided)}
     committed = _committed_violations()
     if committed is not None:
         asked = {_key(c) for c in cells}
@@ -134,9 +135,8 @@ def matrix_quick(seeded: bool = True) -> dict[str, Any]:
     return report
 
 
-def _key(cell: dict[str, Any]) -> tuple[str, ...]:
-    return (cell["committer"], cell["store"], cell["property"], cell["protocol"],
-            cell.get("bug") or "")
+def _key(cell: Cell) -> tuple[str, ...]:
+    return (cell.committer, cell.store, cell.prop, str(cell.protocol), cell.bug or "")
 
 
 def _committed_violations() -> set[tuple[str, ...]] | None:
@@ -144,8 +144,8 @@ def _committed_violations() -> set[tuple[str, ...]] | None:
     path = Path(__file__).resolve().parents[3] / "paper" / "results" / "verdicts.json"
     if not path.is_file():
         return None
-    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-    return {_key(c) for c in cells if c["verdict"] == "violated"}
+    cells = typed_cells(json.loads(path.read_text(encoding="utf-8")))
+    return {_key(c) for c in cells if c.verdict is Verdict.VIOLATED}
 
 
 def matrix_full_store(store: str) -> dict[str, Any]:
@@ -153,11 +153,10 @@ def matrix_full_store(store: str) -> dict[str, Any]:
     wall = time.monotonic()
     cells = matrix(stores=[store], quick=False)
     return {"wall": round(time.monotonic() - wall, 1), "cells": len(cells),
-            "violated": sorted(f"{c['committer']}/{c['store']}/{c['property']}"
-                               for c in cells if c["verdict"] == "violated"),
-            "incomplete": sorted(f"{c['committer']}/{c['store']}/{c['property']}"
-                                 for c in cells if c["verdict"] == "holds"
-                                 and not c["explored"].get("complete", True))}
+            "violated": sorted(f"{c.committer}/{c.store}/{c.prop}"
+                               for c in cells if c.verdict is Verdict.VIOLATED),
+            "incomplete": sorted(f"{c.committer}/{c.store}/{c.prop}"
+                                 for c in cells if c.undecided)}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

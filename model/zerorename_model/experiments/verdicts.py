@@ -24,7 +24,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from zerorename_model.check.explore import Backend, Exploration, explore, run_once
 from zerorename_model.check.properties import CONSTRAINS, PROPERTIES, applicable
@@ -35,6 +34,17 @@ from zerorename_model.engine.json_values import json_object
 from zerorename_model.engine.scenario import CommitterFactory, Scenario
 from zerorename_model.engine.stores import PROFILES
 from zerorename_model.experiments.bugs import BUGS
+from zerorename_model.experiments.cells import Cell, JobProtocol, Verdict
+from zerorename_model.experiments.explored import (
+    Explored,
+    Held,
+    NotApplicable,
+    ScopeRecord,
+    Search,
+    SeedsTried,
+    Violation,
+    scope_records,
+)
 from zerorename_model.experiments.scopes import PROTOCOLS, SCOPES, Scope
 from zerorename_model.experiments.seeds import Seed, exact, for_scope, guided, in_scope
 from zerorename_model.experiments.seeds import load as load_seeds
@@ -48,7 +58,7 @@ from zerorename_model.systems.protocols import get
 
 __all__ = ["FULL", "HOLDING", "MATRIX_COMMITTERS", "MATRIX_STORES", "PROTOCOLS", "QUICK",
            "SCOPES", "Budget", "Job", "Resolver", "Row", "Scope", "bug_jobs", "decide_job",
-           "decide_pair", "judge_reach", "lags", "model_resolver", "scope_summaries"]
+           "decide_pair", "judge_reach", "lags", "model_resolver"]
 
 MATRIX_COMMITTERS = ("v1", "v2", "directory", "partitioned", "magic", "manifest", "direct",
                      "stocator", "emr", "lakefs", "fenced")
@@ -129,7 +139,7 @@ class Row:
 def decide_pair(committer: str, store: str, props: Sequence[str], budget: Budget,
                 traces: str | None, resolve: Resolver = model_resolver,
                 protocols: Sequence[str] = PROTOCOLS, row: Row | None = None,
-                seeds: str | None = None) -> list[dict[str, Any]]:
+                seeds: str | None = None) -> list[Cell]:
     """Every requested property's cell, under each protocol, for one (committer, store).
     ``seeds``: a directory of saved witness traces tried first (:mod:`.seeds`; model
     committers only)."""
@@ -137,7 +147,7 @@ def decide_pair(committer: str, store: str, props: Sequence[str], budget: Budget
     reason = runnable_on(committer, store, resolve)
     saved = load_seeds(seeds) if seeds and resolve is model_resolver else ()
     takes_messages = getattr(resolve(committer, store)[0], "takes_messages", True)
-    by_protocol: dict[str, list[dict[str, Any]]] = {}
+    by_protocol: dict[str, list[Cell]] = {}
     for protocol in protocols:
         if not takes_messages and by_protocol:  # the same runs as the protocol decided first
             first, decided_cells = next(iter(by_protocol.items()))
@@ -151,28 +161,27 @@ def decide_pair(committer: str, store: str, props: Sequence[str], budget: Budget
         by_protocol[protocol] = [decided[p] for p in props if p in decided]
     cells = [judge_reach(c) for decided_cells in by_protocol.values() for c in decided_cells]
     order = {p: i for i, p in enumerate(props)}
-    return sorted(cells, key=lambda c: order[c["property"]])  # stable: protocols stay in order
+    return sorted(cells, key=lambda c: order[c.prop])  # stable: protocols stay in order
 
 
 def _decide_protocol(committer: str, store: str, props: Sequence[str], budget: Budget,
                      traces: str | None, resolve: Resolver, protocol: str,
                      scopes: Sequence[Scope], reason: str | None, row: Row,
-                     saved: Sequence[Seed] = ()) -> dict[str, dict[str, Any]]:
+                     saved: Sequence[Seed] = ()) -> dict[str, Cell]:
     factory, backend = resolve(committer, store)
-    cells: dict[str, dict[str, Any]] = {}
+    cells: dict[str, Cell] = {}
 
-    def cell(prop: str, verdict: str, trace: str | None,
-             explored: dict[str, Any]) -> dict[str, Any]:
-        return {"committer": committer, "store": store, "property": prop,
-                "protocol": protocol, "verdict": verdict, "trace": trace,
-                "explored": explored, "variant_of": row.variant_of, "bug": row.bug}
+    def cell(prop: str, verdict: Verdict, trace: str | None, explored: Explored) -> Cell:
+        return Cell(committer, store, prop, JobProtocol(protocol), verdict, trace, explored,
+                    row.variant_of, row.bug)
 
     for scope in scopes:
         wanted = [p for p in scope.props if p in props
-                  and cells.get(p, {}).get("verdict") in (None, *HOLDING)]
+                  and (p not in cells or cells[p].verdict in HOLDING)]
         for prop in [p for p in wanted if reason or not applicable(p, store)]:
-            cells[prop] = cell(prop, "n/a", None, {"reason": reason or f"{store} is consistent"})
-        wanted = [p for p in wanted if cells.get(p, {}).get("verdict") != "n/a"]
+            cells[prop] = cell(prop, Verdict.NA, None,
+                               NotApplicable(reason or f"{store} is consistent"))
+        wanted = [p for p in wanted if p not in cells or cells[p].verdict is not Verdict.NA]
         if not wanted:
             continue
         scenario = scope.make(committer, store)
@@ -182,7 +191,9 @@ def _decide_protocol(committer: str, store: str, props: Sequence[str], budget: B
                                          for_scope(saved, scenario) if saved else [])
         for prop in wanted:
             if prop not in found:
-                _merge_holds(cells, cell(prop, "holds", None, explored))
+                _merge_holds(cells, cell(prop, Verdict.HOLDS, None,
+                                         Held((explored,), explored.complete,
+                                              explored.search.runs)))
                 continue
             hit = found[prop]
             witness = (_seed_witness(hit.seed, factory, prop, backend) if hit.seed else None
@@ -196,76 +207,70 @@ def _decide_protocol(committer: str, store: str, props: Sequence[str], budget: B
                 if row.bug and not row.variant_of:  # the fixed side of a bug's comparison
                     name.append(row.bug)
                 path = str(write_trace(Path(traces) / (".".join(name) + ".jsonl"), trace))
-            earlier = cells.get(prop, {}).get("explored", {}).get("scopes", [])
-            cells[prop] = cell(prop, "violated", path,
-                               {**explored, "found_by": hit.by, "steps": witness.result.steps,
-                                "witness": str(PROPERTIES[prop](witness.result)[0]),
-                                "witness_tasks": witness.scenario.tasks,
-                                "scopes": [*earlier, explored]})
+            earlier = scope_records(cells[prop].explored) if prop in cells else ()
+            cells[prop] = cell(prop, Verdict.VIOLATED, path,
+                               Violation(explored, hit.by, witness.result.steps,
+                                         str(PROPERTIES[prop](witness.result)[0]),
+                                         witness.scenario.tasks, (*earlier, explored)))
     return cells
 
 
-def _same_runs(cell: dict[str, Any], protocol: str, first: str, traces: str | None,
-               resolve: Resolver) -> dict[str, Any]:
+def _same_runs(cell: Cell, protocol: str, first: str, traces: str | None,
+               resolve: Resolver) -> Cell:
     """``cell`` (decided under ``first``) for ``protocol``, for a committer that takes no
     messages: the driver calls its ``commit_job(None)`` under every protocol, so each scope's
     runs are those of the other protocol's scope, step for step, and so are its verdicts.  A
     violated cell's trace is run again under ``protocol`` and must reach the same digest and
     violation (else the harness depends on the protocol somewhere else, and this is wrong)."""
-    same = {**cell, "protocol": protocol,
-            "explored": {**cell["explored"], "runs_of": first}}
-    if cell["trace"] is None:
+    same = replace(cell, protocol=JobProtocol(protocol),
+                   explored=replace(cell.explored, runs_of=first))
+    if cell.trace is None:
         return same
-    events = read_trace(cell["trace"])
+    events = read_trace(cell.trace)
     header = dict(events[0])
     header["scenario"] = {**json_object(header["scenario"]), "driver": protocol}
     recorded = str(events[-1]["digest"])
-    differs = f"{cell['trace']} run under {protocol}'s protocol"
+    differs = f"{cell.trace} run under {protocol}'s protocol"
     not_same = f"its runs are not those of {first}'s protocol"
     try:
         result = run_recorded([header, *events[1:]],
-                              resolve(cell["committer"], cell["store"])[0], source=cell["trace"])
+                              resolve(cell.committer, cell.store)[0], source=cell.trace)
     except TraceDivergence as divergence:
         raise AssertionError(f"{differs} took other steps ({divergence}): {not_same}") from None
-    found = PROPERTIES[cell["property"]](result)
+    found = PROPERTIES[cell.prop](result)
     if result.digest != recorded or not found:
         raise AssertionError(f"{differs} reached another state ({result.digest} against "
                              f"{recorded}): {not_same}")
     trace = list(result.trace)
     trace[-1] = {**trace[-1], "violations": [str(v) for v in found]}
-    path = Path(cell["trace"])
+    path = Path(cell.trace)
     named = path.with_name(path.name.replace(f".{first}.", f".{protocol}.", 1))
-    return {**same, "trace": str(write_trace(named, trace))}
+    return replace(same, trace=str(write_trace(named, trace)))
 
 
 #: the verdicts of a cell no run violated: ``holds`` when the runs reached every state its
 #: property constrains, ``vacuous`` when they never reached one
-HOLDING = ("holds", "vacuous")
+HOLDING = (Verdict.HOLDS, Verdict.VACUOUS)
 
 
-def scope_summaries(explored: dict[str, Any]) -> list[dict[str, Any]]:
-    """The per-scope records of a cell's ``explored`` (one scope's record is its own)."""
-    return list(explored.get("scopes", [explored] if "scope" in explored else []))
-
-
-def judge_reach(cell: dict[str, Any]) -> dict[str, Any]:
+def judge_reach(cell: Cell) -> Cell:
     """A cell no run violated, with ``explored.reach`` (per state its property constrains, how
     many runs of its scopes reached it: :mod:`zerorename_model.check.reach`) and its verdict
     ``vacuous`` if one of them is 0, else ``holds``.  A cell of scopes explored before runs
     were counted (no ``reach`` in some scope) is left as it is."""
-    if cell["verdict"] not in HOLDING:
+    held = cell.explored
+    if not isinstance(held, Held) or cell.verdict not in HOLDING:
         return cell
-    scopes = scope_summaries(cell["explored"])
-    if not scopes or any("reach" not in s for s in scopes):
+    if not held.scopes or any(not s.search.reach for s in held.scopes):
         return cell
-    constrains = CONSTRAINS.get(cell["property"], ())
-    reach = {state.value: sum(int(s["reach"].get(state.value, 0))
-                              + int(s.get("settled_before_reads", {}).get("reach", {})
-                                    .get(state.value, 0)) for s in scopes)
+    constrains = CONSTRAINS.get(cell.prop, ())
+    reach = {state.value: sum(dict(s.search.reach).get(state.value, 0)
+                              + (dict(s.settled.reach).get(state.value, 0) if s.settled else 0)
+                              for s in held.scopes)
              for state in constrains}
-    cell["explored"]["reach"] = reach
-    cell["verdict"] = "vacuous" if vacuous_states(constrains, reach) else "holds"
-    return cell
+    return replace(cell, explored=replace(held, reach=tuple(reach.items())),
+                   verdict=Verdict.VACUOUS if vacuous_states(constrains, reach)
+                   else Verdict.HOLDS)
 
 def lags(store: str) -> bool:
     """Whether ``store``'s profile lets a write's visibility lag (S3 of 2018)."""
@@ -289,7 +294,7 @@ class Found:
 def _explore_scope(scope: Scope, scenario: Scenario, factory: CommitterFactory,
                    wanted: Sequence[str], budget: Budget, backend: Backend,
                    seeds: Sequence[Seed] = (),
-                   ) -> tuple[dict[str, Found], dict[str, Any]]:
+                   ) -> tuple[dict[str, Found], ScopeRecord]:
     """The violating schedule found for each of ``wanted`` in one scope, and what was explored.
 
     The scope's seeds (:mod:`.seeds`) are replayed first; a property counts as found by a seed
@@ -300,9 +305,7 @@ def _explore_scope(scope: Scope, scenario: Scenario, factory: CommitterFactory,
     in the third pass, they are not explored apart again).  Only the second, full exploration
     can prove a property holds."""
     found: dict[str, Found] = {}
-    explored: dict[str, Any] = {"scope": scope.name}
-    if scenario.faults.max_lag is not None:
-        explored["max_lag"] = scenario.faults.max_lag
+    seeds_tried: SeedsTried | None = None
     for seed in seeds:
         rest = [p for p in wanted if p not in found]
         if not rest:
@@ -313,7 +316,12 @@ def _explore_scope(scope: Scope, scenario: Scenario, factory: CommitterFactory,
             if PROPERTIES[prop](result):
                 found[prop] = Found(variant, choices, seed)
     if seeds:
-        explored["seeds"] = {"tried": len(seeds), "found": sorted(found)}
+        seeds_tried = SeedsTried(len(seeds), tuple(sorted(found)))
+
+    def record(search: Search, settled: Search | None = None, hypothesis_runs: int | None = None,
+               phase: str | None = None) -> ScopeRecord:
+        return ScopeRecord(scope.name, search, scenario.faults.max_lag, seeds_tried, settled,
+                           hypothesis_runs, phase)
 
     def run(variant: Scenario, props: Sequence[str]) -> Exploration:
         report = explore(variant, factory, props, max_runs=budget.max_runs,
@@ -324,27 +332,26 @@ def _explore_scope(scope: Scope, scenario: Scenario, factory: CommitterFactory,
 
     rest = [p for p in wanted if p not in found]
     if not rest:
-        return found, {**explored, "method": "seeds", "runs": 0, "pruned": 0, "states": 0,
-                       "complete": False, "seconds": 0.0}
+        return found, record(Search("seeds", 0, 0, 0, complete=False, seconds=0.0))
+    settled: Search | None = None
     if lags(scenario.store) and scenario.faults.max_lag is None:
         # (not with the lag bounded: the third pass explores only what the second left open,
         # which found nothing among these runs, and a bounded search that ends covers them)
         eager = replace(scenario, faults=replace(scenario.faults, settle_eagerly=True))
-        first = run(eager, rest)
-        explored["settled_before_reads"] = first.summary()
+        settled = Search.of(run(eager, rest))
     rest = [p for p in wanted if p not in found]
-    if not rest:
-        return found, {**explored, **explored.pop("settled_before_reads"),
-                       "phase": "settled before reads"}
+    if settled is not None and not rest:
+        # (the settled search is the scope's record, and stays under its own name too)
+        return found, record(settled, settled=settled, phase="settled before reads")
     report = run(scenario, rest)
-    explored.update(report.summary())
+    hypothesis_runs = None
     missing = [p for p in rest if p not in found]
     if missing and not report.complete and budget.hypothesis_examples:
         sampled = search(scenario, factory, missing, max_examples=budget.hypothesis_examples,
                          backend=backend)
         found.update({p: Found(scenario, v[2]) for p, v in sampled.violations.items()})
-        explored["hypothesis_runs"] = sampled.runs
-    return found, explored
+        hypothesis_runs = sampled.runs
+    return found, record(Search.of(report), settled=settled, hypothesis_runs=hypothesis_runs)
 
 
 @dataclass(frozen=True)
@@ -385,26 +392,27 @@ def _seed_witness(seed: Seed, factory: CommitterFactory, prop: str,
     return Witness(seed.scenario, *replayed)
 
 
-def _merge_holds(cells: dict[str, dict[str, Any]], cell: dict[str, Any]) -> None:
-    """A property holds for a pair only if it held in every scope: accumulate what was covered."""
-    prop = cell["property"]
-    if prop not in cells:
-        cell["explored"] = {"scopes": [cell["explored"]], "complete":
-                            cell["explored"]["complete"], "runs": cell["explored"]["runs"]}
-        cells[prop] = cell
+def _merge_holds(cells: dict[str, Cell], cell: Cell) -> None:
+    """A property holds for a pair only if it held in every scope: accumulate what was covered
+    (``cell`` holds in one scope)."""
+    if cell.prop not in cells:
+        cells[cell.prop] = cell
         return
-    explored = cells[prop]["explored"]
-    explored["scopes"].append(cell["explored"])
-    explored["complete"] = explored["complete"] and cell["explored"]["complete"]
-    explored["runs"] += cell["explored"]["runs"]
+    held, more = cells[cell.prop].explored, cell.explored
+    assert isinstance(held, Held) and isinstance(more, Held)
+    cells[cell.prop] = replace(cells[cell.prop], explored=replace(
+        held, scopes=(*held.scopes, *more.scopes), complete=held.complete and more.complete,
+        runs=held.runs + more.runs))
 
 
-Job = tuple[Any, ...]
+#: :func:`decide_pair`'s arguments: ``(committer, store, props, budget, traces, resolve,
+#: protocols, row, seeds)``
+Job = tuple[str, str, Sequence[str], Budget, str | None, Resolver, Sequence[str], Row | None,
+            str | None]
 
 
-def decide_job(args: Job) -> list[dict[str, Any]]:
-    """:func:`decide_pair` on one tuple of arguments (what a process pool maps over):
-    ``(committer, store, props, budget, traces, resolve[, protocols[, row[, seeds]]])``."""
+def decide_job(args: Job) -> list[Cell]:
+    """:func:`decide_pair` on one tuple of arguments (what a process pool maps over)."""
     return decide_pair(*args)
 
 

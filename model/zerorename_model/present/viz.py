@@ -20,6 +20,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 
 from zerorename_model.engine.json_values import json_int, json_number, json_object
+from zerorename_model.experiments.cells import Cell
 from zerorename_model.experiments.matrix_text import BOUNDED, lag_bound
 from zerorename_model.present.analysis import (
     DELETE_OPS,
@@ -174,7 +175,8 @@ def _cell_face(cells: Sequence[Mapping[str, object]], prop: str | None,
         if sampled and verdict == "holds" and not json_object(
                 cells[0].get("explored", {})).get("complete", True):
             verdict = "holds*"
-        bounded = BOUNDED if lag_bound(cells[0]) is not None else ""  # proved with the lag bounded
+        # proved with the lag bounded
+        bounded = BOUNDED if lag_bound(Cell.from_json(cells[0])) is not None else ""
         return verdict + bounded, VERDICT_COLOURS.get(verdict, "white")
     applicable = [c for c in cells if c["verdict"] != "n/a"]
     if not applicable:
