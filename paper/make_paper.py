@@ -48,12 +48,14 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from zrpaper.compute import generate
 from zrpaper.figures import write_figures
 from zrpaper.merge import MergeRefused, merge
 from zrpaper.readme import README, TOP_README, write_readme
 from zrpaper.render import write_paper
+from zrpaper.results import load_results, save_results
 from zrpaper.settings import (
     DEEP_BUDGET,
     FIGURES,
@@ -62,8 +64,6 @@ from zrpaper.settings import (
     PAPER_BUDGET,
     RACE_MAX_RUNS,
     WORKERS,
-    load_results,
-    save_results,
 )
 
 
@@ -75,9 +75,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="explore only --committers and replace exactly their cells, "
                              "VIII.C rows and Table V column in results/verdicts.json")
     parser.add_argument("--workers", type=int, default=min(WORKERS, os.cpu_count() or 1))
-    parser.add_argument("--max-runs", type=int, default=PAPER_BUDGET["max_runs"],
+    parser.add_argument("--max-runs", type=int, default=PAPER_BUDGET.max_runs,
                         help="runs per scope (to try a budget; the paper uses the default)")
-    parser.add_argument("--deep-runs", type=int, default=DEEP_BUDGET["max_runs"],
+    parser.add_argument("--deep-runs", type=int, default=DEEP_BUDGET.max_runs,
                         help="runs per scope of the second pass over undecided cells (fewer "
                              "leave more cells holds*, which the paper lists)")
     parser.add_argument("--race-runs", type=int, default=RACE_MAX_RUNS,
@@ -85,7 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--committers", default=None,
                         help="comma-separated subset of the matrix (to try; the paper uses all)")
     args = parser.parse_args(argv)
-    budget = {**PAPER_BUDGET, "max_runs": args.max_runs}
+    budget = replace(PAPER_BUDGET, max_runs=args.max_runs)
     committers = [c for c in args.committers.split(",") if c] if args.committers else None
     progress: Callable[[str], None] = lambda line: print(line, flush=True)  # noqa: E731
     started = time.monotonic()
@@ -96,8 +96,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error("--merge needs --committers")
         try:
             save_results(merge(load_results(), committers, budget, args.workers, progress,
-                               deep_budget={**DEEP_BUDGET, "max_runs": args.deep_runs}
-                               if args.deep_runs != DEEP_BUDGET["max_runs"] else None,
+                               deep_budget=replace(DEEP_BUDGET, max_runs=args.deep_runs)
+                               if args.deep_runs != DEEP_BUDGET.max_runs else None,
                                race_max_runs=args.race_runs
                                if args.race_runs != RACE_MAX_RUNS else None))
         except MergeRefused as refused:
@@ -106,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
               file=sys.stderr)
     elif not args.render_only:
         save_results(generate(budget, args.workers, progress, committers,
-                              deep_budget={**DEEP_BUDGET, "max_runs": args.deep_runs},
+                              deep_budget=replace(DEEP_BUDGET, max_runs=args.deep_runs),
                               race_max_runs=args.race_runs))
         print(f"results written in {time.monotonic() - started:.0f} s", file=sys.stderr)
     results = load_results()

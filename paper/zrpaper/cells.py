@@ -4,8 +4,7 @@ view of a cell (:class:`Cell`, :class:`Verdict`, :class:`JobProtocol`) is the mo
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from zerorename_model.experiments.cells import (
     JOB_PROTOCOLS,
@@ -18,6 +17,7 @@ from zerorename_model.experiments.cells import (
     typed_cells,
 )
 from zerorename_model.experiments.explored import ScopeRecord
+from zrpaper.results import Results
 
 __all__ = ["BOUNDED", "PROTOCOLS", "PROTOCOL_NAMES", "Cell", "CellKey", "JobProtocol",
            "ScopeRecord", "Verdict", "by_protocol", "fixed_committers", "index", "kind", "link",
@@ -57,11 +57,11 @@ def runs_text(n: int) -> str:
     return f"{n} run" if n == 1 else f"{n} runs"
 
 
-def search_outcome(explored: dict[str, Any]) -> str:
+def search_outcome(found: object, complete: bool) -> str:
     """How a Table V search ended: it found its schedule, covered every one, or was cut off."""
-    if explored["found"]:
+    if found:
         return "found"
-    return "every schedule" if explored["complete"] else "run budget hit"
+    return "every schedule" if complete else "run budget hit"
 
 
 
@@ -86,8 +86,8 @@ def mark_of(cell: Cell) -> str:
     return str(cell.verdict) + (BOUNDED if cell.max_lag is not None else "")
 
 
-def fixed_committers(results: Mapping[str, Any]) -> list[str]:
+def fixed_committers(results: Results) -> list[str]:
     """The matrix's rows: the committers with cells of the matrix proper (not only of a
     production bug's comparison), in the results' order."""
-    rows = {c.committer for c in typed_cells(results) if c.in_matrix}
-    return [c for c in results["committers"] if c in rows]
+    rows = {c.committer for c in results.cells if c.in_matrix}
+    return [c for c in results.committers if c in rows]

@@ -1,6 +1,6 @@
 """Computing the results: the verdict matrix (with a deeper second pass for every cell a scope
 left undecided), then the VIII.C probe and Table V (:mod:`zrpaper.race`,
-:mod:`zrpaper.table5`), into the dict ``results/verdicts.json`` holds.
+:mod:`zrpaper.table5`), into the :class:`~zrpaper.results.Results` ``results/verdicts.json`` holds.
 
 The model is imported inside the functions, so rendering (``--render-only``) needs none of it.
 """
@@ -13,11 +13,12 @@ import shutil
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, replace
-from typing import Any
 
-from zerorename_model.experiments.cells import Cell, cells_json
+from zerorename_model.experiments.cells import Cell
 from zerorename_model.experiments.explored import without_seconds
+from zrpaper.budgets import RunBudget
 from zrpaper.race import compute_race
+from zrpaper.results import Load, Results, RowKey, ScopeShape, Timing
 from zrpaper.settings import (
     DEEP_BUDGET,
     LAG_BUDGET,
@@ -28,20 +29,16 @@ from zrpaper.settings import (
 )
 from zrpaper.table5 import compute_tablev
 
-#: A row of the results: (committer, store, protocol, bug, variant_of); bug and variant_of mark
-#: the two sides of a production bug's comparison (None for the matrix proper)
-RowKey = tuple[str, str, str | None, str | None, str | None]
-
 
 def row_key(cell: Cell) -> RowKey:
     return (cell.committer, cell.store, None if cell.protocol is None else cell.protocol.value,
             cell.bug, cell.variant_of)
 
 
-def compute_matrix(budget: dict[str, Any], workers: int, progress: Callable[[str], None],
+def compute_matrix(budget: RunBudget, workers: int, progress: Callable[[str], None],
                    committers: Sequence[str] | None = None,
-                   deep_budget: dict[str, Any] = DEEP_BUDGET,
-                   ) -> tuple[list[Cell], list[list[str | None]]]:
+                   deep_budget: RunBudget = DEEP_BUDGET,
+                   ) -> tuple[list[Cell], list[RowKey]]:
     """The matrix at ``budget`` under both job-commit protocols, with the production bugs'
     rows (each variant and its fixed committer, in the bug's scope family), then every cell
     left undecided (no violation found, some scope cut off) again at ``deep_budget``
@@ -51,9 +48,10 @@ def compute_matrix(budget: dict[str, Any], workers: int, progress: Callable[[str
     from zerorename_model.experiments.matrix import matrix
     from zerorename_model.experiments.verdicts import PROTOCOLS, Budget
 
-    deep_runs = deep_budget["max_runs"] if deep_budget["max_runs"] > budget["max_runs"] else None
-    lagged = Budget(**budget, deep_runs=deep_runs, lag_pass=LAG_BUDGET["max_lag"],
-                    lag_runs=LAG_BUDGET["max_runs"])
+    deep_runs = deep_budget.max_runs if deep_budget.max_runs > budget.max_runs else None
+    lagged = Budget(max_runs=budget.max_runs, seconds=budget.seconds,
+                    hypothesis_examples=budget.hypothesis_examples, deep_runs=deep_runs,
+                    lag_pass=LAG_BUDGET.max_lag, lag_runs=LAG_BUDGET.max_runs)
     cells = matrix(committers, None, quick=False, budget=lagged,
                    traces=str(TRACES), workers=workers, progress=progress,
                    protocols=PROTOCOLS, variants=True)
@@ -62,7 +60,7 @@ def compute_matrix(budget: dict[str, Any], workers: int, progress: Callable[[str
     for line in scope_report(cells):
         progress(line)
     return ([replace(cell, trace=rel(cell.trace), explored=without_seconds(cell.explored))
-             for cell in cells], [list(key) for key in deepened])
+             for cell in cells], deepened)
 
 
 def committers_of(cells: Sequence[Cell]) -> list[str]:
@@ -86,17 +84,16 @@ def scope_report(cells: Sequence[Cell]) -> list[str]:
             for (c, s, scope), e in seen.items()]
 
 
-def describe_scopes() -> list[dict[str, Any]]:
+def describe_scopes() -> list[ScopeShape]:
     from zerorename_model.experiments.verdicts import SCOPES
 
     described = []
     for scope in SCOPES:
         scenario = scope.make("v1", "s3")
         faults = {k: v for k, v in asdict(scenario.faults).items() if v and k != "settle"}
-        described.append({"name": scope.name, "props": list(scope.props),
-                          "driver": scenario.driver, "tasks": scenario.tasks,
-                          "attempts": scenario.max_attempts, "files": list(scenario.files),
-                          "dests": list(scenario.dests), "faults": faults})
+        described.append(ScopeShape(scope.name, list(scope.props), scenario.driver,
+                                    scenario.tasks, scenario.max_attempts,
+                                    list(scenario.files), list(scenario.dests), faults))
     return described
 
 
@@ -105,10 +102,10 @@ def child_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def generate(budget: dict[str, Any], workers: int, progress: Callable[[str], None],
+def generate(budget: RunBudget, workers: int, progress: Callable[[str], None],
              committers: Sequence[str] | None = None, *,
-             deep_budget: dict[str, Any] = DEEP_BUDGET,
-             race_max_runs: int = RACE_MAX_RUNS) -> dict[str, Any]:
+             deep_budget: RunBudget = DEEP_BUDGET,
+             race_max_runs: int = RACE_MAX_RUNS) -> Results:
     """Every result of the paper.  ``deep_budget`` and ``race_max_runs`` default to the
     paper's settings; smaller ones (make_paper's --deep-runs, --race-runs) trade proofs for
     time, and the results record what was used, so the paper says it."""
@@ -135,26 +132,18 @@ def generate(budget: dict[str, Any], workers: int, progress: Callable[[str], Non
     timing["tablev_wall_s"] = time.monotonic() - started
     timing["tablev_cpu_s"] = time.process_time() - own
     progress(f"Table V: {timing['tablev_wall_s']:.0f} s wall")
-    return {
-        "generated_by": "paper/make_paper.py",
-        "budget": budget,
-        "deep_budget": deep_budget,
-        "deepened": deepened,
-        "lag_budget": LAG_BUDGET,
-        "race_max_runs": race_max_runs,
-        "tablev_max_runs": TABLEV_MAX_RUNS,
-        "workers": workers,
-        "timing": {k: round(v) for k, v in timing.items()},
+    return Results(
+        generated_by="paper/make_paper.py", budget=budget, deep_budget=deep_budget,
+        deepened=deepened, lag_budget=LAG_BUDGET, race_max_runs=race_max_runs,
+        tablev_max_runs=TABLEV_MAX_RUNS, workers=workers, timing=rounded(timing),
         # the machine is shared: how loaded it was says how to read the times
-        "load": {"start": round(load_at_start, 2), "end": round(os.getloadavg()[0], 2),
-                 "cpus": os.cpu_count()},
-        "committers": committers_of(cells),
-        "stores": list(MATRIX_STORES),
-        "properties": list(PROPERTIES),
-        "scopes": describe_scopes(),
-        "cells": cells_json(cells),
-        "race": [row.to_json() for row in race],
-        "tablev": tablev,
-        "merged": [],
-    }
+        load=Load(round(load_at_start, 2), round(os.getloadavg()[0], 2), os.cpu_count()),
+        committers=committers_of(cells), stores=list(MATRIX_STORES),
+        properties=list(PROPERTIES), scopes=describe_scopes(), cells=cells, race=race,
+        tablev=tablev)
+
+
+def rounded(timing: dict[str, float]) -> Timing:
+    """The seconds each part took, rounded as the results keep them."""
+    return Timing(**{k: round(v) for k, v in timing.items()})
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
 
 from zerorename_model.experiments.explored import NotApplicable
 from zrpaper.cells import (
@@ -24,10 +23,10 @@ from zrpaper.cells import (
     scope_runs,
     search_outcome,
     show_bool,
-    typed_cells,
 )
 from zrpaper.claims import CLAIM_EXPLANATIONS, PAPER_CLAIMS, Claim, tablev_explanations
-from zrpaper.race import RaceRow, race_rows
+from zrpaper.race import RaceRow
+from zrpaper.results import Results
 from zrpaper.settings import RACE_PROPS, RACE_SCOPES
 
 #: the committer of Section 6 and its variant without the fence
@@ -61,12 +60,12 @@ def _contradicts(claim: Claim, cell: Cell) -> bool:
     return (cell.verdict is Verdict.VIOLATED) != (claim.expected == "violated")
 
 
-def render_differences(results: dict[str, Any]) -> str:
+def render_differences(results: Results) -> str:
     probed = race_props(results)
     lines = ["### The verdict matrix against the paper's claims", "",
              "| claim | source | cells | the paper says | ours |", "|---|---|---|---|---|"]
     differing: list[tuple[Claim, list[Cell]]] = []
-    all_cells = typed_cells(results)
+    all_cells = results.cells
     for claim in PAPER_CLAIMS:
         cells = _claim_cells(claim, all_cells)
         wrong = [c for c in cells if _contradicts(claim, c)]
@@ -97,7 +96,7 @@ def render_differences(results: dict[str, Any]) -> str:
                   f"{p}, {scope.split('-')[1]}" for scope in RACE_SCOPES for p in probed)
               + " |",
               "|---|---|" + "---|" * (len(RACE_SCOPES) * len(probed))]
-    race = race_rows(results)
+    race = results.race
     rows: dict[tuple[str, str], list[RaceRow]] = {}
     for probe in race:
         rows.setdefault((probe.committer, probe.store), []).append(probe)
@@ -108,28 +107,28 @@ def render_differences(results: dict[str, Any]) -> str:
         v.verdict is Verdict.HOLDS for _prop, v in row.verdicts) for row in race)
     lines += ["", "(`holds`: the scope was enumerated completely"
               + ("; `holds*`: the run budget ran out first" if cut_off else "") + ".)"]
-    table = results["tablev"]
-    labels = dict(map(tuple, table["attributes"]))
+    table = results.tablev
+    labels = dict(table.attributes)
     explanations = tablev_explanations()
     lines += ["", "### Table V against the paper", ""]
-    if not table["differences"]:
+    if not table.differences:
         lines.append("Every computed cell agrees with the paper.")
-    for d in table["differences"]:
-        cell = table["cells"][d["committer"]][d["attribute"]]
-        why = explanations.get((d["committer"], d["attribute"]),
+    for d in table.differences:
+        cell = table.cells[d.committer][d.attribute]
+        why = explanations.get((d.committer, d.attribute),
                                "unexplained so far: read the witness trace.")
-        lines += [f"#### {d['committer']}: {labels[d['attribute']]} (ours {d['ours']}, paper "
-                  f"{d['paper']})", "",
-                  f"Finding: {d['reason']} ({link('trace', cell['trace'])}).", "",
+        lines += [f"#### {d.committer}: {labels[d.attribute]} (ours {d.ours}, paper "
+                  f"{d.paper})", "",
+                  f"Finding: {d.reason} ({link('trace', cell.trace)}).", "",
                   f"Why: {why}", ""]
     return "\n".join(lines).rstrip()
 
 
 
-def race_props(results: dict[str, Any]) -> list[str]:
+def race_props(results: Results) -> list[str]:
     """The VIII.C probe's properties these results hold for every row (results made before a
     property joined :data:`RACE_PROPS` lack it)."""
-    race = race_rows(results)
+    race = results.race
     return [p for p in RACE_PROPS if all(p in row.by_prop for row in race)]
 
 
@@ -145,13 +144,13 @@ def race_marks(probe_rows: Sequence[RaceRow], props: Sequence[str]) -> list[str]
     return marks
 
 
-def render_fenced(results: dict[str, Any]) -> str:
+def render_fenced(results: Results) -> str:
     """Section 7's tables: the fenced committer's matrix row with what its explorations
     covered, its Table V column with what each probe found (and the job commit's atomicity
     for a reader of its record), and the VIII.C probe with and without the fence."""
-    props = results["properties"]
+    props = results.properties
     probed = race_props(results)
-    all_cells = typed_cells(results)
+    all_cells = results.cells
     typed = [c for c in all_cells if c.committer == FENCED and c.in_matrix]
     cells = by_protocol(typed)
     protocols = protocols_in(typed)
@@ -160,7 +159,7 @@ def render_fenced(results: dict[str, Any]) -> str:
         "Each cell: " + " / ".join(PROTOCOL_NAMES[p] for p in protocols) + ".", ""]
     lines += ["| store | " + " | ".join(props) + " | what was explored |",
               "|---|" + "---|" * (len(props) + 1)]
-    for store in results["stores"]:
+    for store in results.stores:
         row = [c for c in all_cells if (c.committer, c.store) == (FENCED, store)
                and c.bug is None]
         if not row:
@@ -179,29 +178,29 @@ def render_fenced(results: dict[str, Any]) -> str:
                               if isinstance(c.explored, NotApplicable)})
             covered = "not explored: " + "; ".join(reasons)
         lines.append(f"| {store} | " + " | ".join(marks) + f" | {covered} |")
-    table = results["tablev"]
-    column = table["cells"].get(FENCED)
+    table = results.tablev
+    column = table.cells.get(FENCED)
     if column is not None:
-        labels = dict(map(tuple, table["attributes"]))
+        labels = dict(table.attributes)
         lines += ["", "| attribute | `fenced` | what the probe's search found | runs, states |",
                   "|---|---|---|---|"]
         for attribute, cell in column.items():
-            e = cell["explored"]
-            how = search_outcome(e)
-            lines.append(f"| {labels[attribute]} | {link(show_bool(cell['value']), cell['trace'])}"
-                         f" | {cell['detail']} | {runs_text(e['runs'])}, {e['states']} states "
+            e = cell.explored
+            how = search_outcome(e.found, e.complete)
+            lines.append(f"| {labels[attribute]} | {link(show_bool(cell.value), cell.trace)}"
+                         f" | {cell.detail} | {runs_text(e.runs)}, {e.states} states "
                          f"({how}) |")
-        reader = table.get("record_reader", {}).get(FENCED)
+        reader = table.record_reader.get(FENCED)
         if reader is not None:
             searched = "; ".join(
-                f"{driver}'s protocol: {runs_text(e['runs'])}, {e['states']} states "
-                f"({search_outcome(e)})"
-                for driver, e in reader["explored"].items())
-            value = link(show_bool(reader["value"]), reader["trace"])
+                f"{driver}'s protocol: {runs_text(r.runs)}, {r.states} states "
+                f"({search_outcome(r.found, r.complete)})"
+                for driver, r in reader.explored.items())
+            value = link(show_bool(reader.value), reader.trace)
             lines.append(f"| Atomic Job Commit, for a reader of `_SUCCESS` "
-                         f"(`{reader['reader']}`) | {value} | {reader['detail']} | {searched} |")
+                         f"(`{reader.reader}`) | {value} | {reader.detail} | {searched} |")
     rows: dict[str, list[RaceRow]] = {}
-    for probe in race_rows(results):
+    for probe in results.race:
         if probe.committer in (FENCED, FENCED_VARIANT):
             rows.setdefault(f"{probe.committer} | {probe.store}", []).append(probe)
     if rows:

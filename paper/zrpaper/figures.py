@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from zerorename_model.experiments.explored import JsonObject
-from zrpaper.cells import PROTOCOL_NAMES, JobProtocol, protocols_in, typed_cells
+from zrpaper.cells import PROTOCOL_NAMES, JobProtocol, protocols_in
+from zrpaper.results import Results
 from zrpaper.settings import HERE
 
 #: The VIII.C witness the paper draws: the magic committer under Hadoop's protocol, where a
@@ -20,16 +20,16 @@ RACE_FIGURE_TRACE = "results/traces/race.magic.s3.partition-hadoop.exclusivity.j
 FIGURE_DPI = 100
 
 
-def matrix_panels(results: dict[str, Any]) -> dict[JobProtocol | None, list[JsonObject]]:
+def matrix_panels(results: Results) -> dict[JobProtocol | None, list[JsonObject]]:
     """The matrix's cells (production-bug variants left out) by job-commit protocol, in the
     order the panels are drawn; ``{None: cells}`` for results that predate protocols.  As
     JSON: what :func:`zerorename_model.present.viz.verdict_heatmap` draws is ``verdicts.json``'s
     cells (a notebook hands it those)."""
-    fixed = [c for c in typed_cells(results) if c.in_matrix]
+    fixed = [c for c in results.cells if c.in_matrix]
     return {p: [c.to_json() for c in fixed if c.protocol == p] for p in protocols_in(fixed)}
 
 
-def render_matrix_figures(results: dict[str, Any]) -> str:
+def render_matrix_figures(results: Results) -> str:
     """The paper's block that shows the matrix figures (the overall grid, then one grid per
     property, two to a row), naming the protocols the panels are drawn for."""
     panels = [PROTOCOL_NAMES[p] for p in matrix_panels(results) if p is not None]
@@ -40,20 +40,20 @@ def render_matrix_figures(results: dict[str, Any]) -> str:
                 else "."), "",
              "![Violated properties per committer and store](figures/matrix.png)", "",
              "| | |", "|---|---|"]
-    props = list(results["properties"])
+    props = list(results.properties)
     for i in range(0, len(props), 2):
         pair = [f"![{p}](figures/matrix.{p}.png)" for p in props[i:i + 2]]
         lines.append("| " + " | ".join(pair + [""] * (2 - len(pair))) + " |")
     return "\n".join(lines)
 
 
-def figure_names(results: dict[str, Any]) -> list[str]:
+def figure_names(results: Results) -> list[str]:
     """The files :func:`write_figures` draws, relative to the figures directory."""
-    return (["matrix.png"] + [f"matrix.{prop}.png" for prop in results["properties"]]
+    return (["matrix.png"] + [f"matrix.{prop}.png" for prop in results.properties]
             + ["race.timeline.png", "race.slice.png"])
 
 
-def write_figures(results: dict[str, Any], out: Path) -> list[Path]:
+def write_figures(results: Results, out: Path) -> list[Path]:
     """Draw the matrix (overall and per property, one panel per job-commit protocol) and the
     VIII.C witness (timeline and slice) into ``out``; remove any other PNG there, so no stale
     figure is left."""
@@ -73,7 +73,7 @@ def write_figures(results: dict[str, Any], out: Path) -> list[Path]:
                 figure: Figure = viz.verdict_heatmap(panels[None], prop=prop, title=title,
                                                      sampled=prop is not None)
                 return figure
-            stores = len(results["stores"])
+            stores = len(results.stores)
             rows = len({c["committer"] for cells in panels.values() for c in cells})
             figure, axes = plt.subplots(1, len(panels), squeeze=False, figsize=(
                 len(panels) * (1.2 + 1.2 * stores), 0.9 + 0.45 * rows))
@@ -85,7 +85,7 @@ def write_figures(results: dict[str, Any], out: Path) -> list[Path]:
 
     drawn: dict[str, Callable[[], Figure]] = {
         "matrix.png": _heatmap(None, "violated properties per cell (of those that apply)")}
-    for prop in results["properties"]:
+    for prop in results.properties:
         drawn[f"matrix.{prop}.png"] = _heatmap(prop, prop)
 
     def _timeline() -> Figure:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from zerorename_model.experiments.cells import fewest_reach
 from zrpaper.cells import (
@@ -26,12 +25,12 @@ from zrpaper.cells import (
     link,
     mark_of,
     protocols_in,
-    typed_cells,
 )
+from zrpaper.results import Results
 
 
-def render_matrix(results: Mapping[str, Any]) -> str:
-    cells = typed_cells(results)
+def render_matrix(results: Results) -> str:
+    cells = results.cells
     fixed = [c for c in cells if c.in_matrix]
     protocols = protocols_in(fixed)
     per_protocol = protocols != [None]
@@ -44,7 +43,7 @@ def render_matrix(results: Mapping[str, Any]) -> str:
         lines += ["These results were computed before cells were decided per job-commit "
                   "protocol: each verdict below combines the scopes of both protocols (a "
                   "violation under either decides it), and the properties are those of that "
-                  f"run ({', '.join(results['properties'])}). Section 6 compares the two "
+                  f"run ({', '.join(results.properties)}). Section 6 compares the two "
                   "protocols on the VIII.C race.", ""]
     lines.append(_full_table(results, fixed, protocols))
     lines += ["", *(counts(fixed, p) for p in protocols)]
@@ -67,14 +66,14 @@ def render_matrix(results: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _full_table(results: Mapping[str, Any], cells: Sequence[Cell],
+def _full_table(results: Results, cells: Sequence[Cell],
                 protocols: Sequence[JobProtocol | None]) -> str:
-    props = results["properties"]
+    props = results.properties
     table = by_protocol(cells)
     lines = ["| committer | store | " + " | ".join(props) + " |",
              "|---|---|" + "---|" * len(props)]
     for committer in fixed_committers(results):
-        for store in results["stores"]:
+        for store in results.stores:
             row = [_marks(table.get((committer, store, p), {}), protocols) for p in props]
             lines.append(f"| {committer} | {store} | " + " | ".join(row) + " |")
     return "\n".join(lines)
@@ -104,11 +103,11 @@ def counts(cells: Sequence[Cell], protocol: JobProtocol | None) -> str:
             "applicable.")
 
 
-def render_glance(results: Mapping[str, Any], cells: Sequence[Cell], base: str = "") -> str:
+def render_glance(results: Results, cells: Sequence[Cell], base: str = "") -> str:
     """Per committer, store and protocol: the properties violated (each linked to its
     witness trace, the link prefixed by ``base``), or that every property that applies
     holds."""
-    stores = list(results["stores"])
+    stores = list(results.stores)
     protocols = [p for p in protocols_in(cells) if p is not None]
     rows: dict[tuple[str, str, JobProtocol | None], list[Cell]] = {}
     for cell in cells:

@@ -6,20 +6,22 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
-from zerorename_model.experiments.cells import Cell, cells_json, typed_cells
+from zerorename_model.experiments.cells import Cell
+from zrpaper.budgets import RunBudget
 from zrpaper.compute import (
     child_cpu,
     committers_of,
     compute_matrix,
     describe_scopes,
+    rounded,
     row_key,
 )
-from zrpaper.race import RaceRow, compute_race, race_rows
+from zrpaper.race import RaceRow, compute_race
+from zrpaper.results import Merge, Results, RowKey, TableV
 from zrpaper.settings import (
     HERE,
     RACE_PAIRS,
@@ -34,9 +36,9 @@ from zrpaper.table5 import compute_tablev
 class Explorations:
     """What a merge runs to explore its rows (a test passes stubs)."""
 
-    matrix: Callable[..., tuple[list[Cell], list[list[str | None]]]] = compute_matrix
+    matrix: Callable[..., tuple[list[Cell], list[RowKey]]] = compute_matrix
     race: Callable[..., list[RaceRow]] = compute_race
-    tablev: Callable[[Sequence[str]], dict[str, Any]] = compute_tablev
+    tablev: Callable[[Sequence[str]], TableV] = compute_tablev
 
 
 class MergeRefused(ValueError):
@@ -44,19 +46,8 @@ class MergeRefused(ValueError):
     scopes) or that names nothing the paper explores."""
 
 
-def traces_of(cells: Sequence[Cell], race: Sequence[RaceRow],
-              tablev: dict[str, Any]) -> set[str]:
-    """Every trace a part of the results links (paths relative to ``paper/``)."""
-    named = {c.trace for c in cells if c.trace}
-    named |= {v.trace for row in race for _prop, v in row.verdicts if v.trace}
-    named |= {c["trace"] for row in tablev["cells"].values() for c in row.values()
-              if c["trace"]}
-    named |= {r["trace"] for r in tablev.get("record_reader", {}).values() if r["trace"]}
-    return named
-
-
-def merge_plan(results: dict[str, Any], committers: Sequence[str], budget: dict[str, Any],
-               deep_budget: dict[str, Any] | None = None, race_max_runs: int | None = None,
+def merge_plan(results: Results, committers: Sequence[str], budget: RunBudget,
+               deep_budget: RunBudget | None = None, race_max_runs: int | None = None,
                ) -> tuple[list[str], list[tuple[str, str]], list[str]]:
     """What a merge of ``committers`` explores: their matrix rows, their VIII.C pairs and their
     Table V columns; :class:`MergeRefused` when that is nothing, or when the existing results
@@ -67,17 +58,17 @@ def merge_plan(results: dict[str, Any], committers: Sequence[str], budget: dict[
     from zerorename_model.experiments.tablev import COLUMNS, available
     from zerorename_model.experiments.verdicts import MATRIX_COMMITTERS, MATRIX_STORES
 
-    deep_budget = deep_budget or results["deep_budget"]
-    if deep_budget != results["deep_budget"]:
+    deep_budget = deep_budget or results.deep_budget
+    if deep_budget != results.deep_budget:
         _check_deeper(results, committers, deep_budget)
-    settings = {"budget": (results["budget"], budget),
-                "race_max_runs": (results["race_max_runs"],
-                                  results["race_max_runs"] if race_max_runs is None
-                                  else race_max_runs),
-                "tablev_max_runs": (results["tablev_max_runs"], TABLEV_MAX_RUNS),
-                "stores": (results["stores"], list(MATRIX_STORES)),
-                "properties": (results["properties"], list(PROPERTIES)),
-                "scopes": (results["scopes"], describe_scopes())}
+    settings: dict[str, tuple[object, object]] = {
+        "budget": (results.budget, budget),
+        "race_max_runs": (results.race_max_runs,
+                          results.race_max_runs if race_max_runs is None else race_max_runs),
+        "tablev_max_runs": (results.tablev_max_runs, TABLEV_MAX_RUNS),
+        "stores": (results.stores, list(MATRIX_STORES)),
+        "properties": (results.properties, list(PROPERTIES)),
+        "scopes": (results.scopes, describe_scopes())}
     for name, (theirs, ours) in settings.items():
         if theirs != ours:
             raise MergeRefused(f"verdicts.json was made with {name} {theirs!r}, this merge "
@@ -93,22 +84,21 @@ def merge_plan(results: dict[str, Any], committers: Sequence[str], budget: dict[
     return matrix_rows, race_pairs, columns
 
 
-def _check_deeper(results: dict[str, Any], committers: Sequence[str],
-                  deep_budget: dict[str, Any]) -> None:
+def _check_deeper(results: Results, committers: Sequence[str],
+                  deep_budget: RunBudget) -> None:
     """A merge may raise the second pass's run budget, and only raise it, when every cell it
     does not explore again is decided (``holds`` with every scope exhausted, ``violated`` or
     ``n/a``): the search is deterministic, so a scope exhausted (or a violation found) within
     the old budget is exhausted (found) at the same run within a larger one, and a full run at
     the new budget would give those cells unchanged.  The merged results then record the new
     budget for all of them."""
-    theirs = results["deep_budget"]
-    if ({k: v for k, v in deep_budget.items() if k != "max_runs"}
-            != {k: v for k, v in theirs.items() if k != "max_runs"}
-            or deep_budget["max_runs"] <= theirs["max_runs"]):
+    theirs = results.deep_budget
+    if (replace(deep_budget, max_runs=0) != replace(theirs, max_runs=0)
+            or deep_budget.max_runs <= theirs.max_runs):
         raise MergeRefused(f"verdicts.json was made with deep_budget {theirs!r}, this merge "
                            f"would use {deep_budget!r}: a merge may only raise its max_runs; "
                            "regenerate everything instead")
-    undecided = sorted({f"{c.committer} on {c.store}" for c in typed_cells(results)
+    undecided = sorted({f"{c.committer} on {c.store}" for c in results.cells
                         if c.undecided and c.committer not in committers
                         and c.variant_of not in committers})
     if undecided:
@@ -117,12 +107,12 @@ def _check_deeper(results: dict[str, Any], committers: Sequence[str],
                            "name their committers too, or regenerate everything")
 
 
-def merge(results: dict[str, Any], committers: Sequence[str], budget: dict[str, Any],
+def merge(results: Results, committers: Sequence[str], budget: RunBudget,
           workers: int, progress: Callable[[str], None],
           now: Callable[[], datetime] = lambda: datetime.now(UTC),
           explorations: Explorations = Explorations(), paper_dir: Path = HERE,
-          deep_budget: dict[str, Any] | None = None, race_max_runs: int | None = None,
-          ) -> dict[str, Any]:
+          deep_budget: RunBudget | None = None, race_max_runs: int | None = None,
+          ) -> Results:
     """``results`` with exactly the parts of ``committers`` explored again (see the module
     docstring): their cells, VIII.C rows and Table V column replaced, their traces written and
     their stale traces removed, everything else as it was; the merge recorded in ``merged``."""
@@ -131,18 +121,18 @@ def merge(results: dict[str, Any], committers: Sequence[str], budget: dict[str, 
 
     matrix_rows, race_pairs, columns = merge_plan(results, committers, budget, deep_budget,
                                                   race_max_runs)
-    deep_budget = deep_budget or results["deep_budget"]
-    raised_from = (results["deep_budget"]["max_runs"] if deep_budget != results["deep_budget"]
+    deep_budget = deep_budget or results.deep_budget
+    raised_from = (results.deep_budget.max_runs if deep_budget != results.deep_budget
                    else None)
-    race_max_runs = results["race_max_runs"] if race_max_runs is None else race_max_runs
-    old_cells = typed_cells(results)
-    old_race = race_rows(results)
-    old_traces = traces_of(old_cells, old_race, results["tablev"])
+    race_max_runs = results.race_max_runs if race_max_runs is None else race_max_runs
+    old_cells = results.cells
+    old_race = results.race
+    old_traces = results.traces()
     (paper_dir / TRACES.relative_to(HERE)).mkdir(parents=True, exist_ok=True)
     timing: dict[str, float] = {}
     started, cpu = time.monotonic(), child_cpu()
     cells: list[Cell] = []
-    deepened: list[list[str | None]] = []
+    deepened: list[RowKey] = []
     if matrix_rows:
         cells, deepened = explorations.matrix(budget, workers, progress, matrix_rows,
                                               deep_budget)
@@ -156,9 +146,6 @@ def merge(results: dict[str, Any], committers: Sequence[str], budget: dict[str, 
     tablev = explorations.tablev(columns) if columns else None
     timing["tablev_wall_s"] = time.monotonic() - started
     timing["tablev_cpu_s"] = time.process_time() - own
-
-    merged = dict(results)
-    merged["deep_budget"] = deep_budget  # raised or the same: see _check_deeper
 
     def replaced(committer: str, variant_of: str | None) -> bool:
         """A committer's part: its rows, and the rows of the variants of it."""
@@ -176,51 +163,45 @@ def merge(results: dict[str, Any], committers: Sequence[str], budget: dict[str, 
         return 1, position.get((row_key(cell), cell.prop), len(position))
 
     merged_cells = sorted(every, key=place)
-    merged["cells"] = cells_json(merged_cells)
-    merged["committers"] = committers_of(merged_cells)
     stores = list(MATRIX_STORES)
-    merged["deepened"] = sorted(
-        [row for row in results["deepened"]
-         if not replaced(row[0], row[4] if len(row) > 4 else None)] + deepened,
-        key=lambda row: (order.index(str(row[0])), _store_rank(stores, str(row[1]))))
+    merged_deepened = sorted(
+        [row for row in results.deepened if not replaced(row[0], row[4])] + deepened,
+        key=lambda row: (order.index(row[0]), _store_rank(stores, row[1])))
     pair_order = [(c, s) for c, s in RACE_PAIRS]
     merged_race = sorted(
         [r for r in old_race if (r.committer, r.store) not in race_pairs] + race,
         key=lambda r: (pair_order.index((r.committer, r.store)), RACE_SCOPES.index(r.scope)))
-    merged["race"] = [row.to_json() for row in merged_race]
-    table = dict(results["tablev"])
+    table = results.tablev
     if tablev is not None:
-        kept = {c: row for c, row in results["tablev"]["cells"].items() if c not in columns}
-        all_cells = {**kept, **tablev["cells"]}
-        table["cells"] = {c: all_cells[c] for c in COLUMNS if c in all_cells}
+        kept = {c: row for c, row in table.cells.items() if c not in columns}
+        all_cells = {**kept, **tablev.cells}
         attributes = [a for a, _label in ATTRIBUTES]
-        table["differences"] = sorted(
-            [d for d in results["tablev"]["differences"] if d["committer"] not in columns]
-            + tablev["differences"],
-            key=lambda d: (list(COLUMNS).index(d["committer"]),
-                           attributes.index(d["attribute"])))
-        readers = {c: r for c, r in results["tablev"].get("record_reader", {}).items()
-                   if c not in columns}
-        readers.update(tablev["record_reader"])
-        table["record_reader"] = {c: readers[c] for c in COLUMNS if c in readers}
-    merged["tablev"] = table
-
-    new_traces = traces_of(merged_cells, merged_race, table)
-    for stale in sorted(old_traces - new_traces):
-        (paper_dir / stale).unlink(missing_ok=True)
-        progress(f"removed the stale trace {stale}")
-    record = {"committers": list(committers), "at": now().isoformat(timespec="seconds"),
-              "budget": budget, "deep_budget": deep_budget, "race_max_runs": race_max_runs,
-              "tablev_max_runs": TABLEV_MAX_RUNS, "workers": workers,
-              "matrix": matrix_rows, "race": [list(p) for p in race_pairs],
-              "tablev": columns, "timing": {k: round(v) for k, v in timing.items()}}
-    if raised_from is not None:
-        record["deep_raised_from"] = raised_from
+        readers = {c: r for c, r in table.record_reader.items() if c not in columns}
+        readers.update(tablev.record_reader)
+        table = replace(
+            table, cells={c: all_cells[c] for c in COLUMNS if c in all_cells},
+            differences=sorted(
+                [d for d in table.differences if d.committer not in columns]
+                + tablev.differences,
+                key=lambda d: (list(COLUMNS).index(d.committer),
+                               attributes.index(d.attribute))),
+            record_reader={c: readers[c] for c in COLUMNS if c in readers})
+    record = Merge(list(committers), now().isoformat(timespec="seconds"), budget, deep_budget,
+                   race_max_runs, TABLEV_MAX_RUNS, workers, matrix_rows, list(race_pairs),
+                   columns, rounded(timing), raised_from)
     # the merges that made some part of these results, oldest first: a committer's part comes
     # from the last merge naming it (or from the full run when none does); a merge whose every
     # committer this one explored again no longer made anything here
-    merged["merged"] = [m for m in results.get("merged", [])
-                        if not set(m["committers"]) <= set(committers)] + [record]
+    merged = replace(
+        results, deep_budget=deep_budget,  # raised or the same: see _check_deeper
+        cells=merged_cells, committers=committers_of(merged_cells), deepened=merged_deepened,
+        race=merged_race, tablev=table,
+        merged=[m for m in results.merged if not set(m.committers) <= set(committers)]
+        + [record])
+    new_traces = merged.traces()
+    for stale in sorted(old_traces - new_traces):
+        (paper_dir / stale).unlink(missing_ok=True)
+        progress(f"removed the stale trace {stale}")
     return merged
 
 

@@ -9,9 +9,9 @@ Every verdict shown is read from the results; only the reports' section and summ
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
-from zrpaper.cells import PROTOCOLS, Cell, JobProtocol, Verdict, mark_of, typed_cells
+from zrpaper.cells import PROTOCOLS, Cell, JobProtocol, Verdict, mark_of
+from zrpaper.results import Results
 
 Key = tuple[str, str, str, JobProtocol | None, str | None]
 
@@ -59,9 +59,9 @@ def _about(report: str) -> str:
     return f"`{report}` ({bug.section}): {bug.summary}"
 
 
-def _order(cells: Sequence[Cell], results: Mapping[str, Any]) -> list[Cell]:
-    stores = list(results["stores"])
-    props = list(results["properties"])
+def _order(cells: Sequence[Cell], results: Results) -> list[Cell]:
+    stores = list(results.stores)
+    props = list(results.properties)
     protocols: list[JobProtocol | None] = [*PROTOCOLS, None]
     return sorted(cells, key=lambda c: (stores.index(c.store) if c.store in stores else 99,
                                         protocols.index(c.protocol),
@@ -73,8 +73,8 @@ def replay_command(trace: str) -> str:
     return f"zerorename trace replay paper/{trace}"
 
 
-def render_production_bugs(results: Mapping[str, Any]) -> str:
-    cells = typed_cells(results)
+def render_production_bugs(results: Results) -> str:
+    cells = results.cells
     variants = [c for c in cells if c.variant_of is not None]
     if not variants:
         return ("These results hold no production-bug variant rows (they were computed before "

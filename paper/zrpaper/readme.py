@@ -9,9 +9,7 @@ can state numbers the results do not hold.  The prose around each block is the R
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from zrpaper.cells import (
     BOUNDED,
@@ -21,10 +19,10 @@ from zrpaper.cells import (
     Verdict,
     mark_of,
     protocols_in,
-    typed_cells,
 )
 from zrpaper.matrix import counts, render_glance
 from zrpaper.production import fixed_beside, index_cells, replay_command
+from zrpaper.results import Results
 from zrpaper.settings import HERE
 
 #: the page with the whole verdict block (its links are relative to ``paper/``, as the results')
@@ -55,27 +53,27 @@ PROPERTY_WORDS = {
 }
 
 
-def _timing(results: Mapping[str, Any]) -> str:
-    timing = results["timing"]
-    total = sum(v for k, v in timing.items() if k.endswith("_wall_s"))
-    load = results.get("load")
-    loaded = (f"; load average {load['start']:.1f} when it started and {load['end']:.1f} "
-              f"when it ended, on {load['cpus']} cores shared with other work" if load else "")
-    merged = results.get("merged", [])
-    later = (" (rows of " + ", ".join(f"`{c}`" for m in merged for c in m["committers"])
+def _timing(results: Results) -> str:
+    timing = results.timing
+    total = timing.wall_s
+    load = results.load
+    loaded = (f"; load average {load.start:.1f} when it started and {load.end:.1f} "
+              f"when it ended, on {load.cpus} cores shared with other work" if load else "")
+    merged = results.merged
+    later = (" (rows of " + ", ".join(f"`{c}`" for m in merged for c in m.committers)
              + " were explored later and merged in)" if merged else "")
-    return (f"The full run took {total // 60} min {total % 60} s on {results['workers']} worker "
-            f"processes (matrix {timing['matrix_wall_s']} s, VIII.C probe "
-            f"{timing['race_wall_s']} s, Table V {timing['tablev_wall_s']} s){loaded}{later}.")
+    return (f"The full run took {total // 60} min {total % 60} s on {results.workers} worker "
+            f"processes (matrix {timing.matrix_wall_s} s, VIII.C probe "
+            f"{timing.race_wall_s} s, Table V {timing.tablev_wall_s} s){loaded}{later}.")
 
 
-def render_readme_verdicts(results: Mapping[str, Any]) -> str:
-    cells = typed_cells(results)
+def render_readme_verdicts(results: Results) -> str:
+    cells = results.cells
     fixed = [c for c in cells if c.in_matrix]
     protocols = protocols_in(fixed)
     committers = {c.committer for c in fixed}
     lines = [f"**The matrix in numbers**: {len(committers)} committers × "
-             f"{len(results['stores'])} stores × {len(results['properties'])} properties"
+             f"{len(results.stores)} stores × {len(results.properties)} properties"
              + (", each verdict combining the scopes of both job-commit protocols (these "
                 "results were computed before cells were decided per protocol)"
                 if protocols == [None] else ", each cell decided under "
@@ -105,8 +103,8 @@ def render_readme_verdicts(results: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _bug_lines(results: Mapping[str, Any]) -> list[str]:
-    cells = typed_cells(results)
+def _bug_lines(results: Results) -> list[str]:
+    cells = results.cells
     table = index_cells(cells)
     lines = []
     for cell in cells:
@@ -136,15 +134,15 @@ def _guarantee(cells: list[Cell]) -> str:
                       *(["not decided: " + ", ".join(undecided)] if undecided else [])])
 
 
-def render_guarantees(results: Mapping[str, Any]) -> str:
+def render_guarantees(results: Results) -> str:
     """The users' summary: per production committer, on the stores of :data:`USER_STORES`
     and under each job-commit protocol, which properties the exploration found broken."""
     from zerorename import COMMITTERS
 
-    fixed = [c for c in typed_cells(results) if c.in_matrix]
+    fixed = [c for c in results.cells if c.in_matrix]
     protocols: list[JobProtocol | None] = [p for p in protocols_in(fixed) if p is not None]
     protocols = protocols or [None]
-    stores = [s for s in USER_STORES if s in results["stores"]]
+    stores = [s for s in USER_STORES if s in results.stores]
     rows = [name for name in USER_ORDER if name in COMMITTERS
             and any(c.committer == name for c in fixed)]
     by: dict[tuple[str, str, JobProtocol | None], list[Cell]] = {}
@@ -169,7 +167,7 @@ def render_guarantees(results: Mapping[str, Any]) -> str:
     for name in rows:
         lines.append(f"| `{name}` | " + " | ".join(
             _guarantee(by.get((name, s, p), [])) for col in columns for s, p in col) + " |")
-    props = [p for p in results["properties"] if p in PROPERTY_WORDS]
+    props = [p for p in results.properties if p in PROPERTY_WORDS]
     lines += ["", "The properties: " + "; ".join(f"**{p}**: {PROPERTY_WORDS[p]}"
                                                   for p in props) + ".",
               "", "Each cell is decided by exploring every schedule of small jobs with faults "
@@ -180,11 +178,11 @@ def render_guarantees(results: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def block(results: Mapping[str, Any]) -> str:
+def block(results: Results) -> str:
     return f"{BEGIN}\n{render_readme_verdicts(results)}\n{END}"
 
 
-def summary_block(results: Mapping[str, Any]) -> str:
+def summary_block(results: Results) -> str:
     return f"{SUMMARY_BEGIN}\n{render_guarantees(results)}\n{SUMMARY_END}"
 
 
@@ -196,17 +194,17 @@ def _replace(text: str, begin: str, end: str, new: str) -> str:
     return head + new + tail
 
 
-def updated_readme(text: str, results: Mapping[str, Any]) -> str:
+def updated_readme(text: str, results: Results) -> str:
     """``text`` (paper/README.md) with its verdict block rendered again from ``results``."""
     return _replace(text, BEGIN, END, block(results))
 
 
-def updated_top_readme(text: str, results: Mapping[str, Any]) -> str:
+def updated_top_readme(text: str, results: Results) -> str:
     """``text`` (the top-level README) with its guarantees rendered again from ``results``."""
     return _replace(text, SUMMARY_BEGIN, SUMMARY_END, summary_block(results))
 
 
-def write_readme(results: Mapping[str, Any], path: Path = README,
+def write_readme(results: Results, path: Path = README,
                  top: Path = TOP_README) -> None:
     """Both READMEs' generated blocks."""
     path.write_text(updated_readme(path.read_text(encoding="utf-8"), results), encoding="utf-8")

@@ -4,17 +4,17 @@ results and the template)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from zrpaper.differences import render_differences, render_fenced
 from zrpaper.figures import render_matrix_figures
 from zrpaper.matrix import render_matrix
 from zrpaper.production import render_production_bugs
+from zrpaper.results import Results
 from zrpaper.sections import render_explored, render_tablev
 from zrpaper.settings import PAPER, TEMPLATE
 
 #: each placeholder of the template, and what renders the section that replaces it
-SECTIONS: dict[str, Callable[[dict[str, Any]], str]] = {
+SECTIONS: dict[str, Callable[[Results], str]] = {
     "{{VERDICT_MATRIX}}": render_matrix,
     "{{MATRIX_FIGURES}}": render_matrix_figures,
     "{{PRODUCTION_BUGS}}": render_production_bugs,
@@ -25,7 +25,7 @@ SECTIONS: dict[str, Callable[[dict[str, Any]], str]] = {
 }
 
 
-def render(template: str, results: dict[str, Any]) -> str:
+def render(template: str, results: Results) -> str:
     """The paper: the template with every generated section substituted."""
     for placeholder in SECTIONS:
         if template.count(placeholder) != 1:
@@ -35,5 +35,5 @@ def render(template: str, results: dict[str, Any]) -> str:
     return template
 
 
-def write_paper(results: dict[str, Any]) -> None:
+def write_paper(results: Results) -> None:
     PAPER.write_text(render(TEMPLATE.read_text(encoding="utf-8"), results), encoding="utf-8")

@@ -5,9 +5,9 @@ a merge would make their cells incomparable (``merge.merge_plan`` refuses then).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
+
+from zrpaper.budgets import LagBudget, RunBudget
 
 #: ``paper/``: every path the results name is relative to it
 HERE = Path(__file__).resolve().parents[1]
@@ -22,7 +22,7 @@ FIGURES = HERE / "figures"
 #: results do not depend on the machine's speed, and no hypothesis sampling: a scope cut off is
 #: left to the second pass.  Most scopes end within it; the first pass is where violations are
 #: found (and shrunk) cheaply.
-PAPER_BUDGET = {"max_runs": 1000, "seconds": None, "hypothesis_examples": 0}
+PAPER_BUDGET = RunBudget(max_runs=1000)
 #: a second pass for every ``holds*`` cell (no violation found, some scope cut off): more runs
 #: there can only turn it into a proof or find a violation.  The committed results were made
 #: with this budget; at 1,000,000 runs v1's continuity and v2's liveness on ``s3-2018`` were
@@ -32,12 +32,12 @@ PAPER_BUDGET = {"max_runs": 1000, "seconds": None, "hypothesis_examples": 0}
 #: theirs) and the second pass found its violations within 17,169; the runs beyond 50,000 went
 #: to scopes the bounded third pass explores again (about 300,000 runs, a fifth of the matrix).
 DEEP_RUNS = 50_000
-DEEP_BUDGET = {"max_runs": DEEP_RUNS, "seconds": None, "hypothesis_examples": 0}
+DEEP_BUDGET = RunBudget(max_runs=DEEP_RUNS)
 #: a third pass for every cell still ``holds*`` on a lagging store (``Budget.lag_pass``): its
 #: scopes enumerated with at most ``max_lag`` visibility events pending at once.  Those cells'
 #: scopes have up to 21 events pending and a clean-up LIST that can see any subset of them
 #: (docs/research/HISTORY.md, Rounds 7 and 9); with 4 they end in at most 166,068 runs.
-LAG_BUDGET = {"max_lag": 4, "max_runs": 400_000}
+LAG_BUDGET = LagBudget(max_lag=4, max_runs=400_000)
 #: the VIII.C probe's scopes (its committers on the stores they are built for)
 RACE_MAX_RUNS = 4000
 TABLEV_MAX_RUNS = 4000
@@ -59,15 +59,4 @@ def rel(path: str | Path | None) -> str | None:
     if path is None:
         return None
     return Path(path).resolve().relative_to(HERE).as_posix()
-
-
-def load_results(path: Path = RESULTS / "verdicts.json") -> dict[str, Any]:
-    results: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return results
-
-
-def save_results(results: dict[str, Any], path: Path = RESULTS / "verdicts.json") -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(results, indent=1, ensure_ascii=False, default=str) + "\n",
-                    encoding="utf-8")
 

@@ -5,12 +5,20 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Sequence
-from typing import Any
 
+from zerorename_model.engine.harness import Move, Run
+from zrpaper.results import (
+    ReaderSearch,
+    RecordReader,
+    TableV,
+    TableVCell,
+    TableVDifference,
+    TableVSearch,
+)
 from zrpaper.settings import TABLEV_MAX_RUNS, TRACES, rel
 
 
-def compute_tablev(columns: Sequence[str] | None = None) -> dict[str, Any]:
+def compute_tablev(columns: Sequence[str] | None = None) -> TableV:
     """Table V for ``columns`` (default: every registered column of the model's table)."""
     from zerorename_model.experiments.tablev import (
         ATTRIBUTES,
@@ -24,23 +32,23 @@ def compute_tablev(columns: Sequence[str] | None = None) -> dict[str, Any]:
     from zerorename_model.experiments.trace import write_trace
 
     table = compute(COLUMNS if columns is None else columns, max_runs=TABLEV_MAX_RUNS)
-    cells: dict[str, dict[str, Any]] = {}
+    cells: dict[str, dict[str, TableVCell]] = {}
     for committer, row in table.items():
         cells[committer] = {}
         for attribute, cell in row.items():
-            explored = {k: v for k, v in cell.explored.items() if k not in ("seconds", "scenario")}
+            e = cell.explored
+            explored = TableVSearch(e["quantifier"], e["looks_for"], e["found"], e["runs"],
+                                    e["pruned"], e["states"], e["complete"])
             path = None
             if cell.witness_trace and (cell.explored["found"] or not cell.value):
                 path = rel(write_trace(TRACES / f"tablev.{committer}.{attribute}.jsonl",
                                         cell.witness_trace))
-            cells[committer][attribute] = {"value": cell.value, "detail": cell.detail,
-                                           "explored": explored, "trace": path}
-    differences = [{"committer": d.committer, "attribute": d.attribute, "ours": d.ours,
-                    "paper": d.paper, "reason": d.reason} for d in compare(table)]
+            cells[committer][attribute] = TableVCell(cell.value, cell.detail, explored, path)
+    differences = [TableVDifference(d.committer, d.attribute, d.ours, d.paper, d.reason)
+                   for d in compare(table)]
     record_reader = {c: record_reader_atomicity(c) for c in table if c in RECORD_READERS}
-    return {"source": PAPER_SOURCE, "attributes": [list(a) for a in ATTRIBUTES],
-            "paper": PAPER_TABLE_V, "paper_columns": PAPER_COLUMN, "cells": cells,
-            "differences": differences, "record_reader": record_reader}
+    return TableV(PAPER_SOURCE, list(ATTRIBUTES), PAPER_TABLE_V, PAPER_COLUMN, cells,
+                  differences, record_reader)
 
 
 #: Committers that publish a record of their output (``_SUCCESS`` naming every committed file,
@@ -51,7 +59,7 @@ RECORD_READERS = {"fenced": ("zerorename_model.systems.protocols.fenced", "commi
 RECORD_READER_DRIVERS = ("spark", "hadoop")
 
 
-def record_reader_atomicity(committer: str) -> dict[str, Any]:
+def record_reader_atomicity(committer: str) -> RecordReader:
     """Table V's atomic-job-commit probe (one task, two files, a driver restart anywhere,
     including in the middle of ``commit_job``), with the observation made in every state by a
     reader of the committer's record: it must see nothing of the job, or every file of every
@@ -64,8 +72,8 @@ def record_reader_atomicity(committer: str) -> dict[str, Any]:
     module, name = RECORD_READERS[committer]
     read = getattr(importlib.import_module(module), name)
 
-    def sees_a_part(run: Any, _move: Any) -> str | None:
-        store = ObjectSnapshot(run.store.objects)
+    def sees_a_part(run: Run, _move: Move | None) -> str | None:
+        store = ObjectSnapshot(run.store.snapshot())
         for job in run.jobs:
             named = read(store, job.spec.dest)
             if not named:
@@ -78,7 +86,7 @@ def record_reader_atomicity(committer: str) -> dict[str, Any]:
                         f"{sorted(want)}")
         return None
 
-    explored: dict[str, Any] = {}
+    explored: dict[str, ReaderSearch] = {}
     found, trace = None, None
     for driver in RECORD_READER_DRIVERS:
         def scenario(c: str, driver: str = driver) -> Scenario:
@@ -88,16 +96,16 @@ def record_reader_atomicity(committer: str) -> dict[str, Any]:
         probe = Probe(scenario, "forall", "a reader of the record sees part of the output",
                       watch=sees_a_part)
         result = search(probe, committer, max_runs=TABLEV_MAX_RUNS)
-        explored[driver] = {"found": result.found, "runs": result.runs,
-                            "states": result.states, "complete": result.complete}
+        explored[driver] = ReaderSearch(result.found, result.runs, result.states,
+                                        result.complete)
         if result.found and found is None:
             found = result.found
             assert result.result is not None
             trace = rel(write_trace(
                 TRACES / f"tablev.{committer}.atomic_job_commit.record.jsonl",
                 result.result.trace))
-    return {"value": found is None, "reader": f"{module}.{name}",
-            "detail": found or "no schedule found where a reader of the record sees part of "
-                               "the output", "explored": explored, "trace": trace}
+    return RecordReader(found is None, f"{module}.{name}",
+                        found or "no schedule found where a reader of the record sees part of "
+                                 "the output", explored, trace)
 
 
