@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from zerorename_model.experiments import tablev, trace
-from zerorename_model.experiments.cells import Cell, Verdict, cells_json, typed_cells
+from zerorename_model.experiments.cells import Cell, Verdict, typed_cells
 from zerorename_model.experiments.explored import Held
 
 PAPER_DIR = Path(__file__).resolve().parents[1] / "paper"
@@ -29,9 +29,23 @@ LINK = re.compile(r"\]\((results/traces/[^)]+\.jsonl)\)")
 sys.path.insert(0, str(PAPER_DIR))  # paper/zrpaper, as paper/make_paper.py imports it
 
 from zrpaper import figures, merge, readme, render, settings  # noqa: E402
+from zrpaper.budgets import RunBudget  # noqa: E402
 from zrpaper.matrix import render_matrix  # noqa: E402
 from zrpaper.race import RaceRow, RaceVerdict, race_rows  # noqa: E402
+from zrpaper.results import (  # noqa: E402
+    VERDICTS,
+    RecordReader,
+    Results,
+    RowKey,
+    TableV,
+    load_results,
+    save_results,
+)
 from zrpaper.sections import render_explored, render_tablev  # noqa: E402
+
+#: the tests below read and change the results as the file holds them (JSON), and hand the
+#: paper's code what it takes: the typed record, read from that JSON
+typed = Results.from_json
 
 
 def _in_matrix(cell: dict[str, Any]) -> bool:
@@ -41,7 +55,7 @@ def _in_matrix(cell: dict[str, Any]) -> bool:
 
 @pytest.fixture(scope="module")
 def results() -> dict[str, Any]:
-    loaded: dict[str, Any] = settings.load_results()
+    loaded: dict[str, Any] = json.loads(VERDICTS.read_text(encoding="utf-8"))
     return loaded
 
 
@@ -52,13 +66,13 @@ def paper() -> str:
 
 def test_paper_is_exactly_what_the_results_render_to(results: dict[str, Any], paper: str) -> None:
     template = (PAPER_DIR / "zerorename.template.md").read_text(encoding="utf-8")
-    assert paper == render.render(template, results), (
+    assert paper == render.render(template, typed(results)), (
         "paper/zerorename.md is stale: run .venv/bin/python paper/make_paper.py --render-only")
 
 
 def test_every_generated_section_is_in_the_paper(results: dict[str, Any], paper: str) -> None:
     for section_of in render.SECTIONS.values():
-        section = section_of(results)
+        section = section_of(typed(results))
         assert section.strip() and section in paper, section_of.__name__
     assert "{{" not in paper, "a placeholder was left unsubstituted"
 
@@ -66,13 +80,13 @@ def test_every_generated_section_is_in_the_paper(results: dict[str, Any], paper:
 def test_the_readmes_verdict_block_is_what_the_results_render_to(
         results: dict[str, Any]) -> None:
     text = readme.README.read_text(encoding="utf-8")
-    assert text == readme.updated_readme(text, results), (
+    assert text == readme.updated_readme(text, typed(results)), (
         "paper/README.md's verdict block is stale: run .venv/bin/python paper/make_paper.py "
         "--render-only")
     changed = copy.deepcopy(results)
     cell = next(c for c in changed["cells"] if c["verdict"] == "violated")
     cell["verdict"], cell["trace"] = "holds", None
-    assert readme.updated_readme(text, changed) != text
+    assert readme.updated_readme(text, typed(changed)) != text
 
 
 def test_the_top_readmes_guarantees_are_what_the_results_render_to(
@@ -80,15 +94,15 @@ def test_the_top_readmes_guarantees_are_what_the_results_render_to(
     """The users' table in README.md: per production committer, what exploration found on
     the stores a user has; a flipped verdict of a production committer on ``s3`` changes it."""
     text = readme.TOP_README.read_text(encoding="utf-8")
-    assert text == readme.updated_top_readme(text, results), (
+    assert text == readme.updated_top_readme(text, typed(results)), (
         "README.md's guarantees are stale: run .venv/bin/python paper/make_paper.py "
         "--render-only")
     changed = copy.deepcopy(results)
     cell = next(c for c in changed["cells"] if c["verdict"] == "violated"
                 and c["committer"] == "magic" and c["store"] == "s3" and not c["variant_of"])
     cell["verdict"], cell["trace"] = "holds", None
-    assert readme.updated_top_readme(text, changed) != text
-    assert "paper/results/traces" not in readme.summary_block(results), "no per-trace links"
+    assert readme.updated_top_readme(text, typed(changed)) != text
+    assert "paper/results/traces" not in readme.summary_block(typed(results)), "no per-trace links"
 
 
 def test_a_changed_verdict_changes_the_rendered_tables(results: dict[str, Any]) -> None:
@@ -96,12 +110,12 @@ def test_a_changed_verdict_changes_the_rendered_tables(results: dict[str, Any]) 
     changed = copy.deepcopy(results)
     cell = next(c for c in changed["cells"] if c["verdict"] == "violated" and _in_matrix(c))
     cell["verdict"], cell["trace"] = "holds", None
-    assert render_matrix(changed) != render_matrix(results)
+    assert render_matrix(typed(changed)) != render_matrix(typed(results))
     flipped = copy.deepcopy(results)
     name = next(iter(flipped["tablev"]["cells"]))
     value = flipped["tablev"]["cells"][name]["speculative_tasks"]
     value["value"] = not value["value"]
-    assert render_tablev(flipped) != render_tablev(results)
+    assert render_tablev(typed(flipped)) != render_tablev(typed(results))
 
 
 def test_results_cover_the_whole_matrix(results: dict[str, Any]) -> None:
@@ -186,10 +200,10 @@ def test_committed_figures_are_what_the_results_draw(results: dict[str, Any],
                                                      tmp_path: Path) -> None:
     """Drawn again from the committed results, every figure has the committed bytes (PNG from
     Agg at a fixed dpi, default style, no Software chunk: the same input draws the same file)."""
-    drawn = figures.write_figures(results, tmp_path)
+    drawn = figures.write_figures(typed(results), tmp_path)
     committed = sorted(p.name for p in (PAPER_DIR / "figures").glob("*.png"))
     assert sorted(p.name for p in drawn) == committed == sorted(
-        figures.figure_names(results))
+        figures.figure_names(typed(results)))
     stale = [p.name for p in drawn if p.read_bytes() != (PAPER_DIR / "figures" / p.name)
              .read_bytes()]
     assert not stale, (f"paper/figures/ is stale ({stale}): run .venv/bin/python "
@@ -202,7 +216,7 @@ def test_a_changed_verdict_changes_the_figure(results: dict[str, Any], tmp_path:
     cell = next(c for c in changed["cells"] if c["verdict"] == "violated"
                 and c["property"] == "exclusivity" and _in_matrix(c))
     cell["verdict"] = "holds"
-    figures.write_figures(changed, tmp_path)
+    figures.write_figures(typed(changed), tmp_path)
     committed = PAPER_DIR / "figures"
     assert (tmp_path / "matrix.exclusivity.png").read_bytes() != \
         (committed / "matrix.exclusivity.png").read_bytes()
@@ -252,7 +266,7 @@ def as_current(results: dict[str, Any]) -> dict[str, Any]:
     from zerorename_model.experiments.verdicts import MATRIX_STORES
 
     return {**results, "stores": list(MATRIX_STORES), "properties": list(PROPERTIES),
-            "scopes": describe_scopes()}
+            "scopes": [scope.to_json() for scope in describe_scopes()]}
 
 
 def test_the_results_were_made_with_the_models_current_scopes_and_properties(
@@ -276,7 +290,7 @@ def _stubbed_merge(results: dict[str, Any], tmp_path: Path, committer: str,
         (traces / name.name).write_text("x", encoding="utf-8")
 
     def matrix(_budget: Any, _workers: int, _progress: Any, committers: list[str],
-               _deep_budget: Any) -> tuple[list[Cell], list[list[str | None]]]:
+               _deep_budget: Any) -> tuple[list[Cell], list[RowKey]]:
         cells = [replace(c, verdict=Verdict.HOLDS, trace=None,
                          explored=Held(c.scopes, True, sum(s.search.runs for s in c.scopes)))
                  for c in typed_cells(results)
@@ -288,17 +302,21 @@ def _stubbed_merge(results: dict[str, Any], tmp_path: Path, committer: str,
         return [replace(r, verdicts=tuple((p, RaceVerdict(Verdict.HOLDS)) for p, _v in r.verdicts))
                 for r in race_rows(results) if (r.committer, r.store) in pairs]
 
-    def tablev(columns: Sequence[str]) -> dict[str, Any]:
-        return {"cells": {c: {a: dict(cell, value=True, trace=None)
-                              for a, cell in results["tablev"]["cells"][c].items()}
-                          for c in columns}, "differences": [],
-                "record_reader": {c: {"value": True, "trace": None} for c in columns}}
+    def tablev(columns: Sequence[str]) -> TableV:
+        table = TableV.from_json(results["tablev"])
+        return replace(table, cells={c: {a: replace(cell, value=True, trace=None)
+                                         for a, cell in table.cells[c].items()}
+                                     for c in columns}, differences=[],
+                       record_reader={c: RecordReader(True, "stub", "stub", {}, None)
+                                      for c in columns})
 
-    merged: dict[str, Any] = merge.merge(
-        copy.deepcopy(results), [committer], results["budget"], 1, lambda _line: None,
+    merged = merge.merge(
+        typed(results), [committer], RunBudget.from_json(results["budget"]), 1,
+        lambda _line: None,
         explorations=merge.Explorations(matrix=matrix, race=race, tablev=tablev),
-        paper_dir=tmp_path, deep_budget=deep_budget)
-    return merged
+        paper_dir=tmp_path,
+        deep_budget=None if deep_budget is None else RunBudget.from_json(deep_budget))
+    return merged.to_json()
 
 
 def test_a_merge_replaces_exactly_the_named_committers_part(
@@ -326,13 +344,13 @@ def test_a_merge_replaces_exactly_the_named_committers_part(
     # magic's traces are gone (its stub cells name none); every other trace is still there
     left = {p.name for p in (tmp_path / "results" / "traces").iterdir()}
     assert not any(n.startswith(("magic.", "race.magic.", "tablev.magic.")) for n in left)
-    kept = merge.traces_of(typed_cells(merged), race_rows(merged), merged["tablev"])
+    kept = typed(merged).traces()
     assert {Path(k).name for k in kept} == left
     [record] = merged["merged"][len(results.get("merged", [])):]
     assert record["committers"] == ["magic"] and record["budget"] == results["budget"]
     assert record["matrix"] == ["magic"] and record["tablev"] == ["magic"]
     assert record["race"] == [["magic", "s3"]]
-    assert "--merge --committers magic" in render_explored(merged)
+    assert "--merge --committers magic" in render_explored(typed(merged))
     again = _stubbed_merge(merged, tmp_path / "again", "magic")
     # the first magic merge made nothing that is left: its record goes, the others stay
     assert len(again["merged"]) == len(merged["merged"])
@@ -347,13 +365,14 @@ def test_a_merge_is_refused_when_its_cells_would_not_be_comparable(
     results = as_current
     other = {**results["budget"], "max_runs": results["budget"]["max_runs"] + 1}
     with pytest.raises(merge.MergeRefused, match="budget"):
-        merge.merge_plan(results, ["magic"], other)
+        merge.merge_plan(typed(results), ["magic"], RunBudget.from_json(other))
+    budget = RunBudget.from_json(results["budget"])
     with pytest.raises(merge.MergeRefused, match="scopes"):
-        merge.merge_plan({**results, "scopes": results["scopes"][1:]}, ["magic"],
-                              results["budget"])
+        merge.merge_plan(typed({**results, "scopes": results["scopes"][1:]}), ["magic"],
+                         budget)
     with pytest.raises(merge.MergeRefused, match="nothing to explore"):
-        merge.merge_plan(results, ["no-such-committer"], results["budget"])
-    assert merge.merge_plan(results, ["fenced+no-fence"], results["budget"]) == \
+        merge.merge_plan(typed(results), ["no-such-committer"], budget)
+    assert merge.merge_plan(typed(results), ["fenced+no-fence"], budget) == \
         ([], [("fenced+no-fence", "s3")], [])
 
 
@@ -377,35 +396,41 @@ def test_a_merge_may_raise_the_second_pass_only_over_every_undecided_cell(
     otherwise a full run at that budget could decide those differently."""
     results = _with_sampled_cells(as_current, ["v2", "magic"])
     deeper = {**results["deep_budget"], "max_runs": results["deep_budget"]["max_runs"] * 4}
+    budget, deep = RunBudget.from_json(results["budget"]), RunBudget.from_json(deeper)
     with pytest.raises(merge.MergeRefused, match="magic on"):
-        merge.merge_plan(results, ["v2"], results["budget"], deeper)
+        merge.merge_plan(typed(results), ["v2"], budget, deep)
     shallower = {**results["deep_budget"], "max_runs": results["deep_budget"]["max_runs"] - 1}
     with pytest.raises(merge.MergeRefused, match="only raise"):
-        merge.merge_plan(results, ["v2", "magic"], results["budget"], shallower)
+        merge.merge_plan(typed(results), ["v2", "magic"], budget,
+                         RunBudget.from_json(shallower))
     with pytest.raises(merge.MergeRefused, match="only raise"):
-        merge.merge_plan(results, ["v2", "magic"], results["budget"],
-                         {**deeper, "seconds": 60})
-    assert merge.merge_plan(results, ["v2", "magic"], results["budget"], deeper)[0] == \
+        merge.merge_plan(typed(results), ["v2", "magic"], budget,
+                         RunBudget.from_json({**deeper, "seconds": 60}))
+    assert merge.merge_plan(typed(results), ["v2", "magic"], budget, deep)[0] == \
         ["v2", "magic"]
     merged = _stubbed_merge(_with_sampled_cells(as_current, ["magic"]), tmp_path, "magic",
                             deep_budget=deeper)
     assert merged["deep_budget"] == deeper
     assert merged["merged"][-1]["deep_raised_from"] == results["deep_budget"]["max_runs"]
-    text = render_explored(merged)
+    text = render_explored(typed(merged))
     assert f"raised from {results['deep_budget']['max_runs']:,} to {deeper['max_runs']:,}" \
         in text
 
 
-def test_the_results_read_as_typed_cells_and_written_again_are_the_same_bytes(
+def test_the_results_read_as_typed_records_and_written_again_are_the_same_bytes(
         tmp_path: Path) -> None:
-    """Every cell and VIII.C row of the committed results read into the typed records and
-    written back: the file is byte for byte what it was (JSON only on disk)."""
-    committed = PAPER_DIR / "results" / "verdicts.json"
-    results = settings.load_results(committed)
-    cells = typed_cells(results)
-    assert len(cells) == len(results["cells"]) and cells
-    race = race_rows(results)
-    assert len(race) == len(results["race"]) and race
-    settings.save_results({**results, "cells": cells_json(cells),
-                           "race": [row.to_json() for row in race]}, tmp_path / "again.json")
+    """The committed results read into :class:`Results` (every cell, VIII.C row, Table V cell,
+    budget, scope and merge typed) and written back: the file is byte for byte what it was
+    (JSON only on disk); one value changed in the record writes other bytes."""
+    committed = VERDICTS
+    raw = json.loads(committed.read_text(encoding="utf-8"))
+    results = load_results(committed)
+    assert len(results.cells) == len(raw["cells"]) and results.cells
+    assert len(results.race) == len(raw["race"]) and results.race
+    assert results.tablev.cells and results.scopes
+    assert results.cells == typed_cells(raw) and results.race == race_rows(raw)
+    save_results(results, tmp_path / "again.json")
     assert (tmp_path / "again.json").read_bytes() == committed.read_bytes()
+    save_results(replace(results, race_max_runs=results.race_max_runs + 1),
+                 tmp_path / "changed.json")
+    assert (tmp_path / "changed.json").read_bytes() != committed.read_bytes()

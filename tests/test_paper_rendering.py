@@ -21,10 +21,12 @@ PAPER_DIR = Path(__file__).resolve().parents[1] / "paper"
 sys.path.insert(0, str(PAPER_DIR))  # paper/zrpaper, as paper/make_paper.py imports it
 
 from zrpaper import figures, readme  # noqa: E402
+from zrpaper.budgets import LagBudget, RunBudget  # noqa: E402
 from zrpaper.matrix import render_matrix  # noqa: E402
 from zrpaper.production import render_production_bugs  # noqa: E402
+from zrpaper.results import Results, TableV, Timing  # noqa: E402
 
-from zerorename_model.experiments.cells import Cell, Verdict  # noqa: E402
+from zerorename_model.experiments.cells import Cell, Verdict, typed_cells  # noqa: E402
 from zerorename_model.experiments.explored import Held, Violation  # noqa: E402
 
 # -- per-protocol rendering, on cells the model computes here --------------------------------
@@ -84,6 +86,19 @@ def _tiny_results(paper_dir: Path, max_runs: int) -> dict[str, Any]:
             "stores": list(TINY_STORES), "properties": list(TINY_PROPS), "cells": cells}
 
 
+def _typed(results: dict[str, Any]) -> Results:
+    """The tiny results as the renderers take them: the committers, stores, properties and
+    cells computed here; every other part of the record (budgets, VIII.C, Table V) empty, as
+    none of the sections checked here reads it."""
+    return Results(
+        generated_by="tests/test_paper_rendering.py", budget=RunBudget(0),
+        deep_budget=RunBudget(0), deepened=[], lag_budget=LagBudget(0, 0), race_max_runs=0,
+        tablev_max_runs=0, workers=0, timing=Timing(0, 0, 0, 0, 0, 0), load=None,
+        committers=results["committers"], stores=results["stores"],
+        properties=results["properties"], scopes=[], cells=typed_cells(results), race=[],
+        tablev=TableV("", [], {}, {}, {}, []))
+
+
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
     paper_dir = tmp_path_factory.mktemp("paper")
@@ -133,7 +148,7 @@ def _table_rows(text: str, first: str) -> dict[tuple[str, str], list[str]]:
 def test_the_matrix_shows_each_protocols_verdict_in_every_cell(
         tiny: tuple[Path, dict[str, Any]]) -> None:
     _paper_dir, results = tiny
-    rendered = render_matrix(results)
+    rendered = render_matrix(_typed(results))
     full = _table_rows(rendered, "committer | store")
     cells = {_key(c)[:4]: c for c in results["cells"] if _in_matrix(c)}
     assert any(not _in_matrix(c) for c in results["cells"]), "no production-bug row computed"
@@ -150,7 +165,7 @@ def test_the_matrix_shows_each_protocols_verdict_in_every_cell(
 def test_at_a_glance_names_every_violation_and_says_when_all_hold(
         tiny: tuple[Path, dict[str, Any]]) -> None:
     _paper_dir, results = tiny
-    glance = _table_rows(render_matrix(results), "committer | protocol")
+    glance = _table_rows(render_matrix(_typed(results)), "committer | protocol")
     texts: dict[tuple[str, str], list[str]] = {}
     for (committer, driver), row in glance.items():
         for store, text in zip(TINY_STORES, row, strict=True):
@@ -171,7 +186,7 @@ def test_at_a_glance_names_every_violation_and_says_when_all_hold(
 def test_each_production_bug_row_stands_beside_its_fixed_row_with_a_replayable_trace(
         tiny: tuple[Path, dict[str, Any]]) -> None:
     paper_dir, results = tiny
-    section = render_production_bugs(results)
+    section = render_production_bugs(_typed(results))
     lines = section.splitlines()
     violated = [c for c in results["cells"] if c["variant_of"] and c["verdict"] == "violated"]
     # the bug's evidence: what the variant violates and its fixed committer does not
@@ -205,7 +220,7 @@ def test_undecided_cells_are_marked_and_listed_and_holds_star_only_when_some_are
     undecided = [c for c in cut_off["cells"] if c["verdict"] == "holds"
                  and not c["explored"]["complete"] and _in_matrix(c)]
     assert undecided, "20 runs per scope enumerated every tiny scope: nothing to check"
-    rendered = render_matrix(cut_off)
+    rendered = render_matrix(_typed(cut_off))
     full = _table_rows(rendered, "committer | store")
     for cell in undecided:
         at = TINY_PROPS.index(cell["property"])
@@ -218,8 +233,8 @@ def test_undecided_cells_are_marked_and_listed_and_holds_star_only_when_some_are
     complete = all(c["explored"].get("complete", True) or c["verdict"] != "holds"
                    for c in decided["cells"])
     assert complete, "20,000 runs did not enumerate a tiny scope"
-    assert "holds*" not in render_matrix(decided)
-    assert "holds\\*" not in render_matrix(decided)
+    assert "holds*" not in render_matrix(_typed(decided))
+    assert "holds\\*" not in render_matrix(_typed(decided))
 
 
 def test_cells_proved_with_the_lag_bounded_are_marked_counted_and_listed(
@@ -228,11 +243,11 @@ def test_cells_proved_with_the_lag_bounded_are_marked_counted_and_listed(
     ``holds†`` in the table, is counted as such and listed with the unbounded search's runs;
     with no such cell, no mark appears."""
     _paper_dir, decided = tiny
-    assert "\u2020" not in render_matrix(decided)
+    assert "\u2020" not in render_matrix(_typed(decided))
     results = copy.deepcopy(decided)
     cell = next(c for c in results["cells"] if c["verdict"] == "holds" and _in_matrix(c))
     cell["explored"].update(max_lag=4, unbounded={"runs": 100_000, "complete": False})
-    rendered = render_matrix(results)
+    rendered = render_matrix(_typed(results))
     full = _table_rows(rendered, "committer | store")
     marks = full[(cell["committer"], cell["store"])][TINY_PROPS.index(cell["property"])]
     assert marks.split(" / ")[("hadoop", "spark").index(cell["protocol"])] == "holds\u2020"
@@ -253,7 +268,7 @@ def test_the_reach_is_shown_and_vacuous_cells_are_marked_counted_and_listed(
     holding = [c for c in decided["cells"] if c["verdict"] == "holds" and _in_matrix(c)]
     assert holding and all(all(runs > 0 for runs in c["explored"]["reach"].values())
                            for c in holding)
-    rendered = render_matrix(decided)
+    rendered = render_matrix(_typed(decided))
     reach = rendered[rendered.index("Reach: "):]
     for cell in holding:
         for state in cell["explored"]["reach"]:
@@ -264,7 +279,7 @@ def test_the_reach_is_shown_and_vacuous_cells_are_marked_counted_and_listed(
     cell = next(c for c in results["cells"] if c["verdict"] == "holds" and _in_matrix(c))
     cell["verdict"] = "vacuous"
     cell["explored"]["reach"] = dict.fromkeys(cell["explored"]["reach"], 0)
-    rendered = render_matrix(results)
+    rendered = render_matrix(_typed(results))
     full = _table_rows(rendered, "committer | store")
     marks = full[(cell["committer"], cell["store"])][TINY_PROPS.index(cell["property"])]
     assert marks.split(" / ")[("hadoop", "spark").index(cell["protocol"])] == "vacuous"
@@ -276,18 +291,18 @@ def test_the_reach_is_shown_and_vacuous_cells_are_marked_counted_and_listed(
 
     for raw in results["cells"]:
         raw["explored"].pop("reach", None)
-    assert "Reach: " not in render_matrix(results)
+    assert "Reach: " not in render_matrix(_typed(results))
 
 def test_the_figures_draw_one_panel_per_protocol(tiny: tuple[Path, dict[str, Any]],
                                                  tmp_path: Path) -> None:
     _paper_dir, results = tiny
-    panels = figures.matrix_panels(results)
+    panels = figures.matrix_panels(_typed(results))
     assert list(panels) == ["hadoop", "spark"]
     for driver, cells in panels.items():
         assert {c["protocol"] for c in cells} == {driver}
         assert all(_in_matrix(c) for c in cells)
-    first = figures.write_figures(results, tmp_path / "first")
-    assert [p.name for p in first] == figures.figure_names(results)
+    first = figures.write_figures(_typed(results), tmp_path / "first")
+    assert [p.name for p in first] == figures.figure_names(_typed(results))
     changed = copy.deepcopy(results)
     spark = next(c for c in changed["cells"] if c["protocol"] == "spark"
                  and c["property"] == "exclusivity" and c["verdict"] != "n/a" and _in_matrix(c))
@@ -298,7 +313,7 @@ def test_the_figures_draw_one_panel_per_protocol(tiny: tuple[Path, dict[str, Any
                   replace(was, verdict=Verdict.VIOLATED, trace=None,
                           explored=Violation(was.scopes[-1], "exploration", 1, "seen", 1,
                                              was.scopes))).to_json())
-    figures.write_figures(changed, tmp_path / "second")
+    figures.write_figures(_typed(changed), tmp_path / "second")
     for name in ("matrix.png", "matrix.exclusivity.png"):
         assert (tmp_path / "first" / name).read_bytes() != \
             (tmp_path / "second" / name).read_bytes(), name
@@ -309,8 +324,8 @@ def test_the_figures_draw_one_panel_per_protocol(tiny: tuple[Path, dict[str, Any
 def test_the_readme_block_links_from_paper_and_replays_from_the_repository_root(
         tiny: tuple[Path, dict[str, Any]]) -> None:
     _paper_dir, results = tiny
-    block = readme.render_readme_verdicts({**results, "timing": {
-        "matrix_wall_s": 1, "race_wall_s": 0, "tablev_wall_s": 0}, "workers": 1})
+    block = readme.render_readme_verdicts(replace(
+        _typed(results), timing=Timing(1, 0, 0, 0, 0, 0), workers=1))
     for cell in results["cells"]:
         if cell["verdict"] == "violated" and _in_matrix(cell):
             # the block lives in paper/README.md: its links are relative to paper/
