@@ -26,15 +26,14 @@ import argparse
 import inspect
 import json
 import time
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
 
-from zerorename_model.check.explore import explore
+from zerorename_model.check.explore import Exploration, explore
 from zerorename_model.engine.scenario import Faults, Scenario
 from zerorename_model.experiments.cells import Cell, Verdict, typed_cells
-from zerorename_model.experiments.explored import Violation
+from zerorename_model.experiments.explored import JsonObject, Violation
 from zerorename_model.experiments.matrix import matrix
 from zerorename_model.experiments.seeds import default_directory
 from zerorename_model.systems.protocols import get
@@ -52,6 +51,10 @@ MEASURED: dict[str, tuple[str, Faults, int, tuple[str, ...]]] = {
 SCOPE_NAMES = tuple(MEASURED)
 COMMITTERS = ("directory", "magic", "v1")
 STORES = ("s3", "s3-2018")
+
+#: an ``explore`` (this one, or another version loaded by :func:`load_engine`); its keywords
+#: are those of the version loaded, so only its result is typed
+Engine = Callable[..., Exploration]
 
 
 @dataclass
@@ -76,7 +79,7 @@ class Figure:
         return self.states / self.cpu if self.cpu else 0.0
 
 
-def load_engine(path: str) -> Any:
+def load_engine(path: str) -> Engine:
     """Another version of ``explore.py``, loaded as its own module (on this harness)."""
     import importlib.util
     import sys
@@ -87,29 +90,74 @@ def load_engine(path: str) -> Any:
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up while it loads
     spec.loader.exec_module(module)
-    return module.explore
+    engine: Engine = module.explore
+    return engine
 
 
 def measure(scope_name: str, committer: str, store: str, max_runs: int,
-            reduction: str | None = None, engine: Any = None) -> Figure:
+            reduction: str | None = None, engine: Engine | None = None) -> Figure:
     """Explore one cell at ``max_runs`` and time it (with ``engine``, another ``explore``)."""
-    engine = engine or explore
+    run: Engine = engine or explore
     driver, faults, tasks, props = MEASURED[scope_name]
     scenario = Scenario(committer, store=store, tasks=tasks, files=("part-{task:05d}",),
                         max_attempts=2, driver=driver, faults=faults)
-    extra: dict[str, Any] = {}
+    extra: dict[str, str] = {}
     if reduction is not None:
-        if "reduction" not in inspect.signature(engine).parameters:
+        if "reduction" not in inspect.signature(run).parameters:
             raise SystemExit("this explorer has no --reduction choice")
         extra["reduction"] = reduction
     wall, cpu = time.monotonic(), time.process_time()
-    report = engine(scenario, get(committer), list(props), max_runs=max_runs,
+    report = run(scenario, get(committer), list(props), max_runs=max_runs,
                     stop_when_all_violated=False, **extra)
     return Figure(scope_name, committer, store, report.runs, report.states, report.complete,
                   time.monotonic() - wall, time.process_time() - cpu)
 
 
-def matrix_quick(seeded: bool = True) -> dict[str, Any]:
+@dataclass(frozen=True)
+class QuickMatrix:
+    """The quick matrix timed: wall and CPU seconds, its cells, the seeds it used, how many
+    cells it found violated (and how many of those a seed found first), how many it left
+    undecided; beside the committed full results (when present), the violations it missed and
+    those beyond them."""
+
+    wall: float
+    cpu: float
+    cells: int
+    seeds: str | None
+    violated: int
+    found_by_seed: int
+    incomplete: int
+    missed: list[str] | None = None
+    beyond_committed: list[str] | None = None
+
+    def to_json(self) -> JsonObject:
+        report: JsonObject = {
+            "wall": self.wall, "cpu": self.cpu, "cells": self.cells, "seeds": self.seeds,
+            "violated": self.violated, "found_by_seed": self.found_by_seed,
+            "incomplete": self.incomplete}
+        if self.missed is not None:
+            report["missed"] = self.missed
+        if self.beyond_committed is not None:
+            report["beyond_committed"] = self.beyond_committed
+        return report
+
+
+@dataclass(frozen=True)
+class FullStoreMatrix:
+    """The FULL-budget matrix on one store: wall seconds, its cells, and the cells it found
+    violated and left incomplete (``committer/store/property``)."""
+
+    wall: float
+    cells: int
+    violated: list[str]
+    incomplete: list[str]
+
+    def to_json(self) -> JsonObject:
+        return {"wall": self.wall, "cells": self.cells, "violated": self.violated,
+                "incomplete": self.incomplete}
+
+
+def matrix_quick(seeded: bool = True) -> QuickMatrix:
     """Wall and CPU time of the whole quick matrix (what ``zerorename check --quick`` runs,
     variants included), and how its violated cells compare with the committed full results."""
     import os
@@ -121,18 +169,18 @@ def matrix_quick(seeded: bool = True) -> dict[str, Any]:
     cpu = (after.user + after.system + after.children_user + after.children_system
            - before.user - before.system - before.children_user - before.children_system)
     violated = {_key(c) for c in cells if c.verdict is Verdict.VIOLATED}
-    report: dict[str, Any] = {
-        "wall": round(time.monotonic() - wall, 1), "cpu": round(cpu, 1), "cells": len(cells),
-        "seeds": str(directory) if directory else None, "violated": len(violated),
-        "found_by_seed": sum(1 for c in cells if isinstance(c.explored, Violation)
-                             and c.explored.found_by.startswith("seed")),
-        "incomplete": sum(1 for c in cells if c.undecided)}
+    report = QuickMatrix(
+        wall=round(time.monotonic() - wall, 1), cpu=round(cpu, 1), cells=len(cells),
+        seeds=str(directory) if directory else None, violated=len(violated),
+        found_by_seed=sum(1 for c in cells if isinstance(c.explored, Violation)
+                          and c.explored.found_by.startswith("seed")),
+        incomplete=sum(1 for c in cells if c.undecided))
     committed = _committed_violations()
-    if committed is not None:
-        asked = {_key(c) for c in cells}
-        report["missed"] = sorted("/".join(k) for k in committed & asked - violated)
-        report["beyond_committed"] = sorted("/".join(k) for k in violated - committed)
-    return report
+    if committed is None:
+        return report
+    asked = {_key(c) for c in cells}
+    return replace(report, missed=sorted("/".join(k) for k in committed & asked - violated),
+                   beyond_committed=sorted("/".join(k) for k in violated - committed))
 
 
 def _key(cell: Cell) -> tuple[str, ...]:
@@ -148,15 +196,15 @@ def _committed_violations() -> set[tuple[str, ...]] | None:
     return {_key(c) for c in cells if c.verdict is Verdict.VIOLATED}
 
 
-def matrix_full_store(store: str) -> dict[str, Any]:
+def matrix_full_store(store: str) -> FullStoreMatrix:
     """The FULL-budget matrix on one store: wall time and the cells left incomplete."""
     wall = time.monotonic()
     cells = matrix(stores=[store], quick=False)
-    return {"wall": round(time.monotonic() - wall, 1), "cells": len(cells),
-            "violated": sorted(f"{c.committer}/{c.store}/{c.prop}"
-                               for c in cells if c.verdict is Verdict.VIOLATED),
-            "incomplete": sorted(f"{c.committer}/{c.store}/{c.prop}"
-                                 for c in cells if c.undecided)}
+    return FullStoreMatrix(round(time.monotonic() - wall, 1), len(cells),
+                           sorted(f"{c.committer}/{c.store}/{c.prop}"
+                                  for c in cells if c.verdict is Verdict.VIOLATED),
+                           sorted(f"{c.committer}/{c.store}/{c.prop}"
+                                  for c in cells if c.undecided))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -202,15 +250,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"total: {runs} runs, {states} states, {done}/{len(figures)} complete, "
           f"{wall:.1f} s wall, {cpu:.1f} s CPU: {runs / cpu:.0f} runs/s, "
           f"{states / cpu:.0f} states/s (CPU)", flush=True)
-    report: dict[str, Any] = {
+    report: JsonObject = {
         "max_runs": args.max_runs, "reduction": args.reduction,
         "cells": [asdict(f) for f in figures],
         "total": {"runs": runs, "states": states, "complete": done, "cells": len(figures),
                   "wall": round(wall, 1), "cpu": round(cpu, 1)}}
     for which in args.matrix:
-        report[which] = (matrix_quick(which == "quick") if which.startswith("quick")
-                         else matrix_full_store("s3-2018"))
-        print(f"{which}: {json.dumps(report[which])}", flush=True)
+        timed = (matrix_quick(which == "quick") if which.startswith("quick")
+                 else matrix_full_store("s3-2018")).to_json()
+        report[which] = timed
+        print(f"{which}: {json.dumps(timed)}", flush=True)
     if before:
         bcpu = sum(f.cpu for f in before)
         bstates = sum(f.states for f in before)
