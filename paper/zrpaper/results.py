@@ -127,13 +127,6 @@ class TableVSearch:
     states: int
     complete: bool
 
-    @property
-    def outcome(self) -> str:
-        """It found its schedule, covered every one, or was cut off."""
-        if self.found:
-            return "found"
-        return "every schedule" if self.complete else "run budget hit"
-
     def to_json(self) -> JsonObject:
         return {"quantifier": self.quantifier, "looks_for": self.looks_for, "found": self.found,
                 "runs": self.runs, "pruned": self.pruned, "states": self.states,

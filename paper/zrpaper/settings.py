@@ -1,4 +1,5 @@
-"""Where the paper's files are, the budgets it is explored with, and the results file.
+"""Where the paper's files are and the budgets it is explored with (the results file is read and
+written in :mod:`zrpaper.results`).
 
 Shared by the computing and the rendering halves: a setting that changed between a full run and
 a merge would make their cells incomparable (``merge.merge_plan`` refuses then)."""
