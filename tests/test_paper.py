@@ -411,6 +411,7 @@ def test_a_merge_may_raise_the_second_pass_only_over_every_undecided_cell(
     merged = _stubbed_merge(_with_sampled_cells(as_current, ["magic"]), tmp_path, "magic",
                             deep_budget=deeper)
     assert merged["deep_budget"] == deeper
+    assert typed(merged).to_json() == merged, "a merge record does not read back as written"
     assert merged["merged"][-1]["deep_raised_from"] == results["deep_budget"]["max_runs"]
     text = render_explored(typed(merged))
     assert f"raised from {results['deep_budget']['max_runs']:,} to {deeper['max_runs']:,}" \
@@ -434,3 +435,16 @@ def test_the_results_read_as_typed_records_and_written_again_are_the_same_bytes(
     save_results(replace(results, race_max_runs=results.race_max_runs + 1),
                  tmp_path / "changed.json")
     assert (tmp_path / "changed.json").read_bytes() != committed.read_bytes()
+
+
+@pytest.mark.parametrize(("part", "wrong"), [
+    ("budget", {"max_runs": "1000", "seconds": None, "hypothesis_examples": 0}),
+    ("timing", {"matrix_wall_s": 1}),
+    ("tablev", []),
+])
+def test_results_of_another_shape_are_refused_on_reading(results: dict[str, Any], part: str,
+                                                        wrong: object) -> None:
+    """A results file whose parts are not what the paper wrote is refused where it is read,
+    not rendered from."""
+    with pytest.raises((TypeError, KeyError)):
+        typed({**results, part: wrong})
