@@ -138,6 +138,18 @@ def test_writer_rolls_files_beyond_max_open_and_handles_nulls() -> None:
     assert total == 30
 
 
+def test_writer_keeps_nan_and_null_partition_rows() -> None:
+    """NaN equals nothing, not even itself: a split by comparison would drop those rows."""
+    out = MemoryFiles()
+    keys = [1.0, float("nan"), None, 1.0, float("nan"), float("inf")]
+    batch = pa.record_batch({"k": pa.array(keys, pa.float64()), "v": list(range(6))})
+    PartitionedParquetWriter(out.open, "p", partition_by=("k",)).write_all([batch])
+    rows = {name.split("/")[0]: sorted(pq.read_table(io.BytesIO(data))["v"].to_pylist())
+            for name, data in out.files.items()}
+    assert rows == {"k=1.0": [0, 3], "k=NaN": [1, 4], f"k={NULL_PARTITION}": [2],
+                    "k=Infinity": [5]}
+
+
 def test_writer_discards_open_files_when_the_input_fails() -> None:
     out = MemoryFiles()
 

@@ -93,7 +93,9 @@ def _dictionary_pays(column: Any, kind: Any) -> bool:
         width = 4 + pc.sum(pc.binary_length(column)).as_py() / values  # length prefix + bytes
     else:
         width = kind.bit_width / 8
-    distinct = pc.count_distinct(column).as_py()
+    # ``unique`` builds one hash table over the chunks; ``count_distinct`` merges one per
+    # chunk, and a partition's rows arrive in hundreds of small slices (measured: 2-4x slower)
+    distinct = len(pc.unique(column)) - (1 if column.null_count else 0)
     index_bytes = values * max(1, math.ceil(math.log2(max(distinct, 2)))) / 8
     return bool(distinct * width + index_bytes < values * width)
 

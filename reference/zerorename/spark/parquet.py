@@ -16,6 +16,7 @@ names unique across jobs (appends never collide) and lets cleanup recognise a jo
 from __future__ import annotations
 
 import contextlib
+import math
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
@@ -23,7 +24,6 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 import pyarrow as pa  # type: ignore[import-untyped]
-import pyarrow.compute as pc  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
 from .encoding import ParquetSettings
@@ -43,7 +43,12 @@ def escape_partition_value(value: Any) -> str:
     """Render one partition value as Spark does: ``true``/``false``, ``%XX`` escapes, null."""
     if value is None:
         return NULL_PARTITION
-    text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+    if isinstance(value, bool):
+        text = "true" if value else "false"
+    elif isinstance(value, float) and not math.isfinite(value):  # Java's spelling, as Spark's
+        text = "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    else:
+        text = str(value)
     if text == "":
         return NULL_PARTITION
     return "".join(f"%{ord(ch):02X}" if ch in _ESCAPE else ch for ch in text)
@@ -242,22 +247,31 @@ class PartitionedParquetWriter:
 def split_by_partition(batch: Any, columns: Sequence[str]) -> list[tuple[tuple[Any, ...], Any]]:
     """``[(partition values, rows of batch with those values)]``, in first-seen order.
 
-    Vectorised: one ``group_by`` to find the distinct keys, then one filter per key, so a
-    batch with few partitions (the common case) costs a few passes over Arrow memory.
+    Vectorised: one single-threaded ``group_by`` collects each key's row numbers (in row
+    order), then one ``take`` per key gathers its rows, so a batch costs about two passes over
+    Arrow memory however many partitions it touches (a mask and a filter per key cost one
+    pass per key: 12 months, 12 passes).  Nulls form their own group, and so does NaN (a
+    comparison with NaN is never true, so a mask would have dropped those rows).
     """
     missing = [c for c in columns if c not in batch.schema.names]
     if missing:
         raise ValueError(f"partition columns {missing} are not in the data ({batch.schema.names})")
-    table = pa.Table.from_batches([batch])
-    keys = table.select(list(columns)).group_by(list(columns), use_threads=False).aggregate([])
-    out: list[tuple[tuple[Any, ...], Any]] = []
-    for row in keys.to_pylist():
-        mask = None
-        for col in columns:
-            value = row[col]
-            term = pc.is_null(table[col]) if value is None else pc.equal(table[col], value)
-            mask = term if mask is None else pc.and_(mask, term)
-        part = table.filter(mask).combine_chunks()
-        for piece in part.to_batches():
-            out.append((tuple(row[c] for c in columns), piece))
-    return out
+    keys = pa.Table.from_batches([batch]).select(list(columns))
+    keys = keys.append_column(_ROW, _row_numbers(batch.num_rows))
+    groups = keys.group_by(list(columns), use_threads=False).aggregate([(_ROW, "list")])
+    rows = groups[f"{_ROW}_list"].combine_chunks()
+    return [(tuple(key[c] for c in columns), batch.take(rows[i].values))
+            for i, key in enumerate(groups.select(list(columns)).to_pylist())]
+
+
+#: The row-number column :func:`split_by_partition` groups (a name no DataFrame column has).
+_ROW = "__zerorename_row__"
+_ROW_NUMBERS: list[Any] = [pa.array([], type=pa.int64())]
+
+
+def _row_numbers(count: int) -> Any:
+    """``0, 1, ... count - 1`` as an Arrow array: a zero-copy slice of one cached array, grown
+    (doubled) when a batch is longer than any before, so a batch does not build it anew."""
+    if len(_ROW_NUMBERS[0]) < count:
+        _ROW_NUMBERS[0] = pa.array(range(max(count, 2 * len(_ROW_NUMBERS[0]))), type=pa.int64())
+    return _ROW_NUMBERS[0].slice(0, count)
