@@ -41,16 +41,21 @@ def _x(r: float | None) -> str:
 
 
 def _table(report: dict[str, Any]) -> list[str]:
-    lines = ["| rows | partitioned | write | seconds | rows/s | bytes | time / native "
-             "| bytes / native |", "|---:|---|---|---:|---:|---:|---:|---:|"]
+    lines = ["| rows | partitioned | write | seconds | rows/s | bytes | CPU seconds "
+             "| time / native | CPU / native | bytes / native |",
+             "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for cell in report["cells"]:
         for row in cell["summary"]:
+            base = row["strategy"] == "native"
+            cpu = row.get("cpu_seconds")
             lines.append(
                 f"| {cell['rows']:,} | {'by month' if cell['partitioned'] else 'no'} | "
                 f"{LABEL.get(row['strategy'], row['strategy'])} | {row['seconds']:.2f} | "
                 f"{row['rows_per_second']:,} | {_mb(row['bytes'])} | "
-                f"{'' if row['strategy'] == 'native' else _x(row['time_ratio'])} | "
-                f"{'' if row['strategy'] == 'native' else _x(row['bytes_ratio'])} |")
+                f"{'' if cpu is None else f'{cpu:.2f}'} | "
+                f"{'' if base else _x(row['time_ratio'])} | "
+                f"{'' if base else _x(row.get('cpu_ratio'))} | "
+                f"{'' if base else _x(row['bytes_ratio'])} |")
     return lines
 
 
@@ -68,7 +73,8 @@ def _how(report: dict[str, Any]) -> str:
     loads = [x for c in report["cells"] for r in c["runs"] for x in [r["load_average"]]]
     return (f"`local[2]`, {report['tasks']} tasks, snappy, {report['repeats']} rounds per "
             f"cell in balanced orders; times are medians, ratios the median of same-round "
-            f"ratios. {env['cpus']} CPUs shared with other work: load average "
+            f"ratios. CPU seconds: Spark's JVM and its Python workers (not the S3 servers), "
+            f"summed over cores. {env['cpus']} CPUs shared with other work: load average "
             f"{min(loads):.1f}-{max(loads):.1f}. Ceph RGW: {report.get('rgw', 'not asked for')}.")
 
 
@@ -103,8 +109,9 @@ def _compact(report: dict[str, Any]) -> list[str]:
     names = {"zr-local": "local disk", "zr-moto": "moto", "zr-rgw": "Ceph RGW"}
     lines = ["| rows | partitioned | `df.write.parquet`, local disk | " +
              " | ".join(f"zerorename, {names[s]}" for s in stores) +
+             " | CPU, zerorename local disk / Spark"
              " | bytes, zerorename / Spark | same, Spark with INT64 timestamps |",
-             "|---:|---|---:|" + "---:|" * (len(stores) + 2)]
+             "|---:|---|---:|" + "---:|" * (len(stores) + 3)]
     for cell in report["cells"]:
         rows = {r["strategy"]: r for r in cell["summary"]}
         native = rows["native"]
@@ -112,6 +119,7 @@ def _compact(report: dict[str, Any]) -> list[str]:
                      f"{native['seconds']:.2f} s | " +
                      " | ".join(f"{_x(rows[s]['time_ratio'])}" if s in rows else ""
                                 for s in stores) +
+                     f" | {_x(rows['zr-local'].get('cpu_ratio'))}"
                      f" | {_x(rows['zr-local']['bytes_ratio'])} | {_same(cell)} |")
     return lines
 

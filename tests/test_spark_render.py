@@ -15,7 +15,7 @@ import spark_render  # noqa: E402
 
 def _run(round_: int, strategy: str, seconds: float, size: int | None) -> dict[str, object]:
     return {"round": round_, "strategy": strategy, "seconds": seconds, "bytes": size,
-            "load_average": 1.0}
+            "cpu_seconds": 2 * seconds, "load_average": 1.0}
 
 
 def test_ratios_pair_each_round_with_native_s_own() -> None:
@@ -28,6 +28,17 @@ def test_ratios_pair_each_round_with_native_s_own() -> None:
     assert rows["zr-local"]["time_ratio"] == 1.5 and rows["zr-local"]["bytes_ratio"] == 1.04
     assert rows["spark-scan"]["time_ratio"] == 0.5 and rows["spark-scan"]["bytes_ratio"] is None
     assert rows["native"]["seconds"] == 1.5 and rows["native"]["rows_per_second"] == 2_000
+    assert rows["zr-local"]["cpu_ratio"] == 1.5 and rows["native"]["cpu_seconds"] == 3.0
+
+
+def test_tree_cpu_seconds_counts_a_child_that_has_exited() -> None:
+    import os
+    import subprocess
+
+    before = spark_native.tree_cpu_seconds(os.getpid())
+    subprocess.run([sys.executable, "-c", "sum(i * i for i in range(3_000_000))"], check=True)
+    after = spark_native.tree_cpu_seconds(os.getpid())
+    assert before is not None and after is not None and after - before > 0.05
 
 
 def test_readme_block_is_what_the_results_render_to() -> None:
