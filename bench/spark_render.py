@@ -65,16 +65,19 @@ def _first(report: dict[str, Any]) -> str:
         return ""
     return (f"The session's first zerorename write took {first['first_seconds']:.2f} s, the "
             f"same write warm {first['warm_seconds']:.2f} s: "
-            f"{first['over_warm_seconds']:.2f} s of start-up.")
+            f"{first['over_warm_seconds']:.2f} s of start-up"
+            + (" (the background warm-up was still running when it began)."
+               if first.get("warm_up_still_running_at_first_write") else "."))
 
 
 def _how(report: dict[str, Any]) -> str:
     env = report["environment"]
     loads = [x for c in report["cells"] for r in c["runs"] for x in [r["load_average"]]]
     return (f"`local[2]`, {report['tasks']} tasks, snappy, {report['repeats']} rounds per "
-            f"cell in balanced orders; times are medians, ratios the median of same-round "
-            f"ratios. CPU seconds: Spark's JVM and its Python workers (not the S3 servers), "
-            f"summed over cores. {env['cpus']} CPUs shared with other work: load average "
+            f"cell in balanced orders, after one untimed write by each; times are medians, "
+            f"ratios the median of same-round ratios. CPU seconds: Spark's JVM and its "
+            f"Python workers (not the S3 servers), summed over cores. {env['cpus']} CPUs "
+            f"shared with other work: load average "
             f"{min(loads):.1f}-{max(loads):.1f}. Ceph RGW: {report.get('rgw', 'not asked for')}.")
 
 

@@ -140,5 +140,5 @@ def warm_up_frame(spark: SparkSession) -> DataFrame:
     slots = max(1, spark.sparkContext.defaultParallelism)
     return spark.range(0, 256 * slots, 1, slots).selectExpr(
         "id", "cast(id as int) as i", "id / 3.0d as x", "cast(id as string) as s",
-        "timestamp_seconds(id) as t", "date_from_unix_date(cast(id as int)) as d", "cast(id as decimal(18, 2)) as m",
-        "id % 2 = 0 as b")
+        "timestamp_seconds(id) as t", "date_from_unix_date(cast(id as int)) as d",
+        "cast(id as decimal(18, 2)) as m", "id % 2 = 0 as b")
