@@ -38,6 +38,7 @@ from zerorename_model.engine.harness.state import (
     JobState,
     Prune,
     RunResult,
+    RunState,
     TaskKilled,
     hidden,
 )
@@ -46,5 +47,5 @@ __all__ = [
     "READ_OPS", "STORE_OPS", "Actor", "Call", "Channel", "Choice", "End", "Env", "Event",
     "Failure", "Fault", "HarnessStore", "Header", "Incident", "JobState", "Move", "MoveKind",
     "Note", "NoteKind", "Op", "PendingOp", "Prune", "Reported", "Role", "Run", "RunResult",
-    "Said", "SteppedStore", "TaskKilled", "hidden",
+    "RunState", "Said", "SteppedStore", "TaskKilled", "hidden",
 ]
