@@ -70,11 +70,12 @@ class DriverRules:
                                "tasks not run again")
             self._committed(index, job, committer)
             return
-        for task_id in range(state.scenario.tasks):
+        tasks = state.scenario.tasks
+        for task_id in range(tasks):
             if task_id not in recovered:
                 self.launch_attempt(job, task_id)
         self.scheduling.wait(Call.AWAIT_TASKS,
-                             lambda: job.failed or len(job.accepted) == state.scenario.tasks)
+                             lambda: job.failed or len(job.accepted) == tasks)
         if job.failed:
             self._abort(job, committer)
             return
