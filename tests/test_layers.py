@@ -13,6 +13,10 @@ A module may import its own layer or any lower one, never a higher one; a proper
 protocols, so ``check`` sits above ``systems``.  Every import of the model's own modules sits at a
 module's top level: none hides inside a function or under ``if TYPE_CHECKING:`` (the way a cycle is
 usually dodged), and the module graph those imports make has no cycle.
+
+Inside ``engine/harness`` the same rule orders the harness's own modules (``HARNESS``, lowest
+first): the run's parts (recorder, driver rules, fault moves) hold its shared state and never
+import the scheduler built on them, and none is a mixin of another harness class.
 """
 
 from __future__ import annotations
@@ -28,6 +32,10 @@ ROOT = Path(__file__).resolve().parent.parent
 MODEL = ROOT / "model" / "zerorename_model"
 #: lowest first: a module may import from its own layer and those before it
 LAYERS = ("engine", "systems", "check", "experiments", "present")
+#: the harness's modules, lowest first: each may import only those before it
+#: (docs/research/architecture.md, "The harness is built by composition")
+HARNESS = ("events", "state", "control", "workers", "env", "recorder", "driver", "faults",
+           "scheduler")
 
 
 @dataclass(frozen=True)
@@ -134,6 +142,46 @@ def cycles(root: Path) -> list[list[str]]:
     return found
 
 
+def _harness_module(module: str, package: str) -> str | None:
+    """``module``'s name inside the harness package (None: not one of its modules)."""
+    prefix = f"{package}.engine.harness."
+    return module[len(prefix):] if module.startswith(prefix) else None
+
+
+def harness_out_of_order(root: Path) -> list[str]:
+    """Imports between the harness's modules that do not point down :data:`HARNESS` (or
+    involve a module it does not list)."""
+    found = []
+    for imp in own_imports(root):
+        mine, theirs = (_harness_module(imp.where, root.name),
+                        _harness_module(imp.module, root.name))
+        if mine is None or theirs is None:
+            continue
+        if mine not in HARNESS or theirs not in HARNESS or \
+                HARNESS.index(theirs) >= HARNESS.index(mine):
+            found.append(f"{imp.where}:{imp.line}: {mine} imports {theirs}")
+    return found
+
+
+def harness_mixins(root: Path) -> list[str]:
+    """Classes of the harness built on a class of another harness module (how the run used to
+    be assembled, from mixins over a base declaring the shared attributes)."""
+    found = []
+    for path in sorted((root / "engine" / "harness").glob("*.py")):
+        tree = ast.parse(path.read_text(), filename=str(path))
+        imported = {alias.asname or alias.name for node in ast.walk(tree)
+                    if isinstance(node, ast.ImportFrom) and (
+                        node.level > 0
+                        or (node.module or "").startswith(f"{root.name}.engine.harness"))
+                    for alias in node.names}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                bases = {b.id for b in node.bases if isinstance(b, ast.Name)}
+                for base in sorted(bases & imported):
+                    found.append(f"{path.stem}.{node.name} extends {base}")
+    return found
+
+
 # -- the model ------------------------------------------------------------------------------------
 
 def test_every_module_of_the_model_is_in_a_layer() -> None:
@@ -154,6 +202,23 @@ def test_no_import_of_the_model_hides_in_a_function_or_under_type_checking() -> 
 
 def test_the_models_imports_make_no_cycle() -> None:
     assert cycles(MODEL) == []
+
+
+def test_the_harness_modules_import_only_those_below_them() -> None:
+    assert harness_out_of_order(MODEL) == []
+    modules = sorted(p.stem for p in (MODEL / "engine" / "harness").glob("*.py")
+                     if p.name != "__init__.py")
+    assert modules == sorted(HARNESS), "a harness module HARNESS does not place"
+
+
+def test_the_run_is_composed_not_mixed_in() -> None:
+    assert harness_mixins(MODEL) == []
+    edges = {(imp.where, imp.module) for imp in own_imports(MODEL)}
+    harness = "zerorename_model.engine.harness"
+    assert (f"{harness}.scheduler", f"{harness}.faults") in edges  # the scan sees the parts
+    for part in ("recorder", "driver", "faults"):
+        assert (f"{harness}.{part}", f"{harness}.state") in edges
+        assert (f"{harness}.{part}", f"{harness}.scheduler") not in edges
 
 
 def test_the_scan_sees_the_models_real_imports() -> None:
@@ -204,3 +269,17 @@ def test_an_import_inside_a_function_or_under_type_checking_is_reported(
     assert hidden_imports(root) == [
         f"zerorename_model.engine.state:{hiding.count(chr(10))}: zerorename_model.present.viz"]
     assert upward_imports(root) != []  # and, pointing up, it breaks the order too
+
+
+def test_a_harness_part_importing_the_scheduler_is_reported(tmp_path: Path) -> None:
+    root = _package(tmp_path, {
+        "engine/harness/state.py": "class RunState:\n    pass\n",
+        "engine/harness/scheduler.py": "from .state import RunState\nclass Run:\n    pass\n",
+        "engine/harness/recorder.py": "from zerorename_model.engine.harness.scheduler import Run\n"
+                                      "class Recorder(Run):\n    pass\n",
+        "engine/harness/extra.py": "from .state import RunState\n",
+    })
+    assert harness_out_of_order(root) == [
+        "zerorename_model.engine.harness.extra:1: extra imports state",
+        "zerorename_model.engine.harness.recorder:1: recorder imports scheduler"]
+    assert harness_mixins(root) == ["recorder.Recorder extends Run"]

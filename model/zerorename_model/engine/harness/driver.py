@@ -8,9 +8,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from zerorename_model.engine.errors import ActorCrashed, JobAlreadyCommitted, RunAborted
-from zerorename_model.engine.harness.base import RunBase
+from zerorename_model.engine.harness.control import Scheduling
+from zerorename_model.engine.harness.env import Env
 from zerorename_model.engine.harness.events import Call, Failure, NoteKind, Role
-from zerorename_model.engine.harness.state import Actor, JobState, TaskKilled, hidden
+from zerorename_model.engine.harness.recorder import Recorder
+from zerorename_model.engine.harness.state import Actor, JobState, RunState, TaskKilled, hidden
 from zerorename_model.engine.scenario import (
     CommittedByAnother,
     Committer,
@@ -21,18 +23,32 @@ from zerorename_model.engine.scenario import (
 )
 
 
-class DriverRules(RunBase):
+class DriverRules:
+    """The drivers' side of a run, over its shared ``state``: the bodies of the actors (built
+    with the committers ``env`` serves), the coordinator's answers and the reactions to
+    failure.  It starts and resumes actors through ``scheduling`` and notes what it changes
+    with ``recorder``."""
+
+    def __init__(self, state: RunState, recorder: Recorder, scheduling: Scheduling,
+                 env: Env) -> None:
+        self.state = state
+        self.recorder = recorder
+        self.scheduling = scheduling
+        self.env = env
+
     # -- bodies ----------------------------------------------------------------------------------
 
-    def _spawn_driver(self, index: int, spec: JobSpec) -> None:
+    def spawn_driver(self, index: int, spec: JobSpec) -> None:
         name = f"driver{index}" + (f".{spec.attempt}" if spec.attempt else "")
-        self._spawn(Actor(name, lambda: self._driver_body(index, spec), job_index=index))
+        self.scheduling.spawn(Actor(name, lambda: self._driver_body(index, spec),
+                                    job_index=index))
 
     def _driver_body(self, index: int, spec: JobSpec) -> None:
-        job = self.jobs[index]
-        committer = self.factory(self.env, spec, None, self.options_map)
+        state = self.state
+        job = state.jobs[index]
+        committer = state.factory(self.env, spec, None, state.options_map)
         recovered: list[int] = []
-        supports_recovery: object = getattr(self.factory, "supports_recovery", False)
+        supports_recovery: object = getattr(state.factory, "supports_recovery", False)
         recovering = spec.attempt > 0 and bool(supports_recovery)
         if recovering:
             if not isinstance(committer, RecoveringCommitter):
@@ -50,21 +66,23 @@ class DriverRules(RunBase):
             # an earlier attempt's commit, finished by this set-up: the tasks it accepted are
             # the job's output, as if that attempt's commit_job had returned
             job.accepted.update(earlier)
-            self.note(f"job {index} was already committed: rolled forward, tasks not run again")
+            self.recorder.note(f"job {index} was already committed: rolled forward, "
+                               "tasks not run again")
             self._committed(index, job, committer)
             return
-        for task_id in range(self.scenario.tasks):
+        tasks = state.scenario.tasks
+        for task_id in range(tasks):
             if task_id not in recovered:
-                self._launch_attempt(job, task_id)
-        self.wait(Call.AWAIT_TASKS,
-                  lambda: job.failed or len(job.accepted) == self.scenario.tasks)
+                self.launch_attempt(job, task_id)
+        self.scheduling.wait(Call.AWAIT_TASKS,
+                             lambda: job.failed or len(job.accepted) == tasks)
         if job.failed:
             self._abort(job, committer)
             return
         messages = [msg for _t, (_task, msg) in sorted(job.accepted.items())]
         # a Hadoop job committer (takes_messages False) gets none under Spark's protocol either
-        given = (self.scenario.driver == "spark"
-                 and bool(getattr(self.factory, "takes_messages", True)))
+        given = (state.scenario.driver == "spark"
+                 and bool(getattr(state.factory, "takes_messages", True)))
         try:
             committer.commit_job(messages if given else None)
         except (ActorCrashed, RunAborted):
@@ -72,9 +90,9 @@ class DriverRules(RunBase):
         except Exception as error:
             job.error = f"{type(error).__name__}: {error}"
             message = f"commit_job failed: {job.error}"
-            self.note(message)
-            driver = self.current.name if self.current is not None else f"driver{index}"
-            self.incidents.append(Failure(driver, index, message))
+            self.recorder.note(message)
+            driver = state.current.name if state.current is not None else f"driver{index}"
+            state.incidents.append(Failure(driver, index, message))
             job.outcome = "commit-failed"
             self._abort(job, committer)
             return
@@ -84,12 +102,12 @@ class DriverRules(RunBase):
         """Record what the job published, then clean up (and let a reader list it)."""
         job.dest_at_commit = self._visible(job.spec.dest)
         job.outcome = "committed"
-        self.note(f"job {index} committed: {sorted(job.dest_at_commit)}")
+        self.recorder.note(f"job {index} committed: {sorted(job.dest_at_commit)}")
         committer.cleanup_job()
         self._record_leftovers(job)
-        if self.scenario.reader:
-            self._spawn(Actor(f"reader{index}", lambda: self._reader_body(job), job_index=index,
-                              role=Role.READER))
+        if self.state.scenario.reader:
+            self.scheduling.spawn(Actor(f"reader{index}", lambda: self._reader_body(job),
+                                        job_index=index, role=Role.READER))
 
     def _reader_body(self, job: JobState) -> None:
         """A downstream reader: lists the destination as a query engine would."""
@@ -122,52 +140,54 @@ class DriverRules(RunBase):
 
     def _record_leftovers(self, job: JobState) -> None:
         dest = job.spec.dest
+        store, zombie_urls = self.state.store, self.state.zombie_urls
         job.uploads_after_cleanup = sorted(
-            u for u in self.store.upload_urls()
-            if u.startswith(dest + "/") and u not in self.zombie_urls)
+            u for u in store.upload_urls()
+            if u.startswith(dest + "/") and u not in zombie_urls)
         job.temp_after_cleanup = sorted(
-            k for k in self.store.snapshot()
+            k for k in store.snapshot()
             if k.startswith(dest + "/") and hidden(k[len(dest) + 1:])
-            and k not in self.zombie_urls
+            and k not in zombie_urls
             and not k.endswith("/_SUCCESS"))
 
-    def _launch_attempt(self, job: JobState, task_id: int, speculative: bool = False) -> None:
+    def launch_attempt(self, job: JobState, task_id: int, speculative: bool = False) -> None:
         launched = job.attempts.setdefault(task_id, [])
         task = TaskSpec(job.spec, task_id, len(launched))
         launched.append(task)
         job.live[task.name] = True
-        self.attempt_dest[task.name] = job.spec.dest
-        self.note(f"launch {task.name}{' (speculative)' if speculative else ''}",
-                  NoteKind.LAUNCH, task)
-        self._spawn(Actor(task.name, lambda: self._task_body(job, task), task=task,
-                          job_index=job.spec.index))
+        self.state.attempt_dest[task.name] = job.spec.dest
+        self.recorder.note(f"launch {task.name}{' (speculative)' if speculative else ''}",
+                           NoteKind.LAUNCH, task)
+        self.scheduling.spawn(Actor(task.name, lambda: self._task_body(job, task), task=task,
+                                    job_index=job.spec.index))
 
     def _task_body(self, job: JobState, task: TaskSpec) -> None:
-        committer = self.factory(self.env, task.job, task, self.options_map)
+        committer = self.state.factory(self.env, task.job, task, self.state.options_map)
         try:
             self._task_work(job, task, committer)
         except TaskKilled:
             # Spark's writer aborts the task attempt when the task is killed
-            self.note(f"{task.name} was killed: abort_task")
+            self.recorder.note(f"{task.name} was killed: abort_task")
             committer.abort_task()
 
     def _task_work(self, job: JobState, task: TaskSpec, committer: Committer) -> None:
         committer.setup_task()
-        written = self.written.setdefault(task.name, {})
-        for pattern in self.scenario.files:
+        sync = self.scheduling.sync
+        written = self.state.written.setdefault(task.name, {})
+        for pattern in self.state.scenario.files:
             rel = pattern.format(task=task.task_id, job=task.job.index)  # {job}: which job
             data = file_data(task.job, task, rel)
             committer.write(rel, data)
             written[rel] = data
         if not committer.needs_task_commit():
-            self.sync(Call.REPORT_NOTHING.value, lambda: self._accept(job, task, None))
+            sync(Call.REPORT_NOTHING.value, lambda: self._accept(job, task, None))
             return
-        if not self.sync(Call.CAN_COMMIT.value, lambda: self._can_commit(job, task)):
+        if not sync(Call.CAN_COMMIT.value, lambda: self._can_commit(job, task)):
             committer.abort_task()
             self._commit_denied(job, task)
             return
         message = committer.commit_task()
-        self.sync(Call.REPORT_SUCCESS.value, lambda: self._accept(job, task, message))
+        sync(Call.REPORT_SUCCESS.value, lambda: self._accept(job, task, message))
 
     # -- Spark's coordinator and the reactions to failure ----------------------------------------
 
@@ -206,23 +226,24 @@ class DriverRules(RunBase):
         raise ValueError(f"task {task_id} has no attempt {attempt_id}")
 
     def _kill(self, which: Callable[[Actor], bool]) -> None:
-        for actor in list(self.actors):
+        current = self.state.current
+        for actor in list(self.state.actors):
             if (which(actor) and actor.owner is None  # a kill reaches a worker's owner
                     and not actor.done and not actor.crashed and not actor.killed
-                    and not actor.partitioned and actor is not self.current):
-                self.note(f"kill {actor.name}")
+                    and not actor.partitioned and actor is not current):
+                self.recorder.note(f"kill {actor.name}")
                 actor.killed = True
                 if actor.waiting is None:
-                    self._resume(actor, "kill")
+                    self.scheduling.resume(actor, "kill")
 
-    def _attempt_failed(self, actor: Actor) -> None:
+    def attempt_failed(self, actor: Actor) -> None:
         task = actor.task
         if task is None:
             return
-        job = self.jobs[actor.job_index]
+        job = self.state.jobs[actor.job_index]
         if job.spec.attempt != task.job.attempt or not job.live.get(task.name):
             return
-        self.effects += 1  # the driver's view changes (shared state: see Recorder.note)
+        self.state.effects += 1  # the driver's view changes (shared state: see Recorder.note)
         job.live[task.name] = False
         if job.holder.get(task.task_id) == task.name:
             del job.holder[task.task_id]
@@ -235,7 +256,7 @@ class DriverRules(RunBase):
         driver would wait for the task for ever)."""
         if job.spec.attempt != task.job.attempt or not job.live.get(task.name):
             return
-        self.effects += 1  # the driver's view changes (shared state: see Recorder.note)
+        self.state.effects += 1  # the driver's view changes (shared state: see Recorder.note)
         job.denied.add(task.name)
         self._pending_again(job, task.task_id)
 
@@ -249,22 +270,22 @@ class DriverRules(RunBase):
                for t in job.attempts[task_id]):
             return
         counted = [t for t in job.attempts[task_id] if t.name not in job.denied]
-        if len(counted) < self.scenario.max_attempts:
-            self._launch_attempt(job, task_id)
+        if len(counted) < self.state.scenario.max_attempts:
+            self.launch_attempt(job, task_id)
         else:
-            self.note(f"task {task_id} exhausted its attempts: the job fails")
+            self.recorder.note(f"task {task_id} exhausted its attempts: the job fails")
             job.failed = True
 
-    def _on_actor_error(self, actor: Actor, error: Exception) -> None:
+    def on_actor_error(self, actor: Actor, error: Exception) -> None:
         if actor.task is not None:
-            self._attempt_failed(actor)
+            self.attempt_failed(actor)
         else:
-            job = self.jobs[actor.job_index]
+            job = self.state.jobs[actor.job_index]
             job.outcome = "driver-failed"
             job.error = f"{type(error).__name__}: {error}"
 
     def _visible(self, dest: str) -> dict[str, bytes]:
         """The destination as a reader sees it: the truth, minus hidden (_ or .) names."""
         prefix = dest + "/"
-        return {k[len(prefix):]: v for k, v in self.store.snapshot().items()
+        return {k[len(prefix):]: v for k, v in self.state.store.snapshot().items()
                 if k.startswith(prefix) and not hidden(k[len(prefix):])}

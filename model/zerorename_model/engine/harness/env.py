@@ -26,22 +26,23 @@ class Env:
         committers: their retry loop, :mod:`zerorename_model.systems.protocols.retrying`);
         each request it sends stays a step of its own."""
         self._run = run
-        stepped = SteppedStore(run, run.store, cluster=False)
+        self._state = state = run.state
+        stepped = SteppedStore(run, state.store, cluster=False)
         self.store: Store = client(stepped) if client is not None else stepped
-        self.cluster = SteppedStore(run, run.cluster, cluster=True)
-        self.profile = run.store.profile
+        self.cluster = SteppedStore(run, state.cluster, cluster=True)
+        self.profile = state.store.profile
 
     def local(self) -> ModelStore:
         """The calling actor's local disk: private, so its operations are not steps."""
-        actor = self._run.current
+        actor = self._state.current
         key = actor.task.name if actor and actor.task else "driver"
-        return self._run.locals.setdefault(key, ModelStore(CLUSTER_PROFILE))
+        return self._state.locals.setdefault(key, ModelStore(CLUSTER_PROFILE))
 
     def step(self, what: str, action: Callable[[], T]) -> T:
         """One harness step that is not a store operation (a service call such as a lakeFS
         merge): the actor pauses, then ``action`` runs atomically.  Outside an actor it just
         runs."""
-        if self._run.current is None:
+        if self._state.current is None:
             return action()
         return self._run.sync(what, action)
 
@@ -52,7 +53,8 @@ class Env:
 
     @property
     def actor_name(self) -> str:
-        return self._run.current.name if self._run.current else "harness"
+        current = self._state.current
+        return current.name if current else "harness"
 
 
 class SteppedStore:

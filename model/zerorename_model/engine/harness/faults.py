@@ -3,7 +3,8 @@ one unit of its budget in the scenario's :class:`~zerorename_model.engine.scenar
 
 from __future__ import annotations
 
-from zerorename_model.engine.harness.base import RunBase
+from zerorename_model.engine.harness.control import Scheduling
+from zerorename_model.engine.harness.driver import DriverRules
 from zerorename_model.engine.harness.events import (
     STORE_OPS,
     Call,
@@ -15,7 +16,8 @@ from zerorename_model.engine.harness.events import (
     PendingOp,
     Role,
 )
-from zerorename_model.engine.harness.state import Actor
+from zerorename_model.engine.harness.recorder import Recorder
+from zerorename_model.engine.harness.state import Actor, RunState
 from zerorename_model.engine.scenario import JobSpec
 from zerorename_model.engine.stores import Visibility
 
@@ -42,14 +44,28 @@ def _touches(op: PendingOp, event: Visibility) -> bool:
     return url in op.urls()
 
 
-class FaultMoves(RunBase):
-    def fault_options(self, runnable: list[Actor]) -> list[Move]:
+class FaultMoves:
+    """The faults of a run, over its shared ``state``: which are possible (:meth:`options`)
+    and what each does (:meth:`apply`).  A fault is a move of the environment, so what it
+    does goes through the drivers' rules (``driver``: an attempt failed, another launched,
+    the job restarted) and the scheduler (``scheduling``: an actor crashed or told of a
+    failed request), and is noted with ``recorder``."""
+
+    def __init__(self, state: RunState, recorder: Recorder, driver: DriverRules,
+                 scheduling: Scheduling) -> None:
+        self.state = state
+        self.recorder = recorder
+        self.driver = driver
+        self.scheduling = scheduling
+
+    def options(self, runnable: list[Actor]) -> list[Move]:
         """The fault moves possible now, after the steps of ``runnable`` (in a fixed order:
         saved traces name options by index)."""
-        b = self.budget
-        faults = self.scenario.faults
+        state = self.state
+        b = state.budget
+        faults = state.scenario.faults
         moves: list[Move] = []
-        if not (faults.settle and self.store.pending) and not any(b.values()):
+        if not (faults.settle and state.store.pending) and not any(b.values()):
             return moves  # no fault left to use, nothing to settle
         at_op = [a for a in runnable if a.waiting is None and not a.crashed]
         tasks_at_op = [a for a in at_op if a.task is not None]
@@ -72,26 +88,26 @@ class FaultMoves(RunBase):
         if b["partition"]:
             moves += [Move(MoveKind.PARTITION, p.name) for p in processes if not p.partitioned]
         if b["restart"]:
-            moves += [Move(MoveKind.RESTART, a.name) for a in self.actors  # also while waiting
+            moves += [Move(MoveKind.RESTART, a.name) for a in state.actors  # also while waiting
                       if a.role is Role.DRIVER and a.owner is None and not a.done
                       and not a.crashed]
         if b["speculate"]:
             # Spark marks a failed job's task sets as zombies and launches nothing more for
             # them: an attempt launched then would write after the job's cleanup.
-            for job in self.jobs:
+            for job in state.jobs:
                 if job.failed:
                     continue
                 for task_id, launched in sorted(job.attempts.items()):
                     if (task_id not in job.accepted
-                            and len(launched) < self.scenario.max_attempts
+                            and len(launched) < state.scenario.max_attempts
                             and any(job.live.get(t.name) for t in launched)):
                         moves.append(Move(MoveKind.SPECULATE, job=job.spec.index,
                                           task=task_id))
         if b["fail_job"]:
-            moves += [Move(MoveKind.FAIL_JOB, a.name) for a in self.actors  # awaiting tasks
+            moves += [Move(MoveKind.FAIL_JOB, a.name) for a in state.actors  # awaiting tasks
                       if a.task is None and a.waiting is not None and not a.done
                       and a.pending is not None and a.pending.call is Call.AWAIT_TASKS]
-        if faults.settle and not faults.settle_eagerly and self.store.pending:
+        if faults.settle and not faults.settle_eagerly and state.store.pending:
             moves += self._settle_options(at_op)
         return moves
 
@@ -106,75 +122,78 @@ class FaultMoves(RunBase):
         and commute with it): offering each event only while such an operation is pending
         loses no behaviour, and a state no longer multiplies by every subset of settled events
         that nothing has looked at yet (``tests/model/test_settle_offers.py``)."""
-        if self.scenario.faults.settle_anytime:
-            return [Move(MoveKind.SETTLE, settle=i) for i in range(len(self.store.pending))]
+        pending = self.state.store.pending
+        if self.state.scenario.faults.settle_anytime:
+            return [Move(MoveKind.SETTLE, settle=i) for i in range(len(pending))]
         ops = [a.pending for a in at_op
                if a.pending is not None and a.pending.destination_op is not None]
-        return [Move(MoveKind.SETTLE, settle=i) for i, event in enumerate(self.store.pending)
+        return [Move(MoveKind.SETTLE, settle=i) for i, event in enumerate(pending)
                 if any(_touches(op, event) for op in ops)]
 
-    def apply_fault(self, move: Move) -> None:
+    def apply(self, move: Move) -> None:
         """Apply a fault move (every kind but STEP), spending its budget."""
+        state, driver, note = self.state, self.driver, self.recorder.note
         kind = move.kind
-        if kind.value in self.budget:
-            self.budget[kind.value] -= 1
+        if kind.value in state.budget:
+            state.budget[kind.value] -= 1
         if kind in _RECORDED:
             self._record_fault(move)
         if kind in (MoveKind.THROTTLE, MoveKind.LOST_ANSWER, MoveKind.CONFLICT):
             # the operation fails (throttle, conflict) or loses its answer: the actor is told
             # so at once, and its code decides what next (a retry loop repeats it)
-            self._resume(self.by_name[move.actor], kind.value)
+            self.scheduling.resume(state.by_name[move.actor], kind.value)
         elif kind is MoveKind.CRASH:
-            actor = self.by_name[move.actor]
-            self.note(f"crash {actor.name}", NoteKind.CRASH, actor.task)
+            actor = state.by_name[move.actor]
+            note(f"crash {actor.name}", NoteKind.CRASH, actor.task)
             actor.crashed = True
-            self._attempt_failed(actor)
-            self._crash_process(actor)
+            driver.attempt_failed(actor)
+            self.scheduling.crash_process(actor)
         elif kind is MoveKind.PARTITION:
-            actor = self.by_name[move.actor]
-            self.note(f"partition {actor.name} (the driver thinks it failed; it keeps running)")
-            for member in [actor, *self._workers_of(actor)]:
+            actor = state.by_name[move.actor]
+            note(f"partition {actor.name} (the driver thinks it failed; it keeps running)")
+            for member in [actor, *state.workers_of(actor)]:
                 member.partitioned = True
-            self._attempt_failed(actor)
+            driver.attempt_failed(actor)
         elif kind is MoveKind.RESTART:
-            self._restart(self.by_name[move.actor])
+            self._restart(state.by_name[move.actor])
         elif kind is MoveKind.SPECULATE:
-            self._launch_attempt(self.jobs[move.job], move.task, speculative=True)
+            driver.launch_attempt(state.jobs[move.job], move.task, speculative=True)
         elif kind is MoveKind.FAIL_JOB:
-            actor = self.by_name[move.actor]
-            self.note(f"driver of job {actor.job_index} gives up: abort the job")
-            self.jobs[actor.job_index].failed = True  # its wait ends: it wakes and aborts
+            actor = state.by_name[move.actor]
+            note(f"driver of job {actor.job_index} gives up: abort the job")
+            state.jobs[actor.job_index].failed = True  # its wait ends: it wakes and aborts
         elif kind is MoveKind.SETTLE:
-            event = self.store.settle(move.settle)
-            self.note(f"visible: {event}")
+            event = state.store.settle(move.settle)
+            note(f"visible: {event}")
         else:
             raise ValueError(f"not a fault move: {move}")
 
     def _record_fault(self, move: Move) -> None:
         """Record the fault typed, for the checkers (:mod:`zerorename_model.check.run_facts`)."""
-        struck = self.by_name[move.actor]
+        struck = self.state.by_name[move.actor]
         actor = struck.process  # a worker's fault is its owner's process's
         assert actor.role is not None
         pending = actor.pending
         before_report = (move.kind is MoveKind.CRASH and pending is not None
                          and pending.call is not None and pending.call.reports)
-        self.incidents.append(Fault(move.kind, actor.name, actor.job_index, actor.role,
+        self.state.incidents.append(Fault(move.kind, actor.name, actor.job_index, actor.role,
                                     before_report))
 
     def _restart(self, driver: Actor) -> None:
         """YARN restarts the job: the driver crashes, the old attempt's containers are killed,
         and the next job attempt starts with the history the old one left."""
-        self.note(f"crash driver {driver.name}; restart the job", NoteKind.RESTART)
-        self._crash_process(driver)
-        job = self.jobs[driver.job_index]
-        for other in list(self.actors):  # YARN kills the old attempt's containers
+        state, crash_process = self.state, self.scheduling.crash_process
+        self.recorder.note(f"crash driver {driver.name}; restart the job", NoteKind.RESTART)
+        crash_process(driver)
+        job = state.jobs[driver.job_index]
+        for other in list(state.actors):  # YARN kills the old attempt's containers
             if (other.task is not None and other.owner is None
                     and other.job_index == driver.job_index
                     and not other.done and not other.partitioned):
-                self._crash_process(other)
+                crash_process(other)
         job.spec = JobSpec(job.spec.dest, job.spec.job_id, job.spec.attempt + 1,
                            job.spec.index)
         for name in list(job.live):
             job.live[name] = False  # the new attempt's view: old attempts are lost
         job.holder.clear()
-        self._spawn_driver(driver.job_index, job.spec)
+        self.driver.spawn_driver(driver.job_index, job.spec)

@@ -17,36 +17,43 @@ from __future__ import annotations
 
 import hashlib
 
-from zerorename_model.engine.harness.base import RunBase
 from zerorename_model.engine.harness.events import End, Note, NoteKind
-from zerorename_model.engine.harness.state import HarnessStore, RunResult
+from zerorename_model.engine.harness.state import HarnessStore, RunResult, RunState
 from zerorename_model.engine.scenario import TaskSpec
 from zerorename_model.engine.stores import ModelStore
 
 
-class Recorder(RunBase):
+class Recorder:
+    """Writes a run's events into its :class:`~.state.RunState` and reads the state back as
+    digests, fingerprints and the result; it changes nothing else."""
+
+    def __init__(self, state: RunState) -> None:
+        self.state = state
+
     def note(self, message: str, kind: NoteKind = NoteKind.INFO,
              task: TaskSpec | None = None) -> None:
         """Record a harness event.  Every change the harness makes to state shared between
         actors (launches, kills, failures, job outcomes) is noted, so ``effects`` counts them:
         the explorer treats a step during which it changed as depending on every other."""
-        self.effects += 1
-        self.events.append(Note(message, kind, task))
+        state = self.state
+        state.effects += 1
+        state.events.append(Note(message, kind, task))
 
     def digest(self) -> str:
         """The stable digest of the state traces record (see the module docstring)."""
+        state = self.state
         h = hashlib.sha256()
-        h.update(self.store.digest().encode())
-        h.update(self.cluster.digest().encode())
-        for a in self.actors:
+        h.update(state.store.digest().encode())
+        h.update(state.cluster.digest().encode())
+        for a in state.actors:
             history = a.said_text
             h.update(f"{a.name}|{a.pending_text}|{a.done}|{a.crashed}|{a.partitioned}|"
                      f"{a.killed}|{a.waiting is not None and a.waiting()}|{history}".encode())
-        for job in self.jobs:
+        for job in state.jobs:
             h.update(f"{job.spec}|{sorted(job.live.items())}|{sorted(job.holder.items())}|"
                      f"{sorted((k, v[0].name) for k, v in job.accepted.items())}|{job.failed}|"
                      f"{job.outcome}|{job.dest_at_commit}".encode())
-        h.update(repr(sorted(self.budget.items())).encode())
+        h.update(repr(sorted(state.budget.items())).encode())
         return h.hexdigest()
 
     def fingerprint(self) -> bytes:
@@ -59,22 +66,24 @@ class Recorder(RunBase):
         knowledge, the local disks, all fingerprinted).  What the checkers read of it is
         fingerprinted instead (:meth:`_outcome_record`).  Pool workers keep theirs: the
         result a finished worker hands its owner lives nowhere else."""
+        state = self.state
+        forget = state.forget_finished
         actors = tuple(
             (a.name, a.crashed, a.partitioned, a.killed)
-            if self.forget_finished and a.done and a.owner is None else
+            if forget and a.done and a.owner is None else
             (a.name, a.pending, a.done, a.crashed, a.partitioned, a.killed,
              a.waiting is not None and a.waiting(), tuple(a.said_text))
-            for a in self.actors)
+            for a in state.actors)
         jobs = tuple(
             (job.spec, tuple(sorted(job.live.items())), tuple(sorted(job.holder.items())),
              tuple(sorted((k, v[0].name) for k, v in job.accepted.items())), job.failed,
              job.outcome, None if job.dest_at_commit is None
              else tuple(sorted(job.dest_at_commit.items())))
-            for job in self.jobs)
-        state = (_store_state(self.store), _store_state(self.cluster), actors, jobs,
-                 tuple(sorted(self.budget.items())),
-                 self._outcome_record() if self.forget_finished else ())
-        return hashlib.blake2b(repr(state).encode(), digest_size=20).digest()
+            for job in state.jobs)
+        whole = (_store_state(state.store), _store_state(state.cluster), actors, jobs,
+                 tuple(sorted(state.budget.items())),
+                 self._outcome_record() if forget else ())
+        return hashlib.blake2b(repr(whole).encode(), digest_size=20).digest()
 
     def _outcome_record(self) -> object:
         """Everything a property checker (or a later actor) reads that a forgotten history
@@ -84,6 +93,7 @@ class Recorder(RunBase):
         messages a job commit reads, errors, what clean-up left), the zombies' keys, and the
         actors' local disks.  Whether the store answered inconsistently only when the search
         checks consistency (``counts_inconsistency``): no other checker reads it."""
+        state = self.state
         jobs = tuple(
             (tuple(sorted((task, tuple(t.name for t in launched))
                           for task, launched in job.attempts.items())),
@@ -91,30 +101,34 @@ class Recorder(RunBase):
                                                      for k, v in job.accepted.items())),
              job.error, job.uploads_after_cleanup, job.temp_after_cleanup, job.reader_saw,
              job.abort_started)
-            for job in self.jobs)
+            for job in state.jobs)
         return (tuple(sorted((name, tuple(sorted(files.items())))
-                             for name, files in self.written.items())),
-                tuple(sorted(self.attempt_dest.items())),
-                tuple(sorted(repr(incident) for incident in self.incidents)),
-                self.counts_inconsistency and self.store.inconsistent_answers > 0,
-                jobs, tuple(sorted(self.zombie_urls)),
-                tuple(sorted((key, _store_state(disk)) for key, disk in self.locals.items())))
+                             for name, files in state.written.items())),
+                tuple(sorted(state.attempt_dest.items())),
+                tuple(sorted(repr(incident) for incident in state.incidents)),
+                state.counts_inconsistency and state.store.inconsistent_answers > 0,
+                jobs, tuple(sorted(state.zombie_urls)),
+                tuple(sorted((key, _store_state(disk)) for key, disk in state.locals.items())))
 
     def result(self) -> RunResult:
-        for job in self.jobs:
+        """End the run's record: jobs still running are lost, the store settles, and the
+        ``end`` line records the digest."""
+        state = self.state
+        for job in state.jobs:
             if job.outcome == "running":
                 job.outcome = "lost"
-        self.store.settle_all()
+        store = state.store
+        store.settle_all()
         digest = self.digest()
-        self.events.append(End(tuple(j.outcome for j in self.jobs), digest,
-                               self.store.request_counts()))
+        state.events.append(End(tuple(j.outcome for j in state.jobs), digest,
+                                store.request_counts()))
         return RunResult(
-            scenario=self.scenario, jobs=self.jobs, written=self.written,
-            attempt_dest=self.attempt_dest, preexisting=self.preexisting,
-            final=self.store.snapshot(),
-            final_uploads=sorted(self.store.upload_urls()),
-            inconsistent_answers=self.store.inconsistent_answers, steps=self.steps,
-            events=self.events, digest=digest, incidents=self.incidents,
+            scenario=state.scenario, jobs=state.jobs, written=state.written,
+            attempt_dest=state.attempt_dest, preexisting=state.preexisting,
+            final=store.snapshot(),
+            final_uploads=sorted(store.upload_urls()),
+            inconsistent_answers=store.inconsistent_answers, steps=state.steps,
+            events=state.events, digest=digest, incidents=state.incidents,
         )
 
 

@@ -19,7 +19,7 @@ plain, fault-free schedules.  The fault moves are :mod:`.faults`, the drivers' r
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TypeVar, overload
+from typing import Generic, TypeVar, overload
 
 from greenlet import greenlet  # type: ignore[import-untyped]
 
@@ -31,11 +31,11 @@ from zerorename_model.engine.harness.events import (
     Call,
     Channel,
     Choice,
+    Event,
     Failure,
-    Header,
-    Incident,
     Move,
     MoveKind,
+    NoteKind,
     Op,
     PendingOp,
     Reported,
@@ -51,88 +51,133 @@ from zerorename_model.engine.harness.state import (
     HarnessStore,
     JobState,
     RunResult,
+    RunState,
     TaskKilled,
 )
-from zerorename_model.engine.scenario import CommitterFactory, JobSpec, Scenario
-from zerorename_model.engine.stores import CLUSTER_PROFILE, ModelStore
+from zerorename_model.engine.scenario import CommitterFactory, JobSpec, Scenario, TaskSpec
+from zerorename_model.engine.stores import ModelStore
 
 T = TypeVar("T")
+V = TypeVar("V")
 
-class Run(DriverRules, FaultMoves, Recorder):
+
+class _Shared(Generic[V]):
+    """An attribute of the run's :class:`~.state.RunState`, read and set through the run
+    itself (``run.jobs``, ``run.forget_finished``): what the explorer, the checkers and the
+    tests read of a run, named as before the state was one object."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, run: None, owner: type) -> _Shared[V]: ...
+
+    @overload
+    def __get__(self, run: Run, owner: type) -> V: ...
+
+    def __get__(self, run: Run | None, owner: type) -> V | _Shared[V]:
+        if run is None:
+            return self
+        value: V = getattr(run.state, self.name)
+        return value
+
+    def __set__(self, run: Run, value: V) -> None:
+        setattr(run.state, self.name, value)
+
+
+class Run:
     """One execution of a scenario.  Drive it with :meth:`run`, or step by step with
-    :meth:`options` and :meth:`apply` (the explorer and the hypothesis state machine do)."""
+    :meth:`options` and :meth:`apply` (the explorer and the hypothesis state machine do).
+
+    Built by composition: the shared :class:`~.state.RunState`, and over it the
+    :class:`~.recorder.Recorder`, the :class:`~.driver.DriverRules` and the
+    :class:`~.faults.FaultMoves`, each holding the state; this class is the scheduler that
+    steps the actors, and what those parts reach of it is :class:`~.control.Scheduling`."""
+
+    scenario: _Shared[Scenario] = _Shared()
+    store: _Shared[HarnessStore] = _Shared()
+    cluster: _Shared[ModelStore] = _Shared()
+    max_steps: _Shared[int] = _Shared()
+    budget: _Shared[dict[str, int]] = _Shared()
+    events: _Shared[list[Event]] = _Shared()
+    current: _Shared[Actor | None] = _Shared()
+    actors: _Shared[list[Actor]] = _Shared()
+    by_name: _Shared[dict[str, Actor]] = _Shared()
+    effects: _Shared[int] = _Shared()
+    steps: _Shared[int] = _Shared()
+    written: _Shared[dict[str, dict[str, bytes]]] = _Shared()
+    jobs: _Shared[list[JobState]] = _Shared()
+    forget_finished: _Shared[bool] = _Shared()
+    counts_inconsistency: _Shared[bool] = _Shared()
 
     def __init__(self, scenario: Scenario, factory: CommitterFactory,
                  max_steps: int = 400, backend: HarnessStore | None = None) -> None:
         """``backend`` replaces the model store of ``scenario.store`` with another object of
         the same shape (a real store seen through ``zerorename_bridge.backends``)."""
-        self.scenario = scenario
-        self.factory = factory
-        self.options_map = dict(scenario.options)
-        self.store: HarnessStore = (backend if backend is not None
-                                    else ModelStore(scenario.store, scenario.faults.max_lag))
-        self.cluster = ModelStore(CLUSTER_PROFILE)
-        self.locals: dict[str, ModelStore] = {}
-        self.forget_finished = False
-        self.counts_inconsistency = False
+        self.state = state = RunState.start(scenario, factory, max_steps, backend)
+        self.recorder = Recorder(state)
         # a factory may put its own client (a retry loop) around the destination store
-        self.env = Env(self, getattr(factory, "store_client", None))
-        self.actors: list[Actor] = []
-        self.by_name: dict[str, Actor] = {}
-        self.current: Actor | None = None
-        self.events = [Header(scenario.to_json())]
-        self.incidents: list[Incident] = []
-        self._worker_counts: dict[str, int] = {}  # owner -> pool workers it has started
-        self.effects = 0  # counts noted changes to shared harness state (see note())
-        self.steps = 0
-        self.max_steps = max_steps
-        f = scenario.faults
-        self.budget = {
-            "crash": f.crash, "partition": f.partition, "speculate": f.speculate,
-            "throttle": f.throttle, "restart": f.restart, "fail_job": f.fail_job,
-        }
-        # the ambiguous outcomes only where a scenario uses them: the budgets are part of
-        # every run's digest, which the traces recorded before them must still reach
-        self.budget.update({name: count for name, count in (
-            ("lost_answer", f.lost_answer), ("conflict", f.conflict)) if count})
-        self.written: dict[str, dict[str, bytes]] = {}
-        self.attempt_dest: dict[str, str] = {}
-        self.preexisting: dict[str, dict[str, bytes]] = {}
-        self.jobs: list[JobState] = []
-        self.zombie_urls: set[str] = set()
-        self.store.between_steps = self._sub_step
+        env = Env(self, getattr(factory, "store_client", None))
+        self.driver_rules = DriverRules(state, self.recorder, self, env)
+        self.fault_moves = FaultMoves(state, self.recorder, self.driver_rules, self)
+        state.store.between_steps = self._sub_step
         self._setup()
 
     def _setup(self) -> None:
-        for index, dest in enumerate(self.scenario.dests):
-            job_id = "job0" if self.scenario.same_job_id else f"job{index}"
+        state = self.state
+        store = state.store
+        for index, dest in enumerate(state.scenario.dests):
+            job_id = "job0" if state.scenario.same_job_id else f"job{index}"
             spec = JobSpec(dest=dest, job_id=job_id, attempt=0, index=index)
-            self.preexisting[dest] = {}
-            for rel, content in self.scenario.preexisting:
-                self.preexisting[dest][rel] = content.encode()
-                self.store.put(f"{dest}/{rel}", content.encode())
-            self.store.settle_all()
-            self.store.reset_counts()
-            self.jobs.append(JobState(spec))
-            self._spawn_driver(index, spec)
+            state.preexisting[dest] = {}
+            for rel, content in state.scenario.preexisting:
+                state.preexisting[dest][rel] = content.encode()
+                store.put(f"{dest}/{rel}", content.encode())
+            store.settle_all()
+            store.reset_counts()
+            state.jobs.append(JobState(spec))
+            self.driver_rules.spawn_driver(index, spec)
 
-    def _spawn(self, actor: Actor) -> None:
-        self.actors.append(actor)
-        self.by_name[actor.name] = actor
+    # -- the record (the recorder's, for the run's callers) --------------------------------------
+
+    def note(self, message: str, kind: NoteKind = NoteKind.INFO,
+             task: TaskSpec | None = None) -> None:
+        """Record a harness event (:meth:`.recorder.Recorder.note`)."""
+        self.recorder.note(message, kind, task)
+
+    def digest(self) -> str:
+        """The digest a trace's ``end`` line records (:meth:`.recorder.Recorder.digest`)."""
+        return self.recorder.digest()
+
+    def fingerprint(self) -> bytes:
+        """The state, for pruning (:meth:`.recorder.Recorder.fingerprint`)."""
+        return self.recorder.fingerprint()
+
+    def result(self) -> RunResult:
+        """End the record and give the run's result (:meth:`.recorder.Recorder.result`)."""
+        return self.recorder.result()
+
+    # -- actors ----------------------------------------------------------------------------------
+
+    def spawn(self, actor: Actor) -> None:
+        state = self.state
+        state.actors.append(actor)
+        state.by_name[actor.name] = actor
         glet: Greenlet = greenlet(self._actor_main(actor))
         actor.glet = glet
-        self.note(f"start {actor.name}")
-        self._resume(actor, None)
+        self.recorder.note(f"start {actor.name}")
+        self.resume(actor, None)
 
     def spawn_worker(self, owner: Actor, body: Callable[[], object]) -> Actor:
         """Start a pool worker of ``owner`` (see :mod:`.workers`): a child actor in the same
         process, named after it, that runs ``body`` up to its first pause."""
-        index = self._worker_counts.get(owner.name, 0)
-        self._worker_counts[owner.name] = index + 1
+        counts = self.state.worker_counts
+        index = counts.get(owner.name, 0)
+        counts[owner.name] = index + 1
         worker = Actor(f"{owner.name}.w{index}", body, task=owner.task,
                        job_index=owner.job_index, role=owner.role, owner=owner,
                        partitioned=owner.partitioned)
-        self._spawn(worker)
+        self.spawn(worker)
         return worker
 
     def _actor_main(self, actor: Actor) -> Callable[[], None]:
@@ -143,9 +188,9 @@ class Run(DriverRules, FaultMoves, Recorder):
                 pass
             except Exception as error:  # the protocol failed: the attempt or job fails
                 message = f"{actor.name} failed: {type(error).__name__}: {error}"
-                self.note(message)
-                self.incidents.append(Failure(actor.name, actor.job_index, message))
-                self._on_actor_error(actor, error)
+                self.recorder.note(message)
+                self.state.incidents.append(Failure(actor.name, actor.job_index, message))
+                self.driver_rules.on_actor_error(actor, error)
             actor.done = True
             actor.pending = None
         return main
@@ -155,13 +200,13 @@ class Run(DriverRules, FaultMoves, Recorder):
     def options(self) -> list[Move]:
         """Every move possible now.  Option 0 is always the plainest (step an actor)."""
         self._wake_waiters()
-        runnable = [a for a in self.actors if a.runnable()]
+        runnable = [a for a in self.state.actors if a.runnable()]
         moves = [Move(MoveKind.STEP, a.name) for a in runnable]
-        return moves + self.fault_options(runnable)
+        return moves + self.fault_moves.options(runnable)
 
     def actor(self, move: Move) -> Actor:
         """The actor ``move`` moves."""
-        return self.by_name[move.actor]
+        return self.state.by_name[move.actor]
 
     def describe(self, move: Move) -> str:
         """The move as traces record it (and as bugs' steered schedules match it)."""
@@ -170,27 +215,29 @@ class Run(DriverRules, FaultMoves, Recorder):
     def _shown(self, move: Move) -> object:
         """What a move acts on, as its description names it."""
         if move.kind is MoveKind.SETTLE:
-            return self.store.pending[move.settle]
+            return self.state.store.pending[move.settle]
         if move.kind is MoveKind.SPECULATE:
             return None
-        return self.by_name[move.actor].pending
+        return self.state.by_name[move.actor].pending
 
     def finished(self) -> bool:
         self._wake_waiters()
-        return not any(a.runnable() for a in self.actors) or self.steps >= self.max_steps
+        state = self.state
+        return not any(a.runnable() for a in state.actors) or state.steps >= state.max_steps
 
     def apply(self, move: Move) -> None:
-        self.steps += 1
+        state = self.state
+        state.steps += 1
         if move.kind is MoveKind.STEP:
-            actor = self.by_name[move.actor]
+            actor = state.by_name[move.actor]
             pending = actor.pending
-            if (self.scenario.faults.settle_eagerly and self.store.pending
+            if (state.scenario.faults.settle_eagerly and state.store.pending
                     and pending is not None and pending.destination_op in _READS):
-                self.store.settle_all()
-                self.note("visible: every pending event (settled eagerly before a read)")
-            self._resume(actor, "go")
+                state.store.settle_all()
+                self.recorder.note("visible: every pending event (settled eagerly before a read)")
+            self.resume(actor, "go")
         else:
-            self.apply_fault(move)
+            self.fault_moves.apply(move)
 
     def run(self, chooser: Chooser | None = None) -> RunResult:
         chooser = chooser or FirstChooser()
@@ -206,14 +253,15 @@ class Run(DriverRules, FaultMoves, Recorder):
     def choose(self, moves: Sequence[Move], index: int) -> None:
         """Record the choice of ``moves[index]`` and apply it."""
         move = moves[index]
-        self.events.append(Choice(len(moves), index, move, self._shown(move)))
+        self.state.events.append(Choice(len(moves), index, move, self._shown(move)))
         self.apply(move)
 
     # -- the actors' side ----------------------------------------------------------------------
 
     def store_op(self, cluster: bool, op: str, method: Callable[..., object],
                  args: Sequence[object], kwargs: Mapping[str, object]) -> object:
-        actor = self.current
+        state = self.state
+        actor = state.current
         if actor is None:  # outside any actor (set-up, checks): perform directly
             return method(*args, **kwargs)
         frozen = _frozen(args) if any(isinstance(a, list) for a in args) else tuple(args)
@@ -238,11 +286,11 @@ class Run(DriverRules, FaultMoves, Recorder):
         if actor.owner is not None:
             # a worker's step may finish a result its owner waits for (waking it): shared
             # state, so the explorer never takes it as independent (see .workers)
-            self.effects += 1
-        if actor.partitioned and self.jobs[actor.job_index].abort_started and args:
+            state.effects += 1
+        if actor.partitioned and state.jobs[actor.job_index].abort_started and args:
             # A zombie writing after its job began to abort: nothing can fence it on an
             # object store, so what it leaves is reported apart from the committer's leftovers.
-            self.zombie_urls.update(str(a) for a in args[:2] if isinstance(a, str))
+            state.zombie_urls.update(str(a) for a in args[:2] if isinstance(a, str))
         return result
 
     def sync(self, what: str, action: Callable[[], T]) -> T:
@@ -261,16 +309,18 @@ class Run(DriverRules, FaultMoves, Recorder):
 
     def _said(self, actor: Actor, pending: PendingOp, result: object) -> None:
         said = Said(pending, result)
+        state = self.state
         if pending.call is not None and pending.call.reports:
-            self.incidents.append(Reported(actor.name, actor.job_index))
+            state.incidents.append(Reported(actor.name, actor.job_index))
         actor.history.append(said)
         actor.said_text.append(str(said))
-        self.events.append(Op(actor.name, said, actor.task))
+        state.events.append(Op(actor.name, said, actor.task))
 
     def _require_actor(self) -> Actor:
-        if self.current is None:
+        current = self.state.current
+        if current is None:
             raise RuntimeError("only an actor can pause")
-        return self.current
+        return current
 
     def _pause(self, actor: Actor, pending: PendingOp) -> object:
         if actor.crashed:
@@ -296,20 +346,21 @@ class Run(DriverRules, FaultMoves, Recorder):
 
     def _sub_step(self, what: str) -> None:
         """The store's hook between the parts of a non-atomic operation (``rename <key>``)."""
-        actor = self.current
+        actor = self.state.current
         if actor is not None:
             op, _, key = what.partition(" ")  # the store's own label: "rename <key>"
             self._pause(actor, PendingOp(Channel.SUBSTEP, op, (key,)))
 
-    def _resume(self, actor: Actor, command: str | None) -> None:
+    def resume(self, actor: Actor, command: str | None) -> None:
         assert actor.glet is not None
-        previous, self.current = self.current, actor
+        state = self.state
+        previous, state.current = state.current, actor
         scheduler: Greenlet = greenlet.getcurrent()
         actor.glet.parent = scheduler
         try:
             actor.glet.switch(command)
         finally:
-            self.current = previous
+            state.current = previous
 
     def _wake_waiters(self) -> None:
         """A waiting actor whose condition now holds resumes at once, up to its next pause.
@@ -318,31 +369,28 @@ class Run(DriverRules, FaultMoves, Recorder):
         woke = True
         while woke:
             woke = False
-            for actor in list(self.actors):
+            for actor in list(self.state.actors):
                 if actor.waiting is not None and not actor.done and actor.waiting():
                     assert actor.pending is not None
                     self._said(actor, actor.pending, "ready")
-                    self._resume(actor, "go")
+                    self.resume(actor, "go")
                     woke = True
 
-    def _crash_process(self, root: Actor) -> None:
+    def crash_process(self, root: Actor) -> None:
         """Crash ``root`` (paused: at an operation or waiting) and every pool worker of its
         process still running."""
         root.crashed = True
-        self._resume(root, "crash")
-        for worker in self._workers_of(root):
+        self.resume(root, "crash")
+        for worker in self.state.workers_of(root):
             if not worker.done:
                 worker.crashed = True
-                self._resume(worker, "crash")
-
-    def _workers_of(self, root: Actor) -> list[Actor]:
-        return [a for a in self.actors if a.owner is not None and a.process is root]
+                self.resume(worker, "crash")
 
     def kill_all(self) -> None:
-        for actor in self.actors:
+        for actor in self.state.actors:
             if actor.glet is not None and not actor.glet.dead:
                 actor.crashed = True
-                self._resume(actor, "abort")
+                self.resume(actor, "abort")
 
 
 _READS = frozenset({"get", "head", "list_page", "copy", "rename"})

@@ -1,6 +1,6 @@
-"""What a run holds: actors, the driver's knowledge of each job, and the result a finished run
-leaves for the checkers (what committers may use, the environment and its stepped stores, is
-:mod:`.env`)."""
+"""What a run holds: actors, the driver's knowledge of each job, the state a run's parts share
+(:class:`RunState`), and the result a finished run leaves for the checkers (what committers may
+use, the environment and its stepped stores, is :mod:`.env`)."""
 
 from __future__ import annotations
 
@@ -11,14 +11,15 @@ from typing import Any, Protocol, TypeVar, cast
 from zerorename.store import Store
 from zerorename_model.engine.harness.events import (
     Event,
+    Header,
     Incident,
     PendingOp,
     Role,
     Said,
     TraceLine,
 )
-from zerorename_model.engine.scenario import JobSpec, Scenario, TaskSpec
-from zerorename_model.engine.stores import Profile, Visibility
+from zerorename_model.engine.scenario import CommitterFactory, JobSpec, Scenario, TaskSpec
+from zerorename_model.engine.stores import CLUSTER_PROFILE, ModelStore, Profile, Visibility
 
 T = TypeVar("T")
 
@@ -140,6 +141,72 @@ class JobState:
     temp_after_cleanup: list[str] | None = None
     reader_saw: list[str] | None = None
     abort_started: bool = False  # what a reader listed after the commit
+
+
+@dataclass(eq=False)
+class RunState:
+    """Everything a run's parts share: the scheduler (:mod:`.scheduler`), the drivers' rules
+    (:mod:`.driver`), the fault moves (:mod:`.faults`) and the recorder (:mod:`.recorder`) each
+    hold this one object and read or change it, and none holds state of its own that another
+    reads.  Made by :meth:`start`, in the order the earlier versions set it up (the budgets and
+    the header are part of every trace)."""
+
+    scenario: Scenario
+    factory: CommitterFactory
+    options_map: dict[str, str]
+    store: HarnessStore  # a ModelStore, or a real store through a bridge backend
+    cluster: ModelStore
+    max_steps: int
+    #: fault -> how many uses are left (see :meth:`start`)
+    budget: dict[str, int]
+    events: list[Event]
+    #: the actor running now (None: the scheduler runs)
+    current: Actor | None = None
+    actors: list[Actor] = field(default_factory=list)
+    by_name: dict[str, Actor] = field(default_factory=dict)
+    incidents: list[Incident] = field(default_factory=list)
+    #: counts noted changes to shared harness state (see Recorder.note)
+    effects: int = 0
+    steps: int = 0
+    written: dict[str, dict[str, bytes]] = field(default_factory=dict)
+    attempt_dest: dict[str, str] = field(default_factory=dict)
+    preexisting: dict[str, dict[str, bytes]] = field(default_factory=dict)
+    jobs: list[JobState] = field(default_factory=list)
+    zombie_urls: set[str] = field(default_factory=set)
+    #: each actor's local disk, by task name ("driver" for the drivers)
+    locals: dict[str, ModelStore] = field(default_factory=dict)
+    #: owner name -> the pool workers it has started (see .workers)
+    worker_counts: dict[str, int] = field(default_factory=dict)
+    #: fingerprint finished actors without their histories (Recorder.fingerprint); only the
+    #: explorer's property searches set it: Table V's observers read histories at every state
+    forget_finished: bool = False
+    #: fingerprint whether the store has answered inconsistently (what the consistency
+    #: checker reads first); the explorer sets it when it checks consistency
+    counts_inconsistency: bool = False
+
+    @classmethod
+    def start(cls, scenario: Scenario, factory: CommitterFactory, max_steps: int,
+              backend: HarnessStore | None) -> RunState:
+        """The state before any actor runs.  ``backend`` replaces the model store of
+        ``scenario.store``."""
+        f = scenario.faults
+        budget = {
+            "crash": f.crash, "partition": f.partition, "speculate": f.speculate,
+            "throttle": f.throttle, "restart": f.restart, "fail_job": f.fail_job,
+        }
+        # the ambiguous outcomes only where a scenario uses them: the budgets are part of
+        # every run's digest, which the traces recorded before them must still reach
+        budget.update({name: count for name, count in (
+            ("lost_answer", f.lost_answer), ("conflict", f.conflict)) if count})
+        store: HarnessStore = (backend if backend is not None
+                               else ModelStore(scenario.store, f.max_lag))
+        return cls(scenario=scenario, factory=factory, options_map=dict(scenario.options),
+                   store=store, cluster=ModelStore(CLUSTER_PROFILE), max_steps=max_steps,
+                   budget=budget, events=[Header(scenario.to_json())])
+
+    def workers_of(self, root: Actor) -> list[Actor]:
+        """The pool workers of ``root``'s process (see :mod:`.workers`)."""
+        return [a for a in self.actors if a.owner is not None and a.process is root]
 
 
 @dataclass

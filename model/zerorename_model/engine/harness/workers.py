@@ -53,7 +53,7 @@ class ActorPools:
         return self._width
 
     def start(self, name: str, workers: int) -> ActorPool:
-        owner = self._run.current
+        owner = self._run.state.current
         if owner is None:
             raise RuntimeError(f"pool {name}: only an actor can start workers")
         return ActorPool(self._run, owner, workers)
