@@ -46,6 +46,7 @@ __all__ = [
     "RevertOutcome",
     "create_directories",
     "load_manifests",
+    "moved_earlier",
     "rename_files",
     "validate_output",
 ]
@@ -165,6 +166,14 @@ class RevertOutcome:
         return text
 
 
+def moved_earlier(store: Store, source: str, dest: str, size: int) -> bool:
+    """Whether a rename of ``source`` to ``dest`` that failed with "source missing" had in
+    fact landed, by an earlier attempt whose answer was lost: the source is gone and the
+    destination has the expected ``size``."""
+    info = store.head(dest)
+    return info is not None and info.size == size and store.head(source) is None
+
+
 class Publication:
     """The journal of one job commit's published files, so that a failure before the job is
     committed can take every one of them back.
@@ -197,8 +206,7 @@ class Publication:
         try:
             self.transfer(source, dest)
         except NotFoundError:
-            info = self.store.head(dest)
-            if info is None or info.size != size or self.store.head(source) is not None:
+            if not moved_earlier(self.store, source, dest, size):
                 raise
             self._journal(source, dest, source_kept=False)
             return True

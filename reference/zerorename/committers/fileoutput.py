@@ -29,6 +29,7 @@ rerun of ``commit_job`` — or v1's ``recover_task`` in the next job attempt —
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
@@ -41,10 +42,10 @@ from zerorename.committers.layout import RENAME_AREA, JobLayout
 from zerorename.committers.output import ObjectWriter, OutputFile
 from zerorename.committers.paths import check_relpath, dest_url
 from zerorename.context import JobContext, TaskContext
-from zerorename.errors import CommitError, FormatError, JobFailedError, StoreError
+from zerorename.errors import CommitError, FormatError, JobFailedError, NotFoundError, StoreError
 from zerorename.formats import SuccessData
 from zerorename.messages import TaskCommitMessage
-from zerorename.rename_stages import Publication
+from zerorename.rename_stages import Publication, moved_earlier
 from zerorename.stages import FilenameSample, Progress, StageRunner
 from zerorename.stats import IOStatistics
 from zerorename.store import ObjectInfo, Store, list_dir
@@ -108,11 +109,21 @@ class RenameCommitter(BaseCommitter):
 
     def move(self, src: str, dst: str, *, replace: bool = True) -> None:
         """Rename one file; on a store that refuses to overwrite, delete the target first
-        (Hadoop's merge: "file over existing file → delete then rename")."""
+        (Hadoop's merge: "file over existing file → delete then rename").
+
+        Unless the source is gone: then the target is this very file, moved by an earlier
+        attempt of the rename whose answer was lost (the retry met its own landing), and
+        deleting it would delete the file's only copy.  That is reported as the source
+        missing, which :meth:`Publication.publish` recognises as a landed rename."""
         try:
             self._move_once(src, dst)
         except StoreError as exc:
-            if not replace or exc.code not in TARGET_EXISTS:
+            if exc.code not in TARGET_EXISTS:
+                raise
+            if self.store.head(src) is None:
+                raise NotFoundError(src, f"rename source missing (rename to {dst}): an "
+                                         "earlier attempt moved it") from exc
+            if not replace:
                 raise
             self.store.delete(dst)
             self._move_once(src, dst)
@@ -149,7 +160,7 @@ class RenameCommitter(BaseCommitter):
         if not self.native_rename:
             transfer = self._copy_to_publish
         else:
-            transfer = self.move if replace else self._move_once
+            transfer = functools.partial(self.move, replace=replace)
         publication = Publication(self.store, transfer=transfer,
                                   keeps_source=not self.native_rename,
                                   move_back=self._move_back)
@@ -218,7 +229,12 @@ class RenameCommitter(BaseCommitter):
             src, dst, size = item
             with self.stats.duration(S.COMMIT_FILE_RENAME):
                 if publication is None:
-                    self.move(src, dst)
+                    try:
+                        self.move(src, dst)
+                    except NotFoundError:
+                        if not moved_earlier(self.store, src, dst, size):
+                            raise
+                        self.stats.incr(S.COMMIT_FILE_RENAME_RECOVERED)
                 elif publication.publish(src, dst, size):
                     self.stats.incr(S.COMMIT_FILE_RENAME_RECOVERED)
             self.stats.incr(S.COMMITTER_FILES_COMMITTED)
