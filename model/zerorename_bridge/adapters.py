@@ -12,14 +12,16 @@ actor, as a single thread would.  :class:`TranslatingStore` turns model-store er
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields
+from typing import Any, TypeVar
 
 import zerorename as zr
 from zerorename.committers.fenced_records import (
     JobAlreadyCommittedError,
     TaskCommittedByOtherAttemptError,
 )
+from zerorename.committers.reliable import ReliableStore
 from zerorename.committers.s3a import S3ACommitter
 from zerorename.errors import (
     NotFoundError,
@@ -29,6 +31,8 @@ from zerorename.errors import (
     UnsupportedOperationError,
 )
 from zerorename.executor import PoolBackend
+from zerorename.retry import Landed, RetryPolicy
+from zerorename_bridge.reference_variants import UnrecognisingFencedCommitter
 from zerorename_model.engine.errors import JobAlreadyCommitted, ModelStoreError
 from zerorename_model.engine.harness.workers import DEFAULT_WIDTH
 from zerorename_model.engine.scenario import CommittedByAnother, JobSpec, TaskSpec
@@ -48,6 +52,48 @@ HARNESS_OPTIONS = {
     "fs.s3a.retry.interval": "0",
     "zerorename.clock.fixed-millis": str(HARNESS_CLOCK_MILLIS),
 }
+
+
+T = TypeVar("T")
+
+#: the suffix of a reference committer's name run with its retry loop's landed checks off
+#: (:class:`BlindRetryPolicy`), and for a committer that also recognises its own success itself
+#: (:data:`UNRECOGNISING`), without that too: ``fenced+no-landed-check``
+NO_LANDED_CHECK = "+no-landed-check"
+
+
+@dataclass(frozen=True)
+class BlindRetryPolicy(RetryPolicy):
+    """The reference's retry policy with its landed checks ignored: a repeated request that
+    meets its own earlier success (a conditional PUT answering 412 to its own write, a
+    complete answering NoSuchUpload for the object it made) raises that error as if another
+    writer had caused it.  The research harness sets it on a reference committer's
+    :class:`ReliableStore` (the production package has no such switch) to show what the checks
+    ``put_landed`` and ``complete_landed`` protect: with it, a lost answer the real loop
+    recovers from becomes a failure (issue 34)."""
+
+    def call(self, fn: Callable[[], T], *,
+             on_retry: Callable[[int, BaseException, float], None] | None = None,
+             landed: Landed[T] | None = None) -> T:
+        return super().call(fn, on_retry=on_retry, landed=None)
+
+
+def blind(policy: RetryPolicy) -> BlindRetryPolicy:
+    """``policy`` with the same attempts, delays and predicate, its landed checks ignored."""
+    return BlindRetryPolicy(**{f.name: getattr(policy, f.name) for f in fields(policy)})
+
+
+#: committers that recognise their own earlier success themselves too, and their class without
+#: it: a ``+no-landed-check`` row runs this class (with the blind loop)
+UNRECOGNISING: dict[str, type[UnrecognisingFencedCommitter]] = {
+    "fenced": UnrecognisingFencedCommitter}
+
+
+def split_variant(name: str) -> tuple[str, bool]:
+    """A reference row's name as (the production committer, whether its landed checks run)."""
+    if name.endswith(NO_LANDED_CHECK):
+        return name[: -len(NO_LANDED_CHECK)], False
+    return name, True
 
 
 #: committers that stage task output on the local disk (the harness gives each actor its own)
@@ -103,16 +149,23 @@ class ReferenceCommitter:
 
     def __init__(self, name: str, store: Any, job: JobSpec, task: TaskSpec | None,
                  options: dict[str, str], local_store: Any = None,
-                 cluster_store: Any = None, pools: PoolBackend | None = None) -> None:
+                 cluster_store: Any = None, pools: PoolBackend | None = None,
+                 landed_checks: bool = True) -> None:
         merged = {**HARNESS_OPTIONS, **options}
         if cluster_store is not None:
             merged.setdefault("fs.s3a.committer.staging.tmp.path", CLUSTER_TMP)
         self.context = zr.JobContext(dest=job.dest, job_id=job.job_id, attempt=job.attempt,
                                      options=merged, pool_backend=pools)
         self.task = self.context.task(task.task_id, task.attempt) if task else None
-        self.committer = zr.create_committer(name, store, self.context, task=self.task,
-                                             local_store=local_store,
-                                             cluster_store=cluster_store)
+        unrecognising = None if landed_checks else UNRECOGNISING.get(name)
+        self.committer = (
+            unrecognising(store, self.context, self.task) if unrecognising is not None
+            else zr.create_committer(name, store, self.context, task=self.task,
+                                     local_store=local_store, cluster_store=cluster_store))
+        if not landed_checks:
+            for value in vars(self.committer).values():  # the store and any records store
+                if isinstance(value, ReliableStore):
+                    value.policy = blind(value.policy)
 
     def setup_job(self) -> None:
         try:
@@ -173,13 +226,14 @@ def default_workers(name: str) -> int:
 class ReferenceFactory:
     """A picklable factory: ``ReferenceFactory("magic")(env, job, task, options)``.
     ``workers``: how many actors each of the committer's pools runs on (1: inline; None:
-    :func:`default_workers`)."""
+    :func:`default_workers`).  A name ending in :data:`NO_LANDED_CHECK` runs the production
+    committer with :class:`BlindRetryPolicy` (its retry loop's landed checks off)."""
 
     supports_recovery = False
 
     def __init__(self, name: str, workers: int | None = None) -> None:
-        self.name = name
-        self.workers = default_workers(name) if workers is None else workers
+        self.name, self.landed_checks = split_variant(name)
+        self.workers = default_workers(self.name) if workers is None else workers
 
     @property
     def visible_before_job_commit(self) -> bool:
@@ -193,7 +247,7 @@ class ReferenceFactory:
         cluster = TranslatingStore(env.cluster) if staging else None  # paper Section VI.1
         pools = env.worker_pools(self.workers) if self.workers > 1 else None
         return ReferenceCommitter(self.name, TranslatingStore(env.store), job, task, options,
-                                  local, cluster, pools)
+                                  local, cluster, pools, self.landed_checks)
 
 
 def reference_factory(name: str, workers: int | None = None) -> ReferenceFactory:

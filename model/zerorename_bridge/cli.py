@@ -76,7 +76,11 @@ class TraceCommand:
         if args.action == "show":
             print(format_trace(read_trace(args.file), verbose=args.verbose))
             return 0
-        outcome = replay(args.file)
+        from zerorename_bridge.reference_ambiguous import is_reference_trace, replay_reference
+
+        # a reference committer's witness (its header says so) replays with that committer
+        outcome = (replay_reference(args.file) if is_reference_trace(read_trace(args.file))
+                   else replay(args.file))
         print(format_trace(outcome.result.trace, verbose=args.verbose))
         verdict = "same final state" if outcome.same else "DIFFERENT final state"
         print(f"replay: {verdict} (recorded {outcome.recorded_digest[:12]}, "
