@@ -69,15 +69,16 @@ class RowSpec:
     store: str
 
 
-#: every reference committer on ``s3`` (v1 and v2 refuse it: no rename) and on the stores with
-#: a rename (``abfs``; ``hdfs``, where only the rename committers run), plus ``gcs`` (S3's
-#: conditional writes, another store); the variants without the landed checks on ``s3``
+#: every reference committer on ``s3`` (v1 and v2 refuse it: no rename) and on ``abfs`` (a
+#: store with rename, where v1 and v2 run; fenced refuses it: no conditional writes); the
+#: variants without the landed checks on ``s3``.  ``gcs`` costs as much as ``s3`` again (the
+#: ``--row`` option runs it, e.g. ``--row fenced:gcs``).  Not ``hdfs``: its NameNode answers a
+#: repeated rename or create from its retry cache (HDFS-4979), so a client never meets its own
+#: earlier success there, and a lost answer as this fault makes it is not what HDFS gives.
 _COMMITTERS = ("v1", "v2", "directory", "partitioned", "magic", "manifest", "fenced")
 ROWS: tuple[RowSpec, ...] = (
     *(RowSpec(c, "s3") for c in _COMMITTERS),
-    *(RowSpec(c, "gcs") for c in _COMMITTERS),
     *(RowSpec(c, "abfs") for c in _COMMITTERS),
-    *(RowSpec(c, "hdfs") for c in ("v1", "v2", "manifest")),
     *(RowSpec(c + NO_LANDED_CHECK, "s3") for c in ("magic", "fenced")),
 )
 
@@ -149,9 +150,12 @@ def run(rows: Iterable[RowSpec] = ROWS, traces: str | None = None, budget: Budge
     rows = list(rows)
     results: list[dict[str, Any]] = []
     started = time.monotonic()
+    # fenced's rows are the longest (about 18,000 runs each): submitted first, so the others
+    # fill the second worker meanwhile; the table keeps the rows' order
+    first = sorted(rows, key=lambda r: not r.committer.startswith("fenced"))
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(decide_row, row, traces, budget) for row in rows]
-        for row, future in zip(rows, futures, strict=True):
+        submitted = {row: pool.submit(decide_row, row, traces, budget) for row in first}
+        for row, future in ((r, submitted[r]) for r in rows):
             cells, seconds = future.result()
             results.append({"committer": row.committer, "store": row.store,
                             "seconds": round(seconds, 1), "cells": cells})
