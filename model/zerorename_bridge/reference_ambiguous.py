@@ -41,9 +41,11 @@ from typing import Any
 from zerorename_bridge.adapters import NO_LANDED_CHECK, ReferenceFactory
 from zerorename_model.check.explore import Backend
 from zerorename_model.engine.scenario import CommitterFactory
+from zerorename_model.experiments.cells import Cell, Verdict
+from zerorename_model.experiments.explored import Violation
 from zerorename_model.experiments.scopes import AMBIGUOUS_PROPS, PROTOCOLS
 from zerorename_model.experiments.trace import read_trace, run_recorded, write_trace
-from zerorename_model.experiments.verdicts import HOLDING, Budget, Row, decide_pair
+from zerorename_model.experiments.verdicts import Budget, Row, decide_pair
 
 __all__ = ["BUDGET", "FAMILIES", "PROPS", "ROWS", "TARGET", "RowSpec", "decide_row",
            "is_reference_trace", "main", "markdown", "replay_reference", "resolve_reference",
@@ -89,16 +91,16 @@ def resolve_reference(committer: str, store: str) -> tuple[CommitterFactory, Bac
     return ReferenceFactory(committer), None
 
 
-def verdict_of(cell: dict[str, Any]) -> str:
+def verdict_of(cell: Cell) -> str:
     """The cell's verdict as this table shows it: ``open`` for a ``holds``/``vacuous`` that
     some scope's budget cut off (not a proof), else the exploration's own verdict."""
-    if cell["verdict"] in HOLDING and not cell["explored"].get("complete", True):
+    if cell.verdict in (Verdict.HOLDS, Verdict.VACUOUS) and not cell.complete:
         return "open"
-    return str(cell["verdict"])
+    return str(cell.verdict.value)
 
 
 def decide_row(row: RowSpec, traces: str | None, budget: Budget = BUDGET,
-               protocols: Sequence[str] = PROTOCOLS) -> tuple[list[dict[str, Any]], float]:
+               protocols: Sequence[str] = PROTOCOLS) -> tuple[list[Cell], float]:
     """Every cell of one row (both protocols) and the seconds it took.  Witness traces are
     marked with :data:`TARGET` in their header."""
     logging.disable(logging.CRITICAL)  # the committers' job logs, thousands of runs of them
@@ -106,8 +108,8 @@ def decide_row(row: RowSpec, traces: str | None, budget: Budget = BUDGET,
     cells = decide_pair(row.committer, row.store, PROPS, budget, traces, resolve_reference,
                         protocols, Row(families=FAMILIES))
     for cell in cells:
-        if cell.get("trace"):
-            _mark(Path(cell["trace"]))
+        if cell.trace:
+            _mark(Path(cell.trace))
     return cells, time.monotonic() - started
 
 
@@ -158,10 +160,10 @@ def run(rows: Iterable[RowSpec] = ROWS, traces: str | None = None, budget: Budge
         for row, future in ((r, submitted[r]) for r in rows):
             cells, seconds = future.result()
             results.append({"committer": row.committer, "store": row.store,
-                            "seconds": round(seconds, 1), "cells": cells})
+                            "seconds": round(seconds, 1),
+                            "cells": [c.to_json() for c in cells]})
             if progress:
-                shown = ", ".join(f"{c['property']}/{c['protocol']}={verdict_of(c)}"
-                                  for c in cells)
+                shown = ", ".join(f"{c.prop}/{c.protocol}={verdict_of(c)}" for c in cells)
                 progress(f"{row.committer} on {row.store} ({seconds:.0f}s): {shown}")
     return {"families": list(FAMILIES), "properties": list(PROPS),
             "protocols": list(PROTOCOLS), "max_runs": budget.max_runs, "workers": workers,
@@ -182,21 +184,22 @@ def markdown(data: dict[str, Any]) -> str:
     witnesses: list[str] = []
     for row in data["rows"]:
         for protocol in data["protocols"]:
-            cells = {c["property"]: c for c in row["cells"] if c["protocol"] == protocol}
-            scopes = _scopes(cells.values())
-            runs = sum(int(s.get("runs", 0)) for s in scopes)
-            states = sum(int(s.get("states", 0)) for s in scopes)
-            seconds = sum(float(s.get("seconds", 0.0)) for s in scopes)
+            cells = {c.prop: c for c in map(Cell.from_json, row["cells"])
+                     if c.protocol == protocol}
+            scopes = {s.scope: s.search for c in cells.values() for s in c.scopes}.values()
+            runs = sum(s.runs for s in scopes)
+            states = sum(s.states for s in scopes)
+            seconds = sum(s.seconds or 0.0 for s in scopes)
             shown = [_SHORT.get(verdict_of(cells[p]), verdict_of(cells[p])) if p in cells
                      else "–" for p in props]
             lines.append(f"| {row['committer']} | {row['store']} | {protocol} | "
                          + " | ".join(shown) + f" | {runs:,} | {states:,} | {seconds:.1f} |")
             for p in props:
                 cell = cells.get(p)
-                if cell and cell["verdict"] == "violated":
+                if cell is not None and isinstance(cell.explored, Violation):
                     witnesses.append(f"- {row['committer']} on {row['store']}, {p} "
-                                     f"({protocol}): {cell['explored']['witness']} "
-                                     f"(`{cell['trace']}`)")
+                                     f"({protocol}): {cell.explored.witness} "
+                                     f"(`{cell.trace}`)")
     head = [
         f"Scope families {', '.join(data['families'])} (one lost answer and one 409 "
         "ConditionalRequestConflict, each at any request; ambiguous-abort: the driver also "
@@ -209,16 +212,6 @@ def markdown(data: dict[str, Any]) -> str:
     tail = ["", "Witnesses (replay: `zerorename trace replay FILE`):", "", *witnesses] \
         if witnesses else []
     return "\n".join([*head, *lines, *tail]) + "\n"
-
-
-def _scopes(cells: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The distinct scopes explored for these cells (a scope decides several properties)."""
-    seen: dict[str, dict[str, Any]] = {}
-    for cell in cells:
-        explored = cell["explored"]
-        for scope in explored.get("scopes", [explored] if "scope" in explored else []):
-            seen.setdefault(str(scope["scope"]), scope)
-    return list(seen.values())
 
 
 def _root() -> Path:

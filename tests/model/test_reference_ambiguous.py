@@ -30,6 +30,8 @@ from zerorename_bridge.reference_ambiguous import (
     verdict_of,
 )
 from zerorename_model.check.explore import explore
+from zerorename_model.experiments.cells import Cell, Verdict
+from zerorename_model.experiments.explored import Search
 from zerorename_model.experiments.scopes import scope_named
 from zerorename_model.experiments.trace import read_trace
 from zerorename_model.experiments.verdicts import Budget
@@ -52,19 +54,18 @@ def _table() -> dict[str, Any]:
     return data
 
 
-def _cells(committer: str, store: str) -> list[dict[str, Any]]:
+def _cells(committer: str, store: str) -> list[Cell]:
     for row in _table()["rows"]:
         if row["committer"] == committer and row["store"] == store:
-            return list(row["cells"])
+            return [Cell.from_json(c) for c in row["cells"]]
     raise AssertionError(f"{TABLE} has no row {committer} on {store}")
 
 
-def _scope_record(cells: list[dict[str, Any]], scope: str) -> dict[str, Any]:
+def _scope_record(cells: list[Cell], scope: str) -> Search:
     for cell in cells:
-        explored = cell["explored"]
-        for record in explored.get("scopes", [explored]):
-            if record.get("scope") == scope:
-                return dict(record)
+        for record in cell.scopes:
+            if record.scope == scope:
+                return record.search
     raise AssertionError(f"no cell records scope {scope}")
 
 
@@ -76,15 +77,15 @@ def test_the_table_decides_every_cell_of_every_row() -> None:
     shown = {(r["committer"], r["store"]) for r in data["rows"]}
     assert shown == {(r.committer, r.store) for r in ROWS}
     for row in data["rows"]:
-        verdicts = {(c["property"], c["protocol"]): verdict_of(c) for c in row["cells"]}
+        verdicts = {(c.prop, c.protocol): verdict_of(c) for c in map(Cell.from_json, row["cells"])}
         assert len(verdicts) == len(data["properties"]) * len(data["protocols"]), row
         assert "open" not in verdicts.values(), (row["committer"], row["store"], verdicts)
 
 
 def test_fenced_holds_every_property_on_s3_and_its_variant_does_not() -> None:
     assert {verdict_of(c) for c in _cells("fenced", "s3")} == {"holds"}
-    broken = {c["property"] for c in _cells("fenced+no-landed-check", "s3")
-              if c["verdict"] == "violated"}
+    broken = {c.prop for c in _cells("fenced+no-landed-check", "s3")
+              if c.verdict is Verdict.VIOLATED}
     assert "liveness" in broken
 
 
@@ -96,11 +97,11 @@ def test_a_cell_of_the_table_is_what_exploration_finds() -> None:
     scope = scope_named("ambiguous-spark")
     report = explore(scope.make("magic", "s3"), ReferenceFactory("magic"), list(scope.props),
                      max_runs=20_000, stop_when_all_violated=False)
-    assert report.complete and recorded["complete"]
-    assert (report.runs, report.states) == (recorded["runs"], recorded["states"])
+    assert report.complete and recorded.complete
+    assert (report.runs, report.states) == (recorded.runs, recorded.states)
     assert not report.violations
     assert all(verdict_of(c) == "holds" for c in cells
-               if c["protocol"] == "spark" and c["property"] in scope.props)
+               if c.protocol == "spark" and c.prop in scope.props)
 
 
 def test_fenced_holds_in_the_ambiguous_scope_by_enumeration() -> None:
@@ -108,7 +109,7 @@ def test_fenced_holds_in_the_ambiguous_scope_by_enumeration() -> None:
     report = explore(scope.make("fenced", "s3"), ReferenceFactory("fenced"),
                      list(scope.props), max_runs=20_000, stop_when_all_violated=False)
     assert report.complete and not report.violations
-    assert report.runs == _scope_record(_cells("fenced", "s3"), "ambiguous-spark")["runs"]
+    assert report.runs == _scope_record(_cells("fenced", "s3"), "ambiguous-spark").runs
 
 
 @pytest.mark.parametrize("committer", ["magic", "fenced"])
@@ -165,9 +166,10 @@ def test_a_row_is_decided_with_its_witness_marked(tmp_path: Path) -> None:
     lost CreateMultipartUpload answer leaves an upload no abort names)."""
     cells, _seconds = decide_row(RowSpec("directory", "s3"), str(tmp_path),
                                  Budget(max_runs=20_000))
-    violated = [c for c in cells if c["verdict"] == "violated"]
-    assert {c["property"] for c in violated} == {
-        c["property"] for c in _cells("directory", "s3") if c["verdict"] == "violated"}
+    violated = [c for c in cells if c.verdict is Verdict.VIOLATED]
+    assert {c.prop for c in violated} == {
+        c.prop for c in _cells("directory", "s3") if c.verdict is Verdict.VIOLATED}
     for cell in violated:
-        assert is_reference_trace(read_trace(cell["trace"]))
-        assert replay_reference(cell["trace"]).same
+        assert cell.trace is not None
+        assert is_reference_trace(read_trace(cell.trace))
+        assert replay_reference(cell.trace).same
