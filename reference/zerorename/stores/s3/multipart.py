@@ -100,7 +100,11 @@ class S3Multipart(S3ConditionalWrites):
 
     def _emulate_complete_conditions(self, url: str, if_none_match: bool,
                                      if_match: str | None) -> None:
-        """HEAD-check the conditions this endpoint was measured to ignore on complete."""
+        """HEAD-check the conditions this endpoint was measured to ignore on complete.  An
+        unconditional complete (every committer's) asks nothing: the capability probe must not
+        run inside whichever job completes first."""
+        if not if_none_match and if_match is None:
+            return
         caps = self.capabilities(url)
         emulate_inm = if_none_match and not caps.conditional_complete
         emulate_im = if_match is not None and not caps.conditional_complete_if_match
