@@ -11,7 +11,18 @@ from zrpaper.matrix import render_matrix
 from zrpaper.production import render_production_bugs
 from zrpaper.results import Results
 from zrpaper.sections import render_explored, render_tablev
-from zrpaper.settings import PAPER, TEMPLATE
+from zrpaper.settings import PAPER, RESULTS, TEMPLATE
+
+#: the reference committers' ambiguous-outcome table, written by its own generator
+#: (``python -m zerorename_bridge.reference_ambiguous``): the paper includes it as it stands
+REFERENCE_AMBIGUOUS = RESULTS / "reference_ambiguous.md"
+
+
+def render_reference_ambiguous(_results: Results) -> str:
+    """The reference committers explored with lost answers and 409s (Section 8)."""
+    text = REFERENCE_AMBIGUOUS.read_text(encoding="utf-8").strip()
+    return text.replace("`reference_traces/", "`results/reference_traces/")  # from paper/
+
 
 #: each placeholder of the template, and what renders the section that replaces it
 SECTIONS: dict[str, Callable[[Results], str]] = {
@@ -22,6 +33,7 @@ SECTIONS: dict[str, Callable[[Results], str]] = {
     "{{DIFFERENCES}}": render_differences,
     "{{EXPLORED}}": render_explored,
     "{{FENCED}}": render_fenced,
+    "{{REFERENCE_AMBIGUOUS}}": render_reference_ambiguous,
 }
 
 
