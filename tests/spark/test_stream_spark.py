@@ -120,7 +120,7 @@ class Backend:
         return self.store.list_multipart_uploads(self.dest.rstrip("/") + "/")
 
 
-CASES = [("moto", p) for p in stream_helpers.POINTS] + [("local", "recorded")]
+CASES = [(kind, p) for kind in ("moto", "local") for p in stream_helpers.POINTS]
 
 
 @pytest.mark.parametrize(("kind", "point"), CASES)
@@ -130,12 +130,13 @@ def test_every_row_exactly_once_across_crashes_and_reruns(
 
 
 @pytest.mark.rgw
+@pytest.mark.parametrize("point", stream_helpers.POINTS)
 def test_every_row_exactly_once_on_rgw(
         spark: Any, s3: EmbeddedS3, tmp_path: Path, rgw_server: RGWServer,
-        rgw_spark_bucket: str) -> None:  # noqa: F811 - the fixture imported above
-    """The same on Ceph RGW (a real S3's multipart machinery), stopped after the record."""
+        rgw_spark_bucket: str, point: str) -> None:  # noqa: F811 - the fixture imported above
+    """The same on Ceph RGW (a real S3's multipart machinery), at every stopping point."""
     backend = Backend("rgw", tmp_path, s3, (rgw_server, rgw_spark_bucket))
-    exactly_once_across_crashes(spark, backend, tmp_path, "recorded")
+    exactly_once_across_crashes(spark, backend, tmp_path, point)
 
 
 def exactly_once_across_crashes(spark: Any, backend: Backend, tmp_path: Path,
