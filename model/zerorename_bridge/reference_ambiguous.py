@@ -40,6 +40,7 @@ from typing import Any
 
 from zerorename_bridge.adapters import NO_LANDED_CHECK, ReferenceFactory
 from zerorename_model.check.explore import Backend
+from zerorename_model.engine.json_values import json_object
 from zerorename_model.engine.scenario import CommitterFactory
 from zerorename_model.experiments.cells import Cell, Verdict
 from zerorename_model.experiments.explored import Violation
@@ -140,7 +141,7 @@ def replay_reference(path: str | Path) -> Replayed:
     events = read_trace(path)
     ends = [e for e in events if e.get("t") == "end"]
     recorded = str(ends[-1]["digest"]) if ends else ""
-    committer = str(events[0]["scenario"]["committer"])
+    committer = str(json_object(events[0]["scenario"])["committer"])
     result = run_recorded(events, ReferenceFactory(committer), source=str(path))
     return Replayed(result.digest == recorded, recorded, result.digest, result)
 

@@ -20,6 +20,7 @@ from zerorename_bridge.hadoop.recording import MarkedResult, run_marked
 from zerorename_bridge.hadoop.session import HadoopSession
 from zerorename_bridge.hadoop.translate import COMMITTERS, Comparison, Translator
 from zerorename_model.engine.choices import ScriptedChooser
+from zerorename_model.engine.json_values import json_object
 from zerorename_model.engine.scenario import Scenario
 from zerorename_model.experiments.scopes import SCOPES, Scope
 from zerorename_model.experiments.trace import choices_of, read_trace
@@ -58,7 +59,7 @@ def witness_run(path: Path, *, hadoop_35: bool = False) -> MarkedResult:
     """Re-run a witness with its recorded choices (with the 3.5.0 option: the same choices
     while they fit, then the first option at each step)."""
     events = read_trace(path)
-    scenario = Scenario.from_json(events[0]["scenario"])
+    scenario = Scenario.from_json(json_object(events[0]["scenario"]))
     if hadoop_35:
         scenario = as_hadoop_35(scenario)
     return run_marked(scenario, ScriptedChooser(choices_of(events)))

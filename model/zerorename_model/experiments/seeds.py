@@ -25,6 +25,7 @@ from pathlib import Path
 
 from zerorename_model.check.explore import Backend, new_run
 from zerorename_model.engine.harness import MoveKind, RunResult
+from zerorename_model.engine.json_values import json_int, json_object
 from zerorename_model.engine.scenario import CommitterFactory, Scenario
 from zerorename_model.experiments.trace import read_trace
 
@@ -55,13 +56,13 @@ def load(directory: str) -> tuple[Seed, ...]:
     for path in sorted(Path(directory).glob("*.jsonl")):
         try:
             events = read_trace(path)
-            scenario = Scenario.from_json(events[0]["scenario"])
+            scenario = Scenario.from_json(json_object(events[0]["scenario"]))
         except (ValueError, KeyError, TypeError):
             continue
         choices = [e for e in events if e.get("t") == "choice"]
         actors = frozenset(str(e["actor"]) for e in events if e.get("t") == "op")
         seeds.append(Seed(str(path), scenario, tuple(str(e["move"]) for e in choices),
-                          tuple(int(e["i"]) for e in choices), actors))
+                          tuple(json_int(e["i"]) for e in choices), actors))
     return tuple(seeds)
 
 

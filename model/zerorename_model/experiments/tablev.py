@@ -33,7 +33,7 @@ import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from zerorename_model.check.explore import Reduction, Stats, runs
 from zerorename_model.engine.harness import Move, NoteKind, Run, RunResult
@@ -121,7 +121,7 @@ class CellJSON(TypedDict):
     value: bool
     detail: str
     explored: Explored
-    witness_trace: list[dict[str, Any]] | None
+    witness_trace: list[dict[str, object]] | None
 
 
 @dataclass
@@ -129,7 +129,7 @@ class Cell:
     """One computed cell: the value, the trace that decided it, and what the search covered."""
 
     value: bool
-    witness_trace: list[dict[str, Any]] | None
+    witness_trace: list[dict[str, object]] | None
     explored: Explored
     detail: str = ""  # one line: what the deciding run showed, or what was searched for
 
@@ -150,7 +150,7 @@ class Search:
     scenario: dict[str, object] = field(default_factory=dict)
 
 
-def replay(trace: list[dict[str, Any]], factory: CommitterFactory | None = None) -> RunResult:
+def replay(trace: list[dict[str, object]], factory: CommitterFactory | None = None) -> RunResult:
     """Run a cell's trace again from its header and recorded choices (same wrapper): the one
     replay of :mod:`zerorename_model.experiments.trace`, which ``zerorename trace replay`` uses
     too."""
@@ -326,7 +326,7 @@ class Difference:
     ours: bool
     paper: bool
     reason: str  # what the deciding run showed
-    trace: list[dict[str, Any]] | None
+    trace: list[dict[str, object]] | None
 
     def line(self) -> str:
         return (f"{self.committer} / {LABELS[self.attribute]}: ours {self.ours}, "

@@ -13,7 +13,6 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from zerorename_model.engine.harness import Run, RunResult
 from zerorename_model.engine.harness.events import ChoiceLine as ChoiceLine
@@ -31,8 +30,7 @@ from zerorename_model.systems.protocols import get
 # HeaderLine, ChoiceLine, OpLine, NoteLine, EndLine and their union TraceLine: one line of a trace
 # file, as written (defined with the harness's events, which render themselves as them, since
 # this module imports the harness).  A trace *read back* is parsed JSON, so the readers below take
-# ``Mapping[str, object]`` and check what they use (:func:`read_trace` still answers
-# ``dict[str, Any]``, which its callers index freely).
+# ``Mapping[str, object]`` and check what they use.
 
 
 def write_trace(path: str | Path, trace: Iterable[Mapping[str, object]]) -> Path:
@@ -44,13 +42,15 @@ def write_trace(path: str | Path, trace: Iterable[Mapping[str, object]]) -> Path
     return out
 
 
-def read_trace(path: str | Path) -> list[dict[str, Any]]:
-    events = []
+def read_trace(path: str | Path) -> list[dict[str, object]]:
+    """The events of a trace file, each a JSON object: readers check the fields they use
+    (``engine.json_values``)."""
+    events: list[dict[str, object]] = []
     for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
             continue
         try:
-            events.append(json.loads(line))
+            events.append(json_object(json.loads(line)))
         except json.JSONDecodeError as error:
             raise ValueError(f"{path}:{number}: not a JSON line: {error}") from None
     if not events or events[0].get("t") != "header":
