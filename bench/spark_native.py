@@ -7,6 +7,8 @@ partitioned cells), 4 tasks:
 
 * **strategies** — ``native`` (Spark's Parquet writer to the local disk, its default
   committer and codec, snappy), ``zr-local`` (zerorename ``fenced`` to the local disk),
+  ``zr-local-spark-encoder`` (the same with ``encoder='spark'``: Spark's Parquet encoder in
+  the tasks' JVM, only the finished bytes handed to Python),
   ``zr-moto`` (``fenced`` to a moto server in a child process), ``zr-rgw`` (when a Ceph RGW
   starts; ``magic``, RGW cannot fence), and with ``--stages`` two that split the write into
   its parts: ``spark-scan`` (Spark's ``noop`` format: reading the cached rows) and
@@ -266,7 +268,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     env = environment()
     scratch = Path(tempfile.mkdtemp(prefix="zr-spark-native-"))
-    targets = {"zr-local": Target("zr-local", f"file://{scratch}/zr", {})}
+    targets = {"zr-local": Target("zr-local", f"file://{scratch}/zr", {}),
+               "zr-local-spark-encoder": Target("zr-local-spark-encoder",
+                                                f"file://{scratch}/zr-se", {"encoder": "spark"})}
     report: dict[str, Any] = {"benchmark": "spark_native", "environment": env,
                               "tasks": TASKS, "repeats": args.repeats, "cells": []}
     with MotoServer() as moto, rgw_server() if args.rgw else nullcontext() as rgw:

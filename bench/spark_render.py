@@ -25,6 +25,7 @@ END = "<!-- spark-write:end -->"
 LABEL = {
     "native": "Spark's `df.write.parquet`, local disk",
     "zr-local": "zerorename `fenced`, local disk",
+    "zr-local-spark-encoder": "zerorename `fenced`, local disk, `encoder='spark'`",
     "zr-moto": "zerorename `fenced`, moto",
     "zr-rgw": "zerorename `magic`, Ceph RGW",
     "spark-scan": "(stage) Spark reads the cached rows: `noop` format",
@@ -107,9 +108,10 @@ def _same(cell: dict[str, Any]) -> str:
 
 def _compact(report: dict[str, Any]) -> list[str]:
     """One line per cell: native's time, then each zerorename store's time ratio."""
-    stores = [s for s in ("zr-local", "zr-moto", "zr-rgw")
+    stores = [s for s in ("zr-local", "zr-local-spark-encoder", "zr-moto", "zr-rgw")
               if any(r["strategy"] == s for c in report["cells"] for r in c["summary"])]
-    names = {"zr-local": "local disk", "zr-moto": "moto", "zr-rgw": "Ceph RGW"}
+    names = {"zr-local": "local disk", "zr-local-spark-encoder": "local disk, Spark's encoder",
+             "zr-moto": "moto", "zr-rgw": "Ceph RGW"}
     lines = ["| rows | partitioned | `df.write.parquet`, local disk | " +
              " | ".join(f"zerorename, {names[s]}" for s in stores) +
              " | CPU, zerorename local disk / Spark"

@@ -199,6 +199,11 @@ W_MAX_RECORDS_PER_FILE: Final = Option(
 W_ROW_GROUP_SIZE: Final = Option("parquet.block.size", Kind.SIZE, "128M",
                                  "bytes per Parquet row group, about (Spark's "
                                  "parquet.block.size)", scope=W)
+W_ENCODER: Final = Option(
+    "encoder", Kind.CHOICE, "python",
+    "who encodes the Parquet files: python (pyarrow, in the Python workers) or spark (Spark's "
+    "own Parquet writer, in the tasks' JVM: the files Spark writes; zerorename.spark.write "
+    "only)", scope=W, choices=("python", "spark"))
 W_ABORT_GRACE: Final = Option("abort_grace_seconds", Kind.DURATION, "3",
                               "after a failed job, wait this long and abort again", scope=W)
 
@@ -206,7 +211,7 @@ W_ABORT_GRACE: Final = Option("abort_grace_seconds", Kind.DURATION, "3",
 WRITER: Final = (
     W_COMMITTER, W_FORMAT, W_PARTITION_BY, W_MODE, W_PATH, W_ENDPOINT_URL, W_REGION,
     W_CHECKSUMS, W_PART_SIZE, W_PART_MIN_SIZE, W_THREADS, W_JOB_ID, W_COMPRESSION,
-    W_MAX_OPEN_FILES, W_MAX_RECORDS_PER_FILE, W_ROW_GROUP_SIZE, W_ABORT_GRACE,
+    W_MAX_OPEN_FILES, W_MAX_RECORDS_PER_FILE, W_ROW_GROUP_SIZE, W_ENCODER, W_ABORT_GRACE,
 )
 
 # -- the Spark stream writer (writeStream.format("zerorename"); docs/user/spark.md) -----------

@@ -46,6 +46,7 @@ from .core import (  # noqa: E402
     spec_from_options,
 )
 from .datasource import NAME, ZeroRenameDataSource  # noqa: E402
+from .jvm import chunks_or_rows, encode_settings  # noqa: E402
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -147,9 +148,11 @@ def write(
     # ``auto`` decided here, in the driver, so that its reason is in the driver's log; the
     # Data Source's workers get the decided committer and the reason (for _SUCCESS)
     spec = resolve_committer(spec, store)
-    writer = df.write.format(NAME).mode("overwrite" if spec.mode == "overwrite" else "append")
+    data, chunked = chunks_or_rows(df, spec.encoder, encode_settings(spec), spec.dest)
+    writer = data.write.format(NAME).mode("overwrite" if spec.mode == "overwrite" else "append")
     for key, value in {**options, **spec.committer_options}.items():
         writer = writer.option(key, str(value))
+    writer = writer.option("encoder", "spark" if chunked else "python")
     if spec.partition_by:
         writer = writer.option("partition_by", ",".join(spec.partition_by))
     try:

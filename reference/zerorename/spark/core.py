@@ -46,6 +46,7 @@ from zerorename.stores.probe import PROBE_AREA
 from zerorename.urls import is_hidden, join, parse_url, relative_to
 
 from . import hooks
+from .chunks import ChunkedFileWriter
 from .encoding import ParquetSettings
 from .parquet import PartitionedParquetWriter, WrittenFile
 from .spec import (
@@ -248,10 +249,16 @@ def run_task(spec: WriteSpec, partition_id: int, attempt: int,
     committer.setup_task()
 
     task_faults = hooks.for_task(spec.faults, partition_id, attempt)
-    writer = PartitionedParquetWriter(
-        open_file=committer.open, file_stem=spec.file_stem(partition_id),
-        partition_by=spec.partition_by, settings=parquet_settings(spec),
-        max_open_files=spec.max_open_files, on_batch=task_faults.batch_hook())
+    writer: ChunkedFileWriter | PartitionedParquetWriter
+    if spec.encoder == "spark":  # the batches are chunks of files Spark's encoder made
+        writer = ChunkedFileWriter(open_file=committer.open,
+                                   file_stem=spec.file_stem(partition_id),
+                                   on_batch=task_faults.batch_hook())
+    else:
+        writer = PartitionedParquetWriter(
+            open_file=committer.open, file_stem=spec.file_stem(partition_id),
+            partition_by=spec.partition_by, settings=parquet_settings(spec),
+            max_open_files=spec.max_open_files, on_batch=task_faults.batch_hook())
     try:
         written = writer.write_all(batches)
         task_faults.after_write(spec.job_id)

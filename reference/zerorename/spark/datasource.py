@@ -100,8 +100,10 @@ class ZeroRenameDataSource(DataSource):
 
     def writer(self, schema: StructType, overwrite: bool) -> ZeroRenameWriter:
         spec = spec_from_options(dict(self.options), overwrite=overwrite)
+        if spec.encoder == "spark":
+            check_chunk_input(spec, schema)
         missing = [c for c in spec.partition_by if c not in schema.fieldNames()]
-        if missing:
+        if missing and spec.encoder != "spark":
             raise ValueError(f"partition_by columns {missing} are not in the DataFrame "
                              f"(columns: {schema.fieldNames()})")
         _log_to_driver()  # auto is decided here, on the driver host: say it in its log
@@ -113,6 +115,18 @@ class ZeroRenameDataSource(DataSource):
         from .streaming_writer import stream_writer
 
         return stream_writer(dict(self.options), schema, overwrite)
+
+
+def check_chunk_input(spec: WriteSpec, schema: StructType) -> None:
+    """``encoder=spark`` on the data source means "the rows are chunks Spark's encoder made":
+    only :func:`zerorename.spark.write` can turn a DataFrame into those."""
+    from .chunks import CHUNK_COLUMNS
+    from .spec import WriteOptionError
+
+    if tuple(schema.fieldNames()) != CHUNK_COLUMNS:
+        raise WriteOptionError(spec.dest, "encoder='spark' needs zerorename.spark.write(df, "
+                               "...): df.write.format('zerorename') hands the rows to Python "
+                               "workers, which encode them with pyarrow (encoder='python')")
 
 
 @dataclass

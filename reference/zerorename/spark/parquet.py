@@ -87,6 +87,13 @@ class _CountingSink:
         self.closed = True
 
 
+def file_relpath(file_stem: str, directory: str, roll: int) -> str:
+    """``month=3/part-00003-<job>-c001.parquet``: a task's ``roll``-th file in ``directory``
+    (``""``: the destination itself); Spark names rolled files the same way."""
+    name = file_stem + (f"-c{roll:03d}" if roll else "") + ".parquet"
+    return f"{directory}/{name}" if directory else name
+
+
 @dataclass
 class WrittenFile:
     """One finished file: path relative to the destination, bytes and rows."""
@@ -228,8 +235,8 @@ class PartitionedParquetWriter:
     def _start(self, key: tuple[Any, ...]) -> _OpenFile:
         roll = self._rolls.get(key, 0)
         self._rolls[key] = roll + 1
-        name = self.file_stem + (f"-c{roll:03d}" if roll else "") + ".parquet"
-        relpath = (partition_dir(self.partition_by, key) + "/" + name) if key else name
+        relpath = file_relpath(self.file_stem,
+                               partition_dir(self.partition_by, key) if key else "", roll)
         stack = contextlib.ExitStack()
         target = stack.enter_context(self.open_file(relpath))
         return _OpenFile(relpath, stack, _CountingSink(target), self.settings)

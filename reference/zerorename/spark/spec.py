@@ -78,6 +78,8 @@ FORMATS = frozenset({"parquet"})
 #: ``lz4_raw`` both write LZ4_RAW: pyarrow cannot write the deprecated Hadoop-framed LZ4).
 COMPRESSIONS = frozenset({"snappy", "gzip", "brotli", "zstd", "lz4", "lz4_raw", "none",
                           "uncompressed"})
+#: Who encodes the Parquet files (``spark``: the input is chunks of Spark-encoded files).
+ENCODERS = frozenset({"python", "spark"})
 #: Spark's default row-group size (``parquet.block.size``): 128 MiB.
 ROW_GROUP_BYTES = 128 << 20
 #: boto3's checksum settings (see ``zerorename.stores.make_s3_client``).
@@ -155,6 +157,11 @@ class WriteSpec:
     max_records_per_file: int = 0
     #: Spark's ``parquet.block.size``: bytes per row group (about; see parquet.py)
     row_group_bytes: int = ROW_GROUP_BYTES
+    #: whether ``parquet.block.size`` was given (Spark's encoder then uses it, else its own)
+    row_group_bytes_set: bool = False
+    #: ``spark``: the tasks receive chunks of files Spark's encoder made
+    #: (:mod:`zerorename.spark.chunks`); ``python``: rows, encoded by pyarrow
+    encoder: str = "python"
     abort_grace_seconds: float = 3.0
     committer_options: Mapping[str, str] = field(default_factory=dict)
     faults: Mapping[str, str] = field(default_factory=dict)
@@ -246,6 +253,8 @@ def spec_from_options(options: Mapping[str, Any], *, overwrite: bool = False) ->
                                        read(O.W_MAX_RECORDS_PER_FILE, 0), 0),
         row_group_bytes=_positive(where, O.W_ROW_GROUP_SIZE.name,
                                   read(O.W_ROW_GROUP_SIZE, ROW_GROUP_BYTES), 1),
+        row_group_bytes_set=read(O.W_ROW_GROUP_SIZE) is not None,
+        encoder=_choice(where, O.W_ENCODER.name, read(O.W_ENCODER, "python"), ENCODERS),
         abort_grace_seconds=_number(where, O.W_ABORT_GRACE.name, read(O.W_ABORT_GRACE, 3.0),
                                     float, "number of seconds"),
         committer_options=committer_options,

@@ -1,0 +1,235 @@
+"""Spark's own Parquet encoder, loaded into the session's JVM for :func:`zerorename.spark.write`.
+
+Why the JVM: a Python data source receives its rows as Arrow batches, and that hand-off alone
+costs more CPU than Spark's whole ``df.write.parquet`` (``bench/results/spark_native``).  The
+small Java class in ``jvm/ParquetChunks.java`` runs inside the tasks, encodes the rows with
+Spark's own Parquet write support and settings, and hands the Python tasks only the finished
+bytes, which they stream through the committer (:mod:`zerorename.spark.chunks`).  The files are
+the ones Spark's writer makes.
+
+The class is compiled once per machine with ``javac`` against the ``pyspark`` installation's
+jars, into ``$ZERORENAME_CACHE_DIR`` (default ``~/.cache/zerorename``), and added to a session
+with its ``ADD JAR`` mechanism (executors fetch it).  A session started with the jar on its
+class path (``--jars``, ``spark.jars``; ``python -m zerorename.spark.jvm`` builds it and prints
+its path) needs neither.  Where none of that is possible (no ``javac``, Spark Connect), a write
+with ``encoder='spark'`` fails before anything is written, naming the reason.
+
+Why it is not the default: measured against pyarrow in the Python workers
+(``bench/results/spark_native``), Spark's encoder is no faster for unpartitioned writes and
+slower for partitioned ones (parquet-mr tries a dictionary for every column of every file,
+pyarrow's settings decide per column from the first rows, :mod:`zerorename.spark.encoding`).
+Choose it for files byte-for-byte like Spark's: INT96 timestamps for old readers, Spark's
+encodings and metadata.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import zipfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from zerorename import options as O
+from zerorename.errors import CommitError
+
+from .spec import WriteSpec
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+log = logging.getLogger("zerorename.spark")
+
+CLASS_NAME = "io.zerorename.spark.ParquetChunks"
+SOURCE = Path(__file__).with_name("jvm") / "ParquetChunks.java"
+#: Bytes per chunk handed to Python: large enough that a chunk is one cheap Arrow value, small
+#: enough that a file's bytes start moving before it is finished when it spans row groups.
+CHUNK_BYTES = 8 << 20
+
+
+class EncoderUnavailableError(CommitError):
+    """``encoder=spark`` was asked for, and Spark's Parquet encoder cannot be loaded here."""
+
+
+def cache_dir() -> Path:
+    """Where built jars are kept: ``$ZERORENAME_CACHE_DIR`` or ``~/.cache/zerorename``."""
+    return Path(os.environ.get("ZERORENAME_CACHE_DIR") or Path.home() / ".cache" / "zerorename")
+
+
+def _pyspark_jars() -> Path:
+    import pyspark
+
+    return Path(pyspark.__file__).parent / "jars"
+
+
+def jar_path() -> Path:
+    """The jar for this source and this pyspark: named by a hash of both, so an upgrade of
+    either builds a new one instead of loading a stale class."""
+    import pyspark
+
+    digest = hashlib.sha256(SOURCE.read_bytes() + pyspark.__version__.encode()).hexdigest()
+    return cache_dir() / f"zerorename-spark-{digest[:16]}.jar"
+
+
+def build_jar() -> Path:
+    """Compile the encoder against pyspark's jars (once; about 2 s) and return the jar.
+
+    Built in a temporary directory and moved into place, so two processes building at once
+    both end with a whole jar.  Raises :class:`EncoderUnavailableError` naming the reason.
+    """
+    target = jar_path()
+    if target.exists():
+        return target
+    javac = shutil.which("javac")
+    if javac is None:
+        raise EncoderUnavailableError(str(target), "no javac on PATH (a JDK is needed once "
+                                      "to build Spark's Parquet encoder)")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="zerorename-javac-") as work:
+        classes = Path(work) / "classes"
+        done = subprocess.run(
+            [javac, "-nowarn", "-d", str(classes), "-cp", f"{_pyspark_jars()}/*", str(SOURCE)],
+            capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise EncoderUnavailableError(str(SOURCE), f"javac failed: {done.stderr.strip()}")
+        # written beside the target and renamed: a reader sees no jar or a whole one
+        partial = target.with_name(f"{target.name}.{os.getpid()}.partial")
+        with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as jar:
+            for path in sorted(classes.rglob("*.class")):
+                jar.write(path, path.relative_to(classes).as_posix())
+        os.replace(partial, target)
+    log.info("zerorename: built Spark's Parquet encoder for zerorename: %s", target)
+    return target
+
+
+@dataclass(frozen=True)
+class EncodeSettings:
+    """What the encoder needs besides the rows (Spark's names for the writer options)."""
+
+    partition_by: Sequence[str]
+    compression: str
+    row_group_bytes: int | None
+    max_records_per_file: int
+    max_open_files: int
+
+    def spark_options(self) -> dict[str, str]:
+        options = {O.W_COMPRESSION.name: self.compression}
+        if self.row_group_bytes is not None:  # Spark's name and ours are the same
+            options[O.W_ROW_GROUP_SIZE.name] = str(self.row_group_bytes)
+        return options
+
+
+def encode_settings(spec: WriteSpec) -> EncodeSettings:
+    """The encoder's settings for a write: Spark's row-group size unless the user set one."""
+    return EncodeSettings(partition_by=spec.partition_by, compression=spec.compression,
+                          row_group_bytes=spec.row_group_bytes if spec.row_group_bytes_set
+                          else None,
+                          max_records_per_file=spec.max_records_per_file,
+                          max_open_files=spec.max_open_files)
+
+
+class SparkParquetEncoder:
+    """The encoder class as loaded into one session's JVM."""
+
+    _sessions: ClassVar[dict[int, SparkParquetEncoder]] = {}
+    _lock = threading.Lock()
+
+    def __init__(self, spark: SparkSession, method: Any) -> None:
+        self._spark = spark
+        self._method = method
+
+    @classmethod
+    def for_session(cls, spark: SparkSession) -> SparkParquetEncoder:
+        """The session's encoder, loading (and if need be building) it on first use.
+
+        Raises :class:`EncoderUnavailableError` with the reason when it cannot be loaded.
+        """
+        jsession = getattr(spark, "_jsparkSession", None)
+        if jsession is None:
+            raise EncoderUnavailableError("<session>", "not a classic SparkSession (Spark "
+                                          "Connect has no JVM in this process)")
+        key = id(spark.sparkContext._jsc)
+        with cls._lock:
+            loaded = cls._sessions.get(key)
+            if loaded is None:
+                loaded = cls(spark, _load_method(jsession))
+                cls._sessions[key] = loaded
+            return loaded
+
+    def encode(self, df: DataFrame, settings: EncodeSettings) -> DataFrame:
+        """``df`` as chunk rows of Spark-encoded Parquet files (see ``ParquetChunks.java``)."""
+        from pyspark.sql import DataFrame as PySparkFrame
+        from pyspark.sql import functions as F
+
+        data = [c for c in df.columns if c not in settings.partition_by]
+        ordered = df.select(*[F.col(f"`{c}`") for c in data],
+                            *[F.col(f"`{p}`").cast("string").alias(p)
+                              for p in settings.partition_by])
+        gateway: Any = self._spark.sparkContext._gateway
+        jvm = gateway.jvm
+        columns = gateway.new_array(jvm.java.lang.String, len(settings.partition_by))
+        for i, name in enumerate(settings.partition_by):
+            columns[i] = name
+        options = jvm.java.util.HashMap()
+        for name, value in settings.spark_options().items():
+            options.put(name, value)
+        args = gateway.new_array(jvm.java.lang.Object, 7)
+        for i, value in enumerate((ordered._jdf, len(data), columns, options, CHUNK_BYTES,
+                                   settings.max_records_per_file, settings.max_open_files)):
+            args[i] = value
+        return PySparkFrame(self._method.invoke(None, args), self._spark)
+
+
+def _load_method(jsession: Any) -> Any:
+    """``ParquetChunks.encode`` through the session's jar class loader, adding the jar first
+    when the class is not already on the class path."""
+    from py4j.protocol import Py4JJavaError  # type: ignore[import-untyped]
+
+    loader = jsession.sharedState().jarClassLoader()
+    try:
+        found = loader.loadClass(CLASS_NAME)
+    except Py4JJavaError:
+        jar = build_jar()
+        jsession.sessionState().resourceLoader().addJar(str(jar))
+        found = loader.loadClass(CLASS_NAME)
+    for method in found.getMethods():
+        if method.getName() == "encode":
+            return method
+    raise EncoderUnavailableError(CLASS_NAME, "the loaded class has no encode method")
+
+
+def chunks_or_rows(df: DataFrame, encoder: str, settings: EncodeSettings,
+                   dest: str) -> tuple[DataFrame, bool]:
+    """What a write hands the data source: Spark-encoded chunks (``encoder='spark'``), or
+    ``df`` itself (``'python'``), and whether it is chunks.  Raises
+    :class:`EncoderUnavailableError` naming ``dest`` and the reason when Spark's encoder was
+    asked for and cannot be loaded: nothing has been written then."""
+    if encoder != "spark":
+        return df, False
+    try:
+        return SparkParquetEncoder.for_session(df.sparkSession).encode(df, settings), True
+    except EncoderUnavailableError as error:
+        raise EncoderUnavailableError(dest, f"encoder='spark': {error.reason}") from None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m zerorename.spark.jvm``: build the encoder's jar and print its path."""
+    del argv
+    try:
+        print(build_jar())
+    except EncoderUnavailableError as error:
+        print(f"zerorename: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
