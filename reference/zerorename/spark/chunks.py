@@ -13,12 +13,11 @@ a task writes the same names.
 from __future__ import annotations
 
 import contextlib
-import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from .parquet import Opener, WrittenFile, file_relpath
+from .parquet import Opener, WrittenFile, close_with_error, file_relpath, write_all
 
 #: The chunk rows' columns, in the order ``ParquetChunks.java`` emits them.
 CHUNK_COLUMNS = ("file", "dir", "roll", "data", "rows", "last")
@@ -53,17 +52,7 @@ class ChunkedFileWriter:
     def write_all(self, batches: Iterable[Any]) -> list[WrittenFile]:
         """Write every chunk; on any failure close what is open with the error (the committer
         then drops it)."""
-        try:
-            for batch in batches:
-                self.write_batch(batch)
-            if self._open:
-                raise IncompleteChunksError(
-                    f"the chunks ended before these files were finished: "
-                    f"{sorted(h.relpath for h in self._open.values())}")
-        except BaseException:
-            self.discard()
-            raise
-        return self.written
+        return write_all(self, batches)
 
     def write_batch(self, batch: Any) -> None:
         """Route the chunks of one ``pyarrow.RecordBatch`` (columns :data:`CHUNK_COLUMNS`)."""
@@ -85,12 +74,16 @@ class ChunkedFileWriter:
         if self.on_batch is not None:
             self.on_batch()
 
+    def close(self) -> None:
+        """The chunks ended: every file must have had its last chunk."""
+        if self._open:
+            raise IncompleteChunksError(
+                f"the chunks ended before these files were finished: "
+                f"{sorted(h.relpath for h in self._open.values())}")
+
     def discard(self) -> None:
         """Close open files with the error in flight so the committer drops them."""
-        error = sys.exc_info()
-        for handle in self._open.values():
-            with contextlib.suppress(Exception):
-                handle.stack.__exit__(*error)
+        close_with_error(handle.stack for handle in self._open.values())
         self._open.clear()
 
     def _start(self, number: int, directory: str, roll: int) -> _Receiving:

@@ -48,7 +48,7 @@ from zerorename.urls import is_hidden, join, parse_url, relative_to
 from . import hooks
 from .chunks import ChunkedFileWriter
 from .encoding import ParquetSettings
-from .parquet import PartitionedParquetWriter, WrittenFile
+from .parquet import PartitionedParquetWriter, TaskFileWriter, WrittenFile, write_all
 from .spec import (
     AUTO,
     CHECKSUMS,
@@ -249,7 +249,7 @@ def run_task(spec: WriteSpec, partition_id: int, attempt: int,
     committer.setup_task()
 
     task_faults = hooks.for_task(spec.faults, partition_id, attempt)
-    writer: ChunkedFileWriter | PartitionedParquetWriter
+    writer: TaskFileWriter
     if spec.encoder == "spark":  # the batches are chunks of files Spark's encoder made
         writer = ChunkedFileWriter(open_file=committer.open,
                                    file_stem=spec.file_stem(partition_id),
@@ -260,7 +260,7 @@ def run_task(spec: WriteSpec, partition_id: int, attempt: int,
             partition_by=spec.partition_by, settings=parquet_settings(spec),
             max_open_files=spec.max_open_files, on_batch=task_faults.batch_hook())
     try:
-        written = writer.write_all(batches)
+        written = write_all(writer, batches)
         task_faults.after_write(spec.job_id)
         message = committer.commit_task() if committer.needs_task_commit() else None
     except BaseException:

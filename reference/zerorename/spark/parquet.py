@@ -21,7 +21,7 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
@@ -85,6 +85,42 @@ class _CountingSink:
 
     def close(self) -> None:
         self.closed = True
+
+
+class TaskFileWriter(Protocol):
+    """What turns one task's batches into files through the committer: rows encoded here
+    (:class:`PartitionedParquetWriter`) or files Spark encoded
+    (:class:`~zerorename.spark.chunks.ChunkedFileWriter`)."""
+
+    written: list[WrittenFile]
+
+    def write_batch(self, batch: Any) -> None: ...
+
+    def close(self) -> None: ...
+
+    def discard(self) -> None: ...
+
+
+def write_all(writer: TaskFileWriter, batches: Iterable[Any]) -> list[WrittenFile]:
+    """Write every batch and finish every file; on any failure (a crash included) close what
+    is open with the error, so the committer drops it, and re-raise."""
+    try:
+        for batch in batches:
+            writer.write_batch(batch)
+        writer.close()
+    except BaseException:
+        writer.discard()
+        raise
+    return writer.written
+
+
+def close_with_error(stacks: Iterable[contextlib.ExitStack]) -> None:
+    """Exit each open file's context with the exception in flight (best effort): the
+    committer then aborts the file instead of publishing a torn one."""
+    error = sys.exc_info()
+    for stack in stacks:
+        with contextlib.suppress(Exception):
+            stack.__exit__(*error)
 
 
 def file_relpath(file_stem: str, directory: str, roll: int) -> str:
@@ -164,14 +200,7 @@ class PartitionedParquetWriter:
 
     def write_all(self, batches: Iterable[Any]) -> list[WrittenFile]:
         """Write every batch, finish every file; on any failure discard what is open."""
-        try:
-            for batch in batches:
-                self.write_batch(batch)
-            self.close()
-        except BaseException:
-            self.discard()
-            raise
-        return self.written
+        return write_all(self, batches)
 
     def write_batch(self, batch: Any) -> None:
         """Route the rows of one ``pyarrow.RecordBatch`` to their partitions' files."""
@@ -193,10 +222,7 @@ class PartitionedParquetWriter:
 
     def discard(self) -> None:
         """Close open files with an error so the committer drops them (best effort)."""
-        error = sys.exc_info()
-        for handle in self._open.values():
-            with contextlib.suppress(Exception):
-                handle.stack.__exit__(*error)
+        close_with_error(handle.stack for handle in self._open.values())
         self._open.clear()
 
     def _append(self, key: tuple[Any, ...], batch: Any) -> None:
