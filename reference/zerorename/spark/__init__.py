@@ -46,13 +46,14 @@ from .core import (  # noqa: E402
     spec_from_options,
 )
 from .datasource import NAME, ZeroRenameDataSource  # noqa: E402
-from .jvm import chunks_or_rows, encode_settings  # noqa: E402
+from .jvm import EncoderUnavailableError, chunks_or_rows, encode_settings  # noqa: E402
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 __all__ = [
     "NAME",
+    "EncoderUnavailableError",
     "JobDriver",
     "OverwriteIncompleteError",
     "SparkJobError",
@@ -128,6 +129,8 @@ def write(
     before any task runs) or ``ignore`` (write nothing if output exists; returns ``None``).
     ``options``: ``endpoint_url``, ``region``, ``checksums`` (``when_required`` for non-AWS
     stores), ``part_size``, ``threads``, ``job_id``, ``compression``, ``abort_grace_seconds``,
+    ``encoder`` (``python``, or ``spark``: Spark's own Parquet encoder in the tasks' JVM,
+    :mod:`zerorename.spark.jvm`),
     and any Hadoop-named committer option (``fs.s3a.committer.…``).  Credentials come from
     boto3's chain only.
 
