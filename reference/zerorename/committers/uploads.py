@@ -84,10 +84,22 @@ class PendingUploadFile(OutputFile):
         self.owner.stats.incr(S.STREAM_WRITE_BLOCK_UPLOADS)
 
     def _write(self, data: bytes) -> None:
-        self._buf += data
-        while len(self._buf) >= self.part_size:
-            self._send(bytes(self._buf[: self.part_size]))
-            del self._buf[: self.part_size]
+        """Send every whole part; keep the rest.  Parts are cut from ``data`` itself where
+        they can be (one copy each), not appended to the buffer and sliced off it (three: a
+        Parquet row group arrives in a few large writes)."""
+        view = memoryview(data)
+        if self._buf:
+            room = self.part_size - len(self._buf)
+            self._buf += view[:room]
+            view = view[room:]
+            if len(self._buf) < self.part_size:
+                return
+            self._send(bytes(self._buf))
+            self._buf = bytearray()
+        while len(view) >= self.part_size:
+            self._send(bytes(view[: self.part_size]))
+            view = view[self.part_size:]
+        self._buf += view
 
     def _finish(self) -> None:
         if self.upload_id is None:

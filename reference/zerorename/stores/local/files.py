@@ -25,6 +25,7 @@ import threading
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Protocol
 
 from zerorename.errors import BadURLError, NotFoundError, PreconditionFailedError, StoreError
 from zerorename.stores.common import CountedRequests, RequestCounter, bare_etag
@@ -126,10 +127,13 @@ class LocalFiles(CountedRequests):
             raise StoreError(url, "an object URL cannot end with '/'", "InvalidArgument", 400)
         return path
 
-    def _etag(self, path: str, st: os.stat_result) -> str:
+    def _etag(self, path: str, st: os.stat_result, *, cached_as: str | None = None) -> str:
+        """The MD5 of the file's bytes, from the cache while the file is the same inode, size
+        and modification time, else read and hashed (and cached).  ``cached_as``: the name
+        the file was cached under before a rename (which keeps all three)."""
         key = (st.st_ino, st.st_size, st.st_mtime_ns)
         with self._etag_lock:
-            hit = self._etags.get(path)
+            hit = self._etags.get(cached_as or path)
             if hit is not None and hit[:3] == key:
                 return hit[3]
         h = hashlib.md5(usedforsecurity=False)
@@ -137,16 +141,28 @@ class LocalFiles(CountedRequests):
             for chunk in iter(lambda: f.read(COPY_CHUNK), b""):
                 h.update(chunk)
         etag = h.hexdigest()
+        self._remember_etag(path, st, etag)
+        return etag
+
+    def _remember_etag(self, path: str, st: os.stat_result, etag: str) -> None:
+        """Cache the MD5 of bytes this store has just hashed while writing them, so that
+        completing an upload and the next HEAD do not read the file again to hash it.
+
+        ``st`` is the file as written (the temp file before it is linked or renamed into
+        place: both keep its inode and times), so if anything else replaces ``path``
+        afterwards its inode differs and the entry is not used."""
         with self._etag_lock:
             if len(self._etags) > 50_000:
                 self._etags.clear()
-            self._etags[path] = (*key, etag)
-        return etag
+            self._etags[path] = (st.st_ino, st.st_size, st.st_mtime_ns, etag)
 
     def _write_temp(
-        self, url: str, directory: str, data: bytes | None, src: Sequence[str] = ()
+        self, url: str, directory: str, data: bytes | None, src: Sequence[str] = (),
+        digest: Digest | None = None,
     ) -> str:
-        """A temp file in ``directory`` holding ``data`` (or the concatenation of ``src``)."""
+        """A temp file in ``directory`` holding ``data`` (or the concatenation of ``src``);
+        ``digest`` (a hashlib object), if given, is updated with the concatenated bytes as
+        they are copied, which saves reading them a second time to hash them."""
         tmp = os.path.join(directory, f"{TMP_PREFIX}{uuid.uuid4().hex}")
         for attempt in range(MKDIR_ATTEMPTS):
             try:
@@ -161,7 +177,12 @@ class LocalFiles(CountedRequests):
                     f.write(data)
                 for part in src:
                     with open(part, "rb") as p:
-                        shutil.copyfileobj(p, f, COPY_CHUNK)
+                        if digest is None:
+                            shutil.copyfileobj(p, f, COPY_CHUNK)
+                        else:
+                            for chunk in iter(lambda: p.read(COPY_CHUNK), b""):
+                                digest.update(chunk)
+                                f.write(chunk)
                 if self.durable:
                     f.flush()
                     os.fsync(f.fileno())
@@ -233,6 +254,12 @@ class LocalFiles(CountedRequests):
                 return
             finally:
                 os.close(fd)
+
+
+class Digest(Protocol):
+    """What :meth:`LocalFiles._write_temp` feeds copied bytes to (a ``hashlib`` object)."""
+
+    def update(self, data: bytes, /) -> None: ...
 
 
 def make_dirs(url: str, directory: str) -> None:

@@ -12,6 +12,7 @@ There is no 5 MiB minimum part size (S3 has one).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import shutil
@@ -67,13 +68,17 @@ class LocalMultipart(LocalFiles):
                              "InvalidArgument", 400)
         directory = self._upload_dir(url, upload_id)
         self._check_meta(url, upload_id, directory)
+        etag = md5_hex(data)
         try:
             tmp = self._write_temp(url, str(directory), data)
-            os.replace(tmp, directory / _PART_FMT.format(part_number))
+            written = os.stat(tmp)
+            part = directory / _PART_FMT.format(part_number)
+            os.replace(tmp, part)
         except FileNotFoundError as exc:  # aborted or completed meanwhile
             raise NotFoundError(url, f"no such upload {upload_id}", code="NoSuchUpload") from exc
+        self._remember_etag(str(part), written, etag)  # checked again by the complete
         self._counter.add_bytes(written=len(data))
-        return md5_hex(data)
+        return etag
 
     def complete_multipart(
         self, url: str, upload_id: str, parts: Sequence[tuple[int, str]], *,
@@ -96,12 +101,17 @@ class LocalMultipart(LocalFiles):
             raise NotFoundError(url, f"no such upload {upload_id}", code="NoSuchUpload") from exc
         try:
             self._check_meta(url, upload_id, claimed)
-            files = self._validate_parts(url, claimed, parts)
+            files = self._validate_parts(url, claimed, parts, uploaded_in=directory)
             tmp = self._link_single_part(url, path, files)
-            if tmp is None:
-                tmp = self._write_temp(url, os.path.dirname(path), None, files)
-            etag = self._etag(tmp, os.stat(tmp))
+            if tmp is not None:  # the part itself: its bytes' MD5 is the part's ETag
+                etag = bare_etag(parts[0][1])
+            else:
+                digest = hashlib.md5(usedforsecurity=False)
+                tmp = self._write_temp(url, os.path.dirname(path), None, files, digest)
+                etag = digest.hexdigest()
+            written = os.stat(tmp)
             self._publish(url, tmp, path, if_none_match=if_none_match, if_match=if_match)
+            self._remember_etag(path, written, etag)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.rename(claimed, directory)
@@ -129,8 +139,12 @@ class LocalMultipart(LocalFiles):
         return tmp
 
     def _validate_parts(
-        self, url: str, directory: Path, parts: Sequence[tuple[int, str]]
+        self, url: str, directory: Path, parts: Sequence[tuple[int, str]], *,
+        uploaded_in: Path,
     ) -> list[str]:
+        """The part files of ``parts`` in ``directory`` (the claimed upload), each checked
+        against its ETag; the hashes taken when the parts were uploaded into ``uploaded_in``
+        (the upload's own directory, renamed since: same inodes) are used, not re-read."""
         if not parts:
             raise StoreError(url, "complete with no parts", "MalformedXML", 400)
         files: list[str] = []
@@ -141,7 +155,8 @@ class LocalMultipart(LocalFiles):
             previous = number
             part = directory / _PART_FMT.format(number)
             try:
-                have = self._etag(str(part), part.stat())
+                have = self._etag(str(part), part.stat(),
+                                  cached_as=str(uploaded_in / _PART_FMT.format(number)))
             except FileNotFoundError as exc:
                 raise StoreError(
                     url, f"part {number} was not uploaded", "InvalidPart", 400

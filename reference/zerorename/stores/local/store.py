@@ -84,10 +84,13 @@ class LocalStore(LocalListing, LocalMultipart):
         """Atomic write: temp file + ``os.replace`` (or ``os.link`` for If-None-Match)."""
         self._counter.add("put")
         path = self._file_path(url)
+        etag = md5_hex(data)
         tmp = self._write_temp(url, os.path.dirname(path), data)
+        written = os.stat(tmp)
         self._publish(url, tmp, path, if_none_match=if_none_match, if_match=if_match)
+        self._remember_etag(path, written, etag)
         self._counter.add_bytes(written=len(data))
-        return md5_hex(data)
+        return etag
 
     def get(self, url: str) -> bytes:
         self._counter.add("get")
