@@ -4,7 +4,8 @@
   requests it handled, how long it took) and for every decision a user may ask about later (the
   conflict mode, what a cleanup removed, a failed stage); ``DEBUG`` for each task stage.
 * ``zerorename.store``: ``DEBUG`` for every request (its kind and time), ``WARNING`` for a retry
-  loop that gave up.
+  loop that gave up (its attempts ran out), ``INFO`` for a repeated request that ended with a
+  final answer (a lost race after a conflict: an answer, not a failure of the store).
 * ``zerorename.spark``: the Spark writer's decisions (the committer ``auto`` chose, and why).
 
 Stage and request lines come from one place: a committer's :class:`~zerorename.stats.IOStatistics`
@@ -24,7 +25,8 @@ from typing import Protocol
 
 from zerorename import statistics as S
 
-__all__ = ["COMMITTER", "SPARK", "STORE", "DurationObserver", "JobLog", "retry_gave_up"]
+__all__ = ["COMMITTER", "SPARK", "STORE", "DurationObserver", "JobLog", "retry_answered",
+           "retry_gave_up"]
 
 COMMITTER = logging.getLogger("zerorename.committer")
 STORE = logging.getLogger("zerorename.store")
@@ -87,6 +89,13 @@ class JobLog:
 
 
 def retry_gave_up(attempts: int, error: BaseException) -> None:
-    """A retry loop stopped after repeating an operation: it failed for good."""
+    """A retry loop ran out of attempts: the store kept failing."""
     STORE.warning("gave up after %d attempts: %s: %s", attempts, type(error).__name__,
                   error)
+
+
+def retry_answered(attempts: int, error: BaseException) -> None:
+    """A repeated operation met an error that repeating cannot change (a precondition that
+    does not hold, a missing key): the caller handles it; said once, not as a warning."""
+    STORE.info("attempt %d of a repeated request ended it: %s: %s", attempts,
+               type(error).__name__, error)

@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from zerorename.errors import NotFoundError, PreconditionFailedError, StoreError
-from zerorename.logs import retry_gave_up
+from zerorename.logs import retry_answered, retry_gave_up
 from zerorename.store import ObjectInfo
 
 __all__ = [
@@ -172,7 +172,7 @@ class RetryPolicy:
             if result is not None:
                 return result
         if attempt > 1:
-            retry_gave_up(attempt, error)
+            (retry_gave_up if self.retryable(error) else retry_answered)(attempt, error)
         raise error
 
 

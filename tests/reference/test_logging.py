@@ -100,6 +100,25 @@ def test_a_retry_loop_that_gives_up_says_so(caplog: pytest.LogCaptureFixture) ->
     assert "gave up after 3 attempts: ThrottledError" in line and "s3://bucket/key" in line
 
 
+def test_a_retry_that_ends_with_a_final_answer_is_no_warning(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A conditional write that met a conflict and then lost the race (RGW's racing If-Match
+    writers): the loop stopped on an answer, it did not give up."""
+    caplog.set_level(logging.INFO, logger="zerorename")
+    policy = RetryPolicy(max_attempts=5, sleep=lambda _s: None)
+    answers = iter([ThrottledError("s3://bucket/key"),
+                    zr.PreconditionFailedError("s3://bucket/key", "ETag changed")])
+
+    def racing() -> None:
+        raise next(answers)
+
+    with pytest.raises(zr.PreconditionFailedError):
+        policy.call(racing)
+    assert _lines(caplog, logging.WARNING) == []
+    (line,) = _lines(caplog, logging.INFO)
+    assert "attempt 2 of a repeated request ended it: PreconditionFailedError" in line
+
+
 def test_a_failed_stage_is_a_warning(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger="zerorename")
     store = zr.LocalStore()
