@@ -46,7 +46,7 @@ def test_every_spark_type_byte_for_byte_as_spark_writes_it(spark: Any, tmp_path:
 
 def test_partitions_options_and_codec_as_spark_s(spark: Any, tmp_path: Path) -> None:
     df = spark.range(0, 30_000, 1, 3).selectExpr(
-        "id", "cast(id % 7 as string) as s", "rand(3) as x",
+        "id", "cast(id % 7 as string) as `s.with dot`", "rand(3) as x",
         "case when id % 5 = 0 then null else cast(id % 3 as string) end as k")
     ours, native = tmp_path / "ours", tmp_path / "native"
     write(df, f"file://{ours}", committer="fenced", encoder="spark", partition_by="k",
@@ -66,6 +66,14 @@ def test_partitions_options_and_codec_as_spark_s(spark: Any, tmp_path: Path) -> 
         sorted(spark.read.parquet(str(native)).collect())
     # rolled files are named as Spark names them: the task's stem, then -c001, -c002, ...
     assert any(p.stem.endswith("-c001") for p in _files(ours))
+
+
+def test_nothing_left_for_the_files_is_refused(spark: Any, tmp_path: Path) -> None:
+    df = spark.range(0, 10).selectExpr("id % 2 as k")
+    with pytest.raises(WriteOptionError, match="every column is a partition column"):
+        write(df, f"file://{tmp_path}/out", committer="fenced", encoder="spark",
+              partition_by="k")
+    assert not (tmp_path / "out").exists()
 
 
 def test_format_zerorename_with_encoder_spark_is_refused_before_writing(

@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import weakref
 import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -41,7 +42,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from zerorename import options as O
 from zerorename.errors import CommitError
 
-from .spec import WriteSpec
+from .spec import WriteOptionError, WriteSpec
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -139,7 +140,10 @@ def encode_settings(spec: WriteSpec) -> EncodeSettings:
 class SparkParquetEncoder:
     """The encoder class as loaded into one session's JVM."""
 
-    _sessions: ClassVar[dict[int, SparkParquetEncoder]] = {}
+    #: by SparkContext (Python object): a stopped context's entry goes with it, and a new
+    #: context never finds an old one's method
+    _sessions: ClassVar[weakref.WeakKeyDictionary[Any, SparkParquetEncoder]] = \
+        weakref.WeakKeyDictionary()
     _lock = threading.Lock()
 
     def __init__(self, spark: SparkSession, method: Any) -> None:
@@ -156,7 +160,7 @@ class SparkParquetEncoder:
         if jsession is None:
             raise EncoderUnavailableError("<session>", "not a classic SparkSession (Spark "
                                           "Connect has no JVM in this process)")
-        key = id(spark.sparkContext._jsc)
+        key = spark.sparkContext
         with cls._lock:
             loaded = cls._sessions.get(key)
             if loaded is None:
@@ -164,14 +168,18 @@ class SparkParquetEncoder:
                 cls._sessions[key] = loaded
             return loaded
 
-    def encode(self, df: DataFrame, settings: EncodeSettings) -> DataFrame:
+    def encode(self, df: DataFrame, settings: EncodeSettings, dest: str) -> DataFrame:
         """``df`` as chunk rows of Spark-encoded Parquet files (see ``ParquetChunks.java``)."""
         from pyspark.sql import DataFrame as PySparkFrame
         from pyspark.sql import functions as F
 
         data = [c for c in df.columns if c not in settings.partition_by]
-        ordered = df.select(*[F.col(f"`{c}`") for c in data],
-                            *[F.col(f"`{p}`").cast("string").alias(p)
+        if not data:
+            raise WriteOptionError(dest, f"every column is a partition column "
+                                   f"({list(settings.partition_by)}): the files would have "
+                                   f"none (Spark's writer refuses this too)")
+        ordered = df.select(*[F.col(_quoted(c)) for c in data],
+                            *[F.col(_quoted(p)).cast("string").alias(p)
                               for p in settings.partition_by])
         gateway: Any = self._spark.sparkContext._gateway
         jvm = gateway.jvm
@@ -186,6 +194,11 @@ class SparkParquetEncoder:
                                    settings.max_records_per_file, settings.max_open_files)):
             args[i] = value
         return PySparkFrame(self._method.invoke(None, args), self._spark)
+
+
+def _quoted(column: str) -> str:
+    """A column name as Spark's parser reads it literally (dots, spaces, backticks)."""
+    return "`" + column.replace("`", "``") + "`"
 
 
 def _load_method(jsession: Any) -> Any:
@@ -215,7 +228,8 @@ def chunks_or_rows(df: DataFrame, encoder: str, settings: EncodeSettings,
     if encoder != "spark":
         return df, False
     try:
-        return SparkParquetEncoder.for_session(df.sparkSession).encode(df, settings), True
+        return SparkParquetEncoder.for_session(df.sparkSession).encode(df, settings,
+                                                                      dest), True
     except EncoderUnavailableError as error:
         raise EncoderUnavailableError(dest, f"encoder='spark': {error.reason}") from None
 
