@@ -184,14 +184,11 @@ class ZeroRenameWriter(DataSourceArrowWriter):
         self.spec = spec
 
     def write(self, iterator: Iterator[Any]) -> ZeroRenameCommitMessage:
-        from pyspark import TaskContext
-
         from .core import run_task
+        from .task_context import current_task
 
-        context = TaskContext.get()
-        if context is None:  # pragma: no cover - Spark always provides one in a task
-            raise RuntimeError("ZeroRenameWriter.write must run inside a Spark task")
-        outcome = run_task(self.spec, context.partitionId(), context.attemptNumber(), iterator)
+        task = current_task("ZeroRenameWriter")
+        outcome = run_task(self.spec, task.partition, task.attempt, iterator)
         return ZeroRenameCommitMessage(outcome)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:

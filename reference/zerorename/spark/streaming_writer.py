@@ -39,6 +39,7 @@ from .streaming import (
     commit_batch,
     start_writer,
 )
+from .task_context import current_task
 
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType
@@ -98,29 +99,25 @@ class ZeroRenameStreamWriter(DataSourceStreamArrowWriter):
         self.stream = stream
 
     def write(self, iterator: Iterator[Any]) -> WriterCommitMessage:
-        from pyspark import TaskContext
-
-        context = TaskContext.get()
-        if context is None:  # pragma: no cover - Spark always provides one in a task
-            raise RuntimeError("ZeroRenameStreamWriter.write must run inside a Spark task")
-        batch = context.getLocalProperty(BATCH_ID_PROPERTY)
+        task = current_task("ZeroRenameStreamWriter")
+        batch = task.context.getLocalProperty(BATCH_ID_PROPERTY)
         if batch is None or not batch.isdigit():
             raise WriteOptionError(self.stream.dest, f"Spark did not say which micro-batch "
                                    f"this task writes ({BATCH_ID_PROPERTY}={batch!r}): the "
                                    "zerorename stream sink needs micro-batch execution")
-        run_id = context.getLocalProperty(RUN_ID_PROPERTY)
+        run_id = task.context.getLocalProperty(RUN_ID_PROPERTY)
         if not run_id:
             raise WriteOptionError(self.stream.dest, f"Spark did not say which query run this "
                                    f"task belongs to ({RUN_ID_PROPERTY} is not set)")
         spec = batch_spec(self.stream, int(batch), run_id)
         try:
-            outcome = run_task(spec, context.partitionId(), context.attemptNumber(), iterator)
+            outcome = run_task(spec, task.partition, task.attempt, iterator)
         except TaskCommittedByOtherAttemptError as won:
             if won.message is None:
                 raise
             # an earlier attempt committed this task and died before reporting: its record
             # decides the task, so this attempt reports that attempt's output
-            outcome = TaskOutcome(context.partitionId(), won.message.task_attempt,
+            outcome = TaskOutcome(task.partition, won.message.task_attempt,
                                   won.message.compressed(), 0, 0, 0, {}, 0.0)
         return StreamCommitMessage(outcome, run_id)
 
