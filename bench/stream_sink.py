@@ -202,14 +202,24 @@ def run(sink: str, work: Path, want: Counter[int], kill: bool, timeout: float
     }
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--child", nargs=5, metavar=("SINK", "IN", "OUT", "CKPT", "PROGRESS"))
-    parser.add_argument("--files", type=int, default=6, help="input files = micro-batches")
-    parser.add_argument("--rows", type=int, default=200_000, help="rows per input file")
-    parser.add_argument("--timeout", type=float, default=900)
-    parser.add_argument("--work", type=Path, default=Path("/tmp/zerorename-stream-bench"))
+def bench_arguments(doc: str, child: tuple[str, ...], *, files: int, rows: int,
+                    work: Path) -> argparse.ArgumentParser:
+    """The command line both streaming benches share (this one and ``stream_sink_profile``):
+    the same input generator sized the same way, a scratch directory, the results directory,
+    and ``--child`` for the query process each run starts (``child`` names its arguments)."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--child", nargs=len(child), metavar=child)
+    parser.add_argument("--files", type=int, default=files, help="input files = micro-batches")
+    parser.add_argument("--rows", type=int, default=rows, help="rows per input file")
+    parser.add_argument("--work", type=Path, default=work)
     parser.add_argument("--out", type=Path, default=ROOT / "bench/results/stream_sink")
+    return parser
+
+
+def main() -> int:
+    parser = bench_arguments(__doc__, ("SINK", "IN", "OUT", "CKPT", "PROGRESS"), files=6,
+                             rows=200_000, work=Path("/tmp/zerorename-stream-bench"))
+    parser.add_argument("--timeout", type=float, default=900)
     args = parser.parse_args()
     if args.child:
         child(*args.child)

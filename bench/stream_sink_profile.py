@@ -12,7 +12,6 @@ The same input as ``bench/stream_sink.py`` (one file per micro-batch), local fil
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -73,12 +72,9 @@ def child(source: str, dest: str, checkpoint: str, timings: str, progress: str) 
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--child", nargs=5)
-    parser.add_argument("--files", type=int, default=5)
-    parser.add_argument("--rows", type=int, default=100_000)
-    parser.add_argument("--work", type=Path, default=Path("/tmp/zerorename-stream-profile"))
-    parser.add_argument("--out", type=Path, default=ROOT / "bench/results/stream_sink")
+    parser = stream_sink.bench_arguments(
+        __doc__, ("IN", "OUT", "CKPT", "TIMINGS", "PROGRESS"), files=5, rows=100_000,
+        work=Path("/tmp/zerorename-stream-profile"))
     args = parser.parse_args()
     if args.child:
         child(*args.child)
