@@ -28,10 +28,8 @@ LABEL = {
 }
 
 
-
 def order(name: str) -> int:
     return ORDER.index(name) if name in ORDER else len(ORDER)
-
 
 
 def size_text(n: int) -> str:
@@ -43,16 +41,13 @@ def size_text(n: int) -> str:
     return f"{n} B"
 
 
-
 def secs(x: float | None) -> str:
     return "" if x is None else f"{x:.2f}"
-
 
 
 def rows_at(report: dict[str, Any], server: str, files: int) -> list[dict[str, Any]]:
     return sorted((r for r in report["rows"] if r["server"] == server and r["files"] == files),
                   key=lambda r: (order(r["strategy"]), r["threads"] or 0))
-
 
 
 def cells_of(report: dict[str, Any]) -> list[tuple[str, int]]:
@@ -61,7 +56,6 @@ def cells_of(report: dict[str, Any]) -> list[tuple[str, int]]:
         if (r["server"], r["files"]) not in seen:
             seen.append((r["server"], r["files"]))
     return seen
-
 
 
 def repeats_note(report: dict[str, Any]) -> str:
@@ -76,13 +70,11 @@ def repeats_note(report: dict[str, Any]) -> str:
             "round (load: the range over the row's runs)")
 
 
-
 def load_text(row: dict[str, Any]) -> str:
     low_high = row.get("load_range")
     if low_high and low_high[0] != low_high[1]:
         return f"{low_high[0]:.1f}–{low_high[1]:.1f}"
     return f"{row['load_average'][0]:.1f}"
-
 
 
 def run_label(row: dict[str, Any], default: str, word: str) -> str:

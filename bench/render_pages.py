@@ -82,7 +82,6 @@ def markdown(report: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
-
 def latency_markdown(report: dict[str, Any]) -> str:
     env = report["environment"]
     out = [f"# Job commit under latency ({report['mode']} run)", "",

@@ -57,7 +57,6 @@ def plot(report: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
-
 def latency_plot(report: dict[str, Any], path: Path) -> None:
     import matplotlib
 
