@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
+#: the strategies in the order every table and plot shows them: the baselines first
 ORDER = ("minimal", "rename-v1", "rename-v2", "s3fs", "magic", "fenced", "directory",
          "partitioned", "manifest")
-
-
+#: what the README tables call each strategy (the name a user would know it by)
 LABEL = {
     "minimal": "minimal deferred multipart (initiate + part; driver completes)",
     "rename-v1": "rename-by-copy v1 (FileOutputCommitter v1 on S3)",
@@ -29,10 +29,12 @@ LABEL = {
 
 
 def order(name: str) -> int:
+    """A strategy's place in :data:`ORDER`; one it does not name goes last."""
     return ORDER.index(name) if name in ORDER else len(ORDER)
 
 
 def size_text(n: int) -> str:
+    """A byte count in decimal units, one decimal (tables compare magnitudes, not bytes)."""
     if n == 0:
         return "0"
     for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
@@ -42,15 +44,18 @@ def size_text(n: int) -> str:
 
 
 def secs(x: float | None) -> str:
+    """Seconds to two decimals; empty where a run did not measure it."""
     return "" if x is None else f"{x:.2f}"
 
 
 def rows_at(report: dict[str, Any], server: str, files: int) -> list[dict[str, Any]]:
+    """The rows of one server and F, in :data:`ORDER` and then by thread count."""
     return sorted((r for r in report["rows"] if r["server"] == server and r["files"] == files),
                   key=lambda r: (order(r["strategy"]), r["threads"] or 0))
 
 
 def cells_of(report: dict[str, Any]) -> list[tuple[str, int]]:
+    """The (server, F) pairs the rows were measured at, in the order first measured."""
     seen: list[tuple[str, int]] = []
     for r in report["rows"]:
         if (r["server"], r["files"]) not in seen:
@@ -71,6 +76,7 @@ def repeats_note(report: dict[str, Any]) -> str:
 
 
 def load_text(row: dict[str, Any]) -> str:
+    """The load average a row ran under: the range over its runs when they differ."""
     low_high = row.get("load_range")
     if low_high and low_high[0] != low_high[1]:
         return f"{low_high[0]:.1f}–{low_high[1]:.1f}"

@@ -12,6 +12,7 @@ from targets import targets_markdown
 
 
 def markdown(report: dict[str, Any]) -> str:
+    """``results/side_by_side.md``: every row of every (server, F), and its requests by phase."""
     env, job = report["environment"], report["job"]
     out = [f"# Side by side ({report['mode']} run)", "",
            f"{report['when']}, {env['machine']}, {env['cpus']} CPUs, Python {env['python']}, "
@@ -83,6 +84,7 @@ def markdown(report: dict[str, Any]) -> str:
 
 
 def latency_markdown(report: dict[str, Any]) -> str:
+    """``results/latency.md``: each committer's job commit against the ⌈F/T⌉·r bound."""
     env = report["environment"]
     out = [f"# Job commit under latency ({report['mode']} run)", "",
            f"{report['when']}, {env['machine']}, {env['cpus']} CPUs, Python {env['python']}, "

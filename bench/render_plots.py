@@ -58,6 +58,7 @@ def plot(report: dict[str, Any], path: Path) -> None:
 
 
 def latency_plot(report: dict[str, Any], path: Path) -> None:
+    """Job commit seconds against T, log-log, with the ⌈F/T⌉·r bound drawn for scale."""
     import matplotlib
 
     matplotlib.use("Agg")

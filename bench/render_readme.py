@@ -231,5 +231,6 @@ def _requests_table(costs: dict[str, Any] | None) -> list[str]:
 
 
 def costs_when(costs: dict[str, Any] | None) -> str:
+    """When ``commit_costs`` ran, for a part that does not carry its own time."""
     return str((costs or {}).get("when", "?"))
 
