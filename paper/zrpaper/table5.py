@@ -65,7 +65,7 @@ def record_reader_atomicity(committer: str) -> RecordReader:
     reader of the committer's record: it must see nothing of the job, or every file of every
     accepted attempt with the size the record gives.  Under both job-commit protocols."""
     from zerorename_model.engine.scenario import Faults, Scenario
-    from zerorename_model.engine.stores import ObjectSnapshot
+    from zerorename_model.engine.stores.snapshot import ObjectSnapshot
     from zerorename_model.experiments.tablev import TWO_FILES, Probe, search
     from zerorename_model.experiments.trace import write_trace
 

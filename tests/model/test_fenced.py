@@ -26,7 +26,7 @@ from zerorename_model.check.explore import explore
 from zerorename_model.check.properties import PROPERTIES
 from zerorename_model.engine.harness import Run
 from zerorename_model.engine.scenario import Faults, Scenario
-from zerorename_model.engine.stores import ObjectSnapshot
+from zerorename_model.engine.stores.snapshot import ObjectSnapshot
 from zerorename_model.experiments.scopes import FAMILIES, FILES
 from zerorename_model.experiments.tablev import LABELS, TWO_FILES, Probe, probe, search
 from zerorename_model.experiments.trace import read_trace
