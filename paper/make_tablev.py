@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from zerorename_model.experiments.tablev import (
     PAPER_TABLE_V,
     PROBES,
     Cell,
+    CellJSON,
     Difference,
     compare,
     compute,
@@ -92,10 +94,10 @@ def render_table(table: dict[str, dict[str, Cell]]) -> str:
         for attribute, label in ATTRIBUTES:
             cell = table[name][attribute]
             e = cell.explored
-            how = ("found" if e["found"] else
-                   "exhaustive, none found" if e["complete"] else "run budget hit, none found")
+            how = ("found" if e.found else
+                   "exhaustive, none found" if e.complete else "run budget hit, none found")
             lines.append(f"- {label}: **{_mark(cell.value)}**: {cell.detail} "
-                         f"({e['quantifier']}; {how}; {e['runs']} runs, {e['states']} states)")
+                         f"({e.quantifier}; {how}; {e.runs} runs, {e.states} states)")
         lines.append("")
     return "\n".join(lines)
 
@@ -129,14 +131,12 @@ def render_notes(differences: list[Difference]) -> str:
     return "\n".join(lines)
 
 
-def _cell_json(cell: Cell) -> dict[str, Any]:
+def _cell_json(cell: Cell) -> CellJSON:
     """A cell; its trace only where a run decided it (a witness) or it is False.  Timings are
     left out, so regenerating the file changes it only when a result changes."""
-    data: dict[str, Any] = cell.to_json()
-    data["explored"] = {k: v for k, v in data["explored"].items() if k != "seconds"}
-    if not (cell.explored["found"] or not cell.value):
-        data["witness_trace"] = None
-    return data
+    witnessed = cell.explored.found or not cell.value
+    return replace(cell, explored=cell.explored.without_seconds(),
+                   witness_trace=cell.witness_trace if witnessed else None).to_json()
 
 
 def to_json(table: dict[str, dict[str, Cell]], differences: list[Difference]) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 from zerorename.store import list_all
 from zerorename_model.engine.harness import Run, hidden
-from zerorename_model.engine.stores import ModelStore
+from zerorename_model.engine.stores.store import ModelStore
 
 #: the attribute a committer class (model protocol or reference committer) declares
 VISIBILITY_ATTRIBUTE = "visible_before_job_commit"

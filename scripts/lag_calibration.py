@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from zerorename_model.check.explore import explore
-from zerorename_model.engine import stores
+from zerorename_model.engine.stores.records import Visibility
+from zerorename_model.engine.stores.store import ModelStore
 from zerorename_model.experiments.scopes import scope_named
 from zerorename_model.experiments.trace import read_trace, run_recorded
 from zerorename_model.systems.protocols import get, load_all
@@ -34,19 +35,19 @@ PAPER = Path("paper")
 def most_pending(cell: dict[str, Any]) -> int:
     """The most visibility events pending at once along the cell's witness trace."""
     most = 0
-    original = stores.ModelStore._lag
+    original = ModelStore._lag
 
-    def counting(store: stores.ModelStore, event: stores.Visibility) -> None:
+    def counting(store: ModelStore, event: Visibility) -> None:
         nonlocal most
         original(store, event)
         most = max(most, len(store.pending))
 
-    stores.ModelStore._lag = counting  # type: ignore[method-assign]
+    ModelStore._lag = counting  # type: ignore[method-assign]
     try:
         run_recorded(read_trace(PAPER / cell["trace"]), get(cell["committer"]),
                      source=cell["trace"])
     finally:
-        stores.ModelStore._lag = original  # type: ignore[method-assign]
+        ModelStore._lag = original  # type: ignore[method-assign]
     return most
 
 

@@ -164,7 +164,7 @@ def test_check_shows_a_production_bug_beside_its_fixed_committer(
 def test_check_help_lists_the_valid_committers_stores_and_properties() -> None:
     from zerorename_bridge.verdicts import REFERENCE_COMMITTERS, REFERENCE_STORES
     from zerorename_model.check.properties import PROPERTIES
-    from zerorename_model.engine.stores import PROFILES
+    from zerorename_model.engine.stores.profiles import PROFILES
     from zerorename_model.systems.protocols import load_all
 
     out = zr("check", "--help")

@@ -108,12 +108,12 @@ def test_the_scan_sees_lazy_relative_and_dynamic_imports(tmp_path: Path) -> None
     (package / "mod.py").write_text(
         "import importlib\n"
         "def later():\n"
-        "    from zerorename_model.engine.stores import ModelStore\n"
+        "    from zerorename_model.engine.stores.store import ModelStore\n"
         "    import zerorename_bridge.cli\n"
         "    return importlib.import_module('zerorename_model.experiments.verdicts')\n"
         "from . import sibling\n")
     modules = {module for _where, _line, module in imported_modules(package)}
-    assert {"zerorename_model.engine.stores", "zerorename_bridge.cli",
+    assert {"zerorename_model.engine.stores.store", "zerorename_bridge.cli",
             "zerorename_model.experiments.verdicts", "pkg.sibling"} <= modules
 
 
@@ -150,7 +150,7 @@ def test_the_model_imports_only_zerorename_store_from_production() -> None:
 def test_the_value_types_are_defined_once_in_zerorename_store() -> None:
     """No class of the model redefines a value type, and the model's names are the very
     classes of zerorename.store (not look-alikes kept in step by hand)."""
-    from zerorename_model.engine import stores as model_stores
+    from zerorename_model.engine.stores import store as model_stores
 
     redefined = [f"{path.relative_to(ROOT)}:{node.lineno}: {node.name}"
                  for root in (MODEL, ROOT / "model" / "zerorename_bridge")
@@ -164,7 +164,7 @@ def test_the_value_types_are_defined_once_in_zerorename_store() -> None:
 
 
 def test_model_stores_answer_with_the_production_value_types() -> None:
-    from zerorename_model.engine.stores import ModelStore
+    from zerorename_model.engine.stores.store import ModelStore
 
     store = ModelStore("s3")
     store.put("s3://b/dir/a", b"1")

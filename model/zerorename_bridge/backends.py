@@ -13,7 +13,7 @@ import hashlib
 from typing import Any
 
 from zerorename.store import Store, list_all
-from zerorename_model.engine.stores import PROFILES, Profile
+from zerorename_model.engine.stores.profiles import PROFILES, Profile
 
 
 class RealBackend:

@@ -93,7 +93,7 @@ def check_names_epilog() -> str:
     is formatted (not when the parser is built, so that other commands never load them)."""
     from zerorename_bridge.verdicts import REFERENCE_COMMITTERS, REFERENCE_STORES
     from zerorename_model.check.properties import PROPERTIES
-    from zerorename_model.engine.stores import PROFILES
+    from zerorename_model.engine.stores.profiles import PROFILES
     from zerorename_model.experiments.verdicts import MATRIX_COMMITTERS
     from zerorename_model.systems.protocols import load_all
 

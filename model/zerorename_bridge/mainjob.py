@@ -392,7 +392,7 @@ def check_matrix_names(matrix_committers: Sequence[str] | None,
     if not (matrix_committers or matrix_stores):
         return
     try:
-        from zerorename_model.engine.stores import PROFILES
+        from zerorename_model.engine.stores.profiles import PROFILES
         from zerorename_model.systems.protocols import load_all
     except ImportError:
         return  # no model: the report says so

@@ -16,7 +16,7 @@ from contextlib import AbstractContextManager
 from typing import Protocol
 
 from zerorename_model.engine.scenario import Scenario
-from zerorename_model.engine.stores import PROFILES
+from zerorename_model.engine.stores.profiles import PROFILES
 from zerorename_model.experiments.cells import Cell, Verdict
 from zerorename_model.experiments.explored import Violation
 from zerorename_model.experiments.scopes import SCOPES

@@ -10,7 +10,7 @@ from zerorename_bridge.adapters import ReferenceFactory
 from zerorename_bridge.backends import moto_backend
 from zerorename_model.check.explore import Backend
 from zerorename_model.engine.scenario import CommitterFactory
-from zerorename_model.engine.stores import PROFILES
+from zerorename_model.engine.stores.profiles import PROFILES
 from zerorename_model.experiments.cells import Cell
 from zerorename_model.experiments.matrix import matrix, save
 from zerorename_model.experiments.matrix_text import format_matrix

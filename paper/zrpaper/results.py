@@ -1,6 +1,8 @@
 """Everything ``results/verdicts.json`` holds, typed: the budgets the paper was explored with, the
 scopes, the matrix's cells (:class:`~zerorename_model.experiments.cells.Cell`), the VIII.C rows
-(:class:`~zrpaper.race.RaceRow`), Table V (:class:`TableV`) and the merges (:class:`Merge`).
+(:class:`~zrpaper.race.RaceRow`), Table V (:class:`TableV`, each cell's search the model's own
+record of it, :class:`~zerorename_model.experiments.tablev_search.TableVSearch`, re-exported here)
+and the merges (:class:`Merge`).
 
 The file is read once (:meth:`Results.from_json`) and written once (:meth:`Results.to_json`);
 every module between renders from these values.  ``to_json`` writes the keys in the order the
@@ -15,9 +17,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from zerorename_model.engine.json_values import json_int, json_list, json_object
+from zerorename_model.engine.json_values import json_bool, json_int, json_list, json_object
 from zerorename_model.experiments.cells import Cell, cells_json, typed_cells
 from zerorename_model.experiments.explored import JsonObject, json_optional_str, json_str
+from zerorename_model.experiments.tablev_search import TableVSearch as TableVSearch
 from zrpaper.budgets import LagBudget, RunBudget, json_number
 from zrpaper.race import RaceRow
 from zrpaper.settings import RESULTS
@@ -25,13 +28,6 @@ from zrpaper.settings import RESULTS
 #: A row of the results: (committer, store, protocol, bug, variant_of); bug and variant_of mark
 #: the two sides of a production bug's comparison (None for the matrix proper)
 RowKey = tuple[str, str, str | None, str | None, str | None]
-
-
-def json_bool(value: object) -> bool:
-    """A JSON boolean; anything else is not what the reader expects."""
-    if not isinstance(value, bool):
-        raise TypeError(f"expected a JSON boolean, got {type(value).__name__}")
-    return value
 
 
 def _strs(value: object) -> list[str]:
@@ -116,33 +112,9 @@ class ScopeShape:
 # -- Table V ----------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class TableVSearch:
-    """How a Table V probe's search went (seconds and scenario left out of the results)."""
-
-    quantifier: str
-    looks_for: str
-    found: bool
-    runs: int
-    pruned: int
-    states: int
-    complete: bool
-
-    def to_json(self) -> JsonObject:
-        return {"quantifier": self.quantifier, "looks_for": self.looks_for, "found": self.found,
-                "runs": self.runs, "pruned": self.pruned, "states": self.states,
-                "complete": self.complete}
-
-    @classmethod
-    def from_json(cls, raw: object) -> TableVSearch:
-        obj = json_object(raw)
-        return cls(json_str(obj["quantifier"]), json_str(obj["looks_for"]),
-                   json_bool(obj["found"]), json_int(obj["runs"]), json_int(obj["pruned"]),
-                   json_int(obj["states"]), json_bool(obj["complete"]))
-
-
-@dataclass(frozen=True)
 class TableVCell:
-    """One attribute of one committer: the value the probe gave, why, and its witness."""
+    """One attribute of one committer: the value the probe gave, why, and its witness (the
+    search's record without its seconds and scenario, as the results have always kept it)."""
 
     value: bool
     detail: str

@@ -13,7 +13,6 @@ from zrpaper.results import (
     TableV,
     TableVCell,
     TableVDifference,
-    TableVSearch,
 )
 from zrpaper.settings import TABLEV_MAX_RUNS, TRACES, rel
 
@@ -36,11 +35,9 @@ def compute_tablev(columns: Sequence[str] | None = None) -> TableV:
     for committer, row in table.items():
         cells[committer] = {}
         for attribute, cell in row.items():
-            e = cell.explored
-            explored = TableVSearch(e["quantifier"], e["looks_for"], e["found"], e["runs"],
-                                    e["pruned"], e["states"], e["complete"])
+            explored = cell.explored.without_seconds().without_scenario()
             path = None
-            if cell.witness_trace and (cell.explored["found"] or not cell.value):
+            if cell.witness_trace and (explored.found or not cell.value):
                 path = rel(write_trace(TRACES / f"tablev.{committer}.{attribute}.jsonl",
                                         cell.witness_trace))
             cells[committer][attribute] = TableVCell(cell.value, cell.detail, explored, path)
@@ -65,7 +62,7 @@ def record_reader_atomicity(committer: str) -> RecordReader:
     reader of the committer's record: it must see nothing of the job, or every file of every
     accepted attempt with the size the record gives.  Under both job-commit protocols."""
     from zerorename_model.engine.scenario import Faults, Scenario
-    from zerorename_model.engine.stores import ObjectSnapshot
+    from zerorename_model.engine.stores.snapshot import ObjectSnapshot
     from zerorename_model.experiments.tablev import TWO_FILES, Probe, search
     from zerorename_model.experiments.trace import write_trace
 
@@ -96,8 +93,8 @@ def record_reader_atomicity(committer: str) -> RecordReader:
         probe = Probe(scenario, "forall", "a reader of the record sees part of the output",
                       watch=sees_a_part)
         result = search(probe, committer, max_runs=TABLEV_MAX_RUNS)
-        explored[driver] = ReaderSearch(result.found, result.runs, result.states,
-                                        result.complete)
+        explored[driver] = ReaderSearch(result.found, result.explored.runs,
+                                        result.explored.states, result.explored.complete)
         if result.found and found is None:
             found = result.found
             assert result.result is not None

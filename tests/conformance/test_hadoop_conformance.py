@@ -24,7 +24,7 @@ from zerorename_bridge.hadoop.differential import (
 )
 from zerorename_bridge.hadoop.session import HadoopSession
 from zerorename_bridge.hadoop.translate import COMMITTERS, Translator
-from zerorename_model.engine.stores import PROFILES
+from zerorename_model.engine.stores.profiles import PROFILES
 
 pytestmark = pytest.mark.hadoop
 

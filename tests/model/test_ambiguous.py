@@ -18,7 +18,7 @@ from zerorename_model.check.explore import explore
 from zerorename_model.engine.errors import ModelStoreError
 from zerorename_model.engine.harness import MoveKind, Run
 from zerorename_model.engine.scenario import Faults, Scenario
-from zerorename_model.engine.stores import ModelStore
+from zerorename_model.engine.stores.store import ModelStore
 from zerorename_model.experiments.scopes import scope_named
 from zerorename_model.experiments.trace import replay, write_trace
 from zerorename_model.systems.protocols import get

@@ -26,7 +26,7 @@ from zerorename_model.check.explore import explore
 from zerorename_model.check.properties import PROPERTIES
 from zerorename_model.engine.harness import Run
 from zerorename_model.engine.scenario import Faults, Scenario
-from zerorename_model.engine.stores import ObjectSnapshot
+from zerorename_model.engine.stores.snapshot import ObjectSnapshot
 from zerorename_model.experiments.scopes import FAMILIES, FILES
 from zerorename_model.experiments.tablev import LABELS, TWO_FILES, Probe, probe, search
 from zerorename_model.experiments.trace import read_trace
@@ -198,7 +198,7 @@ FENCED_COLUMN = {
 def test_table_v_column(attribute: str) -> None:
     cell = probe(attribute, "fenced")
     assert cell.value is FENCED_COLUMN[attribute], cell.detail
-    assert cell.explored["found"] or cell.explored["complete"], "a value from a cut search"
+    assert cell.explored.found or cell.explored.complete, "a value from a cut search"
 
 
 def _record_reader_sees_a_part(run_: Run, _move: Any) -> str | None:
@@ -229,7 +229,7 @@ def test_job_commit_is_atomic_for_a_reader_of_the_record(driver: str) -> None:
     record = Probe(scenario, "forall", "a reader of the record sees part of the output",
                    watch=_record_reader_sees_a_part)
     found = search(record, "fenced", max_runs=ENOUGH.max_runs)
-    assert found.found is None and found.complete and found.runs > 10
+    assert found.found is None and found.explored.complete and found.explored.runs > 10
     listing = probe("atomic_job_commit", "fenced")
     assert listing.value is False and "1 of 2 committed files" in listing.detail
 

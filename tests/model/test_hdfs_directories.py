@@ -22,7 +22,8 @@ from zerorename_model.engine.choices import ScriptedChooser
 from zerorename_model.engine.errors import ModelStoreError
 from zerorename_model.engine.harness import Run
 from zerorename_model.engine.scenario import JobSpec, Scenario, TaskSpec
-from zerorename_model.engine.stores import ModelStore, Profile
+from zerorename_model.engine.stores.profiles import Profile
+from zerorename_model.engine.stores.store import ModelStore
 from zerorename_model.systems.protocols import get
 from zerorename_model.systems.protocols.common import delete_recursive
 from zerorename_model.systems.protocols.manifest import SAVE_ATTEMPTS, ManifestCommitter

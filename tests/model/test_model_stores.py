@@ -7,7 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from zerorename_model.engine.errors import ModelStoreError
-from zerorename_model.engine.stores import PROFILES, ModelStore, etag_of
+from zerorename_model.engine.stores.profiles import PROFILES
+from zerorename_model.engine.stores.records import etag_of
+from zerorename_model.engine.stores.store import ModelStore
 
 URL = "s3://bucket/out/part-0"
 

@@ -13,7 +13,7 @@ from zerorename_model.check.properties import check_all
 from zerorename_model.engine.choices import FirstChooser
 from zerorename_model.engine.harness import MoveKind, Run
 from zerorename_model.engine.scenario import Faults, JobSpec, Scenario, TaskSpec, file_data
-from zerorename_model.engine.stores import ModelStore
+from zerorename_model.engine.stores.store import ModelStore
 from zerorename_model.systems.lakefs_store import LakeFS, LakeFSError, MergeConflict
 from zerorename_model.systems.protocols import get
 from zerorename_model.systems.protocols.stocator import published_name

@@ -19,7 +19,7 @@ from zerorename_model.check.properties import check_all
 from zerorename_model.engine.choices import Chooser, FirstChooser, SteeredChooser
 from zerorename_model.engine.harness import Run, RunResult
 from zerorename_model.engine.scenario import Faults, JobSpec, Scenario
-from zerorename_model.engine.stores import ModelStore
+from zerorename_model.engine.stores.store import ModelStore
 from zerorename_model.systems.protocols import get
 from zerorename_model.systems.protocols.common import (
     dir_prefix,

@@ -8,7 +8,7 @@ from dataclasses import fields
 
 from zerorename_model.engine.harness import Run
 from zerorename_model.engine.scenario import Scenario, ScenarioChanges
-from zerorename_model.engine.stores import ModelStore
+from zerorename_model.engine.stores.store import ModelStore
 from zerorename_model.systems.protocols import ModelCommitter, load_all
 from zerorename_model.systems.protocols.common import PendingCommit, PendingSet, pending_set
 

@@ -8,7 +8,7 @@ import pytest
 
 from zerorename_model.check.streaming import Property, Verdict, explore, replay
 from zerorename_model.engine.errors import ModelStoreError
-from zerorename_model.engine.stores import ModelStore
+from zerorename_model.engine.stores.store import ModelStore
 from zerorename_model.systems import streaming
 from zerorename_model.systems.streaming import RecordSink
 

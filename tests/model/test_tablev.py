@@ -11,7 +11,14 @@ import pytest
 
 from tests.model.toy_committers import Ideal
 from zerorename_model.experiments import tablev
-from zerorename_model.experiments.tablev import LABELS, PAPER_TABLE_V, Cell, compare, probe
+from zerorename_model.experiments.tablev import (
+    LABELS,
+    PAPER_TABLE_V,
+    Cell,
+    TableVSearch,
+    compare,
+    probe,
+)
 
 #: for each attribute, a committer on which the probe comes out True and one where it is False
 #: (Ideal, a test fixture, completes its uploads one by one in the job commit)
@@ -45,9 +52,9 @@ def test_probe_is_not_constant(attribute: str) -> None:
     assert true_cell.value is True, f"{attribute} on {yes}: {true_cell.detail}"
     assert false_cell.value is False, f"{attribute} on {no}: {false_cell.detail}"
     for cell in (true_cell, false_cell):
-        assert cell.explored["runs"] >= 1 and cell.explored["states"] >= 1
-        if not cell.explored["found"]:
-            assert cell.explored["complete"], "a value from an unfinished search"
+        assert cell.explored.runs >= 1 and cell.explored.states >= 1
+        if not cell.explored.found:
+            assert cell.explored.complete, "a value from an unfinished search"
 
 
 @pytest.mark.parametrize("attribute", list(BOTH_WAYS))
@@ -102,7 +109,8 @@ def test_compare_reports_a_flipped_paper_cell(peers) -> None:
 
 
 def test_committers_the_paper_lacks_are_not_compared() -> None:
-    table = {"lakefs": {"atomic_job_commit": Cell(False, [], {}, "made up")}}
+    made_up = TableVSearch("forall", "made up", True, 1, 0, 1, False)
+    table = {"lakefs": {"atomic_job_commit": Cell(False, [], made_up, "made up")}}
     assert compare(table) == []
 
 

@@ -25,7 +25,7 @@ from zerorename.formats import PendingSet
 from zerorename.stats import IOStatistics
 from zerorename_bridge.adapters import HARNESS_OPTIONS, ReferenceFactory, TranslatingStore
 from zerorename_model.check.explore import explore
-from zerorename_model.engine.stores import ModelStore
+from zerorename_model.engine.stores.store import ModelStore
 from zerorename_model.experiments.verdicts import SCOPES
 
 from .conftest_helpers import Env, options, run_job

@@ -23,7 +23,7 @@ from zerorename_model.check.reach import State
 from zerorename_model.check.run_facts import RunFacts, run_facts
 from zerorename_model.engine.harness import JobState, Role, Run, RunResult, hidden
 from zerorename_model.engine.scenario import TaskSpec
-from zerorename_model.engine.stores import PROFILES
+from zerorename_model.engine.stores.profiles import PROFILES
 from zerorename_model.systems.protocols import COMMITTERS
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from zerorename_model.engine.errors import ModelStoreError
-from zerorename_model.engine.stores import ModelStore
+from zerorename_model.engine.stores.store import ModelStore
 from zerorename_model.systems.streaming import DEST, SINKS, TASKS, Driver, Sink, row
 
 __all__ = ["Property", "Verdict", "Witness", "explore", "replay", "violations"]

@@ -13,6 +13,13 @@ def json_list(value: object) -> list[object]:
     return list(value) if isinstance(value, list | tuple) else []
 
 
+def json_bool(value: object) -> bool:
+    """A JSON boolean; anything else is not what the reader expects."""
+    if not isinstance(value, bool):
+        raise TypeError(f"expected a JSON boolean, got {type(value).__name__}")
+    return value
+
+
 def json_int(value: object) -> int:
     """A JSON integer (a choice's index); anything else is not what the reader expects."""
     if not isinstance(value, int):

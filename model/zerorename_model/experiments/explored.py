@@ -16,7 +16,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from zerorename_model.check.explore import Exploration
-from zerorename_model.engine.json_values import json_int, json_list, json_number, json_object
+from zerorename_model.engine.json_values import (
+    json_bool,
+    json_int,
+    json_list,
+    json_number,
+    json_object,
+)
 
 #: per state a property constrains (its name), how many runs reached it, in the order counted
 Reach = tuple[tuple[str, int], ...]
@@ -34,12 +40,6 @@ def json_str(value: object) -> str:
 def json_optional_str(value: object) -> str | None:
     """A JSON string or null."""
     return None if value is None else json_str(value)
-
-
-def _bool(value: object) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"expected a JSON boolean, got {type(value).__name__}")
-    return value
 
 
 def _opt_int(raw: Mapping[str, object], key: str) -> int | None:
@@ -98,7 +98,7 @@ class Search:
     def from_json(cls, raw: Mapping[str, object]) -> Search:
         return cls(method=json_str(raw["method"]), runs=json_int(raw["runs"]),
                    pruned=json_int(raw["pruned"]), states=json_int(raw["states"]),
-                   complete=_bool(raw["complete"]),
+                   complete=json_bool(raw["complete"]),
                    seconds=json_number(raw["seconds"]) if "seconds" in raw else None,
                    decided_early=_opt_int(raw, "decided_early") or 0,
                    reach=_reach_read(raw["reach"]) if "reach" in raw else ())
@@ -178,7 +178,7 @@ class Unbounded:
 
     @classmethod
     def from_json(cls, raw: Mapping[str, object]) -> Unbounded:
-        return cls(json_int(raw["runs"]), _bool(raw["complete"]), _opt_int(raw, "deep_runs"))
+        return cls(json_int(raw["runs"]), json_bool(raw["complete"]), _opt_int(raw, "deep_runs"))
 
 
 @dataclass(frozen=True)
@@ -259,7 +259,7 @@ class Held:
 
     @classmethod
     def from_json(cls, raw: Mapping[str, object]) -> Held:
-        return cls(scopes=_scopes(raw), complete=_bool(raw["complete"]),
+        return cls(scopes=_scopes(raw), complete=json_bool(raw["complete"]),
                    runs=json_int(raw["runs"]), runs_of=_opt_str(raw, "runs_of"),
                    reach=_reach_read(raw["reach"]) if "reach" in raw else None,
                    deep_runs=_opt_int(raw, "deep_runs"), max_lag=_opt_int(raw, "max_lag"),

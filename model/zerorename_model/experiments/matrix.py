@@ -23,7 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from zerorename_model.check.properties import PROPERTIES
-from zerorename_model.engine.stores import PROFILES
+from zerorename_model.engine.stores.profiles import PROFILES
 from zerorename_model.experiments.bugs import by_report
 from zerorename_model.experiments.cells import Cell, cells_json
 from zerorename_model.experiments.explored import (

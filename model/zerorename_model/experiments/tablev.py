@@ -3,8 +3,9 @@ computed by running the committers rather than typed in.
 
 Every attribute is a *probe* (:mod:`zerorename_model.experiments.tablev_probes`): a small scenario,
 a quantifier and an observation, decided by a bounded exhaustive search of the harness's
-schedules with :func:`zerorename_model.check.explore.runs`, the exploration engine the verdict
-matrix uses (state pruning and sleep sets).  Two kinds of observation are needed that the post-hoc
+schedules (:func:`zerorename_model.experiments.tablev_search.search`) with
+:func:`zerorename_model.check.explore.runs`, the exploration engine the verdict matrix uses (state
+pruning and sleep sets).  Two kinds of observation are needed that the post-hoc
 property checkers cannot express, so the engine takes hooks:
 
 * ``watch(run, move)``: looked at in *every intermediate state* (and with the move about to be
@@ -22,7 +23,9 @@ A probe is ``forall`` (the attribute holds unless some schedule breaks it: specu
 recovery, abort, atomicity, partition resilience) or ``exists`` (the attribute is true if some
 schedule shows it: observable output).  A cell carries the trace of the run that decided it
 (the counterexample, or the example) and otherwise the trace of the first, fault-free run, plus
-what the search covered (``explored``: runs, states, whether the scope was exhausted).
+what the search covered (``explored``, a
+:class:`~zerorename_model.experiments.tablev_search.TableVSearch`: runs, states, whether the scope
+was exhausted).
 
 ``PAPER_TABLE_V`` is the published table, used only by :func:`compare`.
 """
@@ -32,14 +35,12 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TypedDict
 
-from zerorename_model.check.explore import Reduction, Stats, runs
-from zerorename_model.engine.harness import Move, NoteKind, Run, RunResult
-from zerorename_model.engine.scenario import (
-    CommitterFactory,
-)
+from zerorename_model.engine.harness import RunResult
+from zerorename_model.engine.scenario import CommitterFactory
+from zerorename_model.experiments.explored import JsonObject
 from zerorename_model.experiments.tablev_probes import (
     PROBES,
     TWO_FILES,
@@ -51,13 +52,14 @@ from zerorename_model.experiments.tablev_probes import (
     Watch,
     wrapped,
 )
+from zerorename_model.experiments.tablev_search import Search, TableVSearch, search
 from zerorename_model.experiments.trace import run_recorded, write_trace
 from zerorename_model.systems.protocols import get, load_all
 
 __all__ = ["ATTRIBUTES", "COLUMNS", "LABELS", "PAPER_COLUMN", "PAPER_SOURCE", "PAPER_TABLE_V",
-           "PROBES", "TWO_FILES", "WRAP_OPTION", "Allow", "AlwaysAsk", "Cell", "Check",
-           "Difference", "Probe", "Search", "Watch", "available", "compare", "compute",
-           "format_table", "main", "probe", "replay", "search", "wrapped"]
+           "PROBES", "TWO_FILES", "WRAP_OPTION", "Allow", "AlwaysAsk", "Cell", "CellJSON", "Check",
+           "Difference", "Probe", "Search", "TableVSearch", "Watch", "available", "compare",
+           "compute", "format_table", "main", "probe", "replay", "search", "wrapped"]
 
 #: (key, the paper's row label)
 ATTRIBUTES: tuple[tuple[str, str], ...] = (
@@ -100,27 +102,13 @@ PAPER_TABLE_V: dict[str, dict[str, bool]] = {
 }
 
 
-class Explored(TypedDict):
-    """What a cell's search covered, as the JSON results record it."""
-
-    quantifier: str
-    looks_for: str
-    found: bool
-    runs: int
-    pruned: int
-    states: int
-    complete: bool
-    seconds: float
-    scenario: dict[str, object]
-
-
 class CellJSON(TypedDict):
     """A cell in the JSON results (``witness_trace``: the trace lines, as a run's ``trace``
     holds them: parsed-JSON dicts, the harness's type)."""
 
     value: bool
     detail: str
-    explored: Explored
+    explored: JsonObject
     witness_trace: list[dict[str, object]] | None
 
 
@@ -130,24 +118,12 @@ class Cell:
 
     value: bool
     witness_trace: list[dict[str, object]] | None
-    explored: Explored
+    explored: TableVSearch
     detail: str = ""  # one line: what the deciding run showed, or what was searched for
 
     def to_json(self) -> CellJSON:
-        return {"value": self.value, "detail": self.detail, "explored": self.explored,
+        return {"value": self.value, "detail": self.detail, "explored": self.explored.to_json(),
                 "witness_trace": self.witness_trace}
-
-
-@dataclass
-class Search:
-    found: str | None
-    result: RunResult | None  # the run that found it, else the first complete run
-    runs: int = 0
-    pruned: int = 0
-    states: int = 0
-    complete: bool = False
-    seconds: float = 0.0
-    scenario: dict[str, object] = field(default_factory=dict)
 
 
 def replay(trace: list[dict[str, object]], factory: CommitterFactory | None = None) -> RunResult:
@@ -158,48 +134,7 @@ def replay(trace: list[dict[str, object]], factory: CommitterFactory | None = No
     return result
 
 
-# -- the search ----------------------------------------------------------------------------------
-
-def _noting(watch: Watch | None) -> Watch | None:
-    """``watch``, marking what it finds during a run in the run's trace."""
-    if watch is None:
-        return None
-
-    def noted(run: Run, move: Move | None) -> str | None:
-        found = watch(run, move)
-        if found and move is not None:
-            run.note(f"probe: {found}", NoteKind.PROBE)
-        return found
-    return noted
-
-
-def search(probe: Probe, committer: str, factory: CommitterFactory | None = None, *,
-           max_runs: int = 4000) -> Search:
-    """Enumerate the schedules of ``probe`` for ``committer`` with the exploration engine
-    (:func:`zerorename_model.check.explore.runs`); stop at the first finding."""
-    scenario = probe.scenario(committer)
-    factory = wrapped(scenario, factory or get(committer))
-    report = Search(found=None, result=None, scenario=scenario.to_json())
-    stats = Stats()
-    started = time.monotonic()
-    # faults never sleep here: the observations look at every state with the fault about to
-    # be taken (a crash in the middle of a task commit), not only at end states
-    for done in runs(lambda: Run(scenario, factory), stats, allow=probe.allow,
-                     watch=_noting(probe.watch), max_runs=max_runs,
-                     reduction=Reduction.SLEEP):
-        if report.result is None:
-            report.result = done.result
-        found = done.found
-        if found is None and probe.check is not None:
-            found = probe.check(done.result)
-        if found:
-            report.found, report.result = found, done.result
-            break
-    report.runs, report.pruned, report.states = stats.runs, stats.pruned, stats.states
-    report.complete = stats.complete and report.found is None
-    report.seconds = round(time.monotonic() - started, 3)
-    return report
-
+# -- the table ----------------------------------------------------------------------------------
 
 def probe(attribute: str, committer: str, factory: CommitterFactory | None = None, *,
           max_runs: int = 4000) -> Cell:
@@ -214,13 +149,8 @@ def probe(attribute: str, committer: str, factory: CommitterFactory | None = Non
         value = False
         if found.found is None:
             detail = "the committer does not support recovering a restarted job"
-    explored: Explored = {
-        "quantifier": spec.quantifier, "looks_for": spec.looks_for,
-        "found": found.found is not None, "runs": found.runs, "pruned": found.pruned,
-        "states": found.states, "complete": found.complete, "seconds": found.seconds,
-        "scenario": found.scenario}
     trace = found.result.trace if found.result is not None else None
-    return Cell(value, trace, explored, detail)
+    return Cell(value, trace, found.explored, detail)
 
 
 def available(columns: Sequence[str] = COLUMNS) -> list[str]:
@@ -313,7 +243,7 @@ def main(json_path: str | None = None, traces: str | None = None,
         written = [write_trace(Path(traces) / f"tablev.{name}.{attribute}.jsonl",
                                cell.witness_trace)
                    for name, row in table.items() for attribute, cell in row.items()
-                   if cell.witness_trace and (cell.explored["found"] or not cell.value)]
+                   if cell.witness_trace and (cell.explored.found or not cell.value)]
         if progress is not None:
             progress(f"wrote {len(written)} witness traces under {traces}")
     return 0

@@ -31,7 +31,8 @@ from zerorename_model.engine.scenario import (
     Scenario,
     TaskSpec,
 )
-from zerorename_model.engine.stores import ModelStore, Obj
+from zerorename_model.engine.stores.records import Obj
+from zerorename_model.engine.stores.store import ModelStore
 
 TWO_FILES = ("part-{task:05d}-0", "part-{task:05d}-1")  # atomicity needs something to split
 

@@ -32,7 +32,7 @@ from zerorename_model.check.sampling import search, shrink
 from zerorename_model.engine.harness import RunResult
 from zerorename_model.engine.json_values import json_object
 from zerorename_model.engine.scenario import CommitterFactory, Scenario
-from zerorename_model.engine.stores import PROFILES
+from zerorename_model.engine.stores.profiles import PROFILES
 from zerorename_model.experiments.bugs import BUGS
 from zerorename_model.experiments.cells import Cell, JobProtocol, Verdict
 from zerorename_model.experiments.explored import (

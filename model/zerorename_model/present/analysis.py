@@ -21,7 +21,7 @@ from typing import Any
 
 from zerorename_model.engine.harness import STORE_OPS
 from zerorename_model.engine.json_values import json_list, json_object
-from zerorename_model.engine.stores import PROFILES
+from zerorename_model.engine.stores.profiles import PROFILES
 
 #: Scheduler moves that are faults or environment events rather than an actor's own step.
 FAULT_MOVES = ("crash", "partition", "speculate", "restart", "fail_job", "throttle",

@@ -42,7 +42,8 @@ from dataclasses import dataclass, field
 from typing import Protocol, TypedDict, TypeVar, cast, runtime_checkable
 
 from zerorename.store import Store
-from zerorename_model.engine.stores import ModelStore, Obj
+from zerorename_model.engine.stores.records import Obj
+from zerorename_model.engine.stores.store import ModelStore
 from zerorename_model.systems.protocols.common import CommitFailed
 
 T = TypeVar("T")

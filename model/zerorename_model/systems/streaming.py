@@ -27,7 +27,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from zerorename_model.engine.errors import ModelStoreError
-from zerorename_model.engine.stores import ModelStore, etag_of
+from zerorename_model.engine.stores.records import etag_of
+from zerorename_model.engine.stores.store import ModelStore
 
 __all__ = ["DEST", "SINKS", "TASKS", "Driver", "FileSink", "RecordSink", "Sink", "row"]
 

@@ -11,7 +11,8 @@ from zerorename.store import ListPage, ObjectInfo, Store, StoreCapabilities, Upl
 from zerorename_model.engine.harness.control import RunControl
 from zerorename_model.engine.harness.events import STORE_OPS
 from zerorename_model.engine.harness.workers import ActorPools
-from zerorename_model.engine.stores import CLUSTER_PROFILE, ModelStore
+from zerorename_model.engine.stores.profiles import CLUSTER_PROFILE
+from zerorename_model.engine.stores.store import ModelStore
 
 T = TypeVar("T")
 

@@ -19,7 +19,7 @@ from zerorename_model.engine.harness.events import (
 from zerorename_model.engine.harness.recorder import Recorder
 from zerorename_model.engine.harness.state import Actor, RunState
 from zerorename_model.engine.scenario import JobSpec
-from zerorename_model.engine.stores import Visibility
+from zerorename_model.engine.stores.records import Visibility
 
 _STORE_OPS = frozenset(STORE_OPS)
 #: the fault moves the run's incidents record (the others strike no actor's fate)

@@ -20,7 +20,7 @@ import hashlib
 from zerorename_model.engine.harness.events import End, Note, NoteKind
 from zerorename_model.engine.harness.state import HarnessStore, RunResult, RunState
 from zerorename_model.engine.scenario import TaskSpec
-from zerorename_model.engine.stores import ModelStore
+from zerorename_model.engine.stores.store import ModelStore
 
 
 class Recorder:

@@ -55,7 +55,7 @@ from zerorename_model.engine.harness.state import (
     TaskKilled,
 )
 from zerorename_model.engine.scenario import CommitterFactory, JobSpec, Scenario, TaskSpec
-from zerorename_model.engine.stores import ModelStore
+from zerorename_model.engine.stores.store import ModelStore
 
 T = TypeVar("T")
 V = TypeVar("V")

@@ -19,17 +19,20 @@ from zerorename_model.engine.harness.events import (
     TraceLine,
 )
 from zerorename_model.engine.scenario import CommitterFactory, JobSpec, Scenario, TaskSpec
-from zerorename_model.engine.stores import CLUSTER_PROFILE, ModelStore, Profile, Visibility
+from zerorename_model.engine.stores.profiles import CLUSTER_PROFILE, Profile
+from zerorename_model.engine.stores.records import Visibility
+from zerorename_model.engine.stores.store import ModelStore
 
 T = TypeVar("T")
 
 
 class HarnessStore(Store, Protocol):
     """The destination store of a run, as the harness uses it: the store protocol committers
-    use, and what the harness needs besides (a :class:`~zerorename_model.engine.stores.ModelStore`,
-    or a real store seen through ``zerorename_bridge.backends``): its profile, its pending
-    visibility events and how to settle them, the truth as a snapshot, the uploads in
-    progress, a digest, and the hook between the parts of a non-atomic operation."""
+    use, and what the harness needs besides (a
+    :class:`~zerorename_model.engine.stores.store.ModelStore`, or a real store seen through
+    ``zerorename_bridge.backends``): its profile, its pending visibility events and how to
+    settle them, the truth as a snapshot, the uploads in progress, a digest, and the hook
+    between the parts of a non-atomic operation."""
 
     #: called between the parts of a non-atomic operation (``"rename <key>"``)
     between_steps: Callable[[str], None]

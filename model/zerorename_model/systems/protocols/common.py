@@ -16,7 +16,7 @@ from urllib.parse import quote, unquote
 from zerorename.store import ObjectInfo, Store
 from zerorename_model.engine.errors import ModelStoreError, not_found
 from zerorename_model.engine.scenario import CommitterEnv, TaskSpec
-from zerorename_model.engine.stores import Profile
+from zerorename_model.engine.stores.profiles import Profile
 
 TEMPORARY = "_temporary"
 SUCCESS = "_SUCCESS"
