@@ -79,7 +79,21 @@ def _how(report: dict[str, Any]) -> str:
             f"ratios the median of same-round ratios. CPU seconds: Spark's JVM and its "
             f"Python workers (not the S3 servers), summed over cores. {env['cpus']} CPUs "
             f"shared with other work: load average "
-            f"{min(loads):.1f}-{max(loads):.1f}. Ceph RGW: {report.get('rgw', 'not asked for')}.")
+            f"{min(loads):.1f}-{max(loads):.1f}. Ceph RGW: {report.get('rgw', 'not asked for')}."
+            + _cache_note(report))
+
+
+def _cache_note(report: dict[str, Any]) -> str:
+    """Whether the cached frames stayed whole (an evicted one makes the next write pay for
+    recomputing it)."""
+    counts = [c.get("cached_partitions") for c in report["cells"]]
+    if any(c is None for c in counts):
+        return ""
+    evicted = [f"{c['rows']:,}{' by month' if c['partitioned'] else ''}"
+               for c in report["cells"]
+               if any(cached < total for cached, total in c["cached_partitions"])]
+    return (" The cached frames stayed whole in memory throughout." if not evicted else
+            f" Cached frames were partly evicted by the end of: {', '.join(evicted)}.")
 
 
 def markdown(report: dict[str, Any]) -> str:
