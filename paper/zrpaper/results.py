@@ -34,6 +34,15 @@ def _strs(value: object) -> list[str]:
     return [json_str(v) for v in json_list(value)]
 
 
+def _str_pairs(value: object) -> list[tuple[str, str]]:
+    """``[["a", "b"], ...]`` as pairs (JSON has no tuples)."""
+    pairs = []
+    for pair in json_list(value):
+        first, second = json_list(pair)
+        pairs.append((json_str(first), json_str(second)))
+    return pairs
+
+
 @dataclass(frozen=True)
 class Timing:
     """Seconds (rounded) each part of a run took, wall clock and CPU."""
@@ -227,12 +236,8 @@ class TableV:
     @classmethod
     def from_json(cls, raw: object) -> TableV:
         obj = json_object(raw)
-        attributes = []
-        for pair in json_list(obj["attributes"]):
-            name, label = json_list(pair)
-            attributes.append((json_str(name), json_str(label)))
         return cls(
-            json_str(obj["source"]), attributes,
+            json_str(obj["source"]), _str_pairs(obj["attributes"]),
             {a: {c: json_bool(v) for c, v in json_object(row).items()}
              for a, row in json_object(obj["paper"]).items()},
             {c: json_str(v) for c, v in json_object(obj["paper_columns"]).items()},
@@ -279,10 +284,7 @@ class Merge:
     @classmethod
     def from_json(cls, raw: object) -> Merge:
         obj = json_object(raw)
-        pairs = []
-        for pair in json_list(obj["race"]):
-            committer, store = json_list(pair)
-            pairs.append((json_str(committer), json_str(store)))
+        pairs = _str_pairs(obj["race"])
         return cls(_strs(obj["committers"]), json_str(obj["at"]),
                    RunBudget.from_json(obj["budget"]), RunBudget.from_json(obj["deep_budget"]),
                    json_int(obj["race_max_runs"]), json_int(obj["tablev_max_runs"]),
