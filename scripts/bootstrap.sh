@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Create .venv when it is missing or older than a pyproject.toml, with both distributions
 # installed editable — zerorename with its spark extra (reference/) and zerorename-research
-# (model/) — and the top-level pyproject.toml's "dev" dependency group.  Sourced by the two
+# (model/) — and the top-level pyproject.toml's "dev" dependency group; then build the Java
+# (jvm/, Maven, against the venv's PySpark) when it changed: scripts/jvm-build.sh, a no-op when
+# nothing did, offline once Maven's cache holds what it needs.  Sourced by the two
 # README commands so that a fresh clone needs nothing else.  Concurrent callers (several shells,
 # CI steps) wait for one install instead of racing: the install holds a lock (flock, where the
 # system has it).
@@ -27,6 +29,7 @@ if zerorename_needs_install; then
   fi
   exec 9>&-
 fi
+ZERORENAME_PYTHON="$venv/bin/python" bash "$root/scripts/jvm-build.sh"
 export PATH="$venv/bin:$PATH"
 export PYSPARK_PYTHON="$venv/bin/python"
 export PYSPARK_DRIVER_PYTHON="$venv/bin/python"

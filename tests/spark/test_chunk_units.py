@@ -68,23 +68,24 @@ def test_chunks_ending_before_a_file_is_finished_fail_and_drop_it() -> None:
     assert files.failed == ["part-00000-job.parquet"] and files.data == {}
 
 
-def test_no_javac_is_a_clear_error_naming_the_reason(monkeypatch: pytest.MonkeyPatch,
-                                                      tmp_path: Path) -> None:
-    monkeypatch.setenv("ZERORENAME_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(jvm.shutil, "which", lambda name: None)
-    with pytest.raises(jvm.EncoderUnavailableError, match="no javac"):
-        jvm.build_jar()
-    assert not list(tmp_path.iterdir())
+def test_a_missing_jar_is_a_clear_error_naming_the_reason(monkeypatch: pytest.MonkeyPatch,
+                                                          tmp_path: Path) -> None:
+    monkeypatch.setattr(jvm, "JAR", tmp_path / "zerorename-spark.jar")
+    with pytest.raises(jvm.EncoderUnavailableError, match=r"jvm-build\.sh"):
+        jvm.packaged_jar()
 
 
-def test_the_jar_is_named_by_its_source_and_built_once(monkeypatch: pytest.MonkeyPatch,
-                                                        tmp_path: Path) -> None:
-    monkeypatch.setenv("ZERORENAME_CACHE_DIR", str(tmp_path))
-    target = jvm.jar_path()
-    assert target.parent == tmp_path and target.name.startswith("zerorename-spark-")
-    target.write_bytes(b"built before")
-    monkeypatch.setattr(jvm.shutil, "which", lambda name: None)  # would fail if it rebuilt
-    assert jvm.build_jar() == target and target.read_bytes() == b"built before"
+def test_the_jar_ships_in_the_package_at_the_wheels_version() -> None:
+    import zipfile
+
+    import zerorename
+
+    jar = jvm.packaged_jar()
+    assert jar.parent == Path(jvm.__file__).with_name("jars")
+    with zipfile.ZipFile(jar) as opened:
+        manifest = opened.read("META-INF/MANIFEST.MF").decode()
+        assert "io/zerorename/spark/ParquetChunks.class" in opened.namelist()
+    assert f"Implementation-Version: {zerorename.__version__}" in manifest
 
 
 def test_encoder_option_is_checked() -> None:

@@ -1,23 +1,22 @@
-"""One JVM running Hadoop's committers, driven over stdin/stdout (see ``java/CommitDriver``).
+"""One JVM running Hadoop's committers, driven over stdin/stdout (``CommitDriver`` in
+``jvm/research``).
 
-The Java sources are compiled with ``javac`` against PySpark's jars the first time a session
-starts, into a cache directory keyed by the sources' hash: nothing is downloaded and nothing
-binary is committed.  A session starts the JVM once (about a second and a half, most of it
-loading Hadoop's classes); each scenario then costs tens of milliseconds.
+The driver is built by the project's Maven build (``scripts/jvm-build.sh``, which the README's
+commands run) into ``jars/zerorename-research-jvm.jar`` beside this module, against PySpark's
+own jars; nothing binary is committed.  A session starts the JVM once (about a second and a
+half, most of it loading Hadoop's classes); each scenario then costs tens of milliseconds.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import subprocess
-import tempfile
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
-JAVA_DIR = Path(__file__).with_name("java")
+RESEARCH_JAR = Path(__file__).with_name("jars") / "zerorename-research-jvm.jar"
 MAIN_CLASS = "zerorename.conformance.CommitDriver"
 
 
@@ -67,36 +66,22 @@ def jars_dir() -> Path:
     return found
 
 
-def compiled_classes(cache: Path | None = None) -> Path:
-    """Compile the driver (once per version of its sources) and answer the class folder."""
-    javac = shutil.which("javac")
-    if javac is None:
-        raise HadoopUnavailable("no javac on PATH")
-    sources = sorted(JAVA_DIR.glob("*.java"))
-    digest = hashlib.sha256(b"".join(s.read_bytes() for s in sources)).hexdigest()[:16]
-    base = cache or Path(os.environ.get("ZERORENAME_CACHE", tempfile.gettempdir()))
-    out = base / f"zerorename-hadoop-{digest}"
-    if (out / "done").exists():
-        return out
-    building = Path(tempfile.mkdtemp(prefix="zerorename-hadoop-", dir=base))
-    subprocess.run([javac, "-nowarn", "-d", str(building), "-cp", f"{jars_dir()}/*",
-                    *map(str, sources)], check=True, capture_output=True)
-    (building / "done").write_text(digest)
-    try:
-        building.rename(out)
-    except OSError:  # another process compiled it meanwhile
-        shutil.rmtree(building, ignore_errors=True)
-    return out
+def research_jar() -> Path:
+    """The research drivers' jar, or :class:`HadoopUnavailable` naming how to build it."""
+    if not RESEARCH_JAR.is_file():
+        raise HadoopUnavailable(f"{RESEARCH_JAR} is missing: build the Java with "
+                                f"scripts/jvm-build.sh (the README's commands run it)")
+    return RESEARCH_JAR
 
 
 class HadoopSession:
     """A JVM with the driver; one command, one answer.  Use as a context manager."""
 
-    def __init__(self, cache: Path | None = None) -> None:
+    def __init__(self) -> None:
         java = shutil.which("java")
         if java is None:
             raise HadoopUnavailable("no java on PATH")
-        classes = compiled_classes(cache)
+        classes = research_jar()
         self._proc = subprocess.Popen(
             [java, "-Xshare:auto", "-XX:TieredStopAtLevel=1", "-cp",
              f"{classes}{os.pathsep}{jars_dir()}/*", MAIN_CLASS],

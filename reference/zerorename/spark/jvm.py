@@ -7,12 +7,13 @@ Spark's own Parquet write support and settings, and hands the Python tasks only 
 bytes, which they stream through the committer (:mod:`zerorename.spark.chunks`).  The files are
 the ones Spark's writer makes.
 
-The class is compiled once per machine with ``javac`` against the ``pyspark`` installation's
-jars, into ``$ZERORENAME_CACHE_DIR`` (default ``~/.cache/zerorename``), and added to a session
-with its ``ADD JAR`` mechanism (executors fetch it).  A session started with the jar on its
-class path (``--jars``, ``spark.jars``; ``python -m zerorename.spark.jvm`` builds it and prints
-its path) needs neither.  Where none of that is possible (no ``javac``, Spark Connect), a write
-with ``encoder='spark'`` fails before anything is written, naming the reason.
+The class is built by the project's Maven build (``jvm/spark``, against PySpark's own jars) into
+``zerorename-spark.jar``, which ships inside this package (``zerorename/spark/jars/``, at the
+wheel's version): a user needs neither Maven nor a compiler.  It is added to a session with its
+``ADD JAR`` mechanism (executors fetch it); a session started with the jar on its class path
+(``--jars``, ``spark.jars``; ``python -m zerorename.spark.jvm --classpath`` prints it) needs
+neither.  Where none of that is possible (a checkout whose Java was never built, Spark Connect),
+a write with ``encoder='spark'`` fails before anything is written, naming the reason.
 
 Why it is not the default: measured against pyarrow in the Python workers
 (``bench/results/spark_native``), Spark's encoder is no faster for unpartitioned writes and
@@ -24,16 +25,10 @@ encodings and metadata.
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import os
-import shutil
-import subprocess
 import sys
-import tempfile
 import threading
 import weakref
-import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,7 +45,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("zerorename.spark")
 
 CLASS_NAME = "io.zerorename.spark.ParquetChunks"
-SOURCE = Path(__file__).with_name("jvm") / "ParquetChunks.java"
+#: zerorename's jar, put into the package by the Maven build (``scripts/jvm-build.sh``)
+JAR = Path(__file__).with_name("jars") / "zerorename-spark.jar"
 #: Bytes per chunk handed to Python: large enough that a chunk is one cheap Arrow value, small
 #: enough that a file's bytes start moving before it is finished when it spans row groups.
 CHUNK_BYTES = 8 << 20
@@ -60,55 +56,19 @@ class EncoderUnavailableError(CommitError):
     """``encoder=spark`` was asked for, and Spark's Parquet encoder cannot be loaded here."""
 
 
-def cache_dir() -> Path:
-    """Where built jars are kept: ``$ZERORENAME_CACHE_DIR`` or ``~/.cache/zerorename``."""
-    return Path(os.environ.get("ZERORENAME_CACHE_DIR") or Path.home() / ".cache" / "zerorename")
-
-
-def _pyspark_jars() -> Path:
-    import pyspark
-
-    return Path(pyspark.__file__).parent / "jars"
-
-
 def jar_path() -> Path:
-    """The jar for this source and this pyspark: named by a hash of both, so an upgrade of
-    either builds a new one instead of loading a stale class."""
-    import pyspark
-
-    digest = hashlib.sha256(SOURCE.read_bytes() + pyspark.__version__.encode()).hexdigest()
-    return cache_dir() / f"zerorename-spark-{digest[:16]}.jar"
+    """Where zerorename's jar is in this installation (it may be missing in a checkout whose
+    Java was never built: ``scripts/jvm-build.sh``)."""
+    return JAR
 
 
-def build_jar() -> Path:
-    """Compile the encoder against pyspark's jars (once; about 2 s) and return the jar.
-
-    Built in a temporary directory and moved into place, so two processes building at once
-    both end with a whole jar.  Raises :class:`EncoderUnavailableError` naming the reason.
-    """
-    target = jar_path()
-    if target.exists():
-        return target
-    javac = shutil.which("javac")
-    if javac is None:
-        raise EncoderUnavailableError(str(target), "no javac on PATH (a JDK is needed once "
-                                      "to build Spark's Parquet encoder)")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="zerorename-javac-") as work:
-        classes = Path(work) / "classes"
-        done = subprocess.run(
-            [javac, "-nowarn", "-d", str(classes), "-cp", f"{_pyspark_jars()}/*", str(SOURCE)],
-            capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            raise EncoderUnavailableError(str(SOURCE), f"javac failed: {done.stderr.strip()}")
-        # written beside the target and renamed: a reader sees no jar or a whole one
-        partial = target.with_name(f"{target.name}.{os.getpid()}.partial")
-        with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as jar:
-            for path in sorted(classes.rglob("*.class")):
-                jar.write(path, path.relative_to(classes).as_posix())
-        os.replace(partial, target)
-    log.info("zerorename: built Spark's Parquet encoder for zerorename: %s", target)
-    return target
+def packaged_jar() -> Path:
+    """zerorename's jar, or :class:`EncoderUnavailableError` naming why it is not here."""
+    if not JAR.is_file():
+        raise EncoderUnavailableError(str(JAR), "zerorename's jar is not in this installation "
+                                      "(a source checkout builds it with scripts/jvm-build.sh, "
+                                      "which the README's commands run; a wheel carries it)")
+    return JAR
 
 
 @dataclass(frozen=True)
@@ -210,7 +170,7 @@ def _load_method(jsession: Any) -> Any:
     try:
         found = loader.loadClass(CLASS_NAME)
     except Py4JJavaError:
-        jar = build_jar()
+        jar = packaged_jar()
         jsession.sessionState().resourceLoader().addJar(str(jar))
         found = loader.loadClass(CLASS_NAME)
     for method in found.getMethods():
@@ -235,10 +195,10 @@ def chunks_or_rows(df: DataFrame, encoder: str, settings: EncodeSettings,
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m zerorename.spark.jvm``: build the encoder's jar and print its path."""
+    """``python -m zerorename.spark.jvm``: print the path of zerorename's jar."""
     del argv
     try:
-        print(build_jar())
+        print(packaged_jar())
     except EncoderUnavailableError as error:
         print(f"zerorename: {error}", file=sys.stderr)
         return 1

@@ -327,6 +327,10 @@ public final class ParquetChunks {
       return this;
     }
 
+    // Spark's ParquetWriteSupport reads its settings from a Hadoop Configuration only, so the
+    // Hadoop-typed variant (deprecated by parquet-mr in favour of ParquetConfiguration) is the
+    // one that hands it Spark's settings unchanged.
+    @SuppressWarnings("deprecation")
     @Override
     protected WriteSupport<InternalRow> getWriteSupport(Configuration conf) {
       return new ParquetWriteSupport();
