@@ -1,6 +1,6 @@
 """Task side of Spark's own Parquet encoding: the finished files' bytes, through the committer.
 
-The JVM half (``jvm/ParquetChunks.java``, loaded by :mod:`zerorename.spark.jvm`) hands each
+The JVM half (``ParquetChunks`` in the project's ``jvm/spark``, loaded by :mod:`zerorename.spark.jvm`) hands each
 task its files as chunk rows in file order: every chunk names its file (a number within the
 task), the file's partition directory and roll, and the last one carries the file's row count.
 Here each file is opened through the committer on its first chunk, written chunk by chunk

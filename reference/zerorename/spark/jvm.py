@@ -2,7 +2,7 @@
 
 Why the JVM: a Python data source receives its rows as Arrow batches, and that hand-off alone
 costs more CPU than Spark's whole ``df.write.parquet`` (``bench/results/spark_native``).  The
-small Java class in ``jvm/ParquetChunks.java`` runs inside the tasks, encodes the rows with
+small Java class ``io.zerorename.spark.ParquetChunks`` runs inside the tasks, encodes the rows with
 Spark's own Parquet write support and settings, and hands the Python tasks only the finished
 bytes, which they stream through the committer (:mod:`zerorename.spark.chunks`).  The files are
 the ones Spark's writer makes.
