@@ -25,6 +25,7 @@ import pytest
 from moto import settings as moto_settings
 
 import zerorename as zr
+from zerorename.committers.layout import FENCED_COMMIT_RECORD
 from zerorename.errors import AccessDeniedError, CommitError
 from zerorename.executor import THREAD_PREFIX
 from zerorename.stores.fencing import clear_fencing_cache
@@ -32,7 +33,6 @@ from zerorename.stores.s3.errors import IAM_ACTIONS, IamAction
 from zerorename.urls import dir_prefix, is_hidden
 
 from .conftest_helpers import options
-
 
 
 @pytest.fixture(autouse=True)
@@ -191,7 +191,7 @@ def _run(committer: str, store: zr.S3Store, dest: str) -> Outcome:
         return Outcome(None, stage, driver.commit_job(messages))
     except CommitError as exc:
         abort_error = None
-        if driver is not None and stage != "setup_job" or committer == "fenced":
+        if (driver is not None and stage != "setup_job") or committer == "fenced":
             try:
                 if driver is not None:
                     driver.abort_job()
@@ -251,6 +251,13 @@ def test_one_action_denied(iam_server: IamServer, committer: str, action: str) -
     if outcome.error is None:  # committed: whole, and reported so
         assert outcome.success is not None
         assert visible == EXPECTED, f"{committer} committed without {action}: {sorted(visible)}"
+        left = [u for u in _everything(iam_server, dest)
+                if not u.endswith(("_SUCCESS", "/" + FENCED_COMMIT_RECORD))  # kept: it fences
+                and u[len(dir_prefix(dest)):] not in EXPECTED]
+        if left:  # what its cleanup could not remove is said, with the action it lacked
+            report = outcome.success.diagnostics.get("cleanup.failure", "")
+            assert action in report, (f"{committer} without {action} committed, left {left} "
+                                      f"and its _SUCCESS does not say why: {report!r}")
         return
     if committer in PUBLISHES_AT_TASK_COMMIT and outcome.stage != "setup_job":
         visible = {}  # v2 publishes at task commit (documented unsafe: nothing to take back)
