@@ -12,6 +12,7 @@ bucket exist); one IAM user per policy variant.
 from __future__ import annotations
 
 import json
+import logging
 import re
 import threading
 import uuid
@@ -25,10 +26,11 @@ import pytest
 from moto import settings as moto_settings
 
 import zerorename as zr
+from zerorename.committers.fenced_records import ConditionalWriteUnsupportedError
 from zerorename.committers.layout import FENCED_COMMIT_RECORD
-from zerorename.errors import AccessDeniedError, CommitError
+from zerorename.errors import AccessDeniedError, CommitError, CredentialsError
 from zerorename.executor import THREAD_PREFIX
-from zerorename.stores.fencing import clear_fencing_cache
+from zerorename.stores.fencing import FencingSupport, choose_committer, clear_fencing_cache
 from zerorename.stores.s3.errors import IAM_ACTIONS, IamAction
 from zerorename.urls import dir_prefix, is_hidden
 
@@ -269,3 +271,86 @@ def test_one_action_denied(iam_server: IamServer, committer: str, action: str) -
     if committer == "fenced" and outcome.stage == "setup_job":
         left = [u for u in _everything(iam_server, dest) if ".zerorename-probe" not in u]
         assert left == [], f"fenced's failed setup_job left {left}"
+
+
+# -- credentials, HEAD's bodiless 403, conditional writes denied, fenced's strays ------------
+
+
+def test_wrong_credentials_say_credentials(iam_server: IamServer) -> None:
+    """A wrong secret key is a CredentialsError that says credentials; a HEAD (no body in its
+    403) says credentials or the action, never a doubled ``403 403``."""
+    access, _secret = iam_server.keys[None]
+    client = zr.make_s3_client(iam_server.endpoint, "us-east-1", access_key=access,
+                               secret_key="not-the-secret")
+    store = zr.S3Store(client, retry=zr.RetryPolicy(max_attempts=1), min_part_size=64)
+    dest = f"s3://{iam_server.bucket}/{PREFIX}/creds"
+    with pytest.raises(CredentialsError) as put:
+        store.put(f"{dest}/x", b"x")
+    assert put.value.code == "SignatureDoesNotMatch" and "credentials" in str(put.value)
+    with pytest.raises(AccessDeniedError) as head:
+        store.head(f"{dest}/x")
+    text = str(head.value)
+    assert "403 403" not in text and "403 Forbidden" in text
+    assert "credentials" in text and "s3:GetObject" in text
+
+
+def test_a_denied_head_names_get_object(iam_server: IamServer) -> None:
+    store = iam_server.store("s3:GetObject")
+    with pytest.raises(AccessDeniedError) as info:
+        store.head(f"s3://{iam_server.bucket}/{PREFIX}/nothing-here")
+    assert info.value.actions == ("s3:GetObject",)
+    assert "403 403" not in str(info.value)
+
+
+class _NoConditionalWrites(zr.S3Store):
+    """A role whose bucket policy denies PUTs carrying If-None-Match (as a policy with a
+    condition on ``s3:if-none-match`` does on AWS): such a PUT answers 403."""
+
+    def put(self, url: str, data: bytes, *, if_none_match: bool = False,
+            if_match: str | None = None) -> str:
+        if if_none_match:
+            raise AccessDeniedError(url, "put failed: 403 AccessDenied (conditional writes "
+                                    "denied by the bucket policy)", ("s3:PutObject",))
+        return super().put(url, data, if_match=if_match)
+
+    def prober(self) -> zr.S3Store:
+        return _NoConditionalWrites(self.client, retry=self.retry, name=self.name,
+                                    min_part_size=self.min_part_size)
+
+
+def test_a_policy_denying_conditional_writes_means_magic(iam_server: IamServer) -> None:
+    """auto chooses magic; fenced refuses before writing anything, saying why."""
+    clear_fencing_cache()
+    access, secret = iam_server.keys[None]
+    client = zr.make_s3_client(iam_server.endpoint, "us-east-1", access_key=access,
+                               secret_key=secret)
+    store = _NoConditionalWrites(client, retry=zr.RetryPolicy(max_attempts=1),
+                                 min_part_size=64)
+    dest = f"s3://{iam_server.bucket}/{PREFIX}/no-conditional"
+    choice = choose_committer(store, dest)
+    assert choice.committer == "magic"
+    assert choice.decision.support is FencingSupport.DENIED
+    committer = zr.create_committer("fenced", store, zr.JobContext(dest, options=options()))
+    with pytest.raises(ConditionalWriteUnsupportedError, match="denies conditional writes"):
+        committer.setup_job()
+    assert _everything(iam_server, dest) == []
+    clear_fencing_cache()
+
+
+def test_fenced_logs_each_unrecorded_upload_it_aborts(iam_server: IamServer,
+                                                      caplog: pytest.LogCaptureFixture) -> None:
+    """Another tool's upload in progress under the destination (``aws s3 cp``) looks like a
+    dead task's: fenced's setup aborts it, and says so at WARNING with its key."""
+    clear_fencing_cache()
+    dest = f"s3://{iam_server.bucket}/{PREFIX}/strays-{uuid.uuid4().hex[:6]}"
+    admin = iam_server.admin_store()
+    stray = f"{dest}/copied-by-another-tool.bin"
+    admin.create_multipart(stray)
+    committer = zr.create_committer("fenced", iam_server.store(None),
+                                    zr.JobContext(dest, options=options()))
+    with caplog.at_level(logging.WARNING, logger="zerorename"):
+        committer.setup_job()
+    assert admin.list_multipart_uploads(dir_prefix(dest)) == []
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any(stray in m and "initiated" in m for m in warned), warned
+    committer.abort_job()
