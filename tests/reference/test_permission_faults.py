@@ -85,6 +85,15 @@ def _policy_for(bucket: str, denied: str | None) -> str:
     return json.dumps(policy)
 
 
+def test_every_s3_operation_has_its_iam_action() -> None:
+    """Each operation the S3 store sends (``_call("<op>", …)``) is in the table, so a 403 on
+    any of them names the action to add."""
+    source = "".join(p.read_text(encoding="utf-8") for p in
+                     (Path(zr.__file__).parent / "stores" / "s3").glob("*.py"))
+    ops = set(re.findall(r'_call\(\s*"(\w+)"', source))
+    assert ops and ops <= set(IAM_ACTIONS), sorted(ops - set(IAM_ACTIONS))
+
+
 @dataclass
 class IamServer:
     endpoint: str
@@ -276,17 +285,23 @@ def test_one_action_denied(iam_server: IamServer, committer: str, action: str) -
 # -- credentials, HEAD's bodiless 403, conditional writes denied, fenced's strays ------------
 
 
-def test_wrong_credentials_say_credentials(iam_server: IamServer) -> None:
-    """A wrong secret key is a CredentialsError that says credentials; a HEAD (no body in its
-    403) says credentials or the action, never a doubled ``403 403``."""
-    access, _secret = iam_server.keys[None]
+@pytest.mark.parametrize("wrong", ["secret", "access key"])
+def test_wrong_credentials_say_credentials(iam_server: IamServer, wrong: str) -> None:
+    """A wrong secret key or an unknown access key is a CredentialsError that says
+    credentials; a HEAD (no body in its 403) says credentials or the action, never a doubled
+    ``403 403``."""
+    access, secret = iam_server.keys[None]
+    if wrong == "secret":
+        secret, code = "not-the-secret", "SignatureDoesNotMatch"
+    else:
+        access, code = "AKIAUNKNOWNKEY000000", "InvalidAccessKeyId"
     client = zr.make_s3_client(iam_server.endpoint, "us-east-1", access_key=access,
-                               secret_key="not-the-secret")
+                               secret_key=secret)
     store = zr.S3Store(client, retry=zr.RetryPolicy(max_attempts=1), min_part_size=64)
     dest = f"s3://{iam_server.bucket}/{PREFIX}/creds"
     with pytest.raises(CredentialsError) as put:
         store.put(f"{dest}/x", b"x")
-    assert put.value.code == "SignatureDoesNotMatch" and "credentials" in str(put.value)
+    assert put.value.code == code and "credentials" in str(put.value)
     with pytest.raises(AccessDeniedError) as head:
         store.head(f"{dest}/x")
     text = str(head.value)
