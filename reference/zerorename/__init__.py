@@ -22,11 +22,13 @@ from zerorename.committers import COMMITTERS, BaseCommitter, OutputFile, create_
 from zerorename.committers.destinations import UnownableDestinationError
 from zerorename.context import JobContext, Options, ProgressEvent, TaskContext
 from zerorename.errors import (
+    AccessDeniedError,
     BadURLError,
     CallOrderError,
     ClientSideError,
     CommitError,
     ConflictError,
+    CredentialsError,
     DestinationEscapeError,
     DuplicateDestinationError,
     FormatError,
@@ -64,12 +66,14 @@ from zerorename.table_log import table_files
 
 __all__ = [
     "COMMITTERS",
+    "AccessDeniedError",
     "BadURLError",
     "BaseCommitter",
     "CallOrderError",
     "ClientSideError",
     "CommitError",
     "ConflictError",
+    "CredentialsError",
     "DestinationEscapeError",
     "DuplicateDestinationError",
     "FormatError",

@@ -39,6 +39,27 @@ _RETRYABLE_CODES = frozenset(
 )
 
 
+class AccessDeniedError(StoreError):
+    """The store refused a request for want of permission (403 AccessDenied): the
+    credentials are valid, the policy does not allow this call.  ``actions`` are the IAM
+    actions the call needs (``s3:ListBucketMultipartUploads``…), named in the message; add
+    them to the role's policy (docs/user/operations.md, "Permissions")."""
+
+    def __init__(self, path: str, reason: str, actions: tuple[str, ...] = (),
+                 code: str = "AccessDenied") -> None:
+        super().__init__(path, reason, code=code, status=403)
+        self.actions = actions
+
+
+class CredentialsError(StoreError):
+    """The store did not accept the credentials at all: an unknown access key
+    (InvalidAccessKeyId), a wrong secret key (SignatureDoesNotMatch), an expired or invalid
+    session token.  Every request fails the same way; fix the client's credentials."""
+
+    def __init__(self, path: str, reason: str, code: str, status: int = 403) -> None:
+        super().__init__(path, reason, code=code, status=status)
+
+
 class NotFoundError(StoreError):
     """The object, upload or directory does not exist (404)."""
 

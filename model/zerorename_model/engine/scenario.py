@@ -36,6 +36,10 @@ class Faults:
     #: a conditional request (If-None-Match, If-Match) answers 409 ConditionalRequestConflict
     #: and takes no effect: AWS's answer to concurrent conditional writes on one key
     conflict: int = 0
+    #: from some point on, every request of one kind (the kind of the request it strikes, e.g.
+    #: every ListMultipartUploads) answers 403 AccessDenied and takes no effect: a role
+    #: missing the one IAM action that request needs
+    deny: int = 0
     settle: bool = True  # pending visibility events may take effect at any point
     #: every pending visibility event takes effect just before each read: the lagging store
     #: then behaves like its consistent counterpart, one of the behaviours it allows (used to
@@ -81,7 +85,7 @@ class Scenario:
                 del faults["settle_anytime"]
             if self.faults.max_lag is None:  # likewise: only a bounded scope records its bound
                 del faults["max_lag"]
-            for ambiguous in ("lost_answer", "conflict"):  # and only a scope that uses them
+            for ambiguous in ("lost_answer", "conflict", "deny"):  # only a scope using them
                 if not faults[ambiguous]:
                     del faults[ambiguous]
             object.__setattr__(self, "_json", cached)

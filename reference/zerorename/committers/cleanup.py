@@ -24,6 +24,7 @@ destination-wide abort for users who want it.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -41,7 +42,7 @@ from zerorename.committers.layout import (
     JobLayout,
     place_of,
 )
-from zerorename.errors import CommitError, FormatError, NotFoundError
+from zerorename.errors import AccessDeniedError, CommitError, FormatError, NotFoundError
 from zerorename.executor import BoundedExecutor
 from zerorename.formats import PendingSet, SinglePendingCommit, UploadIntent, parse_json
 from zerorename.store import Store, UploadInfo, list_dir
@@ -61,6 +62,8 @@ __all__ = [
     "scan_job",
     "sweep_keys",
 ]
+
+LOG = logging.getLogger(__name__)
 
 #: Above this many keys, one listing of the destination beats one listing per key.
 _PER_KEY_SWEEP_LIMIT = 8
@@ -205,11 +208,21 @@ def abort_owned(
     for upload_id in committed_ids:
         owned.ids.pop(upload_id, None)
     listed: list[UploadInfo] | None = None
-    if committed_ids:
-        listed = store.list_multipart_uploads(dir_prefix(dest))
-        owned.written.update(u.url for u in listed if u.upload_id in committed_ids)
-    swept = sweep_keys(store, {u for u in owned.written if is_under(u, dest)}, dest=dest,
-                       exclude=set(committed_ids) | set(owned.ids), listed=listed)
+    try:
+        if committed_ids:
+            listed = store.list_multipart_uploads(dir_prefix(dest))
+            owned.written.update(u.url for u in listed if u.upload_id in committed_ids)
+        swept = sweep_keys(store, {u for u in owned.written if is_under(u, dest)}, dest=dest,
+                           exclude=set(committed_ids) | set(owned.ids), listed=listed)
+    except AccessDeniedError as exc:
+        # A role without s3:ListBucketMultipartUploads: the uploads the records name are
+        # still aborted; one whose ID no record holds (a create whose answer was lost) is
+        # left to the lifecycle rule or the janitor (which aborts uploads of a job whose
+        # root is gone).  Invisible, so the abort goes on rather than keep the records.
+        LOG.warning("abort of the uploads under %s: could not list them to find those no "
+                    "record names (%s); aborting the %d the records name", dest, exc,
+                    len(owned.ids))
+        swept = []
     return _abort_swept(store, owned, swept, pool)
 
 

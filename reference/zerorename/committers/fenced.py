@@ -94,7 +94,7 @@ from zerorename.stages import (
     TaskSource,
     load_pendingsets,
 )
-from zerorename.store import ObjectInfo, list_dir
+from zerorename.store import ObjectInfo, UploadInfo, list_dir
 from zerorename.stores.fencing import STORE_CHECK_OPTION, FencingSupport, fencing_support
 from zerorename.urls import dir_prefix
 
@@ -147,15 +147,27 @@ class FencedCommitter(FencedTaskCommitter):
 
     def _setup_job(self) -> None:
         self._check_store_fences()
-        self._probe_conditional_put()
-        commit = self._read_commit_record()
-        if commit is not None:
-            success = self._roll_forward(commit)
-            raise JobAlreadyCommittedError(
-                self.commit_record_url, f"job {self.job.id} was already committed by job "
-                f"attempt {commit.job_attempt}; its output is published (rolled forward): do "
-                "not run its tasks again", success)
-        self._clear(None, CommittedUploads.of(None), keep_marker=True)
+        created = self._probe_conditional_put()
+        try:
+            commit = self._read_commit_record()
+            if commit is not None:
+                success = self._roll_forward(commit)
+                raise JobAlreadyCommittedError(
+                    self.commit_record_url, f"job {self.job.id} was already committed by job "
+                    f"attempt {commit.job_attempt}; its output is published (rolled forward): "
+                    "do not run its tasks again", success)
+            self._clear(None, CommittedUploads.of(None), keep_marker=True)
+        except JobAlreadyCommittedError:
+            raise
+        except Exception as exc:  # (a crash — BaseException — must not touch the store)
+            # A failed setup takes back the marker it created (no task can have run under
+            # it), so the job leaves nothing; one an earlier setup wrote is not ours to delete.
+            if created:
+                try:
+                    self.store.delete(self.marker)
+                except CommitError as again:
+                    exc.add_note(f"removing the job marker {self.marker} also failed: {again}")
+            raise
 
     def _check_store_fences(self) -> None:
         """Check the store before anything is written
@@ -186,23 +198,25 @@ class FencedCommitter(FencedTaskCommitter):
             store=decision.store, winners=race.max_winners, writers=race.writers,
             rounds=race.rounds, override=f"{STORE_CHECK_OPTION}=warn")
 
-    def _probe_conditional_put(self) -> None:
+    def _probe_conditional_put(self) -> bool:
         """Create the job marker with ``If-None-Match: *``, then try to create it again: the
         store must refuse.  A marker left by an earlier attempt answers 412 at once, which is
         the proof too.  Distinct bodies, so a retried PUT cannot mistake the second write for
         the first (``ReliableStore`` accepts a 412 on a retry when the object holds its bytes).
-        """
+        Returns whether this call created the marker (not an earlier attempt's)."""
         def body(n: int) -> bytes:
             return json.dumps({"jobId": self.job.id, "jobAttempt": self.job.attempt,
                                "committer": self.name,
                                "probe": n}).encode("utf-8")
 
+        created = False
         try:
             self.store.put(self.marker, body(1), if_none_match=True)
+            created = True
             self.store.put(self.marker, body(2), if_none_match=True)
         except PreconditionFailedError:
             self.stats.incr(S.COMMITTER_CONDITIONAL_PUT_PROBE_REFUSED)
-            return
+            return created
         except UnsupportedOperationError as exc:
             raise self._unsupported(f"it rejected If-None-Match ({exc.reason})") from None
         except StoreError as exc:
@@ -411,6 +425,7 @@ class FencedCommitter(FencedTaskCommitter):
             mine = [] if is_store_root(self.dest) else \
                 [u for u in others if neighbours.may_own(self.dest, u.url)]
             at_keys.extend(mine)
+            _warn_unrecorded(self.job.id, self.dest, mine)
             if len(mine) < len(others):
                 self.stats.incr(S.COMMITTER_UPLOADS_UNATTRIBUTED, len(others) - len(mine))
             for u in at_keys:
@@ -445,3 +460,16 @@ class FencedCommitter(FencedTaskCommitter):
                                keep_root=self.root, listed=roots)
         if expired:
             self.stats.incr(S.COMMITTER_RECORDS_EXPIRED, delete_expired(self.store, expired))
+
+
+def _warn_unrecorded(job_id: str, dest: str, uploads: Sequence[UploadInfo]) -> None:
+    """Each upload aborted only because no job can own it (no record names it, no job root
+    above or beside it) is logged at WARNING, key and start time: it may be another tool's
+    (``aws s3 cp`` in progress under the destination), which nothing in S3 tells apart from a
+    dead task attempt's upload (ListMultipartUploads returns no metadata)."""
+    for upload in uploads:
+        started = (time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(upload.initiated))
+                   if upload.initiated is not None else "unknown")
+        LOG.warning("job %s: aborting incomplete upload %s (upload %s, initiated %s) under %s: "
+                    "no record of any job names it, and no other job is active there",
+                    job_id, upload.url, upload.upload_id, started, dest)

@@ -129,25 +129,55 @@ class S3ACommitter(BaseCommitter):
                 runner.run(S.JOB_STAGE_PREPARE_DESTINATION,
                            lambda: self.prepare_destination(ctx, loaded))
                 filenames = FilenameSample()
-                owned = self._complete_reading_owned(ctx, records, loaded, filenames)
-                outcome = runner.run(S.JOB_STAGE_ABORT_UNCOMMITTED, lambda: abort_found(
-                    self.store, owned, pool, committed_ids=loaded.committed_ids,
-                    committed_keys=loaded.committed_among, dest=self.dest))
-            success = self.job_success(filenames, loaded)
-            if outcome.unreadable:
-                success.diagnostics["unreadable.records"] = "; ".join(
-                    str(e) for e in outcome.unreadable[:10])
-            if outcome.failures:
-                success.diagnostics["abort.failures"] = "; ".join(
-                    f"{what}: {exc}" for what, exc in outcome.failures[:10])
-            self.save_success(success, runner)
+                completed = [False]
+                try:
+                    owned = self._complete_reading_owned(ctx, records, loaded, filenames,
+                                                         completed)
+                    outcome = runner.run(S.JOB_STAGE_ABORT_UNCOMMITTED, lambda: abort_found(
+                        self.store, owned, pool, committed_ids=loaded.committed_ids,
+                        committed_keys=loaded.committed_among, dest=self.dest))
+                    success = self.job_success(filenames, loaded)
+                    if outcome.unreadable:
+                        success.diagnostics["unreadable.records"] = "; ".join(
+                            str(e) for e in outcome.unreadable[:10])
+                    if outcome.failures:
+                        success.diagnostics["abort.failures"] = "; ".join(
+                            f"{what}: {exc}" for what, exc in outcome.failures[:10])
+                    self.save_success(success, runner)
+                except Exception as exc:  # (a crash — BaseException — must not touch the store)
+                    if completed[0] and not self.published:
+                        self._take_back(ctx, loaded, exc)
+                    raise
             known = [self.layout.marker, *(m.record for m in messages or [] if m.record)]
             self.clean_up_published(success, runner, lambda: self._cleanup(
                 not outcome.failures, loaded.committed_ids, known))
         return success
 
+    def _take_back(self, ctx: StageContext, loaded: Loaded, exc: Exception) -> None:
+        """Every upload is completed (visible) but a later stage failed before the commit
+        point (``_SUCCESS``): a listing or read the commit needs was refused (a role without
+        ``s3:ListBucketMultipartUploads`` or ``s3:ListBucket``), or ``_SUCCESS`` could not be
+        saved.  The job is failed, so it takes back what it published: the completed objects
+        are deleted, as when a complete fails (:func:`~zerorename.stages.complete_uploads`).
+        What could not be deleted is named in a note of ``exc``."""
+        urls = sorted({str(r["u"]) for r in loaded.winning_records()})
+        left: list[str] = []
+        for start in range(0, len(urls), 1000):
+            batch = urls[start : start + 1000]
+            try:
+                self.store.delete_many(batch)
+            except CommitError as failed:
+                exc.add_note(f"taking back the completed files also failed: {failed}")
+                left.extend(batch)
+        reverted = len(urls) - len(left)
+        ctx.stats.incr(S.COMMITTER_COMMITS_REVERTED, reverted)
+        exc.add_note(f"the job was not committed: the {reverted} file(s) it had completed "
+                     "were deleted (taken back)" + (f", {len(left)} could not be" if left
+                                                     else ""))
+
     def _complete_reading_owned(self, ctx: StageContext, records: JobRecords | None,
-                                loaded: Loaded, filenames: FilenameSample) -> OwnedUploads:
+                                loaded: Loaded, filenames: FilenameSample,
+                                completed: list[bool]) -> OwnedUploads:
         """Complete the uploads and, meanwhile, read what the job owns besides them (the
         records of attempts not committed, the intents; first the listing of the job root,
         unless Hadoop's protocol needed it to find the tasks): those requests used to hold
@@ -168,6 +198,7 @@ class S3ACommitter(BaseCommitter):
         def complete() -> None:
             ctx.runner.run(S.JOB_STAGE_COMPLETE_UPLOADS,
                            lambda: complete_uploads(ctx, loaded, filenames))
+            completed[0] = True  # from here a failure before _SUCCESS takes them back
 
         with ctx.pool.beside(read) as reading:  # inline: ``read`` runs first, in the caller
             complete()

@@ -24,7 +24,8 @@ class DeleteManyError(StoreError):
     """Some keys of a bulk delete failed; ``failures`` maps each URL to its own error.
 
     Raised after every batch has been tried, so one bad key never stops the rest from being
-    deleted.  ``code``/``status`` are those of the first failure.
+    deleted.  ``code``/``status`` are those of the first failure, whose reason the message
+    ends with (for AccessDenied: the IAM action to add).
     """
 
     def __init__(self, failures: dict[str, StoreError], total: int) -> None:
@@ -33,7 +34,7 @@ class DeleteManyError(StoreError):
         more = "" if len(failures) <= 5 else f" and {len(failures) - 5} more"
         super().__init__(
             first_url,
-            f"{len(failures)} of {total} deletes failed: {shown}{more}",
+            f"{len(failures)} of {total} deletes failed: {shown}{more}; first: {first.reason}",
             code=first.code,
             status=first.status,
         )

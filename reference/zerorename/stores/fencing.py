@@ -24,7 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from zerorename import options as O
 from zerorename.context import Options
-from zerorename.errors import PreconditionFailedError, StoreError
+from zerorename.errors import AccessDeniedError, PreconditionFailedError, StoreError
 from zerorename.store import Store
 from zerorename.stores.probe import (
     StoreProbeError,
@@ -98,6 +98,8 @@ class FencingSupport(enum.Enum):
     IGNORES_HEADER = "accepts a second If-None-Match: * PUT over an existing object"
     RACY = "let two or more racing If-None-Match: * writers succeed on one key"
     REJECTS_HEADER = "does not declare conditional PUT"
+    DENIED = ("denies conditional writes to this role (a PUT with If-None-Match: * answered "
+              "403 AccessDenied, a plain PUT was allowed: a bucket or IAM policy)")
     DISABLED = f"conditional writes disabled ({CONDITIONAL_OPTION}=false)"
 
     @property
@@ -192,6 +194,13 @@ def _measure(store: Store, dest: str, *, documented: bool) -> FencingDecision:
     try:
         try:
             store.put(first, b"zerorename fencing probe: first\n", if_none_match=True)
+        except AccessDeniedError as exc:
+            if _plain_put_allowed(store, first):
+                # a policy that denies conditional writes and allows plain ones: the store
+                # cannot fence for this role (auto picks magic), and that is known
+                return FencingDecision(store.name, FencingSupport.DENIED)
+            raise could_not_write(first, exc, "nothing is known about the store's conditional "
+                                  "writes, so no committer was chosen") from exc
         except StoreError as exc:
             raise could_not_write(first, exc, "nothing is known about the store's conditional "
                                   "writes, so no committer was chosen") from exc
@@ -211,7 +220,7 @@ def _measure(store: Store, dest: str, *, documented: bool) -> FencingDecision:
         result = race(store, area, RaceOp.PUT_IF_NONE_MATCH, writers=GATE_RACERS,
                       rounds=GATE_ROUNDS)
     finally:
-        remove_probe_area(store, area)
+        remove_probe_area(store, area, known=[first])
     if result.verdict is RaceVerdict.EXCLUSIVE and not result.lost_writes:
         return FencingDecision(store.name, FencingSupport.FENCES, result)
     if result.verdict is RaceVerdict.NO_WINNER:
@@ -219,6 +228,16 @@ def _measure(store: Store, dest: str, *, documented: bool) -> FencingDecision:
                               f"({result.error_count} errors, e.g. {result.errors[:1]})",
                               "RaceFailed")
     return FencingDecision(store.name, FencingSupport.RACY, result)
+
+
+def _plain_put_allowed(store: Store, url: str) -> bool:
+    """After a 403 on a conditional PUT: does a plain PUT of ``url`` succeed?  (Then a policy
+    denies conditional writes only.)"""
+    try:
+        store.put(url, b"zerorename fencing probe: plain\n")
+    except StoreError:
+        return False
+    return True
 
 
 def auto_committer(decision: FencingDecision) -> str:

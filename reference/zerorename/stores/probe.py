@@ -23,7 +23,7 @@ import functools
 import os
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from zerorename.errors import CommitError, PreconditionFailedError, StoreError
@@ -133,9 +133,14 @@ def run_probe(store: Store, dest: str, settings: ProbeSettings = ProbeSettings()
         seconds=time.monotonic() - started, s3=s3, notes=tuple(run.notes))
 
 
-def remove_probe_area(store: Store, area: str) -> bool:
+def remove_probe_area(store: Store, area: str, known: Iterable[str] = ()) -> bool:
     """Delete every object and abort every upload under ``area``; True when nothing is left.
-    Never raises: a probe must not fail the job it was run for over its own litter."""
+    Never raises: a probe must not fail the job it was run for over its own litter.
+    ``known``: keys the probe wrote, deleted by name first, so that a role that may not list
+    (no ``s3:ListBucket``) still removes them."""
+    for url in known:
+        with contextlib.suppress(StoreError):
+            store.delete(url)
     with contextlib.suppress(StoreError):
         for upload in store.list_multipart_uploads(area):
             with contextlib.suppress(StoreError):

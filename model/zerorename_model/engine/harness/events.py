@@ -46,6 +46,7 @@ class MoveKind(enum.Enum):
     SETTLE = "settle"        # a lagging write becomes visible
     LOST_ANSWER = "lost_answer"  # perform that operation, then fail it with a transport error
     CONFLICT = "conflict"    # fail that conditional operation with 409, nothing taken effect
+    DENY = "deny"            # from now on, every request of that operation's kind answers 403
 
 
 @dataclass(frozen=True, slots=True)

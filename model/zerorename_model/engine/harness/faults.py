@@ -27,6 +27,20 @@ _RECORDED = frozenset({MoveKind.CRASH, MoveKind.PARTITION, MoveKind.THROTTLE,
                        MoveKind.RESTART, MoveKind.FAIL_JOB})
 
 
+#: where a denied operation kind is kept: in the budgets, which every digest and fingerprint
+#: of a run's state holds already (a kind denied is a fault spent for good)
+_DENIED = "denied:"
+
+
+def deny(budget: dict[str, int], op: str) -> None:
+    """From now on every destination request ``op`` answers 403 AccessDenied."""
+    budget[_DENIED + op] = 1
+
+
+def denied(budget: dict[str, int], op: str) -> bool:
+    return bool(budget.get(_DENIED + op))
+
+
 def _touches(op: PendingOp, event: Visibility) -> bool:
     """Whether store operation ``op`` can tell whether ``event`` has taken effect: a listing
     of a prefix of its key sees the LIST index (list-add, list-del); a GET or HEAD of the key
@@ -65,7 +79,8 @@ class FaultMoves:
         b = state.budget
         faults = state.scenario.faults
         moves: list[Move] = []
-        if not (faults.settle and state.store.pending) and not any(b.values()):
+        if not (faults.settle and state.store.pending) and not any(
+                n for k, n in b.items() if not k.startswith(_DENIED)):
             return moves  # no fault left to use, nothing to settle
         at_op = [a for a in runnable if a.waiting is None and not a.crashed]
         tasks_at_op = [a for a in at_op if a.task is not None]
@@ -80,6 +95,9 @@ class FaultMoves:
             moves += [Move(MoveKind.LOST_ANSWER, a.name) for a in requests]
         if b.get("conflict"):
             moves += [Move(MoveKind.CONFLICT, a.name) for a in requests if a.conditional]
+        if b.get("deny"):
+            moves += [Move(MoveKind.DENY, a.name) for a in requests
+                      if a.pending is not None and not denied(state.budget, a.pending.op)]
         # A crash or partition strikes a process: a task attempt with its pool workers, named
         # by the attempt, possible while it or any of its workers is at an operation.
         processes = list(dict.fromkeys(a.process for a in tasks_at_op))
@@ -138,7 +156,12 @@ class FaultMoves:
             state.budget[kind.value] -= 1
         if kind in _RECORDED:
             self._record_fault(move)
-        if kind in (MoveKind.THROTTLE, MoveKind.LOST_ANSWER, MoveKind.CONFLICT):
+        if kind is MoveKind.DENY:
+            actor = state.by_name[move.actor]
+            assert actor.pending is not None
+            deny(state.budget, actor.pending.op)
+            note(f"deny {actor.pending.op}: every such request answers 403 AccessDenied")
+        if kind in (MoveKind.THROTTLE, MoveKind.LOST_ANSWER, MoveKind.CONFLICT, MoveKind.DENY):
             # the operation fails (throttle, conflict) or loses its answer: the actor is told
             # so at once, and its code decides what next (a retry loop repeats it)
             self.scheduling.resume(state.by_name[move.actor], kind.value)

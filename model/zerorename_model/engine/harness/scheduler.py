@@ -43,7 +43,7 @@ from zerorename_model.engine.harness.events import (
     call_pending,
     store_pending,
 )
-from zerorename_model.engine.harness.faults import FaultMoves
+from zerorename_model.engine.harness.faults import FaultMoves, denied
 from zerorename_model.engine.harness.recorder import Recorder
 from zerorename_model.engine.harness.state import (
     Actor,
@@ -268,6 +268,8 @@ class Run:
         pending = store_pending(op, frozen, cluster)
         actor.conditional = bool(kwargs.get("if_none_match") or kwargs.get("if_match"))
         command = self._pause(actor, pending)
+        if not cluster and command == "go" and denied(state.budget, op):
+            command = "deny"  # the kind was denied earlier: refused like the first
         if command in _REFUSED:
             error = _REFUSED[str(command)](str(args[0]) if args else "")
             self._said(actor, pending, error)
@@ -400,6 +402,8 @@ _REFUSED: dict[str, Callable[[str], ModelStoreError]] = {
     "throttle": lambda url: ModelStoreError(url, "SlowDown", 503, "throttled"),
     "conflict": lambda url: ModelStoreError(url, "ConditionalRequestConflict", 409,
                                             "a concurrent conditional request on the key"),
+    "deny": lambda url: ModelStoreError(url, "AccessDenied", 403,
+                                        "the role's policy does not allow this request"),
 }
 
 

@@ -200,7 +200,8 @@ class RunState:
         # the ambiguous outcomes only where a scenario uses them: the budgets are part of
         # every run's digest, which the traces recorded before them must still reach
         budget.update({name: count for name, count in (
-            ("lost_answer", f.lost_answer), ("conflict", f.conflict)) if count})
+            ("lost_answer", f.lost_answer), ("conflict", f.conflict), ("deny", f.deny))
+            if count})
         store: HarnessStore = (backend if backend is not None
                                else ModelStore(scenario.store, f.max_lag))
         return cls(scenario=scenario, factory=factory, options_map=dict(scenario.options),
