@@ -15,6 +15,7 @@ import sys
 import textwrap
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from zerorename.cli import CommandParser
 
@@ -170,6 +171,19 @@ class CheckCommand:
                             help="decide every cell by exploration alone")
         parser.add_argument("--json", help="write the cells as JSON here")
         parser.add_argument("--traces", help="write each violation's shrunk trace here")
+        store = parser.add_argument_group(
+            "a store of yours (--target reference): the scenarios, with client-side faults, "
+            "and zerorename probe, under a fresh zerorename-check-<uuid> area of an empty "
+            "--prefix, removed afterwards")
+        store.add_argument("--prefix", metavar="s3://BUCKET/PREFIX",
+                           help="where the check may write: must hold nothing")
+        store.add_argument("--endpoint-url", help="the S3 endpoint (MinIO, Ceph RGW...); "
+                                                  "default: AWS")
+        store.add_argument("--profile", help="the AWS profile whose credentials to use")
+        store.add_argument("--region", help="the client's region (default: "
+                                            "AWS_DEFAULT_REGION, else us-east-1)")
+        store.add_argument("--no-probe", action="store_true",
+                           help="skip zerorename probe of the store")
 
     def run(self, args: argparse.Namespace, unknown: Sequence[str]) -> int:
         from zerorename_model.experiments.matrix import matrix, save
@@ -187,7 +201,7 @@ class CheckCommand:
         if args.target == "model":
             found = default_directory()
             seeds = None if args.no_seeds else args.seeds or (str(found) if found else None)
-            if seeds:
+            if seeds and not extra:
                 progress(f"seeds: saved witness traces in {seeds} are tried first "
                          "(--no-seeds: exploration alone)")
             if extra:  # a committer class of the user's: resolved by name in each worker
@@ -201,6 +215,8 @@ class CheckCommand:
                 cells = matrix(args.committer, args.store, args.property, quick=args.quick,
                                traces=args.traces, progress=progress, protocols=protocols,
                                variants=args.variants, seeds=seeds)
+        elif args.prefix or args.endpoint_url or args.profile:
+            cells = self._on_user_store(args, names, protocols, progress)
         else:
             from zerorename_bridge.verdicts import reference_matrix
 
@@ -216,6 +232,22 @@ class CheckCommand:
             save(cells, args.json)
             print(f"wrote {args.json}", file=sys.stderr)
         return 0
+
+    @staticmethod
+    def _on_user_store(args: argparse.Namespace, names: list[str], protocols: Sequence[str],
+                       progress: Callable[[str], None]) -> list[Any]:
+        from zerorename_bridge.user_store import STORE_NAME, UserStore, user_matrix
+
+        if not args.prefix:
+            raise ValueError("--endpoint-url/--profile need --prefix s3://bucket/prefix: "
+                             "the empty place the check may write")
+        if args.store and args.store != [STORE_NAME]:
+            raise ValueError(f"--store {' '.join(args.store)}: with --prefix the store is "
+                             f"yours ({STORE_NAME}); run the model stores without --prefix")
+        config = UserStore(args.prefix, args.endpoint_url, args.region, args.profile)
+        return user_matrix(config, names, args.property, quick=args.quick,
+                           traces=args.traces, protocols=protocols, progress=progress,
+                           probe=not args.no_probe)
 
 
 class TableCommand:
