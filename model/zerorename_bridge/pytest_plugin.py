@@ -64,7 +64,8 @@ class CommitterCheck:
                       drivers: Sequence[str] = ("spark", "hadoop"),
                       partition_drivers: Sequence[str] = ("spark",),
                       examples: int | None = None, steps: int = 80,
-                      faults: Any = None, shrink: bool = True) -> None:
+                      faults: Any = None, throttle: bool | None = None,
+                      shrink: bool = True) -> None:
         """The hypothesis state machine of the project's property suites on ``committer``
         (``target`` ``reference``: a ``(store, job, task)`` class; ``model``: a model
         committer class) on the model store ``store``: every move drawn, the per-step
@@ -72,7 +73,9 @@ class CommitterCheck:
         protocols (``drivers``).  ``partition_drivers``: the protocols under which a task
         attempt may be partitioned from its driver (under Hadoop's, no committer that finds
         its tasks by listing can exclude a zombie's output; name both to check yours
-        does)."""
+        does).  ``throttle``: draw throttling (503 SlowDown) too; default: for reference
+        committers, which retry (the model's protocols are the papers' pseudo-code, without
+        retries)."""
         from zerorename_bridge import plugins
         from zerorename_bridge.statemachine import check_machine, make_machine
         from zerorename_model.check.properties import PROPERTIES
@@ -84,7 +87,9 @@ class CommitterCheck:
         header = {"target": "reference"} if kind is plugins.Target.REFERENCE else {}
         machine = make_machine(name, store, factory, list(properties or PROPERTIES),
                                drivers=drivers, partition_drivers=partition_drivers,
-                               faults=faults, witnesses=str(self.witnesses), header=header)
+                               faults=faults, witnesses=str(self.witnesses), header=header,
+                               throttle=(kind is plugins.Target.REFERENCE if throttle is None
+                                         else throttle))
         check_machine(machine, examples=examples or self.examples, steps=steps,
                       shrink=shrink)
 

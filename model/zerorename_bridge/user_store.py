@@ -251,7 +251,8 @@ def user_resolver(committer: str, store: str) -> tuple[CommitterFactory, Backend
 
 def user_matrix(config: UserStore, committers: Sequence[str], props: Sequence[str] | None,
                 *, quick: bool, traces: str | None, protocols: Sequence[str],
-                progress: Any = None, probe: bool = True) -> list[Any]:
+                progress: Any = None, probe: bool = True,
+                probe_settings: Any = None) -> list[Any]:
     """The reference committers' cells on the user's store (the matrix's scopes, with the
     moto budgets: every request is a real one), after ``zerorename probe`` of the store, all
     under a throw-away area removed afterwards."""
@@ -264,11 +265,12 @@ def user_matrix(config: UserStore, committers: Sequence[str], props: Sequence[st
         if progress:
             progress(f"user store: working under {made.area} (removed at the end)")
         if probe:
-            from zerorename.stores.probe import run_probe
+            from zerorename.stores.probe import ProbeSettings, run_probe
             from zerorename.stores.probe_text import render
 
             store = made.client_store()
-            print(render(run_probe(store, made.area + "/probe"), store.capabilities()))
+            report = run_probe(store, made.area + "/probe", probe_settings or ProbeSettings())
+            print(render(report, store.capabilities()))
         return matrix(names, [STORE_NAME], props, quick=quick, traces=traces,
                       progress=progress, resolve=user_resolver,
                       known=[*REFERENCE_COMMITTERS, *names], known_stores=(STORE_NAME,),
