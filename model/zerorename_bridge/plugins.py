@@ -129,7 +129,8 @@ def parse(name: str, target: Target) -> CommitterSpec:
             if name in registered(other) else "")
     raise PluginCommitterError(name, (
         f"no {target.value} committer of that name{hint}: known are the built-in "
-        f"{sorted(_builtins(target))}, the entry points of group {_group(target)!r} "
+        f"{sorted(n for n in _builtins(target) if '+no-landed-check' not in n)}, "
+        f"the entry points of group {_group(target)!r} "
         f"{sorted(plugins)}, or give module:Class of a class installed in this environment"))
 
 
@@ -200,8 +201,8 @@ class PluginReferenceCommitter(ReferenceCommitter):
 
 
 class PluginReferenceFactory:
-    """The harness's factory for a user's reference committer class.  ``workers``: the actors each of its pools
-    runs on (1: inline)."""
+    """The harness's factory for a user's reference committer class.  ``workers``: the
+    actors each of its pools runs on (1: inline)."""
 
     supports_recovery = False
     takes_messages = True
@@ -209,11 +210,11 @@ class PluginReferenceFactory:
     def __init__(self, name: str, workers: int = DEFAULT_WIDTH) -> None:
         self.name = name
         self.workers = workers
-        self.cls = reference_class(name)
+        self.cls: Any = reference_class(name)
 
     @property
     def visible_before_job_commit(self) -> bool:
-        return bool(self.cls.visible_before_job_commit)
+        return bool(self.cls.visible_before_job_commit)  # checked when the class was loaded
 
     def __call__(self, env: Any, job: JobSpec, task: TaskSpec | None,
                  options: dict[str, str]) -> PluginReferenceCommitter:

@@ -211,7 +211,7 @@ def _lifecycle(cls: type, store: Any, dest: str, spark: bool) -> list[str]:
     jc.setup_job()
     messages, expected = _run_tasks(cls, store, job, 2)
     early = _output(store, dest)
-    if early and not cls.visible_before_job_commit:
+    if early and not getattr(cls, "visible_before_job_commit", False):
         problems.append(f"output visible after task commit, before job commit: "
                         f"{sorted(early)}")
     jc.commit_job(messages if spark else None)

@@ -236,7 +236,7 @@ def user_backend() -> RealBackend:
     if key not in _STORES:
         _STORES[key] = config.client_store()
     rebased = RebasedStore(_STORES[key], f"{config.area}/w{os.getpid()}")
-    return RealBackend(rebased, SCENARIO_ROOT)  # type: ignore[arg-type]
+    return RealBackend(rebased, SCENARIO_ROOT)
 
 
 def user_resolver(committer: str, store: str) -> tuple[CommitterFactory, Backend]:
