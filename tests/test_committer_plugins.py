@@ -42,7 +42,7 @@ def test_a_jvm_committer_is_refused_with_a_clear_message(
 
 
 @pytest.mark.parametrize(("name", "words"), [
-    ("no-such-committer", "no reference committer of that name"),
+    ("no-such-committer", "unknown committer 'no-such-committer' (--target reference)"),
     ("tests.no_such_module:Committer", "cannot import module 'tests.no_such_module'"),
     ("tests.plugin_committers:Missing", "has no 'Missing'"),
     ("tests.plugin_committers:NoContract", "lacks setup_task, open"),
@@ -256,10 +256,12 @@ def test_the_example_package_is_checked_from_the_command_line(example_venv: Path
                     if target == "model" else "--quick", "--property", "abortability",
                     "--property", "completeness", "--traces", str(traces), cwd=tmp_path)
         assert done.returncode == 0, done.stderr[-3000:]
-        rows = {line.split()[0]: line.split()[2:] for line in done.stdout.splitlines()
-                if line.split()[:1] in ([eager], [careful])}
-        assert rows[eager][1] == "VIOL/VIOL", done.stdout
-        assert "VIOL" not in " ".join(rows[careful]), done.stdout
+        lines = done.stdout.splitlines()
+        columns = next(line.split() for line in lines if line.startswith("committer "))
+        rows = {line.split()[0]: dict(zip(columns, line.split(), strict=True))
+                for line in lines if line.split()[:1] in ([eager], [careful])}
+        assert rows[eager]["abortability"] == "VIOL/VIOL", done.stdout
+        assert "VIOL" not in " ".join(rows[careful].values()), done.stdout
         for witness in sorted(traces.glob("*.jsonl")):
             assert witness.name.startswith(f"{eager}.s3.abortability.")
             replay = _run(example_venv, "zerorename", "trace", "replay", str(witness),

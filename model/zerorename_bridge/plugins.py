@@ -128,7 +128,7 @@ def parse(name: str, target: Target) -> CommitterSpec:
     hint = (f"; {name!r} is a {other.value} committer (--target {other.value})"
             if name in registered(other) else "")
     raise PluginCommitterError(name, (
-        f"no {target.value} committer of that name{hint}: known are the built-in "
+        f"unknown committer {name!r} (--target {target.value}){hint}: known are the built-in "
         f"{sorted(n for n in _builtins(target) if '+no-landed-check' not in n)}, "
         f"the entry points of group {_group(target)!r} "
         f"{sorted(plugins)}, or give module:Class of a class installed in this environment"))
