@@ -15,6 +15,7 @@ import sys
 import textwrap
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from zerorename.cli import CommandParser
 
@@ -71,16 +72,16 @@ class TraceCommand:
         parser.add_argument("--verbose", "-v", action="store_true", help="show every step")
 
     def run(self, args: argparse.Namespace, unknown: Sequence[str]) -> int:
-        from zerorename_model.experiments.trace import format_trace, read_trace, replay
+        from zerorename_model.experiments.trace import format_trace, read_trace
 
         if args.action == "show":
             print(format_trace(read_trace(args.file), verbose=args.verbose))
             return 0
-        from zerorename_bridge.reference_ambiguous import is_reference_trace, replay_reference
+        from zerorename_bridge.plugins import replay_any
 
-        # a reference committer's witness (its header says so) replays with that committer
-        outcome = (replay_reference(args.file) if is_reference_trace(read_trace(args.file))
-                   else replay(args.file))
+        # a reference committer's witness (its header says so) replays with that committer,
+        # a committer from outside the tree with the class its header names
+        outcome = replay_any(args.file)
         print(format_trace(outcome.result.trace, verbose=args.verbose))
         verdict = "same final state" if outcome.same else "DIFFERENT final state"
         print(f"replay: {verdict} (recorded {outcome.recorded_digest[:12]}, "
@@ -91,6 +92,7 @@ class TraceCommand:
 def check_names_epilog() -> str:
     """The names ``check`` accepts, read from the model and the bridge when ``check --help``
     is formatted (not when the parser is built, so that other commands never load them)."""
+    from zerorename_bridge.plugins import MODEL_GROUP, REFERENCE_GROUP, Target, registered
     from zerorename_bridge.verdicts import REFERENCE_COMMITTERS, REFERENCE_STORES
     from zerorename_model.check.properties import PROPERTIES
     from zerorename_model.engine.stores.profiles import PROFILES
@@ -106,6 +108,11 @@ def check_names_epilog() -> str:
          "Section XIV bugs are rows by default (--variants), any may be named)", variants),
         ("protocols (--protocol; default both)", ["hadoop", "spark", "both"]),
         ("reference committers (--target reference)", list(REFERENCE_COMMITTERS)),
+        (f"  installed ({REFERENCE_GROUP} entry points)", sorted(registered(Target.REFERENCE))
+         or ["none"]),
+        (f"model committers installed ({MODEL_GROUP} entry points)",
+         sorted(registered(Target.MODEL)) or ["none"]),
+        ("any committer class (both targets)", ["module:Class"]),
         ("  their stores (moto: on an in-process moto S3)", list(REFERENCE_STORES)),
         ("store profiles (default: all)", list(PROFILES)),
         ("properties (default: all)", list(PROPERTIES)),
@@ -128,7 +135,11 @@ class CheckCommand:
         parser.formatter_class = argparse.RawDescriptionHelpFormatter
         parser.epilog_from = check_names_epilog
         parser.add_argument("--target", choices=["model", "reference"], default="model")
-        parser.add_argument("--committer", action="append", help="repeatable; default: all")
+        parser.add_argument("--committer", action="append",
+                            help="repeatable; default: all built-in ones. A built-in name, an "
+                                 "installed entry point's name, or module:Class of a "
+                                 "committer class of yours (docs/research/"
+                                 "committer-authors.md)")
         parser.add_argument("--store", action="append",
                             help="repeatable; default: all profiles")
         parser.add_argument("--property", action="append", help="repeatable; default: all")
@@ -160,6 +171,19 @@ class CheckCommand:
                             help="decide every cell by exploration alone")
         parser.add_argument("--json", help="write the cells as JSON here")
         parser.add_argument("--traces", help="write each violation's shrunk trace here")
+        store = parser.add_argument_group(
+            "a store of yours (--target reference): the scenarios, with client-side faults, "
+            "and zerorename probe, under a fresh zerorename-check-<uuid> area of an empty "
+            "--prefix, removed afterwards")
+        store.add_argument("--prefix", metavar="s3://BUCKET/PREFIX",
+                           help="where the check may write: must hold nothing")
+        store.add_argument("--endpoint-url", help="the S3 endpoint (MinIO, Ceph RGW...); "
+                                                  "default: AWS")
+        store.add_argument("--profile", help="the AWS profile whose credentials to use")
+        store.add_argument("--region", help="the client's region (default: "
+                                            "AWS_DEFAULT_REGION, else us-east-1)")
+        store.add_argument("--no-probe", action="store_true",
+                           help="skip zerorename probe of the store")
 
     def run(self, args: argparse.Namespace, unknown: Sequence[str]) -> int:
         from zerorename_model.experiments.matrix import matrix, save
@@ -169,26 +193,61 @@ class CheckCommand:
 
         progress = _progress()
         protocols = PROTOCOLS if args.protocol == "both" else (args.protocol,)
+        from zerorename_bridge import plugins
+
+        target = plugins.Target(args.target)
+        names = plugins.check_names(args.committer or [], target)  # a bad name fails here
+        extra = [n for n in names if plugins.is_plugin(n, target)]
         if args.target == "model":
             found = default_directory()
             seeds = None if args.no_seeds else args.seeds or (str(found) if found else None)
-            if seeds:
+            if seeds and not extra:
                 progress(f"seeds: saved witness traces in {seeds} are tried first "
                          "(--no-seeds: exploration alone)")
-            cells = matrix(args.committer, args.store, args.property, quick=args.quick,
-                           traces=args.traces, progress=progress, protocols=protocols,
-                           variants=args.variants, seeds=seeds)
+            if extra:  # a committer class of the user's: resolved by name in each worker
+                from zerorename_model.systems.protocols import load_all
+
+                cells = matrix(names, args.store, args.property, quick=args.quick,
+                               traces=args.traces, progress=progress, protocols=protocols,
+                               variants=False, resolve=plugins.model_resolver,
+                               known=[*load_all(), *extra])
+            else:
+                cells = matrix(args.committer, args.store, args.property, quick=args.quick,
+                               traces=args.traces, progress=progress, protocols=protocols,
+                               variants=args.variants, seeds=seeds)
+        elif args.prefix or args.endpoint_url or args.profile:
+            cells = self._on_user_store(args, names, protocols, progress)
         else:
             from zerorename_bridge.verdicts import reference_matrix
 
             cells = reference_matrix(args.committer, args.store, args.property,
                                      quick=args.quick, traces=args.traces, progress=progress,
-                                     protocols=protocols)
+                                     protocols=protocols, resolver=plugins.reference_resolver,
+                                     extra=extra)
+            for cell in cells:  # witnesses replay with the reference committer they name
+                if cell.trace:
+                    plugins.mark_reference(cell.trace)
         print(format_matrix(cells))
         if args.json:
             save(cells, args.json)
             print(f"wrote {args.json}", file=sys.stderr)
         return 0
+
+    @staticmethod
+    def _on_user_store(args: argparse.Namespace, names: list[str], protocols: Sequence[str],
+                       progress: Callable[[str], None]) -> list[Any]:
+        from zerorename_bridge.user_store import STORE_NAME, UserStore, user_matrix
+
+        if not args.prefix:
+            raise ValueError("--endpoint-url/--profile need --prefix s3://bucket/prefix: "
+                             "the empty place the check may write")
+        if args.store and args.store != [STORE_NAME]:
+            raise ValueError(f"--store {' '.join(args.store)}: with --prefix the store is "
+                             f"yours ({STORE_NAME}); run the model stores without --prefix")
+        config = UserStore(args.prefix, args.endpoint_url, args.region, args.profile)
+        return user_matrix(config, names, args.property, quick=args.quick,
+                           traces=args.traces, protocols=protocols, progress=progress,
+                           probe=not args.no_probe)
 
 
 class TableCommand:

@@ -15,7 +15,7 @@ from zerorename_model.experiments.cells import Cell
 from zerorename_model.experiments.matrix import matrix, save
 from zerorename_model.experiments.matrix_text import format_matrix
 from zerorename_model.experiments.scopes import PROTOCOLS
-from zerorename_model.experiments.verdicts import Budget
+from zerorename_model.experiments.verdicts import Budget, Resolver
 
 REFERENCE_COMMITTERS = ("v1", "v2", "directory", "partitioned", "magic", "manifest", "fenced")
 REFERENCE_STORES = ("s3", "s3-2018", "abfs", "moto")
@@ -48,7 +48,10 @@ def reference_matrix(committers: Sequence[str] | None = None,
                      stores: Sequence[str] | None = None, props: Sequence[str] | None = None,
                      *, quick: bool = True, traces: str | None = None,
                      progress: Callable[[str], None] | None = None,
-                     protocols: Sequence[str] = PROTOCOLS) -> list[Cell]:
+                     protocols: Sequence[str] = PROTOCOLS, resolver: Resolver = resolve,
+                     extra: Sequence[str] = ()) -> list[Cell]:
+    """``resolver`` and ``extra``: the committers from outside the tree among
+    ``committers`` (:mod:`zerorename_bridge.plugins`) and the resolver that knows them."""
     wanted = list(stores or REFERENCE_STORES)
     cells: list[Cell] = []
     for group, budget in (([s for s in wanted if s != "moto"], QUICK if quick else FULL),
@@ -56,7 +59,8 @@ def reference_matrix(committers: Sequence[str] | None = None,
                            MOTO_QUICK if quick else MOTO_FULL)):
         if group:
             cells += matrix(committers or REFERENCE_COMMITTERS, group, props, quick=quick,
-                            traces=traces, progress=progress, resolve=resolve,
-                            known=REFERENCE_COMMITTERS, known_stores=(*PROFILES, "moto"),
+                            traces=traces, progress=progress, resolve=resolver,
+                            known=(*REFERENCE_COMMITTERS, *extra),
+                            known_stores=(*PROFILES, "moto"),
                             budget=budget, protocols=protocols)
     return cells

@@ -1,0 +1,1 @@
+"""An example committer package checked by zerorename's fault-injection suites."""
