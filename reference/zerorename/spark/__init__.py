@@ -83,31 +83,66 @@ def register(spark: SparkSession) -> None:
 
 
 def _register_on_format() -> None:
-    """Make ``DataFrameWriter.format``/``DataFrameReader.format`` register this source.
+    """Make ``format`` of the batch and streaming readers and writers register this source.
 
     A Python data source lives in one session's registry, so registering at import time
     cannot help a session created later — the usual order in a script.  PySpark's other
     route, discovery of ``pyspark_*`` modules by a worker's ``pkgutil.iter_modules()``, does
     not see packages of an editable install (they are served by an import hook, not a path
     entry).  So the registration happens where the name is used: ``format(NAME)`` (also
-    what ``save(format=…)`` and ``load(format=…)`` call) registers the source with that
-    reader's or writer's session first.  Other formats pass straight through.
+    what ``save(format=…)``, ``load(format=…)`` and ``start(format=…)`` call) registers the
+    source with that reader's or writer's session first (:func:`_prepare`).  Other formats
+    pass straight through.
     """
     from pyspark.sql.readwriter import DataFrameReader, DataFrameWriter
+    from pyspark.sql.streaming.readwriter import DataStreamReader, DataStreamWriter
 
-    for cls in (DataFrameReader, DataFrameWriter):
+    for cls in (DataFrameReader, DataFrameWriter, DataStreamReader, DataStreamWriter):
         original: Callable[..., Any] = cls.format
         if getattr(original, "_zerorename_registers", False):
             continue  # already wrapped (module reloaded)
 
         @functools.wraps(original)
         def format(self: Any, source: str, _original: Callable[..., Any] = original) -> Any:
-            if isinstance(source, str) and source.strip().lower() == NAME:
-                register(self._spark)
-            return _original(self, source)
+            if not (isinstance(source, str) and source.strip().lower() == NAME):
+                return _original(self, source)
+            _prepare(self._spark)
+            result = _original(self, source)
+            for key, value in session_options(self._spark).items():
+                result = result.option(key, value)  # a later .option(...) overrides them
+            return result
 
         format._zerorename_registers = True  # type: ignore[attr-defined]
         cls.format = format  # type: ignore[method-assign]
+
+
+def _prepare(spark: SparkSession) -> None:
+    """Register the source with ``spark``, and make ``spark`` the JVM's active session of the
+    calling thread: PySpark (4.3) looks a Python data source up through the *thread's* active
+    session, which a thread other than the one that built the session does not have, so a
+    write from a thread pool failed with ``DATA_SOURCE_NOT_FOUND`` after ``register``."""
+    register(spark)
+    from pyspark.sql import SparkSession as _Session
+
+    _Session._get_j_spark_session_class(spark._jvm).setActiveSession(  # type: ignore[attr-defined]
+        spark._jsparkSession)
+
+
+#: The session's Hadoop settings the source honours (``--conf spark.hadoop.fs.s3a.endpoint``),
+#: passed on as the options of the same name, below any option the user sets.
+_SESSION_SETTINGS = tuple(f"spark.hadoop.{name}" for name in ("fs.s3a.endpoint",
+                                                               "fs.s3a.endpoint.region"))
+
+
+def session_options(spark: SparkSession) -> dict[str, str]:
+    """``fs.s3a.endpoint``/``fs.s3a.endpoint.region`` from ``spark``'s configuration
+    (``spark.hadoop.*``), where set: the store then goes to that endpoint, as S3A's would."""
+    found = {}
+    for setting in _SESSION_SETTINGS:
+        value = spark.conf.get(setting, None)
+        if value:
+            found[setting.removeprefix("spark.hadoop.")] = value
+    return found
 
 
 _register_on_format()
@@ -140,6 +175,8 @@ def write(
     when the Spark job fails (``cause_type`` names :class:`OverwriteIncompleteError` when an
     overwrite published its output but could not delete every older file).
     """
+    _prepare(df.sparkSession)
+    options = {**session_options(df.sparkSession), **options}
     spec = spec_from_options({**options, "path": dest, "committer": committer, "mode": mode,
                               "format": format, "partition_by": partition_by or ()})
     store = make_store(spec)
