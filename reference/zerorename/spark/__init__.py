@@ -15,6 +15,7 @@ Importing this module is all a session needs for ``format("zerorename")``: see
 from __future__ import annotations
 
 import functools
+import threading
 import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -67,6 +68,7 @@ __all__ = [
 #: Sessions this process has registered the data source with (a session object per
 #: ``SparkSession``; a new session, e.g. ``spark.newSession()``, has its own registry).
 _REGISTERED: weakref.WeakSet[SparkSession] = weakref.WeakSet()
+_REGISTERING = threading.Lock()
 
 
 def register(spark: SparkSession) -> None:
@@ -76,10 +78,11 @@ def register(spark: SparkSession) -> None:
     register the source with the reader's or writer's session on first use (see
     :func:`_register_on_format`), whenever that session was created.
     """
-    if spark in _REGISTERED:
-        return
-    spark.dataSource.register(ZeroRenameDataSource)
-    _REGISTERED.add(spark)
+    with _REGISTERING:  # threads of one session may call format() at once
+        if spark in _REGISTERED:
+            return
+        spark.dataSource.register(ZeroRenameDataSource)
+        _REGISTERED.add(spark)
 
 
 def _register_on_format() -> None:
@@ -121,11 +124,11 @@ def _prepare(spark: SparkSession) -> None:
     calling thread: PySpark (4.3) looks a Python data source up through the *thread's* active
     session, which a thread other than the one that built the session does not have, so a
     write from a thread pool failed with ``DATA_SOURCE_NOT_FOUND`` after ``register``."""
-    register(spark)
     from pyspark.sql import SparkSession as _Session
 
     _Session._get_j_spark_session_class(spark._jvm).setActiveSession(  # type: ignore[attr-defined]
         spark._jsparkSession)
+    register(spark)  # after: the JVM checks the name against the active session's registry
 
 
 #: The session's Hadoop settings the source honours (``--conf spark.hadoop.fs.s3a.endpoint``),

@@ -50,19 +50,30 @@ if TYPE_CHECKING:
 NAME = "zerorename"
 
 
+#: What the driver-side workers send to the driver's log at INFO: the Spark writer's decisions
+#: (``auto``'s choice) and the committers' job stages (one line per stage of setup, commit
+#: and abort: files, bytes, requests, time).  Task stages are DEBUG, so they stay out.
+DRIVER_LOGGERS = ("zerorename.spark", "zerorename.committer")
+
+
 def _log_to_driver() -> None:
     """In a driver-side Python worker whose logging nobody configured, send the Spark
-    writer's log (``zerorename.spark``: ``auto``'s decision) at INFO and above to stderr,
-    which Spark copies into the driver's log.  The committers' per-stage lines stay as quiet
-    as in any worker.  A process with handlers of its own (a user's, a test's) is left alone."""
-    ours = logging.getLogger("zerorename.spark")
-    if logging.getLogger().handlers or ours.handlers:
+    writer's and the committers' job-level log lines (INFO and above) to stderr, which Spark
+    copies into the driver's log: ``auto``'s decision, and a line per stage of the job's
+    setup and commit, which run in these workers (never in the user's driver process, whose
+    logging therefore cannot show them).  A process with handlers of its own (a user's, a
+    test's) is left alone."""
+    if logging.getLogger().handlers:
         return
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
-    ours.addHandler(handler)
-    if ours.level == logging.NOTSET:
-        ours.setLevel(logging.INFO)
+    for name in DRIVER_LOGGERS:
+        ours = logging.getLogger(name)
+        if ours.handlers:
+            continue
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        ours.addHandler(handler)
+        if ours.level == logging.NOTSET:
+            ours.setLevel(logging.INFO)
 
 
 @dataclass
@@ -213,6 +224,7 @@ class ZeroRenameWriter(DataSourceArrowWriter):
         return ZeroRenameCommitMessage(outcome)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        _log_to_driver()  # the job commit's stages, in the driver's log
         outcomes = [m.outcome if isinstance(m, ZeroRenameCommitMessage) else None
                     for m in messages]
         if self.empty_schema is not None and all(o is not None and o.files == 0
@@ -224,4 +236,5 @@ class ZeroRenameWriter(DataSourceArrowWriter):
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         # The messages are not trusted: Spark passes None even for tasks that succeeded.
+        _log_to_driver()
         JobDriver(self.spec).abort()
