@@ -100,7 +100,6 @@ def cmd_uploads(args: argparse.Namespace) -> int:
     from zerorename.committers.cleanup import list_uploads
     from zerorename.context import valid_job_id
     from zerorename.errors import CommitError
-    from zerorename.urls import parse_url
 
     if args.job is not None and not valid_job_id(args.job):
         # it names the job's record directories: never let it point anywhere else

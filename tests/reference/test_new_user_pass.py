@@ -21,7 +21,7 @@ import pytest
 import zerorename as zr
 from zerorename.committers.destinations import UnownableDestinationError, check_destination_shape
 from zerorename.errors import OptionValueError
-from zerorename.spark.core import WORKER_PYTHON_HINT, spark_job_error
+from zerorename.spark.core import spark_job_error
 from zerorename.spark.parquet import NULL_PARTITION, PartitionedParquetWriter
 from zerorename.spark.reader import DataFile, read_file
 from zerorename.spark.spec import WriteOptionError, spec_from_options
@@ -131,7 +131,7 @@ def test_a_worker_without_zerorename_gets_the_pyspark_python_hint() -> None:
             "last):\n  File \"x.py\", line 1\nModuleNotFoundError: No module named "
             "'zerorename'\n\tat org.apache.spark.api.python.X")
     error = spark_job_error("s3://bkt/out", RuntimeError(text))
-    assert "PYSPARK_PYTHON" in str(error) and WORKER_PYTHON_HINT in str(error)
+    assert "PYSPARK_PYTHON" in str(error) and "zerorename[spark] is installed" in str(error)
     other = spark_job_error("s3://bkt/out", RuntimeError("Traceback (most recent call last):\n"
                                                          "ValueError: bad"))
     assert "PYSPARK_PYTHON" not in str(other)
@@ -187,3 +187,26 @@ def test_every_job_id_source_is_documented() -> None:
     assert len(sources) == 4
     for source in sources:
         assert f"`{source}`" in api, source
+
+
+def test_stores_prose_agrees_with_its_generated_fenced_row() -> None:
+    """The hand-written text beside the generated probe table must not call a store unable to
+    fence where the table (and so ``auto`` and ``zerorename probe``) calls ``fenced`` safe."""
+    page = (REPO / "docs" / "user" / "stores.md").read_text()
+    begin, end = page.index("<!-- probe:begin"), page.index("<!-- probe:end -->")
+    table = page[begin:end]
+    header = next(line for line in table.splitlines() if line.startswith("| measurement |"))
+    row = next(line for line in table.splitlines() if line.startswith("| **`fenced`"))
+    columns = [c.strip() for c in header.strip("|").split("|")][1:]
+    verdicts = [c.strip() for c in row.strip("|").split("|")][1:]
+    safe = {name.split()[0].lower(): verdict.startswith("safe")
+            for name, verdict in zip(columns, verdicts, strict=True)}
+    prose = page[:begin] + page[end:]
+    claims = re.compile(r"(cannot|unable to|never) fence|as a store that cannot")
+    for sentence in re.split(r"(?<=[.!?])\s+", prose.replace("\n", " ")):
+        if not claims.search(sentence):
+            continue
+        for store, is_safe in safe.items():
+            if re.search(rf"\b{re.escape(store)}\b", sentence, re.I):
+                assert not is_safe, f"stores.md says {store} cannot fence; its table: safe: " \
+                                    f"{sentence!r}"

@@ -65,7 +65,7 @@ def test_a_new_users_pass(spark: Any, s3: EmbeddedS3, bucket: str, tmp_path: Pat
         assert spark.read.format("zerorename").load(f"{base}/by-conf").count() == 10
     finally:
         spark.conf.unset("spark.hadoop.fs.s3a.endpoint")
-    with pytest.raises(zr.CommitError, match="fs.s3a.committer.threads"):
+    with pytest.raises(zr.CommitError, match=r"fs\.s3a\.committer\.threads"):
         zrs.write(small, f"{base}/typo", endpoint_url=endpoint,
                   **{"fs.s3a.comitter.threads": "4"})
 

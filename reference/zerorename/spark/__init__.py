@@ -126,7 +126,7 @@ def _prepare(spark: SparkSession) -> None:
     write from a thread pool failed with ``DATA_SOURCE_NOT_FOUND`` after ``register``."""
     from pyspark.sql import SparkSession as _Session
 
-    _Session._get_j_spark_session_class(spark._jvm).setActiveSession(  # type: ignore[attr-defined]
+    _Session._get_j_spark_session_class(spark._jvm).setActiveSession(
         spark._jsparkSession)
     register(spark)  # after: the JVM checks the name against the active session's registry
 
