@@ -178,10 +178,14 @@ def write(
     when the Spark job fails (``cause_type`` names :class:`OverwriteIncompleteError` when an
     overwrite published its output but could not delete every older file).
     """
+    given = {"path": dest, "committer": committer, "mode": mode, "format": format,
+             "partition_by": partition_by or ()}
+    spec = spec_from_options({**options, **given})  # every option checked before Spark is
+    session = session_options(df.sparkSession)      # asked anything
+    if session:  # spark.hadoop.fs.s3a.endpoint…, below the options given
+        options = {**session, **options}
+        spec = spec_from_options({**options, **given})
     _prepare(df.sparkSession)
-    options = {**session_options(df.sparkSession), **options}
-    spec = spec_from_options({**options, "path": dest, "committer": committer, "mode": mode,
-                              "format": format, "partition_by": partition_by or ()})
     store = make_store(spec)
     if spec.mode in ("error", "ignore") and output_exists(store, spec.dest):
         if spec.mode == "ignore":
