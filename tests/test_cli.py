@@ -192,7 +192,7 @@ def test_uploads_abort_dry_run_aborts_nothing(s3: Any,
     for url in ("s3://bkt/out/a", "s3://bkt/out/b"):
         s3.create_multipart(url)
     code, out, err = _run(capsys, "uploads", "abort", "s3://bkt/out", "--dry-run")
-    assert code == 0 and "dry run: would abort 2 upload(s)" in err
+    assert code == 0 and "dry run: would abort 2 of the 2 upload(s) listed" in err
     assert len(out.splitlines()) == 2 and "aborted" not in err
     assert _pending(s3) == {"s3://bkt/out/a", "s3://bkt/out/b"}
 

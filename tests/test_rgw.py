@@ -136,7 +136,7 @@ def test_cli_aborts_only_uploads_older_than_the_limit(
                             rgw_server, monkeypatch, capsys)
     assert status == 0, err
     assert {line.split("\t")[1] for line in out.splitlines()} == set(old.values())
-    assert "would abort 3 upload(s)" in err
+    assert "would abort 3 of the 3 upload(s) listed" in err
     assert len(store.list_multipart_uploads(f"s3://{rgw_bucket}/")) == 6  # nothing aborted
 
     status, _out, err = _cli(["uploads", "abort", dest, "--older-than", "1.5s"], rgw_server,

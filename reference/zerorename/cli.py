@@ -83,17 +83,29 @@ def _age_warning(uploads: Sequence[Any], now: float) -> str | None:
             "--older-than on this store; --job ages uploads by the job's own records.")
 
 
+def _check_destination(dest: str, deleting: str | None) -> None:
+    """Refuse what the committers refuse, before any client is made: a bad URL, a path with
+    ``.``, ``..`` or empty elements, and — for ``deleting`` (a command that aborts or
+    deletes) — a bucket root (``UnownableDestinationError``, one clear line)."""
+    from zerorename.committers.destinations import check_destination_shape, check_may_delete_at
+    from zerorename.urls import parse_url
+
+    parse_url(dest)
+    check_destination_shape(dest)
+    if deleting is not None:
+        check_may_delete_at(dest, deleting)
+
+
 def cmd_uploads(args: argparse.Namespace) -> int:
     from zerorename.committers.cleanup import list_uploads
     from zerorename.context import valid_job_id
     from zerorename.errors import CommitError
-    from zerorename.urls import parse_url
 
     if args.job is not None and not valid_job_id(args.job):
         # it names the job's record directories: never let it point anywhere else
         raise CommitError(f"--job {args.job}", "not a job ID: 1-128 characters of "
                                                "[A-Za-z0-9._-], starting with a letter or digit")
-    parse_url(args.dest)  # a bad URL: one clear line (BadURLError), before any client is made
+    _check_destination(args.dest, "uploads abort" if args.action == "abort" else None)
     store = _store_for(args.dest, args)
     now = time.time()
     found = list_uploads(store, args.dest, job_id=args.job, older_than=args.older_than, now=now)
@@ -125,7 +137,11 @@ def _abort(store: Any, args: argparse.Namespace, found: Sequence[Any]) -> None:
                   "with --job ID, or pass --include-active", file=sys.stderr)
     records = job_records(store, args.dest, args.job) if args.job is not None else []
     if args.dry_run:
-        print(f"dry run: would abort {len(targets)} upload(s)", file=sys.stderr)
+        for upload in targets:
+            print(f"dry run: would abort {upload.url}\t{upload.upload_id}", file=sys.stderr)
+        kept = len(found) - len(targets)
+        print(f"dry run: would abort {len(targets)} of the {len(found)} upload(s) listed"
+              + (f" and keep {kept}" if kept else ""), file=sys.stderr)
         if records:
             print(f"dry run: would remove {len(records)} record(s) of job {args.job}",
                   file=sys.stderr)
@@ -300,7 +316,9 @@ class UnavailableCommand:
 def _uploads_arguments(parser: CommandParser) -> None:
     parser.add_argument("action", choices=["list", "abort"])
     parser.add_argument("dest", help="s3://bucket/prefix")
-    parser.add_argument("--older-than", type=parse_duration, metavar="DURATION")
+    parser.add_argument("--older-than", type=parse_duration, metavar="DURATION",
+                        help="only uploads initiated longer ago than this (e.g. 90s, 15m, "
+                             "12h, 7d; by the store's Initiated time, which some servers fake)")
     parser.add_argument("--job", help="only uploads of this job ID, as its own records name "
                                       "them (pending commits, upload intents, task records, "
                                       "a fenced job's commit record)")

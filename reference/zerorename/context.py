@@ -210,6 +210,7 @@ class JobContext:
             raise BadURLError(self.dest, "refusing the file system root as a destination")
         object.__setattr__(self, "dest", dest.rstrip("/"))
         object.__setattr__(self, "options", MappingProxyType(dict(self.options or {})))
+        O.check_names(self.options)  # a misspelt fs.s3a.* name fails, never falls back
         job_id, source = self._resolve_job_id()
         if not _JOB_ID.match(job_id):
             raise CommitError(job_id, "job ID must be 1-128 characters of [A-Za-z0-9._-], "

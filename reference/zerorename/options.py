@@ -15,16 +15,17 @@ Spark writer's list of accepted names is :func:`writer_names`, and
 
 from __future__ import annotations
 
+import difflib
 import enum
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
 from zerorename.errors import OptionValueError
 
-__all__ = ["OPTIONS", "Kind", "Option", "Scope", "by_name", "markdown", "validate",
-           "writer_names"]
+__all__ = ["CHECKED_PREFIXES", "OPTIONS", "Kind", "Option", "Scope", "by_name", "check_names",
+           "markdown", "unknown_name_reason", "validate", "writer_names"]
 
 
 class Kind(enum.Enum):
@@ -173,9 +174,15 @@ W_MODE: Final = Option(
     choices=("append", "overwrite", "error", "errorifexists", "ignore", "default"))
 W_PATH: Final = Option("path", Kind.TEXT, "required", "the destination URL", aliases=("dest",),
                        scope=W)
-W_ENDPOINT_URL: Final = Option("endpoint_url", Kind.TEXT, "boto3's configuration",
-                               "the S3 endpoint (no credentials in it)", scope=W)
-W_REGION: Final = Option("region", Kind.TEXT, "boto3's configuration", "the S3 region", scope=W)
+W_ENDPOINT_URL: Final = Option(
+    "endpoint_url", Kind.TEXT, "boto3's configuration",
+    "the S3 endpoint (no credentials in it; without a scheme, https:// is meant, as Hadoop's "
+    "default); the session's spark.hadoop.fs.s3a.endpoint is read when no option sets it",
+    aliases=("fs.s3a.endpoint",), scope=W)
+W_REGION: Final = Option(
+    "region", Kind.TEXT, "boto3's configuration",
+    "the S3 region; the session's spark.hadoop.fs.s3a.endpoint.region is read when no option "
+    "sets it", aliases=("fs.s3a.endpoint.region",), scope=W)
 W_CHECKSUMS: Final = Option("checksums", Kind.CHOICE, "when_required",
                             "boto3's request checksums", choices=("when_required", "default"),
                             scope=W)
@@ -253,6 +260,50 @@ def writer_names() -> frozenset[str]:
     return frozenset(n for o in OPTIONS if o.scope is Scope.WRITER for n in o.names)
 
 
+#: The namespaces whose every name zerorename knows: a name in them that is not registered is
+#: a misspelling (``fs.s3a.comitter.threads``) and is refused, never ignored.  Hadoop's other
+#: ``fs.s3a.*`` settings configure S3A's client, which zerorename does not use.
+CHECKED_PREFIXES: Final = ("fs.s3a.", "fs.zerorename.", "zerorename.")
+#: Test hooks of the Spark writer (``zerorename.spark.hooks``), checked by their provider.
+_HOOK_PREFIX: Final = "zerorename.fault."
+#: How to point a committer's store at an endpoint (JobContext does not build the store).
+ENDPOINT_HINT: Final = ("the store is the client's: boto3.client('s3', endpoint_url=...) or "
+                        "the AWS_ENDPOINT_URL environment variable sets the endpoint (the Spark "
+                        "writer's option endpoint_url, or fs.s3a.endpoint, does it there)")
+
+
+def unknown_name_reason(name: str, scope: Scope = Scope.COMMITTER) -> str | None:
+    """Why ``name`` (an option given in ``scope``) is refused, or None when it is fine: a
+    registered name of that scope, or a name outside :data:`CHECKED_PREFIXES`."""
+    name = name.strip()
+    low = name.lower()
+    if not low.startswith(CHECKED_PREFIXES) or low.startswith(_HOOK_PREFIX):
+        return None
+    option = _BY_NAME.get(name) or _BY_NAME.get(low)
+    if option is not None and (option.scope is scope or option.scope is Scope.COMMITTER):
+        return None
+    if option is not None and option.scope is Scope.WRITER and scope is Scope.COMMITTER:
+        return (f"{name} is a Spark writer option: a committer does not build its store "
+                f"({ENDPOINT_HINT})")
+    valid = sorted(n for o in OPTIONS if o.scope in (Scope.COMMITTER, scope)
+                   for n in o.names if n.startswith(CHECKED_PREFIXES))
+    close = difflib.get_close_matches(low, valid, n=1, cutoff=0.75)
+    guess = f"did you mean {close[0]!r}? " if close else ""
+    return (f"unknown option {name!r}: zerorename knows every name under "
+            f"{', '.join(p + '*' for p in CHECKED_PREFIXES)} and would ignore this one; "
+            f"{guess}the valid ones are {', '.join(valid)} (docs/user/configuration.md)")
+
+
+def check_names(names: Iterable[str]) -> None:
+    """Refuse a committer option under :data:`CHECKED_PREFIXES` that is not registered
+    (:class:`OptionValueError` naming it and the valid names); others are left alone (a
+    Hadoop configuration carries many)."""
+    for name in names:
+        reason = unknown_name_reason(str(name))
+        if reason is not None:
+            raise OptionValueError(str(name), reason)
+
+
 _TRUE, _FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
 _SIZE = re.compile(r"^\s*(\d+)\s*([kmgt]?)b?\s*$", re.I)
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$", re.I)
@@ -305,7 +356,10 @@ def markdown() -> str:
              "are the writer's own; the **stream writer** takes those and a few more.  "
              "A value of the wrong type is an `OptionValueError` naming "
              "the option; an unknown writer option is a `WriteOptionError` naming the valid "
-             "ones.  Credentials are never options: they come from boto3's default chain.", ""]
+             "ones, and so is an unknown name under `fs.s3a.*`, `fs.zerorename.*` or "
+             "`zerorename.*` (`OptionValueError` in `JobContext`): zerorename knows every "
+             "name there, so a misspelt one is never ignored.  Credentials are never options: they "
+             "come from boto3's default chain.", ""]
     for scope, title in ((Scope.COMMITTER, "Committer options"),
                          (Scope.WRITER, "Spark writer options"),
                          (Scope.STREAM, "Spark stream writer options (on top of the writer's)")):

@@ -3,7 +3,8 @@
 worker on the driver host, and the decision must reach the *driver's* log, not only
 ``_SUCCESS``.  The driver is a child process here so that its whole stderr (the JVM's, and the
 driver-side workers' that Spark copies into it) is what the test reads; its own Python logging
-is left unconfigured, as in a user's script, so the line can only come from the worker."""
+is left unconfigured, as in a user's script, so the line can only come from the worker.  The
+job commit runs in such a worker too: its per-stage lines must reach the driver's log as well."""
 
 from __future__ import annotations
 
@@ -44,5 +45,9 @@ def test_a_direct_format_write_says_autos_decision_in_the_drivers_log(tmp_path: 
     assert said, done.stderr[-3000:]
     assert reason in said[0] and said[0].endswith(f"writing file://{dest} with fenced")
     assert reason.startswith("auto chose fenced")
-    # only the decision: the committers' per-stage lines stay out of the driver's console
-    assert not [line for line in done.stderr.splitlines() if "setup done" in line]
+    # the job's stages (set up and committed in driver-side workers) reach the driver's log,
+    # one line each; the tasks' stage lines (DEBUG) stay in the workers
+    stages = [line for line in done.stderr.splitlines() if "zerorename.committer:" in line]
+    assert any("setup done" in line for line in stages), done.stderr[-3000:]
+    assert any("job commit done" in line and " files, " in line for line in stages), stages
+    assert not [line for line in stages if ": task " in line], stages

@@ -40,12 +40,12 @@ def test_save_modes_map_to_conflict_modes() -> None:
 
 def test_options_are_parsed_and_forwarded_but_secrets_refused() -> None:
     spec = spec_from_options({"Path": "s3://b/o/", "partition_by": "year, month",
-                              "threads": 4, "part_size": "8M", "fs.s3a.committer.x": "y",
+                              "threads": 4, "part_size": "8M", "fs.s3a.committer.uuid": "y",
                               "zerorename.fault.exit_after_write": "1@0"})
     assert spec.dest == "s3://b/o" and spec.partition_by == ("year", "month")
     assert spec.committer_options == {"fs.s3a.committer.threads": "4",
                                       "fs.s3a.multipart.size": "8M",
-                                      "fs.s3a.committer.x": "y"}
+                                      "fs.s3a.committer.uuid": "y"}
     assert spec.faults == {"exit_after_write": "1@0"}
     assert spec.abort_grace_seconds == 3.0
     assert spec_from_options({"path": "s3://b/o", "abort_grace_seconds": "0.5"}

@@ -40,7 +40,7 @@ def check_destination_shape(dest: str) -> str:
     parts = parsed.key.rstrip("/").split("/") if parsed.key.rstrip("/") else []
     bad = [p for p in parts if p in ("", ".", "..")]
     if bad:
-        clean = "/".join(p for p in parts if p not in ("", "."))
+        clean = "/".join(_resolved(parts)) or "<table>"
         what = "an empty path element (//)" if "" in bad else f"a {bad[0]!r} path element"
         raise UnownableDestinationError(
             dest, f"the destination has {what}: object stores do not resolve them, so the job "
@@ -57,6 +57,19 @@ def check_may_delete_at(dest: str, what: str) -> str:
                   "refused at a bucket root.  Write to a directory of the bucket "
                   f"(e.g. {dest.rstrip('/')}/<table>), or append instead")
     return dest
+
+
+def _resolved(parts: list[str]) -> list[str]:
+    """``parts`` as a file system would resolve them: ``a/../x`` is ``x``, and a ``..`` at
+    the top goes nowhere (so the suggested spelling never has one)."""
+    kept: list[str] = []
+    for part in parts:
+        if part == "..":
+            if kept:
+                kept.pop()
+        elif part not in ("", "."):
+            kept.append(part)
+    return kept
 
 
 def _spelled(dest: str, bucket: str, key: str) -> str:

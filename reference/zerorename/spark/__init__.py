@@ -15,6 +15,7 @@ Importing this module is all a session needs for ``format("zerorename")``: see
 from __future__ import annotations
 
 import functools
+import threading
 import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -67,6 +68,7 @@ __all__ = [
 #: Sessions this process has registered the data source with (a session object per
 #: ``SparkSession``; a new session, e.g. ``spark.newSession()``, has its own registry).
 _REGISTERED: weakref.WeakSet[SparkSession] = weakref.WeakSet()
+_REGISTERING = threading.Lock()
 
 
 def register(spark: SparkSession) -> None:
@@ -76,38 +78,74 @@ def register(spark: SparkSession) -> None:
     register the source with the reader's or writer's session on first use (see
     :func:`_register_on_format`), whenever that session was created.
     """
-    if spark in _REGISTERED:
-        return
-    spark.dataSource.register(ZeroRenameDataSource)
-    _REGISTERED.add(spark)
+    with _REGISTERING:  # threads of one session may call format() at once
+        if spark in _REGISTERED:
+            return
+        spark.dataSource.register(ZeroRenameDataSource)
+        _REGISTERED.add(spark)
 
 
 def _register_on_format() -> None:
-    """Make ``DataFrameWriter.format``/``DataFrameReader.format`` register this source.
+    """Make ``format`` of the batch and streaming readers and writers register this source.
 
     A Python data source lives in one session's registry, so registering at import time
     cannot help a session created later — the usual order in a script.  PySpark's other
     route, discovery of ``pyspark_*`` modules by a worker's ``pkgutil.iter_modules()``, does
     not see packages of an editable install (they are served by an import hook, not a path
     entry).  So the registration happens where the name is used: ``format(NAME)`` (also
-    what ``save(format=…)`` and ``load(format=…)`` call) registers the source with that
-    reader's or writer's session first.  Other formats pass straight through.
+    what ``save(format=…)``, ``load(format=…)`` and ``start(format=…)`` call) registers the
+    source with that reader's or writer's session first (:func:`_prepare`).  Other formats
+    pass straight through.
     """
     from pyspark.sql.readwriter import DataFrameReader, DataFrameWriter
+    from pyspark.sql.streaming.readwriter import DataStreamReader, DataStreamWriter
 
-    for cls in (DataFrameReader, DataFrameWriter):
+    for cls in (DataFrameReader, DataFrameWriter, DataStreamReader, DataStreamWriter):
         original: Callable[..., Any] = cls.format
         if getattr(original, "_zerorename_registers", False):
             continue  # already wrapped (module reloaded)
 
         @functools.wraps(original)
         def format(self: Any, source: str, _original: Callable[..., Any] = original) -> Any:
-            if isinstance(source, str) and source.strip().lower() == NAME:
-                register(self._spark)
-            return _original(self, source)
+            if not (isinstance(source, str) and source.strip().lower() == NAME):
+                return _original(self, source)
+            _prepare(self._spark)
+            result = _original(self, source)
+            for key, value in session_options(self._spark).items():
+                result = result.option(key, value)  # a later .option(...) overrides them
+            return result
 
         format._zerorename_registers = True  # type: ignore[attr-defined]
         cls.format = format  # type: ignore[method-assign]
+
+
+def _prepare(spark: SparkSession) -> None:
+    """Register the source with ``spark``, and make ``spark`` the JVM's active session of the
+    calling thread: PySpark (4.3) looks a Python data source up through the *thread's* active
+    session, which a thread other than the one that built the session does not have, so a
+    write from a thread pool failed with ``DATA_SOURCE_NOT_FOUND`` after ``register``."""
+    from pyspark.sql import SparkSession as _Session
+
+    _Session._get_j_spark_session_class(spark._jvm).setActiveSession(
+        spark._jsparkSession)
+    register(spark)  # after: the JVM checks the name against the active session's registry
+
+
+#: The session's Hadoop settings the source honours (``--conf spark.hadoop.fs.s3a.endpoint``),
+#: passed on as the options of the same name, below any option the user sets.
+_SESSION_SETTINGS = tuple(f"spark.hadoop.{name}" for name in ("fs.s3a.endpoint",
+                                                               "fs.s3a.endpoint.region"))
+
+
+def session_options(spark: SparkSession) -> dict[str, str]:
+    """``fs.s3a.endpoint``/``fs.s3a.endpoint.region`` from ``spark``'s configuration
+    (``spark.hadoop.*``), where set: the store then goes to that endpoint, as S3A's would."""
+    found = {}
+    for setting in _SESSION_SETTINGS:
+        value = spark.conf.get(setting, None)
+        if value:
+            found[setting.removeprefix("spark.hadoop.")] = value
+    return found
 
 
 _register_on_format()
@@ -140,8 +178,14 @@ def write(
     when the Spark job fails (``cause_type`` names :class:`OverwriteIncompleteError` when an
     overwrite published its output but could not delete every older file).
     """
-    spec = spec_from_options({**options, "path": dest, "committer": committer, "mode": mode,
-                              "format": format, "partition_by": partition_by or ()})
+    given = {"path": dest, "committer": committer, "mode": mode, "format": format,
+             "partition_by": partition_by or ()}
+    spec = spec_from_options({**options, **given})  # every option checked before Spark is
+    session = session_options(df.sparkSession)      # asked anything
+    if session:  # spark.hadoop.fs.s3a.endpoint…, below the options given
+        options = {**session, **options}
+        spec = spec_from_options({**options, **given})
+    _prepare(df.sparkSession)
     store = make_store(spec)
     if spec.mode in ("error", "ignore") and output_exists(store, spec.dest):
         if spec.mode == "ignore":

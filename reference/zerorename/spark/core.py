@@ -95,6 +95,7 @@ __all__ = [
     "run_task",
     "spark_job_error",
     "spec_from_options",
+    "write_schema_only",
 ]
 
 log = logging.getLogger("zerorename.spark")
@@ -147,6 +148,24 @@ _PYTHON_ERROR_LINE = re.compile(
 _NAMES_AN_EXCEPTION = re.compile(r"[A-Za-z_][\w.]*(?:Error|Exception)\b")
 
 
+#: ``No module named 'zerorename'`` (or ``'pyarrow'``…) in a worker: the worker's Python is
+#: not the one zerorename is installed in.
+_MISSING_MODULE = re.compile(r"No module named '(?P<module>zerorename|pyarrow|pandas)[.']")
+WORKER_PYTHON_HINT = (
+    "the Python workers run an interpreter without zerorename: Spark starts them with "
+    "PYSPARK_PYTHON (default: python3 on PATH), not the driver's Python.  Set PYSPARK_PYTHON "
+    "(and PYSPARK_DRIVER_PYTHON) to a Python where zerorename[spark] is installed before the "
+    "session starts, or ship it to the executors (docs/user/spark.md, \"Shipping it to a "
+    "cluster's executors\")")
+
+
+def _hint(text: str) -> str:
+    """Advice for a worker error whose fix is outside zerorename (empty when none)."""
+    if "ModuleNotFoundError" in text and _MISSING_MODULE.search(text):
+        return f" — {WORKER_PYTHON_HINT}"
+    return ""
+
+
 def spark_job_error(dest: str, error: BaseException) -> SparkJobError:
     """The :class:`SparkJobError` for ``error``, a failed Spark write into ``dest``.
 
@@ -162,11 +181,12 @@ def spark_job_error(dest: str, error: BaseException) -> SparkJobError:
     if own or ("Traceback (most recent call last)" in str(error) and python):
         cause_type, message = (own or python)[-1]
         short = cause_type.rsplit(".", 1)[-1]
-        return SparkJobError(dest, f"{short}: {message}", cause_type=cause_type,
-                             spark_error=error)
+        return SparkJobError(dest, f"{short}: {message}{_hint(str(error))}",
+                             cause_type=cause_type, spark_error=error)
     headline = next((line for line in lines if _NAMES_AN_EXCEPTION.search(line)),
                     next((line for line in lines if line), type(error).__name__))
-    return SparkJobError(dest, f"the Spark job failed: {headline.lstrip(': ')[:500]}",
+    return SparkJobError(dest, f"the Spark job failed: {headline.lstrip(': ')[:500]}"
+                         f"{_hint(str(error))}",
                          cause_type=None, spark_error=error)
 
 
@@ -271,6 +291,40 @@ def run_task(spec: WriteSpec, partition_id: int, attempt: int,
                         partition_id, attempt, cleanup_error)
         raise
     return _outcome(partition_id, attempt, message, written, store, started)
+
+
+def write_schema_only(spec: WriteSpec, partition_id: int, schema: Any) -> TaskOutcome:
+    """A task of the driver's writing one Parquet file of ``schema`` (an Arrow schema) and no
+    rows, committed like any task's: what a write of no rows leaves, so that the output can be
+    read back as an empty frame of the right columns (Spark's writer leaves such a file too).
+    ``partition_id`` is one no Spark task of the job had."""
+    import io
+
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+    from .parquet import WrittenFile, file_relpath
+
+    started = time.monotonic()
+    store = make_store(spec)
+    job = job_context(spec)
+    committer = zr.create_committer(spec.committer, store, job,
+                                    task=job.task(task_id=partition_id, attempt=0))
+    committer.setup_task()
+    relpath = file_relpath(spec.file_stem(partition_id), "", 0)
+    table = schema.empty_table()
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer, **parquet_settings(spec).writer_options(table))
+    try:
+        with committer.open(relpath) as file:
+            file.write(buffer.getvalue())
+        message = committer.commit_task() if committer.needs_task_commit() else None
+    except BaseException:
+        committer.abort_task()
+        raise
+    log.info("zerorename: no rows written to %s: committing %s, a file of the schema only",
+             spec.dest, relpath)
+    return _outcome(partition_id, 0, message, [WrittenFile(relpath, buffer.tell(), 0)], store,
+                    started)
 
 
 def parquet_settings(spec: WriteSpec) -> ParquetSettings:

@@ -50,19 +50,30 @@ if TYPE_CHECKING:
 NAME = "zerorename"
 
 
+#: What the driver-side workers send to the driver's log at INFO: the Spark writer's decisions
+#: (``auto``'s choice) and the committers' job stages (one line per stage of setup, commit
+#: and abort: files, bytes, requests, time).  Task stages are DEBUG, so they stay out.
+DRIVER_LOGGERS = ("zerorename.spark", "zerorename.committer")
+
+
 def _log_to_driver() -> None:
     """In a driver-side Python worker whose logging nobody configured, send the Spark
-    writer's log (``zerorename.spark``: ``auto``'s decision) at INFO and above to stderr,
-    which Spark copies into the driver's log.  The committers' per-stage lines stay as quiet
-    as in any worker.  A process with handlers of its own (a user's, a test's) is left alone."""
-    ours = logging.getLogger("zerorename.spark")
-    if logging.getLogger().handlers or ours.handlers:
+    writer's and the committers' job-level log lines (INFO and above) to stderr, which Spark
+    copies into the driver's log: ``auto``'s decision, and a line per stage of the job's
+    setup and commit, which run in these workers (never in the user's driver process, whose
+    logging therefore cannot show them).  A process with handlers of its own (a user's, a
+    test's) is left alone."""
+    if logging.getLogger().handlers:
         return
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
-    ours.addHandler(handler)
-    if ours.level == logging.NOTSET:
-        ours.setLevel(logging.INFO)
+    for name in DRIVER_LOGGERS:
+        ours = logging.getLogger(name)
+        if ours.handlers:
+            continue
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        ours.addHandler(handler)
+        if ours.level == logging.NOTSET:
+            ours.setLevel(logging.INFO)
 
 
 @dataclass
@@ -93,7 +104,8 @@ class ZeroRenameDataSource(DataSource):
 
         spec = self._read_spec()
         store = make_store(spec)
-        return from_arrow_schema(infer_schema(store, table_data_files(store, spec.dest)))
+        return from_arrow_schema(infer_schema(store, table_data_files(store, spec.dest),
+                                              spec.dest))
 
     def reader(self, schema: StructType) -> ZeroRenameReader:
         return ZeroRenameReader(self._read_spec(), schema)
@@ -108,7 +120,7 @@ class ZeroRenameDataSource(DataSource):
                              f"(columns: {schema.fieldNames()})")
         _log_to_driver()  # auto is decided here, on the driver host: say it in its log
         spec = JobDriver(spec).setup()
-        return ZeroRenameWriter(spec)
+        return ZeroRenameWriter(spec, _empty_output_schema(spec, schema))
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
         """``df.writeStream.format("zerorename")``: see :mod:`zerorename.spark.streaming`."""
@@ -170,18 +182,38 @@ class ZeroRenameReader(DataSourceReader):
 
         from .reader import DataFile, read_file
 
-        assert isinstance(partition, FilePartition)
+        if not isinstance(partition, FilePartition):
+            return  # no files to read (Spark asks for one partition even when there are none)
         store = make_store(self.spec)
         schema = to_arrow_schema(self.schema, timezone="UTC")  # instants; Spark re-zones
         for url, size, values in partition.files:
             yield from read_file(store, DataFile(url, size, values), schema)
 
 
-class ZeroRenameWriter(DataSourceArrowWriter):
-    """Task side: Arrow batches → Parquet via the task committer; driver side: job commit."""
+def _empty_output_schema(spec: WriteSpec, schema: StructType) -> Any:
+    """The Arrow schema of the file a write of no rows leaves (see :meth:`ZeroRenameWriter.
+    commit`), or None where none is written: a partitioned write (a file beside partition
+    directories would break Spark's partition discovery; Spark writes none either) and
+    chunks of Spark-encoded files (``encoder=spark``: not the user's columns)."""
+    if spec.partition_by or spec.encoder == "spark" or spec.skip:
+        return None
+    from pyspark.sql.pandas.types import to_arrow_schema
 
-    def __init__(self, spec: WriteSpec) -> None:
+    return to_arrow_schema(schema, timezone="UTC")
+
+
+class ZeroRenameWriter(DataSourceArrowWriter):
+    """Task side: Arrow batches → Parquet via the task committer; driver side: job commit.
+
+    A write whose tasks wrote no file at all (an empty DataFrame, or one of no partitions)
+    commits one Parquet file of the schema and no rows, written by the driver's commit: the
+    output then reads back as an empty frame of its columns, and an empty overwrite leaves a
+    readable destination.
+    """
+
+    def __init__(self, spec: WriteSpec, empty_schema: Any = None) -> None:
         self.spec = spec
+        self.empty_schema = empty_schema
 
     def write(self, iterator: Iterator[Any]) -> ZeroRenameCommitMessage:
         from .core import run_task
@@ -192,10 +224,17 @@ class ZeroRenameWriter(DataSourceArrowWriter):
         return ZeroRenameCommitMessage(outcome)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        _log_to_driver()  # the job commit's stages, in the driver's log
         outcomes = [m.outcome if isinstance(m, ZeroRenameCommitMessage) else None
                     for m in messages]
+        if self.empty_schema is not None and all(o is not None and o.files == 0
+                                                 for o in outcomes):
+            from .core import write_schema_only
+
+            outcomes.append(write_schema_only(self.spec, len(outcomes), self.empty_schema))
         JobDriver(self.spec).commit(outcomes)
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         # The messages are not trusted: Spark passes None even for tasks that succeeded.
+        _log_to_driver()
         JobDriver(self.spec).abort()

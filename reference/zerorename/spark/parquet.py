@@ -195,8 +195,11 @@ class PartitionedParquetWriter:
     on_batch: Callable[[], None] | None = None
     written: list[WrittenFile] = field(default_factory=list, init=False)
     _buffered: int = field(default=0, init=False)
-    _open: dict[tuple[Any, ...], _OpenFile] = field(default_factory=dict, init=False)
-    _rolls: dict[tuple[Any, ...], int] = field(default_factory=dict, init=False)
+    #: open files and roll counts by partition *directory* (``d=-0.0``), not by values:
+    #: Python holds ``-0.0 == 0.0`` (one dict key) where Spark names two directories, and
+    #: holds ``None != ""`` where Spark names one (``__HIVE_DEFAULT_PARTITION__``)
+    _open: dict[str, _OpenFile] = field(default_factory=dict, init=False)
+    _rolls: dict[str, int] = field(default_factory=dict, init=False)
 
     def write_all(self, batches: Iterable[Any]) -> list[WrittenFile]:
         """Write every batch, finish every file; on any failure discard what is open."""
@@ -225,7 +228,8 @@ class PartitionedParquetWriter:
         close_with_error(handle.stack for handle in self._open.values())
         self._open.clear()
 
-    def _append(self, key: tuple[Any, ...], batch: Any) -> None:
+    def _append(self, values: tuple[Any, ...], batch: Any) -> None:
+        key = partition_dir(self.partition_by, values) if values else ""
         limit = self.settings.max_records_per_file
         while batch.num_rows:
             handle = self._open.pop(key, None)
@@ -258,16 +262,15 @@ class PartitionedParquetWriter:
             self._buffered -= largest.pending_bytes
             largest.flush()
 
-    def _start(self, key: tuple[Any, ...]) -> _OpenFile:
+    def _start(self, key: str) -> _OpenFile:
         roll = self._rolls.get(key, 0)
         self._rolls[key] = roll + 1
-        relpath = file_relpath(self.file_stem,
-                               partition_dir(self.partition_by, key) if key else "", roll)
+        relpath = file_relpath(self.file_stem, key, roll)
         stack = contextlib.ExitStack()
         target = stack.enter_context(self.open_file(relpath))
         return _OpenFile(relpath, stack, _CountingSink(target), self.settings)
 
-    def _finish(self, key: tuple[Any, ...]) -> None:
+    def _finish(self, key: str) -> None:
         handle = self._open.pop(key)
         self._buffered -= handle.pending_bytes
         handle.flush()

@@ -21,6 +21,7 @@ from urllib.parse import unquote
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
+from zerorename.errors import NotFoundError
 from zerorename.store import Store, list_dir
 from zerorename.table_log import TableLog
 from zerorename.urls import is_hidden, relative_to
@@ -91,10 +92,14 @@ def _infer_type(values: Sequence[str | None]) -> Any:
     return pa.float64()
 
 
-def infer_schema(store: Store, files: Sequence[DataFile]) -> Any:
+def infer_schema(store: Store, files: Sequence[DataFile], dest: str = "<destination>") -> Any:
     """Arrow schema of the dataset: the first file's columns, then the partition columns."""
     if not files:
-        raise FileNotFoundError("no visible Parquet files: nothing to infer a schema from")
+        raise NotFoundError(
+            dest, "no visible Parquet files here, so no schema to read: nothing was written "
+                  "(a write of no rows leaves a file of its schema, except a partitioned "
+                  "one), or the path is wrong; give the schema to read it as empty: "
+                  "spark.read.format('zerorename').schema(...).load(...)")
     data_schema = pq.read_schema(io.BytesIO(store.get(files[0].url)))
     names = [name for name, _ in files[0].partition]
     fields = list(data_schema)
@@ -118,6 +123,6 @@ def read_file(store: Store, file: DataFile, schema: Any) -> Iterator[Any]:
 def read_table(store: Store, dest: str) -> Any:
     """The whole dataset as one Arrow table (small data only: tests and the demo)."""
     files = table_data_files(store, dest)
-    schema = infer_schema(store, files)
+    schema = infer_schema(store, files, dest)
     batches = [b for f in files for b in read_file(store, f, schema)]
     return pa.Table.from_batches(batches, schema=schema)

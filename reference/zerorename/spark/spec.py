@@ -117,16 +117,41 @@ def _positive(dest: str, option: str, value: Any, least: int) -> int:
     return number
 
 
+def _committer_option(name: str) -> bool:
+    """Is ``name`` passed to the committer: a Hadoop-named option, or a registered committer
+    option of zerorename's own (``zerorename.committer.threads``)."""
+    option = O.by_name(name)
+    return (name.startswith(HADOOP_PREFIXES) or (option is not None and option.scope is
+                                                  O.Scope.COMMITTER)) and name not in OPTION_NAMES
+
+
 def check_option_names(dest: str, names: Iterable[str]) -> None:
-    """Refuse option names the writer does not understand, naming every valid one."""
-    unknown = sorted(n for n in names if n not in OPTION_NAMES and not n.startswith(
-                     (*HADOOP_PREFIXES, hooks.OPTION_PREFIX)))
+    """Refuse option names the writer does not understand, naming every valid one: a name
+    under ``fs.s3a.*``, ``fs.zerorename.*`` or ``zerorename.*`` that is not registered (a
+    misspelling: ``fs.s3a.comitter.threads``), and any other name that is neither the
+    writer's own nor Hadoop-named."""
+    names = sorted(names)
+    misspelt = [reason for n in names if n not in OPTION_NAMES
+                and (reason := O.unknown_name_reason(n, O.Scope.WRITER)) is not None]
+    if misspelt:
+        raise WriteOptionError(dest, misspelt[0])
+    unknown = [n for n in names if n not in OPTION_NAMES and not _committer_option(n)
+               and not n.startswith(hooks.OPTION_PREFIX)]
     if unknown:
         raise WriteOptionError(
             dest, f"unknown option(s) {', '.join(map(repr, unknown))}; zerorename accepts "
                   f"{', '.join(sorted(OPTION_NAMES - _ALIASES))}, Hadoop "
-                  f"committer options named {' or '.join(p + '*' for p in HADOOP_PREFIXES)} "
+                  f"committer options named {' or '.join(p + '*' for p in HADOOP_PREFIXES)}, "
+                  f"zerorename's own committer options (docs/user/configuration.md) "
                   f"and {hooks.OPTION_PREFIX}* (tests)")
+
+
+def _endpoint(value: str) -> str:
+    """An endpoint as boto3 takes it: Hadoop's ``fs.s3a.endpoint`` may be a bare host
+    (``s3.eu-west-1.amazonaws.com``, ``minio:9000``), which S3A reaches over https."""
+    value = value.strip()
+    return value if "://" in value else f"https://{value}"
+
 
 @dataclass(frozen=True)
 class WriteSpec:
@@ -224,7 +249,7 @@ def spec_from_options(options: Mapping[str, Any], *, overwrite: bool = False) ->
     partition_by = read(O.W_PARTITION_BY, ())
     if isinstance(partition_by, str):
         partition_by = [c.strip() for c in partition_by.split(",") if c.strip()]
-    committer_options = {k: str(v) for k, v in opts.items() if k.startswith(HADOOP_PREFIXES)}
+    committer_options = {k: str(v) for k, v in opts.items() if _committer_option(k)}
     if read(O.W_THREADS) is not None:
         committer_options[COMMITTER_THREADS] = str(read(O.W_THREADS))
     if read(O.W_PART_SIZE) is not None:
@@ -238,7 +263,7 @@ def spec_from_options(options: Mapping[str, Any], *, overwrite: bool = False) ->
                           (AUTO, *COMMITTERS)),
         partition_by=tuple(str(c) for c in partition_by),
         mode=mode,
-        endpoint_url=str(endpoint) if endpoint else None,
+        endpoint_url=_endpoint(str(endpoint)) if endpoint else None,
         region=str(region) if region else None,
         checksums=(_choice(where, O.W_CHECKSUMS.name, checksums, CHECKSUMS) if checksums
                    else None),

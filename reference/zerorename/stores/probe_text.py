@@ -162,7 +162,10 @@ def render(report: ConformanceReport, capabilities: StoreCapabilities) -> str:
     out += [f"  {name:<58} {trials}" for name, trials in (
         ("read after write", c.read_after_write), ("read after overwrite", c.read_after_overwrite),
         ("list after write", c.list_after_write), ("list after delete", c.list_after_delete))]
-    page = (f", {report.uploads_page_size} per page" if report.uploads_page_size else "")
+    page = (f", asking {report.uploads_page_size} per page" if report.uploads_page_size
+            else "")
+    if page and report.s3 and report.s3.get("list_uploads_paginated") is False:
+        page += " (the server ignored it: one page)"
     out += ["", "limits",
             f"  {'multipart uploads listed back' + page:<58} {report.uploads_listed}",
             f"  {'smallest non-final part accepted':<58} {_size(report)}"]
