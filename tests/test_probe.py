@@ -472,3 +472,27 @@ def test_the_tests_moto_is_atomic_where_stock_moto_is_not(moto_server: str,
     stock = race(store, f"s3://{bucket}/stock/", RaceOp.PUT_IF_NONE_MATCH, writers=RACERS,
                  rounds=2)
     assert stock.verdict is RaceVerdict.SEVERAL_WINNERS, stock.winners
+
+
+def test_a_race_wider_than_boto3s_pool_prints_no_pool_full_warnings(
+        moto_server: str, caplog: pytest.LogCaptureFixture) -> None:
+    """The fencing probe's 16 writers on ``boto3.client("s3")`` (a pool of 10) opened extra
+    connections, and urllib3 warned "Connection pool is full" for each (18 lines a probe).
+    The race silences that one warning while it runs, and nothing else of urllib3's."""
+    import logging
+
+    import boto3
+
+    from zerorename.stores.race import race
+
+    client = boto3.client("s3", endpoint_url=moto_server, region_name="us-east-1",
+                          aws_access_key_id="testing", aws_secret_access_key="testing")
+    bucket = f"zr-probe-{uuid.uuid4().hex[:10]}"
+    client.create_bucket(Bucket=bucket)
+    store = probing_store(client)
+    with caplog.at_level(logging.WARNING, logger="urllib3.connectionpool"):
+        race(store, f"s3://{bucket}/pool/", RaceOp.PUT_IF_NONE_MATCH, writers=RACERS,
+             rounds=2)
+        logging.getLogger("urllib3.connectionpool").warning("Connection pool is full, later")
+    pool_full = [r for r in caplog.records if "Connection pool is full" in r.getMessage()]
+    assert [r.getMessage() for r in pool_full] == ["Connection pool is full, later"]

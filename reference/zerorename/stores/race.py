@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -32,6 +33,30 @@ __all__ = ["race"]
 _KEEP_ERRORS = 3
 #: How long writers wait at the barrier before the round is called off (a stuck writer).
 _BARRIER_TIMEOUT = 60.0
+
+
+class _PoolFullFilter(logging.Filter):
+    """Drops urllib3's "Connection pool is full, discarding connection" warnings.
+
+    A race sends more requests at once than boto3's default pool keeps (10): the extra
+    connections are opened on purpose and discarded after their one request, which urllib3
+    reports once per connection — 18 lines per probe of 16 writers, none of them a problem.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Connection pool is full")
+
+
+@contextlib.contextmanager
+def _quiet_pool_overflow() -> Iterator[None]:
+    """While a race runs: no pool-overflow warnings from urllib3 (only those)."""
+    quiet = _PoolFullFilter()
+    logger = logging.getLogger("urllib3.connectionpool")
+    logger.addFilter(quiet)
+    try:
+        yield
+    finally:
+        logger.removeFilter(quiet)
 
 
 @dataclass(frozen=True)
@@ -51,7 +76,8 @@ def race(store: Store, area: str, op: RaceOp, *, writers: int, rounds: int) -> R
         raise ValueError(f"a race needs at least 2 writers, not {writers}")
     started = time.monotonic()
     results = []
-    with ThreadPoolExecutor(max_workers=writers, thread_name_prefix="zr-race") as pool:
+    with _quiet_pool_overflow(), \
+            ThreadPoolExecutor(max_workers=writers, thread_name_prefix="zr-race") as pool:
         for n in range(rounds):
             key = f"{area}race-{op.name.lower()}-{n}"
             results.append(_ROUNDS[op](store, key, writers, pool))
