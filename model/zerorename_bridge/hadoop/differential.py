@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from zerorename_bridge.hadoop.recording import MarkedResult, run_marked
 from zerorename_bridge.hadoop.session import HadoopSession
@@ -25,6 +26,7 @@ from zerorename_model.engine.json_values import json_object
 from zerorename_model.engine.scenario import Scenario
 from zerorename_model.experiments.scopes import SCOPES, Scope
 from zerorename_model.experiments.trace import choices_of, read_trace
+from zerorename_model.systems.protocols.magic import NEEDS_TASK_COMMIT_ALWAYS
 from zerorename_model.systems.protocols.manifest import SAVE_ATTEMPTS
 
 #: Hadoop 3.5.0's default number of manifest-save attempts (ManifestCommitterConstants)
@@ -59,11 +61,20 @@ class RandomChooser:
         return self._random.randrange(len(options))
 
 
+#: the model's options that make a protocol Hadoop 3.5.0's, per committer
+HADOOP_35_OPTIONS = {
+    "manifest": (SAVE_ATTEMPTS, HADOOP_35_SAVE_ATTEMPTS),
+    "magic": (NEEDS_TASK_COMMIT_ALWAYS, "true"),
+}
+
+
 def as_hadoop_35(scenario: Scenario) -> Scenario:
-    """The scenario with the manifest protocol's 3.5.0 option (other committers: as is)."""
-    if scenario.committer != "manifest" or SAVE_ATTEMPTS in dict(scenario.options):
+    """The scenario with its protocol's 3.5.0 option (manifest: the save retry; magic:
+    needsTaskCommit always true; other committers: as is)."""
+    option = HADOOP_35_OPTIONS.get(scenario.committer)
+    if option is None or option[0] in dict(scenario.options):
         return scenario
-    return scenario.with_(options=(*scenario.options, (SAVE_ATTEMPTS, HADOOP_35_SAVE_ATTEMPTS)))
+    return scenario.with_(options=(*scenario.options, option))
 
 
 def witness_paths(directory: Path = TRACES) -> list[Path]:
@@ -96,12 +107,13 @@ def reproducible(scope: Scope) -> bool:
 SCOPES_REPRODUCED = tuple(scope for scope in SCOPES if reproducible(scope))
 
 
-def random_runs(committer: str, count: int, seed: int = 0) -> Iterator[tuple[str, MarkedResult]]:
-    """``count`` random schedules of ``committer`` on hdfs, round-robin over the scopes the
-    harness reproduces."""
+def random_runs(committer: str, count: int, seed: int = 0,
+                store: str = "hdfs") -> Iterator[tuple[str, MarkedResult]]:
+    """``count`` random schedules of ``committer`` on ``store`` (hdfs; s3 for S3A's
+    committers), round-robin over the scopes the harness reproduces."""
     for index in range(count):
         scope = SCOPES_REPRODUCED[index % len(SCOPES_REPRODUCED)]
-        scenario = as_hadoop_35(scope.make(committer, "hdfs"))
+        scenario = as_hadoop_35(scope.make(committer, store))
         run_seed = seed * 1_000_003 + index
         yield (f"{committer} {scope.name} seed {run_seed}",
                run_marked(scenario, RandomChooser(run_seed)))
@@ -133,10 +145,15 @@ def run_witnesses(translator: Translator, *, hadoop_35: bool = False) -> Tally:
     return tally
 
 
-def run_random(translator: Translator, committer: str, count: int, seed: int = 0) -> Tally:
+class Comparer(Protocol):
+    def compare(self, marked: MarkedResult, name: str) -> Comparison: ...
+
+
+def run_random(translator: Comparer, committer: str, count: int, seed: int = 0,
+               store: str = "hdfs") -> Tally:
     tally = Tally()
     started = time.monotonic()
-    for name, marked in random_runs(committer, count, seed):
+    for name, marked in random_runs(committer, count, seed, store):
         tally.add(translator.compare(marked, name))
     tally.seconds = time.monotonic() - started
     return tally

@@ -29,8 +29,8 @@ import org.apache.hadoop.security.UserGroupInformation;
  * committers' per-user paths on the cluster filesystem are shared): Hadoop caches filesystems
  * per user, so each actor has its own S3A filesystem, whose interceptor knows the actor from
  * the configuration it was created with, whichever of the filesystem's threads sends a request.
- * The staging committers' cluster filesystem and local disks are local directories the
- * options name; their calls are not paused.
+ * The staging committers' cluster filesystem is {@link HdfsLikeFileSystem} (paused as in
+ * {@link CommitDriver}), their local disks a local directory the options name (not paused).
  */
 public final class S3ACommitDriver {
   /** The configuration key naming the actor an S3A filesystem belongs to. */
@@ -46,6 +46,9 @@ public final class S3ACommitDriver {
     @Override
     public void configure(Configuration conf, String committer, String actor) {
       conf.set(ACTOR, actor);
+      // the staging committers' cluster filesystem: HDFS's rules, paused like Hadoop's driver
+      conf.set("fs.hlfs.impl", HdfsLikeFileSystem.class.getName());
+      conf.setBoolean("fs.hlfs.impl.disable.cache", true);
       conf.set("fs.s3a.audit.enabled", "true");
       conf.set("fs.s3a.audit.execution.interceptors", PauseInterceptor.class.getName());
       conf.setInt("fs.s3a.committer.threads", 0);  // commit work in the caller's thread
