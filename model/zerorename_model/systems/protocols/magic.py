@@ -49,7 +49,6 @@ from zerorename_model.systems.protocols.common import (
     upload_pending,
 )
 
-
 #: Hadoop 3.5.0's ``needsTaskCommit`` (set to "true"): every task attempt commits, without a
 #: LIST of its attempt directory ("a dir was created here in setup").  Absent: the paper's
 #: procedure, ``exists(fs, taskAttemptPath)``.  A model option (Hadoop has no such key); the
