@@ -8,10 +8,15 @@
 * listing the children of a directory that does not exist fails (Hadoop's ``listStatus``
   throws FileNotFoundException); the model used to list nothing, so with two jobs on one
   destination it reported a job committed with a file missing where Hadoop fails the job.
+* listing a directory shows its subdirectories even once they are empty (issue 45): the model
+  used to list only the prefixes of keys, so a committed task directory whose file another
+  job's commit had renamed away was invisible, and the job's commit skipped it where Hadoop's
+  ``mergePaths`` lists it, finds it deleted by the other job's clean-up and fails.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +29,7 @@ from zerorename_model.engine.harness import Run
 from zerorename_model.engine.scenario import JobSpec, Scenario, TaskSpec
 from zerorename_model.engine.stores.profiles import Profile
 from zerorename_model.engine.stores.store import ModelStore
+from zerorename_model.experiments.scopes import SCOPES
 from zerorename_model.systems.protocols import get
 from zerorename_model.systems.protocols.common import delete_recursive
 from zerorename_model.systems.protocols.manifest import SAVE_ATTEMPTS, ManifestCommitter
@@ -101,6 +107,48 @@ def test_listing_a_missing_directory_fails_and_an_emptied_one_lists_empty() -> N
     with pytest.raises(ModelStoreError):
         hdfs.list_page(f"{OUT}/_temporary/0/task_1/", delimiter="/")
     assert ModelStore("s3").list_page(f"{OUT}/_temporary/0/", delimiter="/").objects == []
+
+
+def test_an_emptied_subdirectory_is_still_listed_by_its_parent() -> None:
+    hdfs = ModelStore("hdfs")
+    hdfs.put(f"{OUT}/_temporary/0/task_1/part-0", b"x")
+    hdfs.put(f"{OUT}/_temporary/0/task_2/sub/part-0", b"y")
+    hdfs.rename(f"{OUT}/_temporary/0/task_1/part-0", f"{OUT}/part-0")
+    hdfs.rename(f"{OUT}/_temporary/0/task_2/sub/part-0", f"{OUT}/part-1")
+    page = hdfs.list_page(f"{OUT}/_temporary/0/", delimiter="/")
+    assert (page.objects, page.prefixes) == (
+        [], [f"{OUT}/_temporary/0/task_1/", f"{OUT}/_temporary/0/task_2/"])
+    page = hdfs.list_page(f"{OUT}/_temporary/0/task_2/", delimiter="/")
+    assert page.prefixes == [f"{OUT}/_temporary/0/task_2/sub/"]
+    assert hdfs.list_page(f"{OUT}/_temporary/0/").objects == []  # recursive: files only
+    s3 = ModelStore("s3")  # no real directories: a prefix without keys is nothing
+    s3.put(f"{OUT}/_temporary/0/task_1/part-0", b"x")
+    s3.delete(f"{OUT}/_temporary/0/task_1/part-0")
+    assert s3.list_page(f"{OUT}/_temporary/0/", delimiter="/").prefixes == []
+
+
+class _SeededChooser:
+    """The differential run's random chooser (``zerorename_bridge.hadoop.differential``)."""
+
+    def __init__(self, seed: int) -> None:
+        import random
+
+        self._random = random.Random(seed)
+
+    def choose(self, label: str, options: Sequence[str]) -> int:
+        return self._random.randrange(len(options))
+
+
+def test_v1_job_commit_fails_on_a_listed_task_directory_the_other_job_deleted() -> None:
+    """Issue 45's difference (``same-destination-spark``, schedule seed 20261261783624): job 1
+    renames its task's file out of the shared ``_temporary/0/task_job1...`` before job 0 lists
+    ``_temporary/0``, then deletes ``_temporary`` while job 0 merges; Hadoop 3.5.0's commitJob
+    lists the (emptied, then deleted) directory and fails with FileNotFoundException.  The
+    model used to commit job 0."""
+    scope = next(s for s in SCOPES if s.name == "same-destination-spark")
+    result = Run(scope.make("v1", "hdfs"), get("v1")).run(_SeededChooser(20261261783624))
+    assert [job.outcome for job in result.jobs] == ["aborted", "committed"]
+    assert any("task_job1_m_000000: FileNotFound" in str(event) for event in result.events)
 
 
 def test_a_recursive_delete_takes_what_was_moved_in_after_the_listing() -> None:

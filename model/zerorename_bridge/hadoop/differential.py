@@ -10,11 +10,13 @@ witnesses (recorded without it) are compared both as recorded and with it.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from zerorename_bridge.hadoop.recording import MarkedResult, run_marked
 from zerorename_bridge.hadoop.session import HadoopSession
@@ -24,11 +26,29 @@ from zerorename_model.engine.json_values import json_object
 from zerorename_model.engine.scenario import Scenario
 from zerorename_model.experiments.scopes import SCOPES, Scope
 from zerorename_model.experiments.trace import choices_of, read_trace
+from zerorename_model.systems.protocols.magic import NEEDS_TASK_COMMIT_ALWAYS
 from zerorename_model.systems.protocols.manifest import SAVE_ATTEMPTS
 
 #: Hadoop 3.5.0's default number of manifest-save attempts (ManifestCommitterConstants)
 HADOOP_35_SAVE_ATTEMPTS = "5"
 TRACES = Path(__file__).resolve().parents[3] / "paper" / "results" / "traces"
+#: the environment variable that fixes the random schedules' seed (to replay a run)
+SEED_VARIABLE = "ZERORENAME_CONFORMANCE_SEED"
+
+
+def conformance_seed() -> int:
+    """The seed of this run's random schedules: :data:`SEED_VARIABLE` if set (to replay a run
+    whose seed was printed), else a fresh one.  A sample drawn from one fixed seed can never
+    find what that seed does not draw (issue 45), so each run draws a new one; print it."""
+    fixed = os.environ.get(SEED_VARIABLE, "").strip()
+    if fixed:
+        return int(fixed)
+    return random.SystemRandom().randrange(1, 2**31)
+
+
+def replay_hint(seed: int) -> str:
+    """How to draw the same schedules again."""
+    return f"random schedules of seed {seed} (replay: {SEED_VARIABLE}={seed}, or --seed {seed})"
 
 
 class RandomChooser:
@@ -41,11 +61,20 @@ class RandomChooser:
         return self._random.randrange(len(options))
 
 
+#: the model's options that make a protocol Hadoop 3.5.0's, per committer
+HADOOP_35_OPTIONS = {
+    "manifest": (SAVE_ATTEMPTS, HADOOP_35_SAVE_ATTEMPTS),
+    "magic": (NEEDS_TASK_COMMIT_ALWAYS, "true"),
+}
+
+
 def as_hadoop_35(scenario: Scenario) -> Scenario:
-    """The scenario with the manifest protocol's 3.5.0 option (other committers: as is)."""
-    if scenario.committer != "manifest" or SAVE_ATTEMPTS in dict(scenario.options):
+    """The scenario with its protocol's 3.5.0 option (manifest: the save retry; magic:
+    needsTaskCommit always true; other committers: as is)."""
+    option = HADOOP_35_OPTIONS.get(scenario.committer)
+    if option is None or option[0] in dict(scenario.options):
         return scenario
-    return scenario.with_(options=(*scenario.options, (SAVE_ATTEMPTS, HADOOP_35_SAVE_ATTEMPTS)))
+    return scenario.with_(options=(*scenario.options, option))
 
 
 def witness_paths(directory: Path = TRACES) -> list[Path]:
@@ -78,12 +107,13 @@ def reproducible(scope: Scope) -> bool:
 SCOPES_REPRODUCED = tuple(scope for scope in SCOPES if reproducible(scope))
 
 
-def random_runs(committer: str, count: int, seed: int = 0) -> Iterator[tuple[str, MarkedResult]]:
-    """``count`` random schedules of ``committer`` on hdfs, round-robin over the scopes the
-    harness reproduces."""
+def random_runs(committer: str, count: int, seed: int = 0,
+                store: str = "hdfs") -> Iterator[tuple[str, MarkedResult]]:
+    """``count`` random schedules of ``committer`` on ``store`` (hdfs; s3 for S3A's
+    committers), round-robin over the scopes the harness reproduces."""
     for index in range(count):
         scope = SCOPES_REPRODUCED[index % len(SCOPES_REPRODUCED)]
-        scenario = as_hadoop_35(scope.make(committer, "hdfs"))
+        scenario = as_hadoop_35(scope.make(committer, store))
         run_seed = seed * 1_000_003 + index
         yield (f"{committer} {scope.name} seed {run_seed}",
                run_marked(scenario, RandomChooser(run_seed)))
@@ -115,10 +145,15 @@ def run_witnesses(translator: Translator, *, hadoop_35: bool = False) -> Tally:
     return tally
 
 
-def run_random(translator: Translator, committer: str, count: int, seed: int = 0) -> Tally:
+class Comparer(Protocol):
+    def compare(self, marked: MarkedResult, name: str) -> Comparison: ...
+
+
+def run_random(translator: Comparer, committer: str, count: int, seed: int = 0,
+               store: str = "hdfs") -> Tally:
     tally = Tally()
     started = time.monotonic()
-    for name, marked in random_runs(committer, count, seed):
+    for name, marked in random_runs(committer, count, seed, store):
         tally.add(translator.compare(marked, name))
     tally.seconds = time.monotonic() - started
     return tally
@@ -135,11 +170,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=100,
                         help="random schedules per committer")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=None,
+                        help=f"the random schedules' seed (default: ${SEED_VARIABLE}, else "
+                             "a fresh one, printed)")
     parser.add_argument("--out", type=Path, help="write the report (markdown) here too")
     args = parser.parse_args(argv)
+    seed = conformance_seed() if args.seed is None else args.seed
+    print(replay_hint(seed), flush=True)
     lines = [f"# Hadoop 3.5.0 conformance: {args.count} random schedules per committer "
-             f"(seed {args.seed}), shipped hdfs witnesses", ""]
+             f"(seed {seed}), shipped hdfs witnesses", ""]
     with HadoopSession() as session, Translator(session) as translator:
         lines += _report("witnesses as recorded (manifest: the model's 3.3.x protocol)",
                          run_witnesses(translator))
@@ -147,7 +186,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                          run_witnesses(translator, hadoop_35=True))
         for committer in COMMITTERS:
             lines += _report(f"random schedules of {committer}",
-                             run_random(translator, committer, args.count, args.seed))
+                             run_random(translator, committer, args.count, seed))
     text = "\n".join(lines) + "\n"
     print(text, end="")
     if args.out:

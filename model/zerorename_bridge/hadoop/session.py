@@ -18,6 +18,8 @@ from pathlib import Path
 
 RESEARCH_JAR = Path(__file__).with_name("jars") / "zerorename-research-jvm.jar"
 MAIN_CLASS = "zerorename.conformance.CommitDriver"
+#: the driver of S3A's committers (same commands), on the class path with the S3A jar set
+S3A_MAIN_CLASS = "zerorename.conformance.S3ACommitDriver"
 
 
 class HadoopUnavailable(RuntimeError):
@@ -32,10 +34,19 @@ class State(Enum):
     FAILED = "failed"    # the call threw (or the actor was crashed)
 
 
+#: the S3 requests (S3A's driver: the SDK's request names) that change the store
+S3_CHANGES = frozenset({"PutObject", "DeleteObject", "DeleteObjects", "CopyObject",
+                        "CreateMultipartUpload", "UploadPart", "CompleteMultipartUpload",
+                        "AbortMultipartUpload"})
+
+
 @dataclass(frozen=True)
 class FsCall:
     """A filesystem call an actor is stopped before: ``kind`` is stat, list, open, create,
-    delete, mkdirs or rename; paths are local paths (``other``: a rename's destination)."""
+    delete, mkdirs or rename; paths are local paths (``other``: a rename's destination).  In
+    S3A's driver, an S3 request: ``kind`` the SDK's request name (PutObject...), ``path`` its
+    key or prefix in the bucket, ``other`` a copy's destination or a bulk delete's other
+    keys."""
 
     kind: str
     path: str
@@ -43,7 +54,7 @@ class FsCall:
 
     @property
     def mutates(self) -> bool:
-        return self.kind in ("create", "delete", "mkdirs", "rename")
+        return self.kind in ("create", "delete", "mkdirs", "rename") or self.kind in S3_CHANGES
 
 
 @dataclass(frozen=True)
@@ -66,6 +77,23 @@ def jars_dir() -> Path:
     return found
 
 
+def s3a_jars_dir() -> Path:
+    """The S3A jar set (hadoop-aws 3.5.0, the AWS SDK v2 modules) that ``scripts/jvm-build.sh``
+    copies into the cache, or :class:`HadoopUnavailable`."""
+    cache = Path(os.environ.get("ZERORENAME_CACHE_DIR") or Path.home() / ".cache" / "zerorename")
+    pointer = cache / "jvm" / "s3a-current"
+    named = pointer.read_text().strip() if pointer.is_file() else ""
+    # the set the last build named, else any complete set (builds of other checkouts share
+    # the cache and may be rewriting the pointer)
+    candidates = [Path(named)] if named else []
+    candidates += sorted((d for d in (cache / "jvm").glob("s3a-*") if (d / ".complete").is_file()),
+                         key=lambda d: d.stat().st_mtime, reverse=True)
+    for found in candidates:
+        if any(found.glob("hadoop-aws-*.jar")):
+            return found
+    raise HadoopUnavailable(f"no S3A jar set (see {pointer}): run scripts/jvm-build.sh")
+
+
 def research_jar() -> Path:
     """The research drivers' jar, or :class:`HadoopUnavailable` naming how to build it."""
     if not RESEARCH_JAR.is_file():
@@ -77,14 +105,16 @@ def research_jar() -> Path:
 class HadoopSession:
     """A JVM with the driver; one command, one answer.  Use as a context manager."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, s3a: bool = False) -> None:
         java = shutil.which("java")
         if java is None:
             raise HadoopUnavailable("no java on PATH")
-        classes = research_jar()
+        path = [str(research_jar()), f"{jars_dir()}/*"]
+        if s3a:
+            path.append(f"{s3a_jars_dir()}/*")
         self._proc = subprocess.Popen(
-            [java, "-Xshare:auto", "-XX:TieredStopAtLevel=1", "-cp",
-             f"{classes}{os.pathsep}{jars_dir()}/*", MAIN_CLASS],
+            [java, "-Xshare:auto", "-XX:TieredStopAtLevel=1", "-cp", os.pathsep.join(path),
+             S3A_MAIN_CLASS if s3a else MAIN_CLASS],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             text=True, encoding="utf-8", bufsize=1)
         self.command("ping")

@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -165,7 +165,9 @@ class _Segments:
     """For each model operation, the operations its actor makes later in the same committer
     call (what a paused Hadoop call may still be waiting for)."""
 
-    def __init__(self, stream: Sequence[object]) -> None:
+    def __init__(self, stream: Sequence[object],
+                 signature: Callable[[Op], Signature | None] | None = None) -> None:
+        signature_of = signature or _signature_of_op
         self.later: dict[int, list[Signature]] = {}
         open_ops: dict[str, list[tuple[int, Signature]]] = {}
         for index, item in enumerate(stream):
@@ -176,7 +178,7 @@ class _Segments:
                 for i, (position, _sig) in enumerate(ops):
                     self.later[position] = [s for _p, s in ops[i + 1:]]
             elif isinstance(item, Op):
-                sig = _signature_of_op(item)
+                sig = signature_of(item)
                 if sig is not None and item.actor in open_ops:
                     open_ops[item.actor].append((index, sig))
 
@@ -255,6 +257,9 @@ class _Replay:
     def _dest(self, job: JobSpec) -> str:
         return f"hlfs://{self.root}/{hadoop_name(job.dest)}"
 
+    def _signature(self, call: FsCall) -> Signature:
+        return _signature_of_call(call, self.root)
+
     def call(self, mark: CallMark) -> None:
         task, attempt = (-1, -1) if mark.task is None else (mark.task.task_id, mark.task.attempt)
         previous = self.answers.get(mark.actor)
@@ -267,7 +272,7 @@ class _Replay:
     def align(self, actor: str, sig: Signature, later: list[Signature]) -> bool:
         answer = self.answers.get(actor)
         while answer is not None and answer.state is State.PENDING and answer.call is not None:
-            theirs = _signature_of_call(answer.call, self.root)
+            theirs = self._signature(answer.call)
             if theirs == sig:
                 self.answers[actor] = self.session.step(actor)
                 return True

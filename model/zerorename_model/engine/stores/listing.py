@@ -15,12 +15,18 @@ from zerorename_model.engine.stores.state import StoreState
 def list_page(state: StoreState, prefix: str, *, delimiter: str | None = None,
               token: str | None = None, max_keys: int = 1000) -> ListPage:
     """One page of the keys below ``prefix`` after ``token``, as the store's index has them;
-    with real directories, a delimited listing of a missing directory fails."""
-    if delimiter == "/" and state.profile.directories and not is_dir(state, prefix):
+    with real directories, a delimited listing of a missing directory fails, and one of an
+    existing directory shows its subdirectories even when they are empty (HDFS's
+    ``listStatus``: a task directory whose files were all renamed away is still listed)."""
+    real_dirs = delimiter == "/" and state.profile.directories
+    if real_dirs and not is_dir(state, prefix):
         raise not_found(prefix.rstrip("/"), "FileNotFound")
     index = state.listed if state.profile.eventual_listing else set(state.objects)
     truth = {k for k in state.objects if k.startswith(prefix)}
-    keys = sorted(k for k in index if k.startswith(prefix) and (token is None or k > token))
+    entries = set(index)
+    if real_dirs:  # a directory's own entry, spelt as a key that the delimiter groups
+        entries |= {d + "/" for d in state.dirs if d.startswith(prefix) and d + "/" != prefix}
+    keys = sorted(k for k in entries if k.startswith(prefix) and (token is None or k > token))
     if {k for k in index if k.startswith(prefix)} != truth:
         state.inconsistent_answers += 1
     objects: list[ObjectInfo] = []

@@ -49,6 +49,12 @@ from zerorename_model.systems.protocols.common import (
     upload_pending,
 )
 
+#: Hadoop 3.5.0's ``needsTaskCommit`` (set to "true"): every task attempt commits, without a
+#: LIST of its attempt directory ("a dir was created here in setup").  Absent: the paper's
+#: procedure, ``exists(fs, taskAttemptPath)``.  A model option (Hadoop has no such key); the
+#: conformance run against hadoop-aws 3.5.0 sets it (issue 45)
+NEEDS_TASK_COMMIT_ALWAYS = "zerorename.model.magic.needs-task-commit-always"
+
 
 @register("magic")
 class MagicCommitter(ModelCommitter):
@@ -67,6 +73,7 @@ class MagicCommitter(ModelCommitter):
         if task is not None:
             self.task_attempt_path = join(self.job_attempt_path, task.attempt_id)
         self._cleaned = False
+        self.always_commit = options.get(NEEDS_TASK_COMMIT_ALWAYS, "false").lower() == "true"
 
     # -- job and task set-up -------------------------------------------------------------------
 
@@ -86,7 +93,10 @@ class MagicCommitter(ModelCommitter):
         self.fs.put(join(self.task_attempt_path, BASE, relpath) + PENDING, encode_json(commit))
 
     def needs_task_commit(self) -> bool:
-        """Function MagicCommitter.needsTaskCommit: ``exists(fs, taskAttemptPath)``."""
+        """Function MagicCommitter.needsTaskCommit: ``exists(fs, taskAttemptPath)``; with
+        :data:`NEEDS_TASK_COMMIT_ALWAYS`, true without a request (Hadoop 3.5.0)."""
+        if self.always_commit:
+            return True
         return exists_dir(self.fs, self.task_attempt_path)
 
     # -- task commit and abort -----------------------------------------------------------------

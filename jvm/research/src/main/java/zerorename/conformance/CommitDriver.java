@@ -8,7 +8,6 @@ import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -44,6 +43,56 @@ public final class CommitDriver {
   private static final Object LOCK = new Object();
   private static final long WAIT_MS = 20_000;
 
+  /**
+   * What differs between the filesystems the driver runs committers on: the configuration,
+   * the committer classes, how an actor's calls run (S3A: as the actor's own user, so that
+   * each actor has its own cached filesystem and request interceptor) and what a reset ends.
+   */
+  interface Backend {
+    /** Settings of every actor's configuration, before the scenario's options. */
+    void configure(Configuration conf, String committer, String actor);
+
+    PathOutputCommitter committer(String committer, Path out, TaskAttemptContext task)
+        throws IOException;
+
+    /** Run one committer call of {@code actor}. */
+    String run(String actor, java.util.concurrent.Callable<String> body) throws Exception;
+
+    /** The scenario ended: release what its actors held. */
+    void reset(java.util.Collection<String> actors);
+  }
+
+  /** Hadoop's FileOutputCommitter and ManifestCommitter on {@link HdfsLikeFileSystem}. */
+  static final class HdfsLike implements Backend {
+    @Override
+    public void configure(Configuration conf, String committer, String actor) {
+      conf.set("fs.hlfs.impl", HdfsLikeFileSystem.class.getName());
+      conf.setBoolean("fs.hlfs.impl.disable.cache", true);
+      conf.setInt("mapreduce.fileoutputcommitter.algorithm.version",
+          committer.equals("v2") ? 2 : 1);
+      conf.setInt("mapreduce.manifest.committer.io.threads", 1);
+    }
+
+    @Override
+    public PathOutputCommitter committer(String committer, Path out, TaskAttemptContext task)
+        throws IOException {
+      return committer.equals("manifest")
+          ? new ManifestCommitter(out, task) : new FileOutputCommitter(out, task);
+    }
+
+    @Override
+    public String run(String actor, java.util.concurrent.Callable<String> body)
+        throws Exception {
+      return body.call();
+    }
+
+    @Override
+    public void reset(java.util.Collection<String> actors) {
+    }
+  }
+
+  private static Backend backend = new HdfsLike();
+
   /** One actor: its committer, and where its current call stands. */
   static final class Actor {
     final String name;
@@ -66,7 +115,8 @@ public final class CommitDriver {
   }
 
   private static final InheritableThreadLocal<Actor> CURRENT = new InheritableThreadLocal<>();
-  private static final Map<String, Actor> ACTORS = new HashMap<>();
+  private static final Map<String, Actor> ACTORS =
+      new java.util.concurrent.ConcurrentHashMap<>();
   private static final Map<String, String> OPTIONS = new TreeMap<>();
 
   private CommitDriver() {
@@ -78,13 +128,30 @@ public final class CommitDriver {
     if (actor == null) {
       return;  // not an actor's call (set-up of the test itself)
     }
+    pause(actor, kind + "\t" + path.toUri().getPath()
+        + (other == null ? "" : "\t" + other.toUri().getPath()));
+  }
+
+  /** The hook of a request interceptor that knows its actor by name (S3A: one filesystem,
+   * so one interceptor, per actor, whichever thread of it sends the request). */
+  static void before(String actorName, String call) throws IOException {
+    Actor actor;
+    synchronized (LOCK) {
+      actor = ACTORS.get(actorName);
+    }
+    if (actor == null) {
+      return;
+    }
+    pause(actor, call);
+  }
+
+  private static void pause(Actor actor, String call) throws IOException {
     synchronized (LOCK) {
       if (actor.crashed) {
         throw new IOException("injected crash of " + actor.name);
       }
       actor.state = "pending";
-      actor.answer = kind + "\t" + path.toUri().getPath()
-          + (other == null ? "" : "\t" + other.toUri().getPath());
+      actor.answer = call;
       LOCK.notifyAll();
       while (!actor.permit && !actor.crashed && !actor.killed) {
         try {
@@ -108,14 +175,11 @@ public final class CommitDriver {
     }
   }
 
-  private static Configuration conf(String committer, int jobAttempt, String jobName) {
+  private static Configuration conf(String committer, int jobAttempt, String jobName,
+      String actor) {
     Configuration conf = new Configuration();
-    conf.set("fs.hlfs.impl", HdfsLikeFileSystem.class.getName());
-    conf.setBoolean("fs.hlfs.impl.disable.cache", true);
+    backend.configure(conf, committer, actor);
     conf.setInt("mapreduce.job.application.attempt.id", jobAttempt);
-    conf.setInt("mapreduce.fileoutputcommitter.algorithm.version",
-        committer.equals("v2") ? 2 : 1);
-    conf.setInt("mapreduce.manifest.committer.io.threads", 1);
     conf.set("spark.sql.sources.writeJobUUID", jobName);
     for (Map.Entry<String, String> e : OPTIONS.entrySet()) {
       conf.set(e.getKey(), e.getValue());
@@ -124,21 +188,25 @@ public final class CommitDriver {
   }
 
   private static Actor actor(String name, String committer, String dest, String jobName,
-      int jobAttempt, int task, int attempt) throws IOException {
+      int jobAttempt, int task, int attempt) throws Exception {
     Actor actor = ACTORS.get(name);
     if (actor != null) {
       return actor;
     }
     actor = new Actor(name);
-    Configuration conf = conf(committer, jobAttempt, jobName);
+    Configuration conf = conf(committer, jobAttempt, jobName, name);
     JobID jobId = new JobID(jobName, 0);
     TaskAttemptID id = new TaskAttemptID(jobName, 0, TaskType.MAP, Math.max(task, 0),
         Math.max(attempt, 0));
     actor.job = new JobContextImpl(conf, jobId);
     actor.task = new TaskAttemptContextImpl(conf, id);
     Path out = new Path(dest);
-    actor.committer = committer.equals("manifest")
-        ? new ManifestCommitter(out, actor.task) : new FileOutputCommitter(out, actor.task);
+    // run as the actor (its own filesystem), but unpaused: no actor is registered yet
+    final Actor made = actor;
+    backend.run(name, () -> {
+      made.committer = backend.committer(committer, out, made.task);
+      return "";
+    });
     ACTORS.put(name, actor);
     return actor;
   }
@@ -234,7 +302,7 @@ public final class CommitDriver {
           answer = "IOException: injected crash of " + a.name;
         } else {
           try {
-            answer = invoke(a, method, arg, data);
+            answer = backend.run(a.name, () -> invoke(a, method, arg, data));
             state = "done";
           } catch (Throwable e) {
             answer = oneLine(e);
@@ -276,13 +344,18 @@ public final class CommitDriver {
   }
 
   private static String reset() {
+    List<String> names;
     synchronized (LOCK) {
       for (Actor a : ACTORS.values()) {
         a.crashed = true;  // a blocked thread throws and ends
       }
       LOCK.notifyAll();
+      names = new ArrayList<>(ACTORS.keySet());
     }
-    ACTORS.clear();
+    backend.reset(names);
+    synchronized (LOCK) {
+      ACTORS.clear();
+    }
     OPTIONS.clear();
     return "ok";
   }
@@ -358,6 +431,12 @@ public final class CommitDriver {
   }
 
   public static void main(String[] args) throws Exception {
+    serve(new HdfsLike());
+  }
+
+  /** Answer commands from stdin, one a line, with committers of {@code chosen}. */
+  static void serve(Backend chosen) throws Exception {
+    backend = chosen;
     PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out),
         true, StandardCharsets.UTF_8);
     System.setOut(System.err);  // Hadoop's logging must not reach the answers

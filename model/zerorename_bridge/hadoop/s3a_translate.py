@@ -1,0 +1,313 @@
+"""Drive S3A's committers (hadoop-aws 3.5.0: ``magic``, ``directory``, ``partitioned``) through
+a model run's schedule on a moto server, and compare what both did (issue 45).
+
+The same alignment as :mod:`.translate` (each model store operation against the S3A actor's
+next request), on S3 requests instead of filesystem calls: the Java side
+(``S3ACommitDriver``) stops an actor before every request its S3A filesystem sends (an AWS SDK
+interceptor through ``fs.s3a.audit.execution.interceptors``).  A request matches a model
+operation when it does the same kind of thing (write, read, delete, copy, one of the multipart
+steps) to the same key, where keys under the committers' own directories are compared by
+what they name, not where: the model keeps magic work under ``__magic/<jobAttempt>/``, S3A
+3.5.0 under ``__magic_job-<uuid>/job-<uuid>/<attempt>/tasks/`` — a ``.pending`` file is the
+task attempt's and the file's, a ``.pendingset`` the task's, and any other magic path is just
+"magic" for reads and deletes.  The staging committers' cluster filesystem and local disks are
+local directories on both sides, not paused and not compared: what is compared is the
+destination bucket (every object outside the magic directories, byte for byte; ``_SUCCESS``
+by presence) and every committer call's outcome.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from zerorename_bridge.hadoop.recording import CallMark, MarkedResult, ReturnMark
+from zerorename_bridge.hadoop.session import FsCall, HadoopSession
+from zerorename_bridge.hadoop.translate import (
+    Comparison,
+    FileDifference,
+    Signature,
+    _Replay,
+    _Segments,
+    hadoop_name,
+)
+from zerorename_bridge.hadoop.translate import _signature_of_op as _signature_of_hdfs_op
+from zerorename_model.engine.harness.events import Channel, Event, Op
+from zerorename_model.engine.scenario import JobSpec
+
+#: S3A's committers, by the model's names
+S3A_COMMITTERS = ("magic", "directory", "partitioned")
+MAGIC = "__magic"
+_ID = re.compile(r"(attempt_[^/]+_m_\d{6}_\d+|task_[^/]+_m_\d{6})")
+
+#: the SDK's request names, as the model's kinds of operation
+_KINDS = {
+    "PutObject": "put", "GetObject": "read", "HeadObject": "read", "ListObjectsV2": "read",
+    "ListObjects": "read", "DeleteObject": "delete", "DeleteObjects": "delete",
+    "CopyObject": "copy", "CreateMultipartUpload": "mpu-start", "UploadPart": "mpu-part",
+    "CompleteMultipartUpload": "mpu-complete", "AbortMultipartUpload": "mpu-abort",
+    "ListMultipartUploads": "mpu-list",
+}
+_MODEL_KINDS = {
+    "put": "put", "get": "read", "head": "read", "list_page": "read", "delete": "delete",
+    "delete_many": "delete", "copy": "copy", "create_multipart": "mpu-start",
+    "upload_part": "mpu-part", "complete_multipart": "mpu-complete",
+    "abort_multipart": "mpu-abort", "list_multipart_uploads": "mpu-list",
+}
+#: HdfsLikeFileSystem's calls, as translate.py names them
+_FS_KINDS = {"stat": "read", "list": "read", "open": "read", "create": "create",
+             "delete": "delete", "mkdirs": "mkdirs", "rename": "rename"}
+#: kinds whose key is compared coarsely inside the magic directories
+_COARSE = ("read", "delete", "mpu-list")
+
+
+def normal_key(key: str, *, coarse: bool) -> str:
+    """A key below the bucket with the committers' own layout folded away (see the module)."""
+    key = key.rstrip("/")
+    if MAGIC not in key:
+        return key
+    head = key.split(MAGIC, 1)[0]
+    if coarse:
+        return head + MAGIC
+    ids = _ID.findall(key)
+    return f"{head}{MAGIC}/{ids[-1] if ids else ''}/{key.rsplit('/', 1)[-1]}"
+
+
+def _bucket_key(url: str) -> str | None:
+    """``s3://bucket/out/x`` -> ``out/x`` in Hadoop's spelling; None off the destination
+    store (the staging committers' cluster filesystem and local disks)."""
+    if not url.startswith("s3://"):
+        return None
+    return hadoop_name(url).split("/", 1)[-1] if "/" in hadoop_name(url) else ""
+
+
+#: where the staging committers' wrapped committer keeps its output on the cluster filesystem
+#: (``<tmp>/<user>/<uuid>/staging-uploads``: user and UUID differ between the two sides)
+STAGING_UPLOADS = "staging-uploads"
+
+
+def _cluster(path: str) -> str | None:
+    """A cluster filesystem path below ``staging-uploads`` (None elsewhere: local disks)."""
+    if STAGING_UPLOADS not in path:
+        return None
+    return "staging:" + path.split(STAGING_UPLOADS, 1)[1].strip("/")
+
+
+def signature_of_op(op: Op) -> Signature | None:
+    pending = op.said.op
+    if pending.channel not in (Channel.STORE, Channel.SUBSTEP):
+        return None
+    if pending.args and str(pending.args[0]).startswith("hdfs://"):
+        hdfs = _signature_of_hdfs_op(op)  # the cluster filesystem, as Hadoop's calls are
+        if hdfs is None:
+            return None
+        paths = [_cluster(p) for p in hdfs[1:]]
+        return None if None in paths else (hdfs[0], *[p for p in paths if p is not None])
+    kind = _MODEL_KINDS.get(pending.op)
+    if kind is None or not pending.args:
+        return None
+    first = pending.args[0]
+    if pending.op == "delete_many":
+        assert isinstance(first, tuple | list)
+        if not first:
+            return None
+        first = first[0]
+    key = _bucket_key(str(first))
+    if key is None:
+        return None
+    if kind == "copy":
+        other = _bucket_key(str(pending.args[1])) or ""
+        return (kind, normal_key(key, coarse=False), normal_key(other, coarse=False))
+    return (kind, normal_key(key, coarse=kind in _COARSE))
+
+
+def signature_of_request(call: FsCall) -> Signature:
+    if call.kind in _FS_KINDS:  # a call on the cluster filesystem (HdfsLikeFileSystem)
+        kind = _FS_KINDS[call.kind]
+        paths = [_cluster(p) or p for p in (call.path, call.other) if p]
+        return (kind, *paths)
+    kind = _KINDS.get(call.kind, call.kind)
+    if kind == "copy":
+        return (kind, normal_key(call.path, coarse=False), normal_key(call.other, coarse=False))
+    return (kind, normal_key(call.path, coarse=kind in _COARSE))
+
+
+def answer_no_such_upload() -> None:
+    """moto 5's CompleteMultipartUpload of an upload that no longer exists fails with an
+    internal error (a KeyError: HTTP 500, which S3A retries for its whole retry budget); S3
+    answers 404 NoSuchUpload, as moto itself does for UploadPart and AbortMultipartUpload.
+    Patched in this process, where the server runs (idempotent)."""
+    from moto.s3.exceptions import NoSuchUpload
+    from moto.s3.models import S3Backend
+
+    original = S3Backend.complete_multipart_upload
+    if getattr(original, "_zerorename_no_such_upload", False):
+        return
+
+    def complete(self: Any, bucket_name: str, multipart_id: str, body: Any) -> Any:
+        if multipart_id not in self.get_bucket(bucket_name).multiparts:
+            raise NoSuchUpload(upload_id=multipart_id)
+        return original(self, bucket_name, multipart_id, body)
+
+    complete._zerorename_no_such_upload = True  # type: ignore[attr-defined]
+    S3Backend.complete_multipart_upload = complete  # type: ignore[method-assign]
+
+
+class MotoEndpoint:
+    """A moto server (127.0.0.1, a free port) and a client of it; one bucket per scenario."""
+
+    def __init__(self) -> None:
+        import boto3
+        from moto.server import ThreadedMotoServer
+
+        answer_no_such_upload()
+        import logging
+
+        logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no access log
+        self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+        self._server.start()
+        host, port = self._server.get_host_and_port()
+        self.url = f"http://{host}:{port}"
+        self.client: Any = boto3.client(
+            "s3", endpoint_url=self.url, region_name="us-east-1",
+            aws_access_key_id="testing", aws_secret_access_key="testing")
+
+    def close(self) -> None:
+        self._server.stop()
+
+    def new_bucket(self) -> str:
+        name = f"zr-{uuid.uuid4().hex[:12]}"
+        self.client.create_bucket(Bucket=name)
+        return name
+
+    def objects(self, bucket: str) -> dict[str, bytes]:
+        found: dict[str, bytes] = {}
+        for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=bucket):
+            for entry in page.get("Contents", []):
+                body = self.client.get_object(Bucket=bucket, Key=entry["Key"])["Body"]
+                found[entry["Key"]] = body.read()
+        return found
+
+    def s3a_options(self) -> dict[str, str]:
+        """S3A against this server (jvm.md's settings for a local endpoint)."""
+        return {
+            "fs.s3a.endpoint": self.url,
+            "fs.s3a.endpoint.region": "us-east-1",
+            "fs.s3a.path.style.access": "true",
+            "fs.s3a.connection.ssl.enabled": "false",
+            "fs.s3a.aws.credentials.provider":
+                "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider",
+            "fs.s3a.access.key": "testing",
+            "fs.s3a.secret.key": "testing",
+        }
+
+
+@contextmanager
+def s3a_translator() -> Iterator[S3ATranslator]:
+    """A JVM with S3A's driver, a moto server, and the translator over both."""
+    endpoint = MotoEndpoint()
+    try:
+        with HadoopSession(s3a=True) as session:
+            translator = S3ATranslator(session, endpoint)
+            try:
+                yield translator
+            finally:
+                translator.close()
+    finally:
+        endpoint.close()
+
+
+class _S3AReplay(_Replay):
+    def __init__(self, session: HadoopSession, bucket: str, committer: str) -> None:
+        super().__init__(session, bucket, committer)
+        self.bucket = bucket
+
+    def _dest(self, job: JobSpec) -> str:
+        return f"s3a://{self.bucket}/{_bucket_key(job.dest)}"
+
+    def _signature(self, call: FsCall) -> Signature:
+        return signature_of_request(call)
+
+
+class S3ATranslator:
+    """Replays marked model runs of S3A's committers against hadoop-aws 3.5.0 on moto."""
+
+    def __init__(self, session: HadoopSession, endpoint: MotoEndpoint) -> None:
+        self.session = session
+        self.endpoint = endpoint
+        self.workdir = Path(tempfile.mkdtemp(prefix="zerorename-s3a-"))
+        self._count = 0
+
+    def close(self) -> None:
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def compare(self, marked: MarkedResult, name: str,
+                options: dict[str, str] | None = None) -> Comparison:
+        scenario = marked.result.scenario
+        if scenario.committer not in S3A_COMMITTERS or scenario.store != "s3":
+            raise ValueError(f"{name}: S3A's driver runs {S3A_COMMITTERS} on s3 only, not "
+                             f"{scenario.committer} on {scenario.store}")
+        self._count += 1
+        local = self.workdir / str(self._count)
+        shutil.rmtree(local, ignore_errors=True)
+        (local / "buffer").mkdir(parents=True)
+        bucket = self.endpoint.new_bucket()
+        self.session.reset({
+            **self.endpoint.s3a_options(),
+            # the cluster filesystem: a local directory (HdfsLikeFileSystem as the default
+            # filesystem breaks the staging committers' clean-up of their local directories,
+            # which they qualify against it: "URI scheme is not file")
+            "fs.s3a.committer.staging.tmp.path": f"file://{local}/cluster",
+            "fs.s3a.buffer.dir": str(local / "buffer"),
+            **dict(scenario.options), **(options or {})})
+        replay = _S3AReplay(self.session, bucket, scenario.committer)
+        stream: list[CallMark | ReturnMark | Event] = list(marked.stream())
+        segments = _Segments(stream, signature_of_op)
+        comparison = Comparison(name, tuple(j.outcome for j in marked.result.jobs))
+        for index, item in enumerate(stream):
+            if isinstance(item, CallMark):
+                replay.call(item)
+            elif isinstance(item, ReturnMark):
+                comparison.calls.append(replay.finish(item))
+            elif isinstance(item, Op):
+                sig = signature_of_op(item)
+                if sig is not None:
+                    if replay.align(item.actor, sig, segments.later.get(index, [])):
+                        comparison.aligned += 1
+                    else:
+                        comparison.unaligned += 1
+        self.session.reset()  # end the actors (and their filesystems) before reading
+        comparison.files = self._files(marked, bucket)
+        shutil.rmtree(local, ignore_errors=True)
+        return comparison
+
+    def _files(self, marked: MarkedResult, bucket: str) -> list[FileDifference]:
+        model: dict[str, bytes] = {}
+        for url, data in marked.result.final.items():
+            key = _bucket_key(url)
+            if key is not None and MAGIC not in key:
+                model[key] = data
+        found = {k: v for k, v in self.endpoint.objects(bucket).items()
+                 if MAGIC not in k and not k.endswith("/")}  # not S3A's directory markers
+        differences = []
+        for path in sorted(set(model) | set(found)):
+            mine, theirs = model.get(path), found.get(path)
+            if mine is not None and theirs is not None and (
+                    mine == theirs or path.endswith("_SUCCESS")):
+                continue
+            differences.append(FileDifference(path, mine, theirs))
+        return differences
+
+
+def s3a_witness_paths(directory: Path | None = None) -> list[Path]:
+    """The shipped ``s3`` witnesses of S3A's committers (both protocols)."""
+    from zerorename_bridge.hadoop.differential import TRACES
+
+    return sorted(p for p in (directory or TRACES).glob("*.jsonl")
+                  if ".s3." in p.name and p.name.split(".")[0] in S3A_COMMITTERS)
