@@ -92,10 +92,10 @@ def test_a_named_folder_wins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
 def test_a_named_folder_without_hadoop_aws_is_refused(tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(J.S3A_JARS_ENV, str(_jar_folder(tmp_path, "s3-2.35.4.jar")))
-    with pytest.raises(J.S3AJarsMissingError, match="no hadoop-aws jar.*ZERORENAME_S3A_JARS"):
+    with pytest.raises(J.S3AJarsMissingError, match=r"no hadoop-aws jar.*ZERORENAME_S3A_JARS"):
         J.s3a_jars()
     monkeypatch.setenv(J.S3A_JARS_ENV, str(tmp_path / "absent"))
-    with pytest.raises(J.S3AJarsMissingError, match="absent.*not a folder.*jvm-build.sh"):
+    with pytest.raises(J.S3AJarsMissingError, match=r"absent.*not a folder.*jvm-build.sh"):
         J.s3a_jars()
 
 

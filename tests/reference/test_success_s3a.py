@@ -46,6 +46,8 @@ def test_describe_names_s3a_and_shows_its_nonzero_metrics() -> None:
     metric_lines = {line.split()[0] for line in block[:end]}
     assert metric_lines == {k for k, v in raw.items() if v}
     assert "committer_magic_files_created" in metric_lines
+    shown = {line.split()[0]: int(line.split()[1]) for line in block[:end]}
+    assert shown == {k: v for k, v in raw.items() if v}
 
 
 def test_zerorename_success_is_not_labelled_s3a() -> None:

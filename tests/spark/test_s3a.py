@@ -25,8 +25,13 @@ import pytest
 
 import zerorename as zr
 from zerorename.cli import main as zerorename_cli
-from zerorename.spark.s3a import S3AEndpoint, committer_options, configure, require_s3a, \
-    use_committer
+from zerorename.spark.s3a import (
+    S3AEndpoint,
+    committer_options,
+    configure,
+    require_s3a,
+    use_committer,
+)
 from zerorename.spark.verify import visible_files
 from zerorename_bridge.embedded_s3 import EmbeddedS3
 

@@ -162,15 +162,15 @@ class SuccessData(JsonRecord):
             lines.append(f"  (list capped at {SUCCESS_FILE_LIMIT})")
         for key, value in sorted(self.diagnostics.items()):
             lines.append(f"diagnostic {key} = {value}")
-        metrics = {name: value for name, value in self.metrics.items() if value}
+        metrics = {name: count for name, count in self.metrics.items() if count}
         if metrics:
             # S3A writes its filesystem's counters here, over 100, mostly 0 (and counted
             # over every job of the filesystem instance, not just this one)
             omitted = len(self.metrics) - len(metrics)
             lines.append("metrics" + (f" ({omitted} zero omitted)" if omitted else "") + ":")
             width = max(len(name) for name in metrics)
-            for name, value in sorted(metrics.items()):
-                lines.append(f"  {name:<{width}} {value:>10}")
+            for name, count in sorted(metrics.items()):
+                lines.append(f"  {name:<{width}} {count:>10}")
         counters = self.iostatistics.get("counters", {})
         if isinstance(counters, Mapping) and counters:
             lines.append("statistics (docs: zerorename.statistics):")

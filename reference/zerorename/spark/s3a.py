@@ -199,7 +199,7 @@ def use_committer(spark: SparkSession, committer: str, *,
     """Make ``committer`` the S3A committer of the session's next jobs (a write's own
     :func:`committer_options` still win).  Clears a conflict mode not given."""
     options = committer_options(committer, conflict_mode=conflict_mode)
-    hadoop = spark.sparkContext._jsc.hadoopConfiguration()  # type: ignore[union-attr]
+    hadoop = spark.sparkContext._jsc.hadoopConfiguration()
     if CONFLICT_MODE not in options:
         hadoop.unset(CONFLICT_MODE)
     for key, value in options.items():
