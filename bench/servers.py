@@ -238,7 +238,8 @@ def start_rgw(timeout: float = 300.0) -> tuple[S3Endpoint | None, str | None, st
         return S3Endpoint("rgw", os.environ["S3_ENDPOINT"],
                           os.environ.get("AWS_ACCESS_KEY_ID", "testaccesskey"),
                           os.environ.get("AWS_SECRET_ACCESS_KEY", "testsecretkey"),
-                          "external", tls=_tls(dict(os.environ))), None, "external"
+                          "external", _external_state_dir(), _tls(dict(os.environ))), \
+            None, "external"
     base = tempfile.mkdtemp(prefix="zr-rgw-bench-")
     t0 = time.monotonic()
     try:
@@ -264,6 +265,13 @@ def start_rgw(timeout: float = 300.0) -> tuple[S3Endpoint | None, str | None, st
     return S3Endpoint("rgw", env["S3_ENDPOINT"], env.get("AWS_ACCESS_KEY_ID", "testaccesskey"),
                       env.get("AWS_SECRET_ACCESS_KEY", "testsecretkey"), note, base,
                       _tls(env)), base, note
+
+
+def _external_state_dir() -> str:
+    """``CEPH_BASE`` of an external server that ``rgw-start.sh`` started (its access log is
+    then readable: requests get counted), else ""."""
+    base = os.environ.get("CEPH_BASE", "")
+    return base if base and (Path(base) / "log" / "client.rgw.x.log").exists() else ""
 
 
 def stop_rgw(base: str) -> None:
