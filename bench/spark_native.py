@@ -448,7 +448,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # same write took 1.2 s or 2.3 s by its place in the round)
         conf = {"spark.driver.memory": "4g"}
         if s3a_endpoints:
-            conf.update(s3a_session_conf(s3a_endpoints))
+            assert s3a_jars is not None
+            conf.update(s3a_session_conf(s3a_endpoints, s3a_jars))
         spark = local_session("local[2]", app_name="zerorename-bench-native", conf=conf)
         try:
             spark.dataSource.register(_drain_source())
@@ -529,14 +530,14 @@ def _s3a_jars(report: dict[str, Any]) -> list[Path] | None:
         return None
 
 
-def s3a_session_conf(endpoints: dict[str, Any]) -> dict[str, str]:
-    """Spark conf for S3A writes to several endpoints from one session: the jars, S3A's
+def s3a_session_conf(endpoints: dict[str, Any], jars: Sequence[Path]) -> dict[str, str]:
+    """Spark conf for S3A writes to several endpoints from one session: ``jars``, S3A's
     committer factory for ``s3a://``, each endpoint's options for its bucket only
     (``fs.s3a.bucket.<bucket>.*``), a JVM trust store for an HTTPS one, and Spark's default
     commit protocol, which :func:`s3a_write` switches for its writes alone."""
-    from zerorename.spark.s3a import FACTORY_CLASS, endpoint_conf, jar_conf
+    from zerorename.spark.s3a import FACTORY_CLASS, endpoint_conf
 
-    conf = {**jar_conf("local"),
+    conf = {"spark.jars": ",".join(str(p) for p in jars),
             "spark.hadoop.mapreduce.outputcommitter.factory.scheme.s3a": FACTORY_CLASS,
             # fail rather than fall back to Spark's renaming committer if the binding breaks
             "spark.hadoop.pathoutputcommit.reject.fileoutput": "true",
