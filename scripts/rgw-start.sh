@@ -15,6 +15,7 @@
 #   S3_TLS_CA_BUNDLE               the certificate, PEM (boto3: verify=... or AWS_CA_BUNDLE)
 #   S3_TLS_TRUSTSTORE              the certificate in a JKS trust store, for a JVM's
 #   S3_TLS_TRUSTSTORE_PASSWORD     -Djavax.net.ssl.trustStore=... (only when keytool exists)
+# Without openssl it serves plain http only.  CEPH_RGW_TLS_PORT picks the HTTPS port.
 #
 # stdout carries only the `export` lines (also written to $CEPH_BASE/env); progress goes to
 # stderr.  Installs radosgw/ceph-mon/ceph-osd with apt-get when missing (Debian, root).
@@ -61,8 +62,11 @@ RGW_PORT=${CEPH_RGW_PORT:-$(free_port)}
 [ "$MON_PORT" != "$RGW_PORT" ] || RGW_PORT=$(free_port)
 TLS=${RGW_TLS:-1}
 case "$TLS" in 0|1) ;; *) die "RGW_TLS must be 0 or 1" ;; esac
+if [ "$TLS" = 1 ] && ! command -v openssl >/dev/null; then
+  echo "rgw-start.sh: no openssl: serving plain http only (S3_ENDPOINT_TLS unset)" >&2
+  TLS=0
+fi
 if [ "$TLS" = 1 ]; then
-  command -v openssl >/dev/null || unsupported "openssl is needed for the TLS endpoint (or set RGW_TLS=0)"
   TLS_PORT=${CEPH_RGW_TLS_PORT:-$(free_port)}
   while [ "$TLS_PORT" = "$MON_PORT" ] || [ "$TLS_PORT" = "$RGW_PORT" ]; do TLS_PORT=$(free_port); done
 fi
