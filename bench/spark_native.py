@@ -10,22 +10,35 @@ partitioned cells), 4 tasks:
   ``zr-local-spark-encoder`` (the same with ``encoder='spark'``: Spark's Parquet encoder in
   the tasks' JVM, only the finished bytes handed to Python),
   ``zr-moto`` (``fenced`` to a moto server in a child process), ``zr-rgw`` (when a Ceph RGW
-  starts; ``magic``, RGW cannot fence), and with ``--stages`` two that split the write into
+  starts; ``magic``, RGW cannot fence; over HTTPS when the server serves it, as S3A's rows),
+  **the anchor** — Spark's own Parquet writer to ``s3a://`` through Hadoop's S3A committers,
+  ``s3a-magic-moto``, ``s3a-directory-moto``, ``s3a-magic-rgw``, ``s3a-directory-rgw`` (RGW
+  over HTTPS: S3A cannot write empty objects to it over http; unless ``--no-s3a``, and when
+  the S3A jars are built) — and with ``--stages`` two that split the write into
   its parts: ``spark-scan`` (Spark's ``noop`` format: reading the cached rows) and
   ``arrow-drain`` (a Python data source whose tasks only iterate the Arrow batches: the
   transfer from the JVM to the Python workers);
 * **cells** — (rows, partitioned or not); in each cell every strategy runs once per round,
   in the balanced order of :func:`interleave.round_order`, to a fresh destination;
 * **figures** — wall time of the write (Spark job and job commit), rows/s, bytes of the
-  Parquet files written, and once per cell (untimed) the bytes of Spark's files with
+  Parquet files written, the requests the S3 server received during the write (counted at
+  the server, whoever sent them: S3A in the JVM, zerorename's Python workers) per Parquet
+  file, and once per cell (untimed) the bytes of Spark's files with
   zerorename's timestamp type (INT64 microseconds; Spark's default, INT96, is larger);
   **ratios** to ``native`` are the median over rounds of the same-round ratio (seconds
   apart, about the same load);
 * **first write** — before anything else, the session's first zerorename write (Python
-  workers started, imports made) and the same write again, warm.
+  workers started, imports made) and the same write again, warm; then the same for each S3A
+  strategy (its first write loads S3A and the AWS SDK, or makes the bucket's filesystem).
+
+The session serves both kinds of writer: Spark's commit protocol is a SQL setting, left at
+Spark's default for ``native`` and switched to Spark's cloud protocol for the S3A writes only;
+the S3A committer is each write's option; moto and RGW are two buckets, each with its own
+endpoint (S3A's per-bucket options).
 
     python bench/spark_write.py --versus-native                  # 1M and 5M rows, 4 rounds
     python bench/spark_write.py --versus-native --rows 200000 --repeats 2 --out /tmp/x
+    python bench/spark_write.py --versus-native --rgw --rows 1000000 3000000 --repeats 4
 """
 
 from __future__ import annotations
@@ -38,9 +51,9 @@ import statistics
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -51,16 +64,35 @@ HERE = Path(__file__).resolve().parent
 OUT = HERE / "results" / "spark_native"
 BASE = "native"
 TASKS = 4
+#: S3A's committers in the anchor rows (``partitioned`` is ``directory`` with a per-partition
+#: conflict check: the same requests for a fresh destination)
+S3A_COMMITTERS = ("magic", "directory")
+#: Spark's commit-protocol settings: its defaults (``native``) and the cloud binding (S3A)
+PROTOCOL_KEY = "spark.sql.sources.commitProtocolClass"
+PARQUET_COMMITTER_KEY = "spark.sql.parquet.output.committer.class"
+SPARK_PROTOCOL = "org.apache.spark.sql.execution.datasources.SQLHadoopMapReduceCommitProtocol"
+SPARK_PARQUET_COMMITTER = "org.apache.parquet.hadoop.ParquetOutputCommitter"
 
 
 @dataclass(frozen=True)
 class Target:
-    """Where a strategy writes: a URL prefix and the options zerorename needs to reach it."""
+    """Where a strategy writes: a URL prefix and the options zerorename needs to reach it.
+
+    ``kind`` ``s3a``: Spark's own writer to ``prefix`` (``s3a://bucket``) through S3A's
+    ``committer``; ``options`` then only serve to list what it wrote.  ``counts`` reads the
+    server's request counts (None: nobody counts, e.g. the local disk)."""
 
     name: str
     prefix: str
     options: dict[str, str]
     committer: str = "fenced"
+    kind: str = "zr"
+    counts: Callable[[], dict[str, int]] | None = field(default=None, compare=False)
+
+    @property
+    def listing_prefix(self) -> str:
+        """The prefix as zerorename's stores name it (``s3a://`` is S3 to them)."""
+        return "s3://" + self.prefix[len("s3a://"):] if self.kind == "s3a" else self.prefix
 
 
 def dataset(spark: Any, rows: int) -> Any:
@@ -102,13 +134,42 @@ def _local_bytes(path: Path) -> int:
     return sum(f.stat().st_size for f in path.rglob("*.parquet") if not f.name.startswith("."))
 
 
-def _store_bytes(dest: str, options: dict[str, str]) -> int:
+def _store(dest: str, options: dict[str, str]) -> Any:
     from zerorename.spark.core import make_store, spec_from_options
+
+    return make_store(spec_from_options({"path": dest, **options}))
+
+
+def _store_files(dest: str, options: dict[str, str]) -> tuple[int, int]:
+    """(bytes, count) of the Parquet files a reader sees under ``dest``."""
     from zerorename.spark.verify import visible_files
 
-    spec = spec_from_options({"path": dest, **options})
-    return sum(size for url, size in visible_files(make_store(spec), dest).items()
-               if url.endswith(".parquet"))
+    sizes = [size for url, size in visible_files(_store(dest, options), dest).items()
+             if url.endswith(".parquet")]
+    return sum(sizes), len(sizes)
+
+
+def _remove(dest: str, options: dict[str, str]) -> None:
+    """Delete everything under ``dest`` (RGW's memstore and moto hold every byte in memory)."""
+    if dest.startswith("file://"):
+        shutil.rmtree(dest[len("file://"):], ignore_errors=True)
+        return
+    from zerorename.store import list_all
+
+    store = _store(dest, options)
+    for obj in list_all(store, dest.rstrip("/") + "/"):
+        store.delete(obj.url)
+
+
+def _check_s3a_success(dest: str, target: Target) -> None:
+    """The write was S3A's ``committer``'s (its ``_SUCCESS`` says so), not a silent fallback
+    to Spark's rename-based committer."""
+    import zerorename as zr
+
+    success = zr.read_success(_store(dest, target.options), dest)
+    if success.committer != target.committer or success.written_by_zerorename:
+        raise RuntimeError(f"{dest}: _SUCCESS names committer {success.committer!r}, not "
+                           f"S3A's {target.committer!r}")
 
 
 def tree_cpu_seconds(root: int | None) -> float | None:
@@ -149,17 +210,44 @@ def jvm_pid(spark: Any) -> int | None:
     return getattr(proc, "pid", None)
 
 
+def s3a_write(spark: Any, data: Any, dest: str, committer: str, partitioned: bool) -> None:
+    """Spark's own Parquet writer to ``dest`` (``s3a://``) through S3A's ``committer``: Spark's
+    cloud commit protocol for this write only, the committer as the write's option."""
+    from zerorename.spark.s3a import PARQUET_COMMITTER_CLASS, PROTOCOL_CLASS, committer_options
+
+    spark.conf.set(PROTOCOL_KEY, PROTOCOL_CLASS)
+    spark.conf.set(PARQUET_COMMITTER_KEY, PARQUET_COMMITTER_CLASS)
+    try:
+        writer = data.write.options(**committer_options(committer))
+        (writer.partitionBy("month") if partitioned else writer).parquet(dest)
+    finally:
+        spark.conf.set(PROTOCOL_KEY, SPARK_PROTOCOL)
+        spark.conf.set(PARQUET_COMMITTER_KEY, SPARK_PARQUET_COMMITTER)
+
+
+def _requests(before: dict[str, int] | None, after: dict[str, int] | None
+              ) -> dict[str, int] | None:
+    if before is None or after is None:
+        return None
+    return {op: n - before.get(op, 0) for op, n in sorted(after.items())
+            if n - before.get(op, 0)}
+
+
 def run_one(spark: Any, df: Any, strategy: str, partitioned: bool, targets: dict[str, Target],
             scratch: Path, tag: str) -> dict[str, Any]:
-    """One write of ``df`` by ``strategy``; its time and bytes."""
+    """One write of ``df`` by ``strategy``; its time, bytes and the server's requests."""
     from zerorename.spark import write
 
     data = df if partitioned else df.drop("month")
+    target = targets.get(strategy)
+    counts = target.counts if target is not None else None
+    before = counts() if counts is not None else None
     load = os.getloadavg()[0]
     pid = jvm_pid(spark)
     cpu_before = tree_cpu_seconds(pid)
     started = time.monotonic()
     size: int | None = None
+    files: int | None = None
     if strategy == BASE:
         path = scratch / tag
         writer = data.write.partitionBy("month") if partitioned else data.write
@@ -174,18 +262,30 @@ def run_one(spark: Any, df: Any, strategy: str, partitioned: bool, targets: dict
         data.write.format("zr_bench_drain").mode("append").save()
         wall = time.monotonic() - started
     else:
-        target = targets[strategy]
+        assert target is not None, strategy
         dest = f"{target.prefix}/{tag}"
-        write(data, dest, committer=target.committer,
-              partition_by="month" if partitioned else None, **target.options)
+        if target.kind == "s3a":
+            s3a_write(spark, data, dest, target.committer, partitioned)
+        else:
+            write(data, dest, committer=target.committer,
+                  partition_by="month" if partitioned else None, **target.options)
         wall = time.monotonic() - started
-        size = _store_bytes(dest, target.options)
-        if dest.startswith("file://"):
-            shutil.rmtree(dest[len("file://"):], ignore_errors=True)
     cpu_after = tree_cpu_seconds(pid)
+    requests = _requests(before, counts() if counts is not None else None)
+    if target is not None:  # untimed: what was written, then make room for the next write
+        listed = f"{target.listing_prefix}/{tag}"
+        size, files = _store_files(listed, target.options)
+        if target.kind == "s3a":
+            _check_s3a_success(listed, target)
+        _remove(listed, target.options)
     cpu = None if cpu_before is None or cpu_after is None else round(cpu_after - cpu_before, 2)
-    return {"strategy": strategy, "seconds": round(wall, 3), "bytes": size,
-            "cpu_seconds": cpu, "load_average": round(load, 2)}
+    run: dict[str, Any] = {"strategy": strategy, "seconds": round(wall, 3), "bytes": size,
+                           "cpu_seconds": cpu, "load_average": round(load, 2)}
+    if requests is not None:
+        total = sum(requests.values())
+        run.update(files=files, requests=requests, requests_total=total,
+                   requests_per_file=round(total / files, 2) if files else None)
+    return run
 
 
 def cached_partitions(spark: Any) -> list[list[int]]:
@@ -214,7 +314,12 @@ def summarise(cell_runs: Sequence[dict[str, Any]], rows: int) -> list[dict[str, 
         seconds = statistics.median(r["seconds"] for r in mine)
         size = mine[0]["bytes"]
         cpus = [r["cpu_seconds"] for r in mine if r.get("cpu_seconds") is not None]
-        out.append({"strategy": strategy, "seconds": round(seconds, 3),
+        per_file = [r["requests_per_file"] for r in mine
+                    if r.get("requests_per_file") is not None]
+        extra = {} if not per_file else {
+            "requests_per_file": round(statistics.median(per_file), 2),
+            "files": mine[0].get("files")}
+        out.append({"strategy": strategy, "seconds": round(seconds, 3), **extra,
                     "cpu_seconds": round(statistics.median(cpus), 2) if cpus else None,
                     "cpu_ratio": paired(cell_runs, strategy, "cpu_seconds"),
                     "rows_per_second": round(rows / seconds),
@@ -240,12 +345,17 @@ def native_micros_bytes(spark: Any, df: Any, partitioned: bool, scratch: Path,
 
 
 def first_write(spark: Any, df: Any, target: Target, warm_repeats: int = 2) -> dict[str, Any]:
-    """The session's first zerorename write, then the same write warm (median of repeats)."""
+    """The session's first write by ``target`` (zerorename's, or S3A's), then the same write
+    warm (median of repeats)."""
     from zerorename.spark import write
 
     def once(tag: str) -> float:
+        dest = f"{target.prefix}/first-{target.name}-{tag}"
         started = time.monotonic()
-        write(df, f"{target.prefix}/{tag}", committer=target.committer, **target.options)
+        if target.kind == "s3a":
+            s3a_write(spark, df, dest, target.committer, partitioned=False)
+        else:
+            write(df, dest, committer=target.committer, **target.options)
         return time.monotonic() - started
 
     warming = any(t.name == "zerorename-warm-up" and t.is_alive()
@@ -266,10 +376,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rgw", action="store_true", help="also a throw-away Ceph RGW")
     parser.add_argument("--stages", action="store_true",
                         help="add spark-scan and arrow-drain (where the time goes)")
+    parser.add_argument("--no-s3a", action="store_true",
+                        help="leave out Spark's own writer through S3A's committers")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
 
-    from servers import MotoServer, rgw_server
+    from servers import MotoServer, RGWRequestLog, rgw_server
 
     from zerorename.spark.session import local_session
 
@@ -280,36 +392,85 @@ def main(argv: Sequence[str] | None = None) -> int:
                                                 f"file://{scratch}/zr-se", {"encoder": "spark"})}
     report: dict[str, Any] = {"benchmark": "spark_native", "environment": env,
                               "tasks": TASKS, "repeats": args.repeats, "cells": []}
+    s3a_endpoints: dict[str, Any] = {}  # bucket -> S3AEndpoint
+    s3a_jars = None if args.no_s3a else _s3a_jars(report)
     with MotoServer() as moto, rgw_server() if args.rgw else nullcontext() as rgw:
         if isinstance(rgw, str):
             report["rgw"] = f"not measured: {rgw}"
         elif rgw is not None:
             os.environ["AWS_ACCESS_KEY_ID"] = rgw.access_key  # moto accepts any key
             os.environ["AWS_SECRET_ACCESS_KEY"] = rgw.secret_key
-            targets["zr-rgw"] = Target("zr-rgw", "s3://bench-rgw", {
-                "endpoint_url": rgw.url, "checksums": "when_required"}, "magic")
-            report["rgw"] = rgw.note
+            log = RGWRequestLog.of(rgw)
+            url = rgw.url if rgw.tls is None else rgw.tls.url
+            if rgw.tls is not None:  # boto3, here and in the Python workers (started below)
+                os.environ["AWS_CA_BUNDLE"] = rgw.tls.ca_bundle
+            rgw_options = {"endpoint_url": url, "checksums": "when_required"}
+            rgw_counts = log.counts if log is not None else None
+            targets["zr-rgw"] = Target("zr-rgw", "s3://bench-rgw", rgw_options, "magic",
+                                       counts=rgw_counts)
+            report["rgw"] = rgw.note + (", over HTTPS" if rgw.tls is not None else "")
+            if s3a_jars is not None:
+                if rgw.tls is None:
+                    report["s3a_rgw"] = ("not measured: this RGW serves no HTTPS, and S3A "
+                                         "cannot write empty objects to it over http")
+                else:
+                    from zerorename.spark.s3a import S3AEndpoint
+
+                    truststore = Path(rgw.tls.truststore) if rgw.tls.truststore else None
+                    s3a_endpoints["bench-s3a-rgw"] = S3AEndpoint(
+                        url, rgw.access_key, rgw.secret_key, truststore=truststore,
+                        truststore_password=rgw.tls.truststore_password,
+                        conditional_writes=False)  # RGW 16.2 ignores conditional complete
+                    for committer in S3A_COMMITTERS:
+                        name = f"s3a-{committer}-rgw"
+                        targets[name] = Target(name, "s3a://bench-s3a-rgw", rgw_options,
+                                               committer, "s3a", rgw_counts)
         os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
         os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
         os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
         if not args.no_moto:
-            targets["zr-moto"] = Target("zr-moto", "s3://bench-moto",
-                                        {"endpoint_url": moto.endpoint()})
+            moto_options = {"endpoint_url": moto.endpoint()}
+            targets["zr-moto"] = Target("zr-moto", "s3://bench-moto", moto_options,
+                                        counts=moto.counts)
+            if s3a_jars is not None:
+                from zerorename.spark.s3a import S3AEndpoint
+
+                s3a_endpoints["bench-s3a-moto"] = S3AEndpoint(
+                    moto.endpoint(), os.environ["AWS_ACCESS_KEY_ID"],
+                    os.environ["AWS_SECRET_ACCESS_KEY"])
+                for committer in S3A_COMMITTERS:
+                    name = f"s3a-{committer}-moto"
+                    targets[name] = Target(name, "s3a://bench-s3a-moto", moto_options,
+                                           committer, "s3a", moto.counts)
         _make_buckets(targets)
         # 4 GiB: with Spark's default 1 GiB the sorts of Spark's partitioned writes evicted
         # the cached frames, and whichever write came next paid for recomputing them (the
         # same write took 1.2 s or 2.3 s by its place in the round)
-        spark = local_session("local[2]", app_name="zerorename-bench-native",
-                              conf={"spark.driver.memory": "4g"})
+        conf = {"spark.driver.memory": "4g"}
+        if s3a_endpoints:
+            assert s3a_jars is not None
+            conf.update(s3a_session_conf(s3a_endpoints, s3a_jars))
+        spark = local_session("local[2]", app_name="zerorename-bench-native", conf=conf)
         try:
             spark.dataSource.register(_drain_source())
             report["versions"] = {"pyspark": spark.version}
+            if s3a_endpoints:
+                from zerorename.spark.s3a import require_s3a
+
+                require_s3a(spark)
             frames = {rows: dataset(spark, rows).cache() for rows in args.rows}
             for frame in frames.values():
                 frame.count()
             smallest = frames[min(frames)].drop("month")
             report["first_write"] = first_write(spark, smallest, targets["zr-local"])
             print(f"[bench] first write: {report['first_write']}", flush=True)
+            # S3A's: the first loads S3A and the SDK (moto's bucket), the next ones make
+            # their bucket's filesystem or their committer's classes
+            report["first_write_s3a"] = {
+                name: first_write(spark, smallest, target)
+                for name, target in targets.items() if target.kind == "s3a"}
+            for name, first in report["first_write_s3a"].items():
+                print(f"[bench] first write {name}: {first}", flush=True)
             strategies = [BASE, *targets] + (["spark-scan", "arrow-drain"] if args.stages
                                              else [])
             # every strategy once, untimed: the JVM compiles each write path on its first
@@ -351,8 +512,44 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _make_buckets(targets: dict[str, Target]) -> None:
     from zerorename.stores import make_s3_client
 
-    for target in targets.values():
-        if target.prefix.startswith("s3://"):
-            client = make_s3_client(endpoint_url=target.options["endpoint_url"],
-                                    checksums="when_required")
-            client.create_bucket(Bucket=target.prefix[len("s3://"):])
+    buckets = {t.listing_prefix[len("s3://"):]: t.options["endpoint_url"]
+               for t in targets.values() if t.listing_prefix.startswith("s3://")}
+    for bucket, endpoint_url in buckets.items():
+        client = make_s3_client(endpoint_url=endpoint_url, checksums="when_required")
+        client.create_bucket(Bucket=bucket)
+
+
+def _s3a_jars(report: dict[str, Any]) -> list[Path] | None:
+    """The S3A jar set, or None (and why, in the report) when it is not built."""
+    from zerorename.spark.jars import S3AJarsMissingError, s3a_jars
+
+    try:
+        return list(s3a_jars())
+    except S3AJarsMissingError as exc:
+        report["s3a"] = f"not measured: {exc}"
+        return None
+
+
+def s3a_session_conf(endpoints: dict[str, Any], jars: Sequence[Path]) -> dict[str, str]:
+    """Spark conf for S3A writes to several endpoints from one session: ``jars``, S3A's
+    committer factory for ``s3a://``, each endpoint's options for its bucket only
+    (``fs.s3a.bucket.<bucket>.*``), a JVM trust store for an HTTPS one, and Spark's default
+    commit protocol, which :func:`s3a_write` switches for its writes alone."""
+    from zerorename.spark.s3a import FACTORY_CLASS, endpoint_conf
+
+    conf = {"spark.jars": ",".join(str(p) for p in jars),
+            "spark.hadoop.mapreduce.outputcommitter.factory.scheme.s3a": FACTORY_CLASS,
+            # fail rather than fall back to Spark's renaming committer if the binding breaks
+            "spark.hadoop.pathoutputcommit.reject.fileoutput": "true",
+            PROTOCOL_KEY: SPARK_PROTOCOL, PARQUET_COMMITTER_KEY: SPARK_PARQUET_COMMITTER}
+    hadoop = "spark.hadoop.fs.s3a."
+    for bucket, endpoint in endpoints.items():
+        for key, value in endpoint_conf(endpoint).items():
+            if key.startswith(hadoop):
+                conf[f"{hadoop}bucket.{bucket}.{key[len(hadoop):]}"] = value
+            elif key in conf and conf[key] != value:
+                raise ValueError(f"{key}: two endpoints need different values "
+                                 f"({conf[key]!r}, {value!r})")
+            else:
+                conf[key] = value
+    return conf

@@ -28,9 +28,16 @@ LABEL = {
     "zr-local-spark-encoder": "zerorename `fenced`, local disk, `encoder='spark'`",
     "zr-moto": "zerorename `fenced`, moto",
     "zr-rgw": "zerorename `magic`, Ceph RGW",
+    "s3a-magic-moto": "Spark's writer, S3A `magic`, moto",
+    "s3a-directory-moto": "Spark's writer, S3A `directory`, moto",
+    "s3a-magic-rgw": "Spark's writer, S3A `magic`, Ceph RGW (HTTPS)",
+    "s3a-directory-rgw": "Spark's writer, S3A `directory`, Ceph RGW (HTTPS)",
     "spark-scan": "(stage) Spark reads the cached rows: `noop` format",
     "arrow-drain": "(stage) + Arrow batches to Python workers, dropped",
 }
+#: the S3A table's stores: (name, zerorename's strategy there, S3A's strategy prefix)
+S3A_STORES = (("moto", "zr-moto", "s3a-{}-moto"), ("Ceph RGW", "zr-rgw", "s3a-{}-rgw"))
+S3A_COMMITTERS = ("magic", "directory")
 
 
 def _mb(n: int | None) -> str:
@@ -43,8 +50,8 @@ def _x(r: float | None) -> str:
 
 def _table(report: dict[str, Any]) -> list[str]:
     lines = ["| rows | partitioned | write | seconds | rows/s | bytes | CPU seconds "
-             "| time / native | CPU / native | bytes / native |",
-             "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "| time / native | CPU / native | bytes / native | requests / file |",
+             "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for cell in report["cells"]:
         for row in cell["summary"]:
             base = row["strategy"] == "native"
@@ -56,8 +63,13 @@ def _table(report: dict[str, Any]) -> list[str]:
                 f"{'' if cpu is None else f'{cpu:.2f}'} | "
                 f"{'' if base else _x(row['time_ratio'])} | "
                 f"{'' if base else _x(row.get('cpu_ratio'))} | "
-                f"{'' if base else _x(row['bytes_ratio'])} |")
+                f"{'' if base else _x(row['bytes_ratio'])} | {_per_file(row)} |")
     return lines
+
+
+def _per_file(row: dict[str, Any]) -> str:
+    n = row.get("requests_per_file")
+    return "" if n is None else f"{n:.1f}"
 
 
 def _first(report: dict[str, Any]) -> str:
@@ -68,7 +80,21 @@ def _first(report: dict[str, Any]) -> str:
             f"same write warm {first['warm_seconds']:.2f} s: "
             f"{first['over_warm_seconds']:.2f} s of start-up"
             + (" (the background warm-up was still running when it began)."
-               if first.get("warm_up_still_running_at_first_write") else "."))
+               if first.get("warm_up_still_running_at_first_write") else ".")
+            + _first_s3a(report))
+
+
+def _first_s3a(report: dict[str, Any]) -> str:
+    """S3A's first writes, in the order they ran (the first loads S3A and the AWS SDK)."""
+    firsts = report.get("first_write_s3a") or {}
+    if not firsts:
+        return ""
+    prefix = "Spark's writer, "
+    parts = [f"{LABEL.get(name, name).removeprefix(prefix)} "
+             f"{f['first_seconds']:.2f} s against {f['warm_seconds']:.2f} s warm"
+             for name, f in firsts.items()]
+    return (" Spark's writer through S3A, first write of each (in this order; the first "
+            "loads S3A and the AWS SDK): " + "; ".join(parts) + ".")
 
 
 def _how(report: dict[str, Any]) -> str:
@@ -143,11 +169,44 @@ def _compact(report: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _s3a_table(report: dict[str, Any]) -> list[str]:
+    """Spark's writer through S3A beside zerorename, per store and cell: time / Spark to the
+    local disk, and the requests the server received per Parquet file.  Empty when the run
+    measured no S3A route."""
+    measured = {r["strategy"] for c in report["cells"] for r in c["summary"]}
+    stores = [(name, zr, pattern) for name, zr, pattern in S3A_STORES
+              if any(pattern.format(c) in measured for c in S3A_COMMITTERS)]
+    if not stores:
+        return []
+    lines = ["**Beside Hadoop's S3A committers** (Spark's own writer to `s3a://`, same session "
+             "and rounds; time / Spark's writer to the local disk, then the requests the "
+             "server received per Parquet file, whoever sent them):", "",
+             "| rows | partitioned | store | S3A `magic` | S3A `directory` | zerorename |",
+             "|---:|---|---|---:|---:|---:|"]
+
+    def shown(row: dict[str, Any] | None) -> str:
+        if row is None:
+            return ""
+        per_file = _per_file(row)
+        return _x(row["time_ratio"]) + (f", {per_file} req/file" if per_file else "")
+
+    for cell in report["cells"]:
+        rows = {r["strategy"]: r for r in cell["summary"]}
+        for name, zr, pattern in stores:
+            lines.append(f"| {cell['rows']:,} | {'by month' if cell['partitioned'] else 'no'} "
+                         f"| {name} | " + " | ".join(shown(rows.get(pattern.format(c)))
+                                                     for c in S3A_COMMITTERS)
+                         + f" | {shown(rows.get(zr))} |")
+    return [*lines, ""]
+
+
 def readme_block(report: dict[str, Any]) -> str:
-    """The README's summary: time ratios to Spark's writer, bytes, the first write."""
+    """The README's summary: time ratios to Spark's writer, bytes, the first write, and
+    (when measured) Spark's writer through S3A's committers beside zerorename."""
     return "\n".join([
         BEGIN, "**Against Spark's own Parquet writer** (time of the write, zerorename / Spark, "
         "median of same-round ratios; snappy both):", "", *_compact(report), "",
+        *_s3a_table(report),
         _first(report) + " Every figure, with rows/s: "
         "[bench/results/spark_native/results.md](bench/results/spark_native/results.md).",
         END])

@@ -20,7 +20,9 @@ request counts and bytes copied do not.
     python bench/spark_write.py --mb-per-task 2  # a quick smoke run (not saved unless --out)
 
 ``--versus-native`` measures something else: the write path against Spark's own
-``df.write.parquet`` (time, rows/s, bytes), see ``bench/spark_native.py``.
+``df.write.parquet`` (time, rows/s, bytes, requests per file) and, as the anchor, Spark's own
+writer through Hadoop's S3A ``magic`` and ``directory`` committers on the same servers, see
+``bench/spark_native.py``.
 """
 
 from __future__ import annotations

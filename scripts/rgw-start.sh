@@ -7,6 +7,16 @@
 #   ...tests...
 #   scripts/rgw-stop.sh                # same CEPH_BASE
 #
+# The same radosgw also serves HTTPS on a second port (RGW_TLS=0 turns that off), with a
+# self-signed certificate for IP 127.0.0.1 made here by openssl: Hadoop's S3A (AWS SDK v2)
+# cannot write an empty object to this Ceph over plain http (the SDK's chunked signature of an
+# empty body gets 400 XAmzContentSHA256Mismatch), and over TLS it can.  Exported for clients:
+#   S3_ENDPOINT_TLS                https://127.0.0.1:PORT
+#   S3_TLS_CA_BUNDLE               the certificate, PEM (boto3: verify=... or AWS_CA_BUNDLE)
+#   S3_TLS_TRUSTSTORE              the certificate in a JKS trust store, for a JVM's
+#   S3_TLS_TRUSTSTORE_PASSWORD     -Djavax.net.ssl.trustStore=... (only when keytool exists)
+# Without openssl it serves plain http only.  CEPH_RGW_TLS_PORT picks the HTTPS port.
+#
 # stdout carries only the `export` lines (also written to $CEPH_BASE/env); progress goes to
 # stderr.  Installs radosgw/ceph-mon/ceph-osd with apt-get when missing (Debian, root).
 # Exit status 3 means "cannot run here" (no packages and no way to install them): callers such
@@ -50,6 +60,17 @@ free_port() {
 MON_PORT=${CEPH_MON_PORT:-$(free_port)}
 RGW_PORT=${CEPH_RGW_PORT:-$(free_port)}
 [ "$MON_PORT" != "$RGW_PORT" ] || RGW_PORT=$(free_port)
+TLS=${RGW_TLS:-1}
+case "$TLS" in 0|1) ;; *) die "RGW_TLS must be 0 or 1" ;; esac
+if [ "$TLS" = 1 ] && ! command -v openssl >/dev/null; then
+  echo "rgw-start.sh: no openssl: serving plain http only (S3_ENDPOINT_TLS unset)" >&2
+  TLS=0
+fi
+if [ "$TLS" = 1 ]; then
+  TLS_PORT=${CEPH_RGW_TLS_PORT:-$(free_port)}
+  while [ "$TLS_PORT" = "$MON_PORT" ] || [ "$TLS_PORT" = "$RGW_PORT" ]; do TLS_PORT=$(free_port); done
+fi
+TRUSTSTORE_PASSWORD=${RGW_TRUSTSTORE_PASSWORD:-changeit}
 
 # memstore (default): all objects in the OSD's RAM. bluestore: sparse 4 GiB file under $BASE.
 case "${CEPH_OBJECTSTORE:-memstore}" in
@@ -69,6 +90,28 @@ if [ -e "$BASE/run/pids" ]; then CEPH_BASE=$BASE "$HERE/rgw-stop.sh" || true; fi
 rm -rf "$BASE"
 mkdir -p "$BASE"/{mon.a,osd.0,run,log,rgw}
 FSID=$(cat /proc/sys/kernel/random/uuid)
+
+# --- TLS: a self-signed certificate for 127.0.0.1, and the same in a JKS trust store ----------
+FRONTEND="beast endpoint=127.0.0.1:$RGW_PORT tcp_nodelay=1"
+TRUSTSTORE=
+if [ "$TLS" = 1 ]; then
+  mkdir -p "$BASE/tls"
+  CERT=$BASE/tls/cert.pem
+  KEY=$BASE/tls/key.pem
+  # SAN IP:127.0.0.1: clients check the address they dialled against the SAN, not the CN
+  openssl req -x509 -newkey rsa:2048 -nodes -days 30 -subj "/CN=127.0.0.1" \
+    -addext "subjectAltName=IP:127.0.0.1" -keyout "$KEY" -out "$CERT" \
+    >"$BASE/log/openssl.log" 2>&1 || die "openssl could not make the certificate: $(tail -3 "$BASE/log/openssl.log")"
+  if command -v keytool >/dev/null; then
+    TRUSTSTORE=$BASE/tls/truststore.jks
+    keytool -importcert -noprompt -alias zerorename-rgw -file "$CERT" -keystore "$TRUSTSTORE" \
+      -storetype JKS -storepass "$TRUSTSTORE_PASSWORD" >"$BASE/log/keytool.log" 2>&1 \
+      || die "keytool could not make the trust store: $(tail -3 "$BASE/log/keytool.log")"
+  else
+    echo "rgw-start.sh: no keytool: no JKS trust store (S3_TLS_TRUSTSTORE unset)" >&2
+  fi
+  FRONTEND="$FRONTEND ssl_endpoint=127.0.0.1:$TLS_PORT ssl_certificate=$CERT ssl_private_key=$KEY"
+fi
 CONF=$BASE/ceph.conf
 cat > "$CONF" <<CONFEOF
 [global]
@@ -105,7 +148,7 @@ osd_data = $BASE/osd.\$id
 $OSD_STORE_CONF
 [client.rgw.x]
 # tcp_nodelay: without it every GET waits ~40 ms (Nagle vs delayed ACK)
-rgw_frontends = beast endpoint=127.0.0.1:$RGW_PORT tcp_nodelay=1
+rgw_frontends = $FRONTEND
 rgw_data = $BASE/rgw
 # radosgw's built-in default is ms_mon_client_mode=secure, which auth none cannot satisfy
 # (it retries "get_initial_auth_request returned -13" forever)
@@ -157,11 +200,12 @@ radosgw -c "$CONF" -n client.rgw.x -f >"$BASE/log/rgw.out" 2>&1 &
 RGW_PID=$!
 echo "$RGW_PID" >> "$BASE/run/pids"
 ts "radosgw started (pid $RGW_PID, port $RGW_PORT)"
-http_up() {
-  python3 - "$1" <<'PY'
-import sys, urllib.request, urllib.error
+http_up() { # URL [CA file]: does the frontend answer (any HTTP status)?
+  python3 - "$@" <<'PY'
+import ssl, sys, urllib.request, urllib.error
+context = ssl.create_default_context(cafile=sys.argv[2]) if len(sys.argv) > 2 else None
 try:
-    urllib.request.urlopen(sys.argv[1], timeout=1)
+    urllib.request.urlopen(sys.argv[1], timeout=1, context=context)
 except urllib.error.HTTPError:
     pass                      # any HTTP status means the frontend answers
 except Exception:
@@ -176,6 +220,16 @@ for _ in $(seq 1 300); do
 done
 [ "$ok" = 1 ] || fail "radosgw did not answer HTTP"
 ts "radosgw answering HTTP"
+if [ "$TLS" = 1 ]; then
+  # the certificate verified against itself: proves the SAN and the chain clients will check
+  ok=0
+  for _ in $(seq 1 50); do
+    if http_up "https://127.0.0.1:$TLS_PORT/" "$CERT"; then ok=1; break; fi
+    sleep 0.1
+  done
+  [ "$ok" = 1 ] || fail "radosgw did not answer HTTPS on port $TLS_PORT"
+  ts "radosgw answering HTTPS (port $TLS_PORT)"
+fi
 timeout 60 radosgw-admin -c "$CONF" -n client.admin user create --uid=test --display-name=test \
   --access-key="$ACCESS_KEY" --secret-key="$SECRET_KEY" >"$BASE/log/user-create.out" 2>&1 \
   || fail "radosgw-admin user create failed"
@@ -187,4 +241,14 @@ export AWS_SECRET_ACCESS_KEY=$SECRET_KEY
 export AWS_DEFAULT_REGION=us-east-1
 export CEPH_BASE=$BASE
 ENVEOF
+if [ "$TLS" = 1 ]; then
+  {
+    echo "export S3_ENDPOINT_TLS=https://127.0.0.1:$TLS_PORT"
+    echo "export S3_TLS_CA_BUNDLE=$CERT"
+    if [ -n "$TRUSTSTORE" ]; then
+      echo "export S3_TLS_TRUSTSTORE=$TRUSTSTORE"
+      echo "export S3_TLS_TRUSTSTORE_PASSWORD=$TRUSTSTORE_PASSWORD"
+    fi
+  } >> "$BASE/env"
+fi
 cat "$BASE/env"

@@ -1,7 +1,9 @@
 """pytest plugin: a throw-away Ceph RADOS Gateway, started once per session.
 
 Fixtures: ``rgw_server`` (session; endpoint and keys), ``rgw_client`` (a boto3 client made by
-``make_s3_client``), ``rgw_bucket`` (a fresh bucket per test, emptied and removed afterwards).
+``make_s3_client``), ``rgw_bucket`` (a fresh bucket per test, emptied and removed afterwards),
+``rgw_tls`` (the server's HTTPS endpoint, its certificate as PEM and as a JKS trust store;
+skips when the server has none).
 Helpers: :func:`empty_and_delete_bucket`, :func:`add_s3_key` (a second key pair for clients
 whose credentials are fixed elsewhere, e.g. Spark workers).
 
@@ -11,7 +13,14 @@ start (not Debian, not root, no network to the package mirror…) every test usi
 *skipped* with the reason.  Environment:
 
 * ``S3_ENDPOINT`` (+ ``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY``) and ``ZR_RGW_EXTERNAL=1``:
-  use an already running RGW (CI that started one itself) instead of starting one.
+  use an already running RGW (CI that started one itself) instead of starting one; its TLS
+  side from ``S3_ENDPOINT_TLS``, ``S3_TLS_CA_BUNDLE``, ``S3_TLS_TRUSTSTORE`` and
+  ``S3_TLS_TRUSTSTORE_PASSWORD`` (what ``rgw-start.sh`` exports), when set.
+
+Why TLS: Hadoop's S3A (AWS SDK v2) cannot write an empty object to Ceph RGW 16.2 over plain
+http — the SDK signs the empty body as one ``aws-chunked`` chunk, and RGW answers ``400
+XAmzContentSHA256Mismatch`` — while over HTTPS it can.  The plain endpoint stays for every
+other test.
 * ``ZR_RGW=0``: skip RGW tests without trying.
 * ``ZR_RGW_REQUIRED=1``: fail instead of skip when the server cannot start (for a CI job whose
   purpose is the RGW tier, so a broken start is not silently green).
@@ -53,6 +62,31 @@ class RGWServer:
     base: str | None  # state dir when we started it; None for an external server
     start_seconds: float
     log: str = ""
+    tls: RGWTLS | None = None  # the HTTPS side, when the server has one
+
+
+@dataclass(frozen=True)
+class RGWTLS:
+    """The server's HTTPS endpoint and the self-signed certificate that proves it.
+
+    ``ca_bundle`` is the certificate as PEM (boto3: ``AWS_CA_BUNDLE`` or ``verify=``);
+    ``truststore`` the same in a JKS file for a JVM (``-Djavax.net.ssl.trustStore=``), or
+    None when there was no ``keytool`` to make one."""
+
+    endpoint: str
+    ca_bundle: str
+    truststore: str | None
+    truststore_password: str = "changeit"
+
+
+def _tls_from(env: dict[str, str]) -> RGWTLS | None:
+    """The TLS side named by ``rgw-start.sh``'s exports (or the environment), if any."""
+    endpoint, ca_bundle = env.get("S3_ENDPOINT_TLS"), env.get("S3_TLS_CA_BUNDLE")
+    if not endpoint or not ca_bundle:
+        return None
+    return RGWTLS(endpoint=endpoint, ca_bundle=ca_bundle,
+                  truststore=env.get("S3_TLS_TRUSTSTORE") or None,
+                  truststore_password=env.get("S3_TLS_TRUSTSTORE_PASSWORD", "changeit"))
 
 
 # One server per process even if this file is imported twice under two names (registered as
@@ -92,6 +126,7 @@ def _start() -> RGWServer | str:
             region=os.environ.get("AWS_DEFAULT_REGION", "us-east-1"),
             base=None,
             start_seconds=0.0,
+            tls=_tls_from(dict(os.environ)),
         )
     if not START.exists():
         return f"{START} is missing"
@@ -123,6 +158,7 @@ def _start() -> RGWServer | str:
         base=base,
         start_seconds=elapsed,
         log=proc.stderr,
+        tls=_tls_from(found),
     )
 
 
@@ -191,6 +227,18 @@ def rgw_server() -> Iterator[RGWServer]:
         pytest.skip(result)
     yield result
     stop_rgw()
+
+
+@pytest.fixture(scope="session")
+def rgw_tls(rgw_server: RGWServer) -> RGWTLS:
+    """The server's HTTPS side; skips (fails under ``ZR_RGW_REQUIRED=1``) when it has none."""
+    if rgw_server.tls is None:
+        reason = ("this RGW serves no HTTPS (started with RGW_TLS=0, or an external server "
+                  "without S3_ENDPOINT_TLS and S3_TLS_CA_BUNDLE)")
+        if os.environ.get("ZR_RGW_REQUIRED") == "1":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return rgw_server.tls
 
 
 @pytest.fixture

@@ -1,0 +1,119 @@
+"""``bench/spark_write.py --versus-native``'s S3A anchor: its pieces without Spark, and one tiny
+run with Spark, moto and the test session's Ceph RGW (over HTTPS).
+
+What the run checks (no timing): every S3 route — zerorename's and Spark's own writer through
+S3A's ``magic`` and ``directory`` — wrote the same number of Parquet files in every cell, the
+servers counted its requests (S3A's job commit completes one upload per file, so at least that
+many completes), S3A's counts are the same on moto and RGW (two servers counting the same
+client's requests independently), S3A's first writes are reported apart, and the README block
+the run renders to has the S3A table.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))
+
+import spark_native  # noqa: E402
+import spark_render  # noqa: E402
+
+from zerorename.spark.s3a import S3AEndpoint  # noqa: E402
+
+S3A = [f"s3a-{c}-{s}" for s in ("moto", "rgw") for c in ("magic", "directory")]
+
+
+def test_session_conf_gives_each_endpoint_its_own_bucket(tmp_path: Path) -> None:
+    moto = S3AEndpoint("http://127.0.0.1:1", "k1", "s1")
+    rgw = S3AEndpoint("https://127.0.0.1:2", "k2", "s2", truststore=tmp_path / "t.jks",
+                      conditional_writes=False)
+    conf = spark_native.s3a_session_conf({"b-moto": moto, "b-rgw": rgw},
+                                         [tmp_path / "a.jar", tmp_path / "b.jar"])
+    assert conf["spark.jars"] == f"{tmp_path / 'a.jar'},{tmp_path / 'b.jar'}"
+    assert conf["spark.hadoop.fs.s3a.bucket.b-moto.endpoint"] == "http://127.0.0.1:1"
+    assert conf["spark.hadoop.fs.s3a.bucket.b-rgw.endpoint"] == "https://127.0.0.1:2"
+    assert conf["spark.hadoop.fs.s3a.bucket.b-rgw.connection.ssl.enabled"] == "true"
+    assert conf["spark.hadoop.fs.s3a.bucket.b-moto.connection.ssl.enabled"] == "false"
+    assert conf["spark.hadoop.fs.s3a.bucket.b-rgw.create.conditional.enabled"] == "false"
+    assert conf["spark.hadoop.fs.s3a.bucket.b-rgw.secret.key"] == "s2"
+    assert f"-Djavax.net.ssl.trustStore={tmp_path / 't.jks'}" in conf[
+        "spark.driver.extraJavaOptions"]
+    # nothing S3A-wide that would point one bucket at the other's server
+    assert not [k for k in conf if k.startswith("spark.hadoop.fs.s3a.")
+                and not k.startswith("spark.hadoop.fs.s3a.bucket.")]
+    # the session's own protocol stays Spark's: native writes must not change
+    assert conf[spark_native.PROTOCOL_KEY] == spark_native.SPARK_PROTOCOL
+
+
+def test_two_trust_stores_in_one_session_are_refused(tmp_path: Path) -> None:
+    one = S3AEndpoint("https://127.0.0.1:1", "k", "s", truststore=tmp_path / "a.jks")
+    two = S3AEndpoint("https://127.0.0.1:2", "k", "s", truststore=tmp_path / "b.jks")
+    with pytest.raises(ValueError, match="extraJavaOptions"):
+        spark_native.s3a_session_conf({"a": one, "b": two}, [])
+
+
+def _summary(strategy: str, ratio: float, per_file: float | None) -> dict[str, Any]:
+    row: dict[str, Any] = {"strategy": strategy, "seconds": 1.0, "rows_per_second": 1,
+                           "bytes": 1, "time_ratio": ratio, "bytes_ratio": 1.0}
+    if per_file is not None:
+        row["requests_per_file"] = per_file
+    return row
+
+
+def test_readme_block_has_the_s3a_table_only_when_measured() -> None:
+    report: dict[str, Any] = {"cells": [{"rows": 10, "partitioned": False, "summary": [
+        _summary("native", 1.0, None), _summary("zr-local", 1.2, None),
+        _summary("zr-moto", 1.5, 5.25)]}], "first_write": None}
+    assert "S3A" not in spark_render.readme_block(report)
+    report["cells"][0]["summary"] += [_summary("s3a-magic-moto", 2.0, 26.75),
+                                      _summary("s3a-directory-moto", 1.75, 7.0)]
+    block = spark_render.readme_block(report)
+    assert ("| 10 | no | moto | 2.00x, 26.8 req/file | 1.75x, 7.0 req/file "
+            "| 1.50x, 5.2 req/file |") in block
+    assert "Ceph RGW |" not in block  # not measured: no row
+
+
+@pytest.mark.spark
+@pytest.mark.rgw
+@pytest.mark.slow
+def test_tiny_run_measures_every_route_and_counts_requests(rgw_server: Any, rgw_tls: Any,
+                                                           tmp_path: Path) -> None:
+    env = dict(os.environ, ZR_RGW_EXTERNAL="1", S3_ENDPOINT=rgw_server.endpoint,
+               AWS_ACCESS_KEY_ID=rgw_server.access_key,
+               AWS_SECRET_ACCESS_KEY=rgw_server.secret_key, CEPH_BASE=rgw_server.base or "",
+               S3_ENDPOINT_TLS=rgw_tls.endpoint, S3_TLS_CA_BUNDLE=rgw_tls.ca_bundle,
+               S3_TLS_TRUSTSTORE=rgw_tls.truststore or "",
+               S3_TLS_TRUSTSTORE_PASSWORD=rgw_tls.truststore_password)
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "spark_write.py"), "--versus-native", "--rgw",
+         "--rows", "4000", "--repeats", "1", "--out", str(tmp_path)],
+        env=env, capture_output=True, text=True, timeout=900, check=False, cwd=REPO)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    report = json.loads((tmp_path / "results.json").read_text())
+    assert "over HTTPS" in report["rgw"]
+    assert list(report["first_write_s3a"]) and set(report["first_write_s3a"]) == set(S3A)
+    for cell in report["cells"]:
+        rows = {r["strategy"]: r for r in cell["summary"]}
+        assert set(S3A) | {"native", "zr-moto", "zr-rgw"} <= set(rows)
+        runs = {r["strategy"]: r for r in cell["runs"]}
+        files = runs["zr-moto"]["files"]
+        assert files == (48 if cell["partitioned"] else 4)  # 4 tasks (x 12 months)
+        for strategy in [*S3A, "zr-moto", "zr-rgw"]:
+            run = runs[strategy]
+            assert run["files"] == files, strategy
+            assert run["requests"]["CompleteMultipartUpload"] >= files, strategy
+            assert run["requests_per_file"] == round(run["requests_total"] / files, 2)
+        for committer in ("magic", "directory"):
+            assert (runs[f"s3a-{committer}-moto"]["requests"]
+                    == runs[f"s3a-{committer}-rgw"]["requests"])
+        assert "requests" not in runs["native"]
+    block = spark_render.readme_block(report)
+    assert "**Beside Hadoop's S3A committers**" in block and "| Ceph RGW |" in block
