@@ -1,14 +1,13 @@
 """Task side of Spark's own Parquet encoding: the finished files' bytes, through the committer.
 
-The JVM half (``ParquetChunks`` in the project's ``jvm/spark``, loaded by :mod:`zerorename.spark.jvm`) hands each
-task its files as chunk rows in file order: every chunk names its file (a number within the
-task), the file's partition directory and roll, and the last one carries the file's row count.
-Here each file is opened through the committer on its first chunk, written chunk by chunk
-(no copy: the bytes are Arrow buffers) and closed on its last, so for the magic committer its
-parts go out while later files are still being encoded.  Names come from
-:func:`~zerorename.spark.parquet.file_relpath`, as for files encoded in Python: every attempt of
-a task writes the same names.
-"""
+The JVM half (``ParquetChunks`` in the project's ``jvm/spark``, loaded by
+:mod:`zerorename.spark.jvm`) hands each task its files as chunk rows in file order: every chunk
+names its file (a number within the task), the file's partition directory and roll, and the last
+one carries the file's row count. Here each file is opened through the committer on its first
+chunk, written chunk by chunk (no copy: the bytes are Arrow buffers) and closed on its last, so
+for the magic committer its parts go out while later files are still being encoded. Names come
+from :func:`~zerorename.spark.parquet.file_relpath`, as for files encoded in Python: every
+attempt of a task writes the same names. """
 
 from __future__ import annotations
 
