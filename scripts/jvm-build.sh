@@ -6,7 +6,10 @@
 #   * puts the production jar into the zerorename package (it travels with the wheel) and the
 #     research jar into zerorename_bridge (the conformance drivers);
 #   * copies the S3A jars (hadoop-aws, the AWS SDK v2 modules, spark-hadoop-cloud) into the
-#     cache, $ZERORENAME_CACHE_DIR (default ~/.cache/zerorename)/jvm/s3a-<key>/.
+#     cache, $ZERORENAME_CACHE_DIR (default ~/.cache/zerorename)/jvm/s3a-<set>/, where <set> is
+#     a hash of what decides the set (the two poms, PySpark's jar list): a folder, once complete,
+#     is never changed or removed, so sessions running from it (other checkouts too) are safe;
+#     the checkout's own choice is written beside its jar (spark/jars/s3a-jars.path).
 # Maven's own cache is ~/.m2 (or $MAVEN_REPO_LOCAL): it tries offline first (mvn -o) and goes
 # online only for what that cache lacks.  Nothing fetched is committed.
 # Usage: scripts/jvm-build.sh [--force]   (needs .venv: source scripts/bootstrap.sh first)
@@ -23,34 +26,50 @@ cache="${ZERORENAME_CACHE_DIR:-$HOME/.cache/zerorename}"
 key="$( (cd "$root" && find jvm -type f \( -name '*.java' -o -name 'pom.xml' -o -path '*/resources/*' \) \
           -not -path '*/target/*' | LC_ALL=C sort | xargs sha256sum;
          echo "$version"; ls "$PYSPARK_JARS") | sha256sum | cut -c1-16)"
+s3a_key="$( (cd "$root" && sha256sum jvm/pom.xml jvm/s3a/pom.xml; ls "$PYSPARK_JARS") \
+            | sha256sum | cut -c1-16)"
 prod_jar="$root/reference/zerorename/spark/jars/zerorename-spark.jar"
+s3a_pointer="$root/reference/zerorename/spark/jars/s3a-jars.path"
 research_jar="$root/model/zerorename_bridge/hadoop/jars/zerorename-research-jvm.jar"
-s3a_dir="$cache/jvm/s3a-$key"
+s3a_dir="$cache/jvm/s3a-$s3a_key"
 stamp="$root/jvm/target/.built-$key"
 if [ "$force" != "--force" ] && [ -f "$stamp" ] && [ -f "$prod_jar" ] && [ -f "$research_jar" ] \
-   && [ -f "$s3a_dir/.complete" ]; then
+   && [ -f "$s3a_dir/.complete" ] && [ -f "$s3a_pointer" ]; then
   exit 0
 fi
 command -v mvn >/dev/null || { echo "[jvm-build] Maven (mvn) is needed to build jvm/" >&2; exit 1; }
 mvn_args=(-B -q -Dstyle.color=never -f "$root/jvm/pom.xml" "-Drevision=$version" "-Dpyspark.jars=$PYSPARK_JARS")
 [ -n "${MAVEN_REPO_LOCAL:-}" ] && mvn_args+=("-Dmaven.repo.local=$MAVEN_REPO_LOCAL")
 echo "[jvm-build] building jvm/ (version $version) against $PYSPARK_JARS" >&2
-# the S3A set is copied by the s3a module only: its own outputDirectory
-rm -rf "$s3a_dir.partial"; mkdir -p "$s3a_dir.partial"
+# the S3A set is copied by the s3a module only, into a folder of this process, then renamed
+partial="$s3a_dir.partial-$$"
+rm -rf "$partial"; mkdir -p "$partial"
 run() { mvn "${mvn_args[@]}" "$@" package && \
-        mvn "${mvn_args[@]}" "$@" -pl s3a dependency:copy-dependencies -DincludeScope=runtime \
-          "-DoutputDirectory=$s3a_dir.partial"; }
-if ! run -o 2>/tmp/zerorename-mvn-offline.$$; then
+        { [ -f "$s3a_dir/.complete" ] || \
+          mvn "${mvn_args[@]}" "$@" -pl s3a dependency:copy-dependencies -DincludeScope=runtime \
+            "-DoutputDirectory=$partial"; }; }
+log="$(mktemp -t zerorename-mvn.XXXXXX)"
+if ! run -o >"$log" 2>&1; then
   echo "[jvm-build] offline build incomplete (first run?): fetching from Maven Central into ~/.m2" >&2
-  run
+  if ! run >"$log" 2>&1; then
+    sed 's/\x1b\[[0-9;]*m//g' "$log" >&2
+    rm -f "$log"
+    echo "[jvm-build] the Maven build failed (its output is above)" >&2
+    exit 1
+  fi
 fi
-rm -f /tmp/zerorename-mvn-offline.$$
+rm -f "$log"
 mkdir -p "$(dirname "$prod_jar")" "$(dirname "$research_jar")"
 cp "$root/jvm/spark/target/zerorename-spark-$version.jar" "$prod_jar.partial" && mv "$prod_jar.partial" "$prod_jar"
 cp "$root/jvm/research/target/zerorename-research-jvm-$version.jar" "$research_jar.partial" \
   && mv "$research_jar.partial" "$research_jar"
-touch "$s3a_dir.partial/.complete"
-rm -rf "$s3a_dir"; mv "$s3a_dir.partial" "$s3a_dir"
+if [ ! -f "$s3a_dir/.complete" ]; then
+  touch "$partial/.complete"
+  rm -rf "$s3a_dir"  # an incomplete one (a build that died): never a complete one
+  mv "$partial" "$s3a_dir" 2>/dev/null || true  # another build may have won the race: fine
+fi
+rm -rf "$partial"
+echo "$s3a_dir" > "$s3a_pointer"
 echo "$s3a_dir" > "$cache/jvm/s3a-current"
 rm -f "$root"/jvm/target/.built-*; mkdir -p "$root/jvm/target"; touch "$stamp"
 echo "[jvm-build] $prod_jar, $research_jar; S3A jars in $s3a_dir" >&2

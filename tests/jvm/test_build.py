@@ -66,8 +66,9 @@ def shipped_twice(added: list[str], pyspark: list[str]) -> list[str]:
 
 
 def _s3a_dir() -> Path:
-    cache = Path(os.environ.get("ZERORENAME_CACHE_DIR") or Path.home() / ".cache" / "zerorename")
-    return Path((cache / "jvm" / "s3a-current").read_text().strip())
+    from zerorename.spark.jars import s3a_jars
+
+    return s3a_jars()[0].parent
 
 
 def test_the_s3a_jars_bring_nothing_pyspark_already_ships() -> None:

@@ -102,6 +102,7 @@ def test_a_named_folder_without_hadoop_aws_is_refused(tmp_path: Path,
 def test_the_cache_is_read_through_its_pointer(tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(J.S3A_JARS_ENV, raising=False)
+    monkeypatch.setattr(J, "CHECKOUT_POINTER", tmp_path / "no-checkout-pointer")
     monkeypatch.setenv(J.CACHE_ENV, str(tmp_path))
     with pytest.raises(J.S3AJarsMissingError) as missing:
         J.s3a_jars()

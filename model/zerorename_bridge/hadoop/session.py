@@ -79,19 +79,14 @@ def jars_dir() -> Path:
 
 def s3a_jars_dir() -> Path:
     """The S3A jar set (hadoop-aws 3.5.0, the AWS SDK v2 modules) that ``scripts/jvm-build.sh``
-    copies into the cache, or :class:`HadoopUnavailable`."""
-    cache = Path(os.environ.get("ZERORENAME_CACHE_DIR") or Path.home() / ".cache" / "zerorename")
-    pointer = cache / "jvm" / "s3a-current"
-    named = pointer.read_text().strip() if pointer.is_file() else ""
-    # the set the last build named, else any complete set (builds of other checkouts share
-    # the cache and may be rewriting the pointer)
-    candidates = [Path(named)] if named else []
-    candidates += sorted((d for d in (cache / "jvm").glob("s3a-*") if (d / ".complete").is_file()),
-                         key=lambda d: d.stat().st_mtime, reverse=True)
-    for found in candidates:
-        if any(found.glob("hadoop-aws-*.jar")):
-            return found
-    raise HadoopUnavailable(f"no S3A jar set (see {pointer}): run scripts/jvm-build.sh")
+    copies into the cache (as :func:`zerorename.spark.jars.s3a_jars` finds it), or
+    :class:`HadoopUnavailable`."""
+    from zerorename.spark.jars import S3AJarsMissingError, s3a_jars
+
+    try:
+        return s3a_jars()[0].parent
+    except S3AJarsMissingError as missing:
+        raise HadoopUnavailable(str(missing)) from None
 
 
 def research_jar() -> Path:

@@ -99,6 +99,11 @@ _FIX = (f"in a checkout, run scripts/jvm-build.sh (the README's set-up does); el
         f"the coordinates and exclusions)")
 
 
+#: where ``scripts/jvm-build.sh`` writes the S3A folder a checkout's build chose (a wheel has
+#: none: it falls back to the cache's latest, ``jvm/s3a-current``)
+CHECKOUT_POINTER = Path(__file__).with_name("jars") / "s3a-jars.path"
+
+
 def s3a_jars() -> list[Path]:
     """The S3A jars, sorted by name: from the folder ``ZERORENAME_S3A_JARS`` names, else from
     the build's cache.  Raises :class:`S3AJarsMissingError` naming the folder and the fix
@@ -108,7 +113,9 @@ def s3a_jars() -> list[Path]:
         folder = Path(named)
         where = f"{folder} (from {S3A_JARS_ENV})"
     else:
-        pointer = cache_dir() / "jvm" / "s3a-current"
+        # this checkout's build's choice first (beside its jar), else the cache's latest
+        pointer = (CHECKOUT_POINTER if CHECKOUT_POINTER.is_file()
+                   else cache_dir() / "jvm" / "s3a-current")
         try:
             folder = Path(pointer.read_text(encoding="utf-8").strip())
         except OSError:
