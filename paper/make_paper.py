@@ -5,6 +5,7 @@ Usage (from the repository root)::
     .venv/bin/python paper/make_paper.py                 # explore, write results, render
     .venv/bin/python paper/make_paper.py --render-only   # re-render from results/verdicts.json
     .venv/bin/python paper/make_paper.py --merge --committers fenced,fenced+no-fence
+    .venv/bin/python paper/make_paper.py --permissions   # the permission fault family only
 
 The first form runs, on 2 worker processes:
 
@@ -35,6 +36,12 @@ of reach, so the same commit gives the same results on a fast or a loaded machin
 rendering is a pure function of ``verdicts.json`` and the template (``tests/test_paper.py``
 checks that the committed paper is exactly that).
 
+``--permissions`` explores the permission fault family (``zrpaper/permissions.py``): every
+committer of the matrix and the ``+take-back`` rows, under both protocols, in a few seconds; it
+writes ``results/permissions.json`` and ``results/permission_traces/``, the table between the
+permission markers of ``README.md``, and ``zerorename.md`` (whose ``{{PERMISSIONS}}`` section
+renders that file); ``verdicts.json``, the figures and the other blocks are left as they are.
+
 What is typed by hand is the *paper's* side of each comparison (``zrpaper.claims``, and Table
 V in ``zerorename_model.experiments.tablev``) and the prose explaining a disagreement; whether a
 claim agrees, and every verdict, comes from running.  This file is the command line; what it runs is
@@ -53,6 +60,9 @@ from dataclasses import replace
 from zrpaper.compute import generate
 from zrpaper.figures import write_figures
 from zrpaper.merge import MergeRefused, merge
+from zrpaper.permissions import compute as compute_permissions
+from zrpaper.permissions import save as save_permissions
+from zrpaper.permissions import write_readme as write_permissions_readme
 from zrpaper.readme import README, TOP_README, write_readme
 from zrpaper.render import write_paper
 from zrpaper.results import load_results, save_results
@@ -74,6 +84,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--merge", action="store_true",
                         help="explore only --committers and replace exactly their cells, "
                              "VIII.C rows and Table V column in results/verdicts.json")
+    parser.add_argument("--permissions", action="store_true",
+                        help="explore the permission fault family only: write "
+                             "results/permissions.json, its witnesses, its README block and "
+                             "the paper")
     parser.add_argument("--workers", type=int, default=min(WORKERS, os.cpu_count() or 1))
     parser.add_argument("--max-runs", type=int, default=PAPER_BUDGET.max_runs,
                         help="runs per scope (to try a budget; the paper uses the default)")
@@ -91,6 +105,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.monotonic()
     if args.merge and args.render_only:
         parser.error("--merge explores: it cannot be --render-only")
+    if args.permissions:
+        if args.merge or args.render_only:
+            parser.error("--permissions is a mode of its own")
+        data = compute_permissions(progress)
+        save_permissions(data)
+        write_permissions_readme(data)
+        write_paper(load_results())
+        print(f"wrote results/permissions.json, its witnesses, the permission block of "
+              f"{README.relative_to(HERE.parent)} and {PAPER.relative_to(HERE.parent)} in "
+              f"{time.monotonic() - started:.0f} s", file=sys.stderr)
+        return 0
     if args.merge:
         if not committers:
             parser.error("--merge needs --committers")

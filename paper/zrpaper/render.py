@@ -8,6 +8,7 @@ from collections.abc import Callable
 from zrpaper.differences import render_differences, render_fenced
 from zrpaper.figures import render_matrix_figures
 from zrpaper.matrix import render_matrix
+from zrpaper.permissions import render_section as render_permissions
 from zrpaper.production import render_production_bugs
 from zrpaper.results import Results
 from zrpaper.sections import render_explored, render_tablev
@@ -34,6 +35,7 @@ SECTIONS: dict[str, Callable[[Results], str]] = {
     "{{EXPLORED}}": render_explored,
     "{{FENCED}}": render_fenced,
     "{{REFERENCE_AMBIGUOUS}}": render_reference_ambiguous,
+    "{{PERMISSIONS}}": render_permissions,
 }
 
 

@@ -18,8 +18,14 @@ What it decides, per committer and protocol:
   (``tests/reference/test_permission_faults.py`` runs the same question on an IAM-enforcing
   moto).
 
-The family is explored on its own (:func:`decide`), outside the paper's matrix: adding it there
-means regenerating the matrix (a full run).
+The family's rows (:func:`rows`) are every committer of the paper's matrix and, beside each
+committer production fixed (a failed job takes back its completed files, a published job stays
+committed when its cleanup fails: ``reference/zerorename/committers/s3a.py``), zerorename's
+version (``+take-back``, :mod:`zerorename_model.systems.protocols.takeback`): the model's
+``magic``, ``directory`` and ``partitioned`` are Hadoop's, the unfixed rows, and their
+invisibility witnesses are what the fix removes.  ``paper/make_paper.py --permissions`` explores
+every row under both protocols and writes ``paper/results/permissions.json`` and the witnesses;
+the paper's matrix itself (``verdicts.json``) does not hold the family.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from zerorename_model.check.explore import Reduction, Stats, new_run, runs
+from zerorename_model.check.explore import Reduction, Stats, new_run, run_once, runs
 from zerorename_model.check.properties import (
     Violation,
     _visible_final,
@@ -38,14 +44,31 @@ from zerorename_model.check.properties import (
 from zerorename_model.engine.harness import Run, RunResult
 from zerorename_model.engine.scenario import Faults, Scenario
 from zerorename_model.experiments.scopes import FILES, PROTOCOLS
+from zerorename_model.experiments.verdicts import MATRIX_COMMITTERS
 from zerorename_model.systems.protocols import get
 
-__all__ = ["DENY", "FAMILY", "PROPS", "Verdict", "decide", "invisibility", "scenario"]
+__all__ = ["DENY", "FAMILY", "PROPS", "TAKE_BACK", "Verdict", "decide", "invisibility", "rows",
+           "scenario", "witness_trace"]
 
 #: one kind of request denied, from any point on
 DENY = Faults(deny=1)
 FAMILY = "denied"
 PROPS = ("completeness", "abortability", "invisibility")
+#: the committers production fixed, each with zerorename's version of it (the model's own rows
+#: are Hadoop's: the family's unfixed variant rows)
+TAKE_BACK = {"magic": "magic+take-back", "directory": "directory+take-back",
+             "partitioned": "partitioned+take-back"}
+
+
+def rows(committers: tuple[str, ...] = MATRIX_COMMITTERS) -> list[tuple[str, str | None]]:
+    """The family's rows, each (committer, the row it is zerorename's fix of, or None): every
+    committer of the matrix, a fixed one followed by its ``+take-back`` row."""
+    out: list[tuple[str, str | None]] = []
+    for committer in committers:
+        out.append((committer, None))
+        if committer in TAKE_BACK:
+            out.append((TAKE_BACK[committer], committer))
+    return out
 
 
 def invisibility(result: RunResult) -> list[Violation]:
@@ -80,10 +103,16 @@ class Verdict:
     violated: dict[str, Violation | None]
     runs: int
     complete: bool
-    witness: list[int] | None  # the choices of a run violating invisibility, if any
+    #: per violated property, the choices of the first run found violating it
+    witnesses: dict[str, list[int]]
 
     def holds(self, prop: str) -> bool:
         return self.violated[prop] is None
+
+    @property
+    def witness(self) -> list[int] | None:
+        """The choices of a run violating invisibility, if any."""
+        return self.witnesses.get("invisibility")
 
 
 def decide(committer: str, protocol: str, store: str = "s3", *,
@@ -93,7 +122,7 @@ def decide(committer: str, protocol: str, store: str = "s3", *,
     every request."""
     assert protocol in PROTOCOLS, protocol
     found: dict[str, Violation | None] = dict.fromkeys(PROPS)
-    witness: list[int] | None = None
+    witnesses: dict[str, list[int]] = {}
 
     def make() -> Run:
         run = new_run(scenario(committer, protocol, store), get(committer))
@@ -107,9 +136,21 @@ def decide(committer: str, protocol: str, store: str = "s3", *,
                 bad = check(done.result)
                 if bad:
                     found[name] = bad[0]
-                    if name == "invisibility":
-                        witness = list(done.choices)
-    return Verdict(committer, protocol, found, stats.runs, stats.complete, witness)
+                    witnesses[name] = list(done.choices)
+    return Verdict(committer, protocol, found, stats.runs, stats.complete, witnesses)
+
+
+def witness_trace(verdict: Verdict, prop: str, store: str = "s3") -> list[dict[str, object]]:
+    """The trace of the run found violating ``prop`` (run again from its choices), its end
+    event naming the violations, as the matrix's witnesses are written: ``zerorename trace
+    replay`` runs it again to the same final state."""
+    result = run_once(scenario(verdict.committer, verdict.protocol, store),
+                      get(verdict.committer), verdict.witnesses[prop])
+    found = _CHECKS[prop](result)
+    assert found, f"{verdict.committer} {verdict.protocol}: the {prop} witness does not replay"
+    events = list(result.trace)
+    events[-1] = {**events[-1], "violations": [str(v) for v in found]}
+    return events
 
 
 _CHECKS: dict[str, Callable[[RunResult], list[Violation]]] = {

@@ -15,7 +15,9 @@ pendingset when the job committer discovers work by listing (VIII.C's race, XIV.
 Variants with production bugs reintroduced: ``magic+HADOOP-17258`` (a second attempt's task
 commit fails "pendingset already exists"), ``magic+prefix-cleanup`` (cleanup lists uploads by
 the bare string prefix, aborting ``dest10``'s uploads), ``magic+HADOOP-17112`` (the pending
-commit's URI is not decoded, so paths with spaces fail in job commit).
+commit's URI is not decoded, so paths with spaces fail in job commit).  ``magic+take-back`` is
+zerorename's magic committer: a job that fails before ``_SUCCESS`` takes back its completed files
+(:mod:`~zerorename_model.systems.protocols.takeback`).
 """
 
 from __future__ import annotations
@@ -27,7 +29,6 @@ from zerorename_model.systems.protocols.common import (
     MAGIC,
     PENDING,
     PENDINGSET,
-    SUCCESS,
     CommitFailed,
     PendingCommit,
     PendingSet,
@@ -48,6 +49,7 @@ from zerorename_model.systems.protocols.common import (
     task_id,
     upload_pending,
 )
+from zerorename_model.systems.protocols.takeback import Publishes
 
 #: Hadoop 3.5.0's ``needsTaskCommit`` (set to "true"): every task attempt commits, without a
 #: LIST of its attempt directory ("a dir was created here in setup").  Absent: the paper's
@@ -57,7 +59,7 @@ NEEDS_TASK_COMMIT_ALWAYS = "zerorename.model.magic.needs-task-commit-always"
 
 
 @register("magic")
-class MagicCommitter(ModelCommitter):
+class MagicCommitter(Publishes, ModelCommitter):
     name = "magic"
     decode_uri = True
 
@@ -147,8 +149,7 @@ class MagicCommitter(ModelCommitter):
         commits = [c for s in sets for c in s["commits"]]
         done = complete_all(self.fs, commits, decode=self.decode_uri)
         names = [relative(url, self.dest) for url in done]
-        self.fs.put(join(self.dest, SUCCESS), success_data(self.name, self.job.job_id, names))
-        self.cleanup_job()
+        self.publish(done, success_data(self.name, self.job.job_id, names))
 
     def uploads_prefix(self) -> str:
         return dir_prefix(self.dest)
@@ -195,3 +196,11 @@ class UndecodedUriMagicCommitter(MagicCommitter):
     space names a key (``%20``) that has no upload, and job commit fails (XIV.C.4)."""
 
     decode_uri = False
+
+
+@register("magic+take-back")
+class TakeBackMagicCommitter(MagicCommitter):
+    """zerorename's fix: a failed job takes back its completed files; a published job stays
+    committed when its cleanup fails (:mod:`~zerorename_model.systems.protocols.takeback`)."""
+
+    take_back = True

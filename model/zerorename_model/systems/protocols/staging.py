@@ -10,7 +10,9 @@ Cluster layout: ``<tmp>/<user>/<jobUUID>/staging-uploads`` is the wrapped commit
 a committed task is ``.../staging-uploads/_temporary/<jobAttempt>/<taskId>`` (a file).  The job
 UUID must be unique per job: SPARK-33402 gave two jobs launched in the same second one job ID,
 and a staging path built from the job ID alone made them share this directory
-(``directory+SPARK-33402``).
+(``directory+SPARK-33402``).  ``directory+take-back`` and ``partitioned+take-back`` are
+zerorename's: a job that fails before ``_SUCCESS`` takes back its completed files
+(:mod:`~zerorename_model.systems.protocols.takeback`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from zerorename.store import ObjectInfo, Store
 from zerorename_model.engine.scenario import CommitterEnv, JobSpec, TaskSpec
 from zerorename_model.systems.protocols import ModelCommitter, register
 from zerorename_model.systems.protocols.common import (
-    SUCCESS,
     CommitFailed,
     PendingCommit,
     PendingSet,
@@ -42,6 +43,7 @@ from zerorename_model.systems.protocols.common import (
     success_data,
     upload_pending,
 )
+from zerorename_model.systems.protocols.takeback import Publishes
 from zerorename_model.systems.protocols.v1 import V1Committer
 
 CONFLICT_MODE = "fs.s3a.committer.staging.conflict-mode"
@@ -50,7 +52,7 @@ CLUSTER_TMP = "hdfs://cluster/tmp/staging/user"
 
 
 @register("directory")
-class DirectoryStagingCommitter(ModelCommitter):
+class DirectoryStagingCommitter(Publishes, ModelCommitter):
     name = "directory"
 
     def __init__(self, env: CommitterEnv, job: JobSpec, task: TaskSpec | None,
@@ -165,8 +167,7 @@ class DirectoryStagingCommitter(ModelCommitter):
         self.pre_commit_job(commits)
         done = complete_all(self.fs, commits)
         names = [relative(url, self.dest) for url in done]
-        self.fs.put(join(self.dest, SUCCESS), success_data(self.name, self.uuid, names))
-        self.cleanup_job()
+        self.publish(done, success_data(self.name, self.uuid, names))
 
     def pre_commit_job(self, commits: list[PendingCommit]) -> None:
         """``checkForConflicts``: "replace" deletes the destination before the uploads are
@@ -237,3 +238,17 @@ class SameJobIdStagingCommitter(DirectoryStagingCommitter):
 
     def job_uuid(self) -> str:
         return self.job.job_id
+
+
+@register("directory+take-back")
+class TakeBackDirectoryCommitter(DirectoryStagingCommitter):
+    """zerorename's fix (:mod:`~zerorename_model.systems.protocols.takeback`)."""
+
+    take_back = True
+
+
+@register("partitioned+take-back")
+class TakeBackPartitionedCommitter(PartitionedStagingCommitter):
+    """zerorename's fix (:mod:`~zerorename_model.systems.protocols.takeback`)."""
+
+    take_back = True
