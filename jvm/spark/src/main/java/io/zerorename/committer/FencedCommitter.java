@@ -57,6 +57,8 @@ public class FencedCommitter extends PathOutputCommitter implements StreamCapabi
   private static final Map<String, CommitStore> STORES = new ConcurrentHashMap<>();
 
   private final Path outputPath;
+  /** The task attempt this committer was made for (null: a job's committer). */
+  private final TaskAttemptContext task;
   private final StoreUrl dest;
   private final FencedLayout layout;
   private final String jobIdSource;
@@ -69,11 +71,17 @@ public class FencedCommitter extends PathOutputCommitter implements StreamCapabi
   private SuccessData lastSuccess;
 
   public FencedCommitter(Path outputPath, TaskAttemptContext context) throws IOException {
-    this(outputPath, (JobContext) context);
+    this(outputPath, (JobContext) context, context);
   }
 
   public FencedCommitter(Path outputPath, JobContext context) throws IOException {
+    this(outputPath, context, null);
+  }
+
+  private FencedCommitter(Path outputPath, JobContext context, TaskAttemptContext task)
+      throws IOException {
     super(outputPath, context);
+    this.task = task;
     this.outputPath = outputPath;
     this.conf = context.getConfiguration();
     String url = outputPath.toUri().toString();
@@ -171,6 +179,9 @@ public class FencedCommitter extends PathOutputCommitter implements StreamCapabi
 
   @Override
   public Path getWorkPath() throws IOException {
+    if (task != null && task.getTaskAttemptID() != null) {
+      return getTaskAttemptPath(task);
+    }
     return new Path(outputPath, FencedLayout.MAGIC_PREFIX + layout.jobId());
   }
 

@@ -1,0 +1,223 @@
+"""zerorename's JVM ``fenced`` committer inside Spark's own writers (``df.write.parquet/csv/json
+("s3a://…")``), on a moto server, in real PySpark: the output reads back through S3A, through
+``zr.committed_files`` and ``format("zerorename")``; ``zerorename success`` shows the job; the
+records and ``_SUCCESS`` are the Python reference's.
+
+One session for the module (S3A's jars, zerorename's jar, the factory bound to ``s3a``); it
+replaces the package's session while it runs and stops when the module ends.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import zerorename as zr
+from zerorename.committers.fenced_records import FencedCommitRecord
+from zerorename.formats import PendingSet, SuccessData
+from zerorename_bridge.embedded_s3 import EmbeddedS3
+
+pytestmark = pytest.mark.spark
+
+FACTORY = "io.zerorename.committer.FencedCommitterFactory"
+
+
+def _s3a_jars() -> list[str]:
+    cache = Path(os.environ.get("ZERORENAME_CACHE_DIR") or Path.home() / ".cache" / "zerorename")
+    current = cache / "jvm" / "s3a-current"
+    if not current.is_file():
+        pytest.fail("the S3A jar set is missing: run scripts/jvm-build.sh (bootstrap does)")
+    return sorted(str(p) for p in Path(current.read_text().strip()).glob("*.jar"))
+
+
+def s3a_conf(endpoint: str) -> dict[str, str]:
+    """The Spark configuration of the JVM fenced route on a local S3 endpoint."""
+    from zerorename.spark import jvm
+
+    jars = [str(jvm.packaged_jar()), *_s3a_jars()]
+    return {
+        # on the JVM's own class path: Hadoop's FileSystem loader must see the SDK classes
+        "spark.driver.extraClassPath": os.pathsep.join(jars),
+        "spark.executor.extraClassPath": os.pathsep.join(jars),
+        "spark.sql.sources.commitProtocolClass":
+            "org.apache.spark.internal.io.cloud.PathOutputCommitProtocol",
+        "spark.sql.parquet.output.committer.class":
+            "org.apache.spark.internal.io.cloud.BindingParquetOutputCommitter",
+        "spark.hadoop.mapreduce.outputcommitter.factory.scheme.s3a": FACTORY,
+        "spark.hadoop.pathoutputcommit.reject.fileoutput": "true",
+        "spark.hadoop.fs.s3a.endpoint": endpoint,
+        "spark.hadoop.fs.s3a.endpoint.region": "us-east-1",
+        "spark.hadoop.fs.s3a.path.style.access": "true",
+        "spark.hadoop.fs.s3a.connection.ssl.enabled": "false",
+        "spark.hadoop.fs.s3a.aws.credentials.provider":
+            "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider",
+        "spark.hadoop.fs.s3a.access.key": "testing",
+        "spark.hadoop.fs.s3a.secret.key": "testing",
+        "spark.sql.shuffle.partitions": "2",
+        "spark.ui.enabled": "false",
+    }
+
+
+@pytest.fixture(scope="module")
+def jvm_spark(s3: EmbeddedS3, _sessions: Any) -> Iterator[Any]:
+    """A ``local[2]`` session bound to the JVM fenced committer (replaces the package's)."""
+    from pyspark.sql import SparkSession
+
+    _sessions.stop()
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        active.stop()
+    builder = SparkSession.builder.master("local[2]").appName("zerorename-jvm-fenced")
+    for key, value in s3a_conf(s3.endpoint).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    yield spark
+    spark.stop()
+
+
+def _frame(spark: Any, rows: int = 400) -> Any:
+    return spark.range(rows).selectExpr(
+        "id", "cast(id % 3 as int) as part", "concat('row-', id) as name",
+        "cast(id as double) * 0.5 as value")
+
+
+def _rows(df: Any) -> list[tuple[Any, ...]]:
+    return sorted((r["id"], r["part"], r["name"], r["value"])
+                  for r in df.select("id", "part", "name", "value").collect())
+
+
+def _keys(s3: EmbeddedS3, bucket: str, prefix: str) -> list[str]:
+    pages = s3.client().get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
+    return sorted(o["Key"] for page in pages for o in page.get("Contents", []))
+
+
+def _uploads(s3: EmbeddedS3, bucket: str) -> list[str]:
+    return sorted(u["Key"] for u in s3.client().list_multipart_uploads(Bucket=bucket)
+                  .get("Uploads", []))
+
+
+def _check_published(s3: EmbeddedS3, bucket: str, prefix: str) -> SuccessData:
+    """What every fenced job leaves: its files, _SUCCESS naming exactly them, the commit
+    record alone under its job root, no work area, no upload."""
+    store = zr.S3Store(s3.client())
+    dest = f"s3a://{bucket}/{prefix}"
+    keys = _keys(s3, bucket, prefix + "/")
+    data = [k for k in keys if "/_" not in k and "/__" not in k and "/." not in k]
+    committed = zr.committed_files(store, dest)
+    assert sorted(f.url for f in committed) == sorted(f"s3a://{bucket}/{k}" for k in data)
+    assert data, "the job committed no file"
+    success = SuccessData.from_bytes(store.get(f"{dest}/_SUCCESS"), dest)
+    assert success.committer == "fenced" and success.success
+    assert success.counter("committer_files_committed") == len(data)
+    roots = [k for k in keys if "/__" in k]
+    assert len(roots) == 1 and roots[0].endswith("/commit.json"), roots
+    record = FencedCommitRecord.from_bytes(store.get(f"s3a://{bucket}/{roots[0]}"), roots[0],
+                                           job_id=success.job_id, dest=dest)
+    assert sorted(u.url for u in record.uploads) == sorted(f.url for f in committed)
+    assert _uploads(s3, bucket) == []
+    return success
+
+
+@pytest.mark.parametrize("partitioned", [False, True], ids=["flat", "partitioned"])
+def test_parquet_through_the_jvm_fenced_committer(jvm_spark: Any, s3: EmbeddedS3,
+                                                  bucket: str, partitioned: bool) -> None:
+    df = _frame(jvm_spark).repartition(3)
+    writer = df.write.mode("overwrite")
+    if partitioned:
+        writer = writer.partitionBy("part")
+    writer.parquet(f"s3a://{bucket}/out")
+    back = jvm_spark.read.parquet(f"s3a://{bucket}/out")
+    assert _rows(back) == _rows(df)
+    success = _check_published(s3, bucket, "out")
+    assert success.diagnostics["committer.class"] == "io.zerorename.committer.FencedCommitter"
+    assert "one winner in every round" in success.diagnostics["store.fencing"]
+    if partitioned:
+        assert {f.url.split("/")[-2] for f in
+                zr.committed_files(zr.S3Store(s3.client()), f"s3a://{bucket}/out")} \
+            == {"part=0", "part=1", "part=2"}
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_text_formats_partitioned(jvm_spark: Any, s3: EmbeddedS3, bucket: str,
+                                  fmt: str) -> None:
+    df = _frame(jvm_spark, 120).repartition(2)
+    dest = f"s3a://{bucket}/{fmt}"
+    writer = df.write.mode("overwrite").partitionBy("part")
+    if fmt == "csv":
+        writer.option("header", "true").csv(dest)
+        back = jvm_spark.read.option("header", "true").schema(df.schema).csv(dest)
+    else:
+        writer.json(dest)
+        back = jvm_spark.read.schema(df.schema).json(dest)
+    assert _rows(back) == _rows(df)
+    _check_published(s3, bucket, fmt)
+
+
+def test_python_tools_read_the_jvm_job(jvm_spark: Any, s3: EmbeddedS3, bucket: str) -> None:
+    """``format("zerorename")`` reads what the JVM committed; ``zerorename success`` shows it;
+    each task record is a Python ``PendingSet`` naming its attempt."""
+    from zerorename.spark import register
+
+    df = _frame(jvm_spark, 200).repartition(2)
+    df.write.parquet(f"s3a://{bucket}/t")
+    success = _check_published(s3, bucket, "t")
+    register(jvm_spark)
+    back = jvm_spark.read.format("zerorename").option("endpoint_url", s3.endpoint) \
+        .load(f"s3a://{bucket}/t")
+    assert _rows(back) == _rows(df)
+    env = {**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
+    shown = subprocess.run(
+        [str(Path(sys.executable).with_name("zerorename")), "success", f"s3a://{bucket}/t", "--endpoint-url",
+         s3.endpoint, "--region", "us-east-1", "--json"],
+        capture_output=True, text=True, check=True, env=env, timeout=120)
+    printed = json.loads(shown.stdout)
+    assert printed["committer"] == "fenced" and printed["jobId"] == success.job_id
+    assert printed["metrics"]["files"] == len(success.filenames)
+
+
+def test_a_task_record_is_a_python_pendingset(jvm_spark: Any, s3: EmbeddedS3,
+                                              bucket: str) -> None:
+    """The records are the Python reference's: keep the task records (a job that is not
+    committed) by writing through a committer whose job commit is never called."""
+    sc = jvm_spark.sparkContext
+    jvm = sc._jvm
+    conf = sc._jsc.hadoopConfiguration()
+    job_id = uuid.uuid4().hex
+    dest = f"s3a://{bucket}/records"
+    jconf = jvm.org.apache.hadoop.conf.Configuration(conf)
+    jconf.set("fs.s3a.committer.uuid", job_id)
+    attempt = jvm.org.apache.hadoop.mapreduce.TaskAttemptID("jt", 1, True, 3, 0)
+    ctx = jvm.org.apache.hadoop.mapreduce.task.TaskAttemptContextImpl(jconf, attempt)
+    path = jvm.org.apache.hadoop.fs.Path(dest)
+    committer = jvm.io.zerorename.committer.FencedCommitter(path, ctx)
+    committer.setupJob(ctx)
+    committer.setupTask(ctx)
+    work = committer.getTaskAttemptPath(ctx)
+    out = jvm.org.apache.hadoop.fs.Path(work, "part-00003.txt")
+    stream = out.getFileSystem(jconf).create(out, False)
+    stream.write(bytearray(b"hello fenced\n"))
+    stream.close()
+    assert committer.needsTaskCommit(ctx)
+    committer.commitTask(ctx)
+    store = zr.S3Store(s3.client())
+    key = f"{dest}/__fenced_job-{job_id}/00/tasks/task_jt_0001_m_000003.pendingset"
+    pset = PendingSet.from_bytes(store.get(key), key)
+    assert pset.task_attempt_id == "attempt_jt_0001_m_000003_0"
+    assert [c.url for c in pset.commits] == [f"{dest}/part-00003.txt"]
+    assert pset.commits[0].length == len(b"hello fenced\n")
+    for commit in pset.commits:
+        commit.filename = ""  # the reader fills in where it read the record from
+    assert pset.to_bytes() == store.get(key), "not written as the Python reference writes it"
+    assert _uploads(s3, bucket) == ["records/part-00003.txt"]
+    committer.commitJob(ctx)
+    assert store.get(f"{dest}/part-00003.txt") == b"hello fenced\n"
+    _check_published(s3, bucket, "records")
