@@ -221,3 +221,199 @@ def test_a_task_record_is_a_python_pendingset(jvm_spark: Any, s3: EmbeddedS3,
     committer.commitJob(ctx)
     assert store.get(f"{dest}/part-00003.txt") == b"hello fenced\n"
     _check_published(s3, bucket, "records")
+
+
+# -- the JVM committer driven directly (py4j): a job left mid-way for the Python tools ------
+
+
+class _JvmJob:
+    """One job of the JVM committer on ``dest``, driven call by call."""
+
+    def __init__(self, spark: Any, dest: str, job_id: str, *, attempt: int = 0,
+                 options: dict[str, str] | None = None) -> None:
+        sc = spark.sparkContext
+        self.jvm = sc._jvm
+        self.conf = self.jvm.org.apache.hadoop.conf.Configuration(
+            sc._jsc.hadoopConfiguration())
+        self.conf.set("fs.s3a.committer.uuid", job_id)
+        self.conf.set("mapreduce.job.application.attempt.id", str(attempt))
+        for key, value in (options or {}).items():
+            self.conf.set(key, value)
+        self.path = self.jvm.org.apache.hadoop.fs.Path(dest)
+        self.job = self.committer(0, 0)
+
+    def context(self, task: int, attempt: int) -> Any:
+        tid = self.jvm.org.apache.hadoop.mapreduce.TaskAttemptID("jt", 1, True, task, attempt)
+        return self.jvm.org.apache.hadoop.mapreduce.task.TaskAttemptContextImpl(self.conf, tid)
+
+    def committer(self, task: int, attempt: int) -> Any:
+        return self.jvm.io.zerorename.committer.FencedCommitter(self.path,
+                                                                self.context(task, attempt))
+
+    def task(self, task: int, name: str, data: bytes, attempt: int = 0) -> Any:
+        """Write one file in a task attempt and commit it; returns the committer."""
+        ctx = self.context(task, attempt)
+        committer = self.committer(task, attempt)
+        committer.setupTask(ctx)
+        out = self.jvm.org.apache.hadoop.fs.Path(committer.getTaskAttemptPath(ctx), name)
+        stream = out.getFileSystem(self.conf).create(out, False)
+        stream.write(bytearray(data))
+        stream.close()
+        assert committer.needsTaskCommit(ctx)
+        committer.commitTask(ctx)
+        return committer
+
+
+def _cli(s3: EmbeddedS3, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
+    return subprocess.run(
+        [str(Path(sys.executable).with_name("zerorename")), *args, "--endpoint-url",
+         s3.endpoint, "--region", "us-east-1"],
+        capture_output=True, text=True, check=True, env=env, timeout=120)
+
+
+def test_python_cli_lists_expires_and_cleans_jvm_jobs(jvm_spark: Any, s3: EmbeddedS3,
+                                                      bucket: str) -> None:
+    done = f"s3a://{bucket}/done"
+    job = _JvmJob(jvm_spark, done, "jvm-done")
+    job.job.setupJob(job.context(0, 0))
+    job.task(1, "part-1", b"one")
+    job.job.commitJob(job.context(0, 0))
+    listed = _cli(s3, "records", "list", done)
+    assert "job=jvm-done" in listed.stdout
+    _cli(s3, "records", "expire", done, "--older-than", "0s")
+    assert _keys(s3, bucket, "done/__") == []
+
+    open_job = f"s3a://{bucket}/crashed"
+    crashed = _JvmJob(jvm_spark, open_job, "jvm-crashed")
+    crashed.job.setupJob(crashed.context(0, 0))
+    crashed.task(2, "part-2", b"two")  # committed; the driver then died
+    assert _uploads(s3, bucket) == ["crashed/part-2"]
+    _cli(s3, "uploads", "abort", open_job, "--job", "jvm-crashed")
+    assert _uploads(s3, bucket) == []
+    assert _keys(s3, bucket, "crashed/") == []
+
+
+def test_a_jvm_commit_stopped_after_its_commit_point_is_rolled_forward_by_python(
+        jvm_spark: Any, s3: EmbeddedS3, bucket: str) -> None:
+    from zerorename.committers.fenced_records import JobAlreadyCommittedError
+
+    dest = f"s3a://{bucket}/jvm2py"
+    job = _JvmJob(jvm_spark, dest, "jvm-to-py",
+                  options={"fs.zerorename.fenced.test.stop-after":
+                           "job_stage_save_commit_record"})
+    job.job.setupJob(job.context(0, 0))
+    job.task(0, "part-0", b"from the jvm")
+    with pytest.raises(Exception, match="stopped after job_stage_save_commit_record"):
+        job.job.commitJob(job.context(0, 0))
+    assert _keys(s3, bucket, "jvm2py/part") == []
+    store = zr.S3Store(s3.client())
+    python_job = zr.JobContext(dest, job_id="jvm-to-py", attempt=1)
+    with pytest.raises(JobAlreadyCommittedError):
+        zr.create_committer("fenced", store, python_job).setup_job()
+    assert store.get(f"{dest}/part-0") == b"from the jvm"
+    assert [f.url for f in zr.committed_files(store, dest)] == [f"{dest}/part-0"]
+    assert _uploads(s3, bucket) == []
+
+
+def test_a_python_commit_stopped_after_its_commit_point_is_rolled_forward_by_the_jvm(
+        jvm_spark: Any, s3: EmbeddedS3, bucket: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from zerorename.committers.fenced import FencedCommitter
+
+    dest = f"s3a://{bucket}/py2jvm"
+    store = zr.S3Store(s3.client())
+    job = zr.JobContext(dest, job_id="py-to-jvm")
+    driver = zr.create_committer("fenced", store, job)
+    driver.setup_job()
+    task = zr.create_committer("fenced", store, job, task=job.task(0, 0))
+    task.setup_task()
+    task.write("part-0", b"from python")
+    message = task.commit_task()
+
+    def crash(*args: Any, **kwargs: Any) -> Any:
+        raise KeyboardInterrupt("the driver dies after the commit point")
+
+    monkeypatch.setattr(FencedCommitter, "_publish", crash)
+    with pytest.raises(KeyboardInterrupt):
+        driver.commit_job([message])
+    monkeypatch.undo()
+    assert _uploads(s3, bucket) == ["py2jvm/part-0"]
+    rerun = _JvmJob(jvm_spark, dest, "py-to-jvm", attempt=1)
+    with pytest.raises(Exception, match="JobAlreadyCommittedException"):
+        rerun.job.setupJob(rerun.context(0, 0))
+    assert store.get(f"{dest}/part-0") == b"from python"
+    success = SuccessData.from_bytes(store.get(f"{dest}/_SUCCESS"), dest)
+    assert success.diagnostics["committer.class"] == "io.zerorename.committer.FencedCommitter"
+    assert _uploads(s3, bucket) == []
+
+
+# -- scenarios in Spark's own writer ---------------------------------------------------------
+
+COMMIT_STAGES = ["job_stage_list_task_records", "job_stage_load_pendingsets",
+                 "job_stage_save_commit_record", "job_stage_complete_uploads",
+                 "job_stage_save_success_marker", "job_stage_cleanup"]
+
+
+@pytest.mark.parametrize("stage", COMMIT_STAGES)
+def test_a_driver_dying_at_each_stage_of_job_commit_then_a_rerun(
+        jvm_spark: Any, s3: EmbeddedS3, bucket: str, stage: str) -> None:
+    """Before the commit point a rerun writes the job again; after it, the rerun finishes the
+    job (rolls forward) and says so; either way the output is the job's, exactly once."""
+    df = _frame(jvm_spark, 60).repartition(2)
+    dest = f"s3a://{bucket}/crash"
+    job_id = f"crash-{uuid.uuid4().hex[:8]}"
+    with pytest.raises(Exception, match=f"stopped after {stage}"):
+        df.write.mode("append").option("fs.s3a.committer.uuid", job_id) \
+            .option("fs.zerorename.fenced.test.stop-after", stage).parquet(dest)
+    after_point = COMMIT_STAGES.index(stage) >= COMMIT_STAGES.index(
+        "job_stage_save_commit_record")
+    rerun = df.write.mode("append").option("fs.s3a.committer.uuid", job_id)
+    if after_point:
+        with pytest.raises(Exception, match="JobAlreadyCommittedException"):
+            rerun.parquet(dest)
+    else:
+        rerun.parquet(dest)
+    assert _rows(jvm_spark.read.parquet(dest)) == _rows(df)
+    _check_published(s3, bucket, "crash")
+
+
+def test_duplicate_attempts_of_one_task_and_a_zombie_after_the_job(
+        jvm_spark: Any, s3: EmbeddedS3, bucket: str) -> None:
+    dest = f"s3a://{bucket}/dup"
+    job = _JvmJob(jvm_spark, dest, "dup-job")
+    job.job.setupJob(job.context(0, 0))
+    job.task(0, "part-0", b"first attempt")
+    with pytest.raises(Exception, match="TaskCommittedByOtherAttemptException"):
+        job.task(0, "part-0", b"second attempt", attempt=1)
+    ctx = job.context(1, 0)
+    zombie = job.committer(1, 0)
+    zombie.setupTask(ctx)
+    out = job.jvm.org.apache.hadoop.fs.Path(zombie.getTaskAttemptPath(ctx), "part-1")
+    stream = out.getFileSystem(job.conf).create(out, False)
+    stream.write(bytearray(b"late"))
+    stream.close()
+    job.job.commitJob(job.context(0, 0))
+    with pytest.raises(Exception, match="TaskFencedException"):
+        zombie.commitTask(ctx)
+    store = zr.S3Store(s3.client())
+    assert store.get(f"{dest}/part-0") == b"first attempt"
+    assert [f.url for f in zr.committed_files(store, dest)] == [f"{dest}/part-0"]
+    assert _uploads(s3, bucket) == []
+
+
+def test_dynamic_partition_overwrite_replaces_only_the_partitions_written(
+        jvm_spark: Any, s3: EmbeddedS3, bucket: str) -> None:
+    dest = f"s3a://{bucket}/dyn"
+    first = _frame(jvm_spark, 90)
+    first.write.partitionBy("part").parquet(dest)
+    second = _frame(jvm_spark, 90).where("part = 1").selectExpr(
+        "id + 1000 as id", "part", "name", "value")
+    jvm_spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
+    try:
+        second.write.mode("overwrite").partitionBy("part").parquet(dest)
+    finally:
+        jvm_spark.conf.unset("spark.sql.sources.partitionOverwriteMode")
+    back = _rows(jvm_spark.read.parquet(dest))
+    expected = sorted([r for r in _rows(first) if r[1] != 1] + _rows(second))
+    assert back == expected
+    assert _uploads(s3, bucket) == []

@@ -25,6 +25,7 @@ import io.zerorename.committer.stages.AbortTaskStage;
 import io.zerorename.committer.stages.CommitJobStage;
 import io.zerorename.committer.stages.CommitTaskStage;
 import io.zerorename.committer.stages.SetupJobStage;
+import io.zerorename.committer.stages.SimulatedCrashException;
 import io.zerorename.committer.stages.StageConfig;
 import io.zerorename.committer.stages.TaskOutput;
 import io.zerorename.committer.store.CommitStore;
@@ -147,7 +148,8 @@ public class FencedCommitter extends PathOutputCommitter implements StreamCapabi
         .warnOnRacyStore("warn".equalsIgnoreCase(conf.getTrimmed(FencedOptions.STORE_CHECK,
             "refuse")))
         .choice(conf.getTrimmed(FencedOptions.CHOICE, ""))
-        .dynamicPartitionOverwrite(dynamicOverwrite);
+        .dynamicPartitionOverwrite(dynamicOverwrite)
+        .stopAfter(conf.getTrimmed(FencedOptions.TEST_STOP_AFTER, ""));
   }
 
   private StageConfig jobConfig() {
@@ -208,6 +210,8 @@ public class FencedCommitter extends PathOutputCommitter implements StreamCapabi
     }
     try {
       lastSuccess = new CommitJobStage(c).apply(null);
+    } catch (SimulatedCrashException crash) {
+      throw crash;
     } catch (IOException | RuntimeException e) {
       stats.incr(FencedStatistics.COMMITTER_JOBS_FAILED);
       try {
@@ -223,12 +227,23 @@ public class FencedCommitter extends PathOutputCommitter implements StreamCapabi
 
   @Override
   public void abortJob(JobContext context, JobStatus.State state) throws IOException {
+    if (crashed(context)) {
+      return;
+    }
     new AbortJobStage(jobConfig()).apply(null);
+  }
+
+  /** After a test's simulated crash the process is "dead": it aborts nothing. */
+  private boolean crashed(JobContext context) {
+    return !conf.getTrimmed(FencedOptions.TEST_STOP_AFTER, "").isEmpty();
   }
 
   @Override
   @SuppressWarnings("deprecation")
   public void cleanupJob(JobContext context) throws IOException {
+    if (crashed(context)) {
+      return;
+    }
     new AbortJobStage(jobConfig()).apply(null);
   }
 

@@ -27,6 +27,9 @@ public final class FencedOptions {
   public static final String CAPABILITY_DYNAMIC_PARTITIONING =
       "mapreduce.job.committer.dynamic.partitioning";
 
+  /** For tests only: stop after this stage (a statistic name) as if the process died. */
+  public static final String TEST_STOP_AFTER = "fs.zerorename.fenced.test.stop-after";
+
   private FencedOptions() {
   }
 }

@@ -49,7 +49,12 @@ public abstract class AbstractStage<A, R> {
       long millis = (System.nanoTime() - start) / 1_000_000;
       config.stats().duration(statistic, millis, false);
       LOG.info("{} {}: done in {} ms", display, statistic, millis);
+      if (statistic.equals(config.stopAfter())) {
+        throw new SimulatedCrashException(statistic);
+      }
       return result;
+    } catch (SimulatedCrashException e) {
+      throw e;
     } catch (IOException | RuntimeException e) {
       long millis = (System.nanoTime() - start) / 1_000_000;
       config.stats().duration(statistic, millis, true);

@@ -39,6 +39,8 @@ public final class Publisher {
     new SaveSuccessStage(c).apply(success);
     try {
       new CleanupJobStage(c).apply(record);
+    } catch (SimulatedCrashException crash) {
+      throw crash;
     } catch (IOException | RuntimeException e) {
       c.stats().incr(FencedStatistics.COMMITTER_CLEANUP_FAILURES);
       AbstractStage.LOG.warn("job {} is committed, but its cleanup failed (abort or the next "

@@ -30,6 +30,7 @@ public final class StageConfig {
   private final boolean warnOnRacyStore;
   private final String choice;
   private final boolean dynamicPartitionOverwrite;
+  private final String stopAfter;
 
   private StageConfig(Builder b) {
     this.store = Objects.requireNonNull(b.store, "store");
@@ -49,6 +50,12 @@ public final class StageConfig {
     this.warnOnRacyStore = b.warnOnRacyStore;
     this.choice = b.choice;
     this.dynamicPartitionOverwrite = b.dynamicPartitionOverwrite;
+    this.stopAfter = b.stopAfter;
+  }
+
+  /** For tests only: the stage after which the committer stops as if its process died. */
+  public String stopAfter() {
+    return stopAfter;
   }
 
   public CommitStore store() {
@@ -151,6 +158,7 @@ public final class StageConfig {
     private boolean warnOnRacyStore;
     private String choice = "";
     private boolean dynamicPartitionOverwrite;
+    private String stopAfter = "";
 
     private Builder check() {
       if (frozen) {
@@ -233,6 +241,11 @@ public final class StageConfig {
 
     public Builder dynamicPartitionOverwrite(boolean v) {
       check().dynamicPartitionOverwrite = v;
+      return this;
+    }
+
+    public Builder stopAfter(String v) {
+      check().stopAfter = v == null ? "" : v;
       return this;
     }
 
