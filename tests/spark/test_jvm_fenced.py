@@ -417,3 +417,79 @@ def test_dynamic_partition_overwrite_replaces_only_the_partitions_written(
     expected = sorted([r for r in _rows(first) if r[1] != 1] + _rows(second))
     assert back == expected
     assert _uploads(s3, bucket) == []
+
+
+def test_a_task_attempt_that_died_after_writing_leaves_nothing(
+        jvm_spark: Any, s3: EmbeddedS3, bucket: str) -> None:
+    dest = f"s3a://{bucket}/died"
+    job = _JvmJob(jvm_spark, dest, "died-job")
+    job.job.setupJob(job.context(0, 0))
+    ctx = job.context(0, 0)
+    dead = job.committer(0, 0)
+    dead.setupTask(ctx)
+    out = job.jvm.org.apache.hadoop.fs.Path(dead.getTaskAttemptPath(ctx), "part-0")
+    stream = out.getFileSystem(job.conf).create(out, False)
+    stream.write(bytearray(b"never committed"))
+    stream.close()  # ... and the attempt's process dies here
+    job.task(0, "part-0", b"the retry", attempt=1)
+    job.job.commitJob(job.context(0, 0))
+    store = zr.S3Store(s3.client())
+    assert store.get(f"{dest}/part-0") == b"the retry"
+    assert _uploads(s3, bucket) == []
+    _check_published(s3, bucket, "died")
+
+
+def test_two_jobs_on_one_destination(jvm_spark: Any, s3: EmbeddedS3, bucket: str) -> None:
+    """Job A commits while job B is running: A aborts none of B's uploads; both publish."""
+    dest = f"s3a://{bucket}/shared"
+    a = _JvmJob(jvm_spark, dest, "job-a")
+    b = _JvmJob(jvm_spark, dest, "job-b")
+    a.job.setupJob(a.context(0, 0))
+    b.job.setupJob(b.context(0, 0))
+    a.task(0, "a-0", b"from a")
+    b_ctx = b.context(1, 0)
+    b_task = b.committer(1, 0)
+    b_task.setupTask(b_ctx)
+    out = b.jvm.org.apache.hadoop.fs.Path(b_task.getTaskAttemptPath(b_ctx), "b-1")
+    stream = out.getFileSystem(b.conf).create(out, False)
+    stream.write(bytearray(b"from b"))
+    stream.close()  # written, not yet committed when A commits
+    a.job.commitJob(a.context(0, 0))
+    assert _uploads(s3, bucket) == ["shared/b-1"]
+    b_task.commitTask(b_ctx)
+    b.job.commitJob(b.context(0, 0))
+    store = zr.S3Store(s3.client())
+    assert store.get(f"{dest}/a-0") == b"from a"
+    assert store.get(f"{dest}/b-1") == b"from b"
+    assert _uploads(s3, bucket) == []
+
+
+def test_auto_picks_fenced_where_the_store_fences(jvm_spark: Any, s3: EmbeddedS3,
+                                                  bucket: str) -> None:
+    df = _frame(jvm_spark, 50).repartition(2)
+    df.write.option("fs.zerorename.committer", "auto").parquet(f"s3a://{bucket}/auto")
+    success = _check_published(s3, bucket, "auto")
+    assert success.diagnostics["committer.choice"].startswith("auto chose fenced: ")
+
+
+def test_conditional_writes_disabled_fenced_refuses_auto_picks_magic(
+        jvm_spark: Any, s3: EmbeddedS3, bucket: str) -> None:
+    """``fs.s3a.create.conditional.enabled=false``: fenced refuses before writing; auto takes
+    S3A's magic committer, set not to abort another client's upload under the destination."""
+    df = _frame(jvm_spark, 50).repartition(2)
+    dest = f"s3a://{bucket}/nocond"
+    off = {"fs.s3a.create.conditional.enabled": "false"}
+    with pytest.raises(Exception, match="ConditionalWriteUnsupportedException"):
+        df.write.options(**off).parquet(dest)
+    assert _keys(s3, bucket, "nocond/") == []
+    other = s3.client().create_multipart_upload(Bucket=bucket, Key="nocond/other-tool.bin")
+    df.write.mode("append").options(**off, **{"fs.zerorename.committer": "auto"}) \
+        .parquet(dest)
+    assert _rows(jvm_spark.read.parquet(dest)) == _rows(df)
+    success = json.loads(zr.S3Store(s3.client()).get(f"{dest}/_SUCCESS"))
+    assert success["committer"] == "magic"
+    assert success["diagnostics"]["committer.choice"].startswith(
+        "auto chose magic, not fenced: ")
+    assert _uploads(s3, bucket) == ["nocond/other-tool.bin"], "magic aborted another's upload"
+    s3.client().abort_multipart_upload(Bucket=bucket, Key="nocond/other-tool.bin",
+                                       UploadId=other["UploadId"])

@@ -86,8 +86,7 @@ public class FencedCommitter extends PathOutputCommitter implements StreamCapabi
     this.outputPath = outputPath;
     this.conf = context.getConfiguration();
     String url = outputPath.toUri().toString();
-    this.dest = StoreUrl.parse(url.startsWith("file:/") && !url.startsWith("file:///")
-        ? "file://" + url.substring("file:".length()) : url);
+    this.dest = destOf(outputPath);
     String[] id = jobId(conf, context);
     this.jobIdSource = id[1];
     int attempt = conf.getInt("mapreduce.job.application.attempt.id", 0);
@@ -115,14 +114,26 @@ public class FencedCommitter extends PathOutputCommitter implements StreamCapabi
   /** The store of the destination (one client per bucket and options, per JVM). */
   protected synchronized CommitStore store() {
     if (store == null) {
-      String key = dest.scheme() + "://" + dest.bucket() + "|"
-          + conf.getTrimmed("fs.s3a.endpoint", "") + "|"
-          + conf.getTrimmed("fs.s3a.bucket." + dest.bucket() + ".endpoint", "") + "|"
-          + conf.getTrimmed("fs.s3a.access.key", "");
-      store = STORES.computeIfAbsent(key, k -> S3CommitStore.create(conf, dest.scheme(),
-          dest.bucket()));
+      store = storeFor(conf, dest);
     }
     return store;
+  }
+
+  /** The store of {@code dest}: one client per bucket, endpoint and key, per JVM. */
+  static CommitStore storeFor(Configuration conf, StoreUrl dest) {
+    String key = dest.scheme() + "://" + dest.bucket() + "|"
+        + conf.getTrimmed("fs.s3a.endpoint", "") + "|"
+        + conf.getTrimmed("fs.s3a.bucket." + dest.bucket() + ".endpoint", "") + "|"
+        + conf.getTrimmed("fs.s3a.access.key", "");
+    return STORES.computeIfAbsent(key, k -> S3CommitStore.create(conf, dest.scheme(),
+        dest.bucket()));
+  }
+
+  /** The destination of {@code outputPath} as the records name it. */
+  static StoreUrl destOf(Path outputPath) {
+    String url = outputPath.toUri().toString();
+    return StoreUrl.parse(url.startsWith("file:/") && !url.startsWith("file:///")
+        ? "file://" + url.substring("file:".length()) : url);
   }
 
   /** Use this store instead of the destination's (tests). */

@@ -27,6 +27,12 @@ public final class FencedOptions {
   public static final String CAPABILITY_DYNAMIC_PARTITIONING =
       "mapreduce.job.committer.dynamic.partitioning";
 
+  /** What {@code auto} resolved to on the driver ({@code fenced} or {@code magic}), for the
+   *  tasks: they follow the driver's choice rather than measure again. */
+  public static final String RESOLVED = "fs.zerorename.committer.resolved";
+  /** S3A's switch: a magic job commit aborts every pending upload under the destination. */
+  public static final String S3A_ABORT_PENDING = "fs.s3a.committer.abort.pending.uploads";
+
   /** For tests only: stop after this stage (a statistic name) as if the process died. */
   public static final String TEST_STOP_AFTER = "fs.zerorename.fenced.test.stop-after";
 

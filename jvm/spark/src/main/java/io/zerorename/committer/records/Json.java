@@ -71,6 +71,8 @@ public final class Json {
       out.append(((Boolean) value) ? "true" : "false");
     } else if (value instanceof Long || value instanceof Integer) {
       out.append(value);
+    } else if (value instanceof Double) {
+      out.append(value);
     } else if (value instanceof Map) {
       Map<?, ?> map = (Map<?, ?>) value;
       if (map.isEmpty()) {
