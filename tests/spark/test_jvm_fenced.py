@@ -174,12 +174,7 @@ def test_python_tools_read_the_jvm_job(jvm_spark: Any, s3: EmbeddedS3, bucket: s
     back = jvm_spark.read.format("zerorename").option("endpoint_url", s3.endpoint) \
         .load(f"s3a://{bucket}/t")
     assert _rows(back) == _rows(df)
-    env = {**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
-    shown = subprocess.run(
-        [str(Path(sys.executable).with_name("zerorename")), "success", f"s3a://{bucket}/t", "--endpoint-url",
-         s3.endpoint, "--region", "us-east-1", "--json"],
-        capture_output=True, text=True, check=True, env=env, timeout=120)
-    printed = json.loads(shown.stdout)
+    printed = json.loads(_cli(s3, "success", f"s3a://{bucket}/t", "--json").stdout)
     assert printed["committer"] == "fenced" and printed["jobId"] == success.job_id
     assert printed["metrics"]["files"] == len(success.filenames)
 
