@@ -3,10 +3,11 @@ on the import path), run by scripts/check-clean-install.sh inside that virtualen
 
 Usage: ``clean_install_smoke.py SDIST WHEEL``.  Checks, one line each: the package imports and
 says the version its metadata and file names carry; ``py.typed`` ships in the wheel and the
-sdist; ``zerorename --help`` lists the production commands and ``zerorename --version`` prints
-the version; a job of two tasks written to ``LocalStore`` through ``fenced`` publishes both
-files and a ``_SUCCESS`` that ``zerorename success`` reads back.  Only the standard library
-and zerorename are used (and the step printer of clean_install_probe.py beside it).
+sdist; zerorename's jar is in the wheel, built at the wheel's version; ``zerorename --help``
+lists the production commands and ``zerorename --version`` prints the version; a job of two
+tasks written to ``LocalStore`` through ``fenced`` publishes both files and a ``_SUCCESS`` that
+``zerorename success`` reads back.  Only the standard library and zerorename are used (and the
+step printer of clean_install_probe.py beside it).
 """
 
 from __future__ import annotations
@@ -41,6 +42,24 @@ def main(sdist: Path, wheel: Path) -> int:
         assert any(n.endswith("zerorename/py.typed") for n in names), names[:10]
         assert any(n.endswith("zerorename/_version.py") for n in names)
         return "py.typed in the wheel and the sdist"
+
+    def jar() -> str:
+        """zerorename's jar (Spark's Parquet encoder) travels in the wheel, built at the
+        wheel's version (the Maven build's pom.properties inside it), and is installed."""
+        inside = "zerorename/spark/jars/zerorename-spark.jar"
+        with zipfile.ZipFile(wheel) as z:
+            assert inside in z.namelist(), [n for n in z.namelist() if "jar" in n]
+            data = z.read(inside)
+        with tempfile.TemporaryDirectory(prefix="zerorename-smoke-") as tmp:
+            copy = Path(tmp) / "zerorename-spark.jar"
+            copy.write_bytes(data)
+            with zipfile.ZipFile(copy) as jar_file:
+                props = jar_file.read("META-INF/maven/io.zerorename/zerorename-spark/"
+                                      "pom.properties").decode()
+        assert f"version={zr.__version__}\n" in props, props
+        installed = Path(zr.__file__).parent / "spark" / "jars" / "zerorename-spark.jar"
+        assert installed.read_bytes() == data
+        return f"{inside} at version {zr.__version__}"
 
     def cli() -> str:
         helped = subprocess.run([command, "--help"], capture_output=True, text=True,
@@ -77,6 +96,7 @@ def main(sdist: Path, wheel: Path) -> int:
 
     step("import and version", versions)
     step("py.typed", typed)
+    step("zerorename's jar in the wheel", jar)
     step("zerorename --help and --version", cli)
     step("a job written to LocalStore", local_write)
     return 0

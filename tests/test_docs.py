@@ -70,10 +70,12 @@ def test_every_commit_error_has_a_troubleshooting_entry() -> None:
     """docs/user/operations.md explains each error a user can catch: what and what to do."""
     pytest.importorskip("pyspark")
     import zerorename.spark.core
-    import zerorename.spark.hooks  # noqa: F401 - their errors count too
+    import zerorename.spark.hooks
+    import zerorename.spark.s3a  # noqa: F401 - their errors count too
 
     errors = _commit_errors() | {"SparkJobError", "OverwriteIncompleteError",
-                                 "TaskHookOptionError"}
+                                 "TaskHookOptionError", "S3AJarsMissingError",
+                                 "S3AOptionError"}
     text = (ROOT / "docs" / "user" / "operations.md").read_text(encoding="utf-8")
     explained = set(re.findall(r"^### `(\w+)`$", text, re.M))
     assert errors - explained == set(), "errors without an entry in docs/user/operations.md"

@@ -273,7 +273,8 @@ def test_without_the_provider_fault_options_are_refused_and_plain_writes_load_no
 def test_zerorename_spark_alone_works_in_a_clean_virtualenv() -> None:
     """scripts/check-clean-install.sh: the sdist and both wheels built (``python -m build``), the
     zerorename wheel installed alone and smoke-tested (import, version, ``py.typed``, the CLI, a
-    LocalStore job), then ``zerorename[spark]``
+    LocalStore job, zerorename's jar inside the wheel at the wheel's version), then
+    ``zerorename[spark]``
     (moto beside it as test tooling); a committer round trip, a Spark write, no research
     package importable, ``zerorename check`` naming what to install.  63 s on this 2-core
     machine when quiet (wheels 8 s, pyspark's install 26 s, moto 5 s, the checks 23 s), up to
@@ -282,7 +283,8 @@ def test_zerorename_spark_alone_works_in_a_clean_virtualenv() -> None:
                             env={**os.environ, "ZERORENAME_PYTHON": sys.executable},
                             capture_output=True, text=True, timeout=1500, check=False)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    for step in ("import and version: ok", "py.typed: ok", "zerorename --help and --version: ok",
+    for step in ("import and version: ok", "py.typed: ok", "zerorename's jar in the wheel: ok",
+                 "zerorename --help and --version: ok",
                  "a job written to LocalStore: ok",
                  "no research tower: ok", "committer round trip on moto: ok",
                  "zerorename check: ok", "Spark write, local[1]: ok"):

@@ -23,6 +23,8 @@ __all__ = ["SUCCESS_FILE_LIMIT", "SUCCESS_NAME", "SuccessData", "read_success"]
 SUCCESS_NAME = "org.apache.hadoop.fs.s3a.commit.files.SuccessData/1"
 #: Hadoop's SUCCESS_MARKER_FILE_LIMIT: ``filenames`` is a sample, not the full list.
 SUCCESS_FILE_LIMIT = 100
+#: Hadoop S3A's counter of multipart uploads its job commit completed: one per file
+S3A_COMMITS_COMPLETED = "committer_commits_completed"
 
 
 @dataclass
@@ -103,12 +105,36 @@ class SuccessData(JsonRecord):
         value = counters.get(name, 0) if isinstance(counters, Mapping) else 0
         return int(value) if isinstance(value, int) else 0
 
+    @property
+    def written_by_zerorename(self) -> bool:
+        """Whether one of zerorename's committers wrote this (its diagnostics name the class);
+        otherwise Hadoop's S3A committers did, whose names (``magic``, ``directory``,
+        ``partitioned``) zerorename's share."""
+        return self.diagnostics.get("committer.class", "").startswith("zerorename.")
+
+    @property
+    def origin(self) -> str:
+        return "zerorename" if self.written_by_zerorename else "Hadoop S3A"
+
+    @property
+    def files_committed(self) -> int:
+        """Files the job made visible.  zerorename counts them as ``committer_files_committed``;
+        Hadoop's S3A committers do not, and complete one multipart upload per file
+        (``committer_commits_completed``)."""
+        counters = self.iostatistics.get("counters", {})
+        if not self.written_by_zerorename and isinstance(counters, Mapping) \
+                and S.COMMITTER_FILES_COMMITTED not in counters:
+            return self.counter(S3A_COMMITS_COMPLETED)
+        return self.counter(S.COMMITTER_FILES_COMMITTED)
+
     def __str__(self) -> str:
         """One line: whose job, whether it succeeded, how much it committed, when.  (The
         generated repr printed every field, up to 100 file names and every statistic.)"""
         state = "succeeded" if self.success else "FAILED"
-        return (f"_SUCCESS of job {self.job_id} ({self.committer} committer): {state}, "
-                f"{self.counter(S.COMMITTER_FILES_COMMITTED)} files, "
+        committer = self.committer if self.written_by_zerorename \
+            else f"{self.origin} {self.committer}"
+        return (f"_SUCCESS of job {self.job_id} ({committer} committer): {state}, "
+                f"{self.files_committed} files, "
                 f"{self.counter(S.COMMITTER_BYTES_COMMITTED)} bytes committed, "
                 f"{date_text(self.timestamp)} on {self.hostname or '?'}")
 
@@ -119,12 +145,13 @@ class SuccessData(JsonRecord):
 
     def describe(self) -> str:
         """A human-readable summary (what ``zerorename success`` prints)."""
+        origin = "" if self.written_by_zerorename else f" ({self.origin} committer)"
         lines = [
-            f"committer:   {self.committer}",
+            f"committer:   {self.committer}{origin}",
             f"job:         {self.job_id} ({self.job_id_source or 'unknown source'})",
             f"success:     {self.success}",
             f"date:        {date_text(self.timestamp)} on {self.hostname or '?'}",
-            f"files:       {self.counter(S.COMMITTER_FILES_COMMITTED)} committed, "
+            f"files:       {self.files_committed} committed, "
             f"{self.counter(S.COMMITTER_BYTES_COMMITTED)} bytes",
         ]
         if self.description:
@@ -135,6 +162,15 @@ class SuccessData(JsonRecord):
             lines.append(f"  (list capped at {SUCCESS_FILE_LIMIT})")
         for key, value in sorted(self.diagnostics.items()):
             lines.append(f"diagnostic {key} = {value}")
+        metrics = {name: count for name, count in self.metrics.items() if count}
+        if metrics:
+            # S3A writes its filesystem's counters here, over 100, mostly 0 (and counted
+            # over every job of the filesystem instance, not just this one)
+            omitted = len(self.metrics) - len(metrics)
+            lines.append("metrics" + (f" ({omitted} zero omitted)" if omitted else "") + ":")
+            width = max(len(name) for name in metrics)
+            for name, count in sorted(metrics.items()):
+                lines.append(f"  {name:<{width}} {count:>10}")
         counters = self.iostatistics.get("counters", {})
         if isinstance(counters, Mapping) and counters:
             lines.append("statistics (docs: zerorename.statistics):")

@@ -25,7 +25,9 @@ encodings and metadata.
 
 from __future__ import annotations
 
+import argparse
 import logging
+import os
 import sys
 import threading
 import weakref
@@ -194,12 +196,75 @@ def chunks_or_rows(df: DataFrame, encoder: str, settings: EncodeSettings,
         raise EncoderUnavailableError(dest, f"encoder='spark': {error.reason}") from None
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m zerorename.spark.jvm``: print the path of zerorename's jar."""
-    del argv
+def _cli_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m zerorename.spark.jvm",
+        description="Print the jars (or settings) a Spark session needs for zerorename's "
+                    "encoder and, with --s3a, for Hadoop's S3A connector and committers. "
+                    "Without an action: the path of zerorename's jar.")
+    action = parser.add_mutually_exclusive_group()
+    action.add_argument("--classpath", action="store_true",
+                        help="the jars joined with the path separator (--driver-class-path, "
+                             "spark.driver.extraClassPath)")
+    action.add_argument("--jars", action="store_true",
+                        help="the jars joined with commas (--jars, spark.jars)")
+    action.add_argument("--packages", action="store_true",
+                        help="the S3A jars' Maven coordinates and exclusions, as --packages "
+                             "and --exclude-packages arguments (Spark fetches them)")
+    action.add_argument("--conf", choices=["s3a"],
+                        help="spark-defaults.conf lines: the S3A jars and the committer "
+                             "binding (add your endpoint and credentials)")
+    parser.add_argument("--s3a", action="store_true",
+                        help="with --classpath/--jars: the S3A jars too (from the build's "
+                             "cache or $ZERORENAME_S3A_JARS)")
+    parser.add_argument("--committer", default="magic",
+                        help="with --conf s3a: the S3A committer (magic, directory, "
+                             "partitioned; default magic)")
+    return parser
+
+
+def _session_jars(s3a: bool) -> list[Path]:
+    from .jars import s3a_jars
+
+    return [packaged_jar(), *(s3a_jars() if s3a else [])]
+
+
+def _conf_lines(committer: str) -> list[str]:
+    from .jars import S3AJarsMissingError
+    from .s3a import committer_conf, jar_conf
+
     try:
-        print(packaged_jar())
-    except EncoderUnavailableError as error:
+        jars = jar_conf("local")
+    except S3AJarsMissingError:
+        jars = jar_conf("packages")
+    lines = ["# zerorename: Spark's writers to s3a:// through S3A's committers",
+             "# add fs.s3a.endpoint, credentials etc. (docs/user/spark.md)"]
+    for key, value in {**jars, **committer_conf(committer)}.items():
+        lines.append(f"{key} {value}")
+    return lines
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m zerorename.spark.jvm``: print zerorename's jar, the jars or the settings a
+    session needs (``--help``)."""
+    parser = _cli_parser()
+    args = parser.parse_args(argv)
+    if args.s3a and not (args.classpath or args.jars):
+        parser.error("--s3a goes with --classpath or --jars")
+    try:
+        if args.packages:
+            from .jars import S3A_EXCLUDES, S3A_PACKAGES
+
+            print(f"--packages {','.join(S3A_PACKAGES)} "
+                  f"--exclude-packages {','.join(S3A_EXCLUDES)}")
+        elif args.conf:
+            print("\n".join(_conf_lines(args.committer)))
+        elif args.classpath or args.jars:
+            separator = os.pathsep if args.classpath else ","
+            print(separator.join(str(p) for p in _session_jars(args.s3a)))
+        else:
+            print(packaged_jar())
+    except CommitError as error:
         print(f"zerorename: {error}", file=sys.stderr)
         return 1
     return 0
