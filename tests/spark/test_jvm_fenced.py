@@ -28,42 +28,20 @@ from zerorename_bridge.embedded_s3 import EmbeddedS3
 pytestmark = pytest.mark.spark
 
 FACTORY = "io.zerorename.committer.FencedCommitterFactory"
-
-
-def _s3a_jars() -> list[str]:
-    cache = Path(os.environ.get("ZERORENAME_CACHE_DIR") or Path.home() / ".cache" / "zerorename")
-    current = cache / "jvm" / "s3a-current"
-    if not current.is_file():
-        pytest.fail("the S3A jar set is missing: run scripts/jvm-build.sh (bootstrap does)")
-    return sorted(str(p) for p in Path(current.read_text().strip()).glob("*.jar"))
+FACTORY_KEY = "mapreduce.outputcommitter.factory.scheme.s3a"
 
 
 def s3a_conf(endpoint: str) -> dict[str, str]:
-    """The Spark configuration of the JVM fenced route on a local S3 endpoint."""
-    from zerorename.spark import jvm
+    """The Spark configuration of the JVM fenced route on a local S3 endpoint: what
+    ``zerorename.spark.s3a.configure(builder, endpoint, "fenced")`` sets."""
+    from zerorename.spark.s3a import S3AEndpoint
+    from zerorename.spark.s3a import s3a_conf as helper_conf
 
-    jars = [str(jvm.packaged_jar()), *_s3a_jars()]
-    return {
-        # on the JVM's own class path: Hadoop's FileSystem loader must see the SDK classes
-        "spark.driver.extraClassPath": os.pathsep.join(jars),
-        "spark.executor.extraClassPath": os.pathsep.join(jars),
-        "spark.sql.sources.commitProtocolClass":
-            "org.apache.spark.internal.io.cloud.PathOutputCommitProtocol",
-        "spark.sql.parquet.output.committer.class":
-            "org.apache.spark.internal.io.cloud.BindingParquetOutputCommitter",
-        "spark.hadoop.mapreduce.outputcommitter.factory.scheme.s3a": FACTORY,
-        "spark.hadoop.pathoutputcommit.reject.fileoutput": "true",
-        "spark.hadoop.fs.s3a.endpoint": endpoint,
-        "spark.hadoop.fs.s3a.endpoint.region": "us-east-1",
-        "spark.hadoop.fs.s3a.path.style.access": "true",
-        "spark.hadoop.fs.s3a.connection.ssl.enabled": "false",
-        "spark.hadoop.fs.s3a.aws.credentials.provider":
-            "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider",
-        "spark.hadoop.fs.s3a.access.key": "testing",
-        "spark.hadoop.fs.s3a.secret.key": "testing",
-        "spark.sql.shuffle.partitions": "2",
-        "spark.ui.enabled": "false",
-    }
+    conf = helper_conf(S3AEndpoint(endpoint, access_key="testing", secret_key="testing"),
+                       "fenced")
+    assert conf[f"spark.hadoop.{FACTORY_KEY}"] == FACTORY
+    return {**conf, "spark.hadoop.pathoutputcommit.reject.fileoutput": "true",
+            "spark.sql.shuffle.partitions": "2", "spark.ui.enabled": "false"}
 
 
 @pytest.fixture(scope="module")
