@@ -466,3 +466,24 @@ def test_conditional_writes_disabled_fenced_refuses_auto_picks_magic(
     assert _uploads(s3, bucket) == ["nocond/other-tool.bin"], "magic aborted another's upload"
     s3.client().abort_multipart_upload(Bucket=bucket, Key="nocond/other-tool.bin",
                                        UploadId=other["UploadId"])
+
+
+def test_a_local_destination(jvm_spark: Any, tmp_path: Path) -> None:
+    """``file://``: the same protocol on the local store's layout (uploads emulated as the
+    Python ``LocalStore`` does), so ``zr.committed_files`` reads the job."""
+    df = _frame(jvm_spark, 90).repartition(2)
+    dest = f"file://{tmp_path}/local"
+    df.write.option("mapreduce.outputcommitter.factory.scheme.file", FACTORY) \
+        .partitionBy("part").parquet(dest)
+    assert _rows(jvm_spark.read.parquet(dest)) == _rows(df)
+    store = zr.LocalStore()
+    files = zr.committed_files(store, dest)
+    on_disk = sorted(str(p) for p in (tmp_path / "local").rglob("*.parquet"))
+    assert sorted(f.url[len("file://"):] for f in files) == on_disk
+    assert store.list_multipart_uploads(dest + "/") == []
+    roots = sorted(p.name for p in (tmp_path / "local").iterdir() if p.name.startswith("__"))
+    assert roots == [f"__fenced_job-{_job_of(store, dest)}"]
+
+
+def _job_of(store: Any, dest: str) -> str:
+    return str(SuccessData.from_bytes(store.get(f"{dest}/_SUCCESS"), dest).job_id)

@@ -29,6 +29,7 @@ import io.zerorename.committer.stages.SimulatedCrashException;
 import io.zerorename.committer.stages.StageConfig;
 import io.zerorename.committer.stages.TaskOutput;
 import io.zerorename.committer.store.CommitStore;
+import io.zerorename.committer.store.LocalCommitStore;
 import io.zerorename.committer.store.S3CommitStore;
 
 /**
@@ -125,6 +126,9 @@ public class FencedCommitter extends PathOutputCommitter implements StreamCapabi
         + conf.getTrimmed("fs.s3a.endpoint", "") + "|"
         + conf.getTrimmed("fs.s3a.bucket." + dest.bucket() + ".endpoint", "") + "|"
         + conf.getTrimmed("fs.s3a.access.key", "");
+    if (dest.scheme().equals("file")) {
+      return STORES.computeIfAbsent("file", k -> LocalCommitStore.create());
+    }
     return STORES.computeIfAbsent(key, k -> S3CommitStore.create(conf, dest.scheme(),
         dest.bucket()));
   }
@@ -266,6 +270,10 @@ public class FencedCommitter extends PathOutputCommitter implements StreamCapabi
   @Override
   public boolean needsTaskCommit(TaskAttemptContext context) throws IOException {
     StageConfig c = taskConfig(context);
+    if (c.store() instanceof LocalCommitStore) {
+      scanned = null; // the files become uploads at task commit only
+      return TaskOutput.any(c, c.attemptId());
+    }
     scanned = TaskOutput.scan(c, c.attemptId());
     return !scanned.isEmpty();
   }

@@ -39,6 +39,7 @@ public final class StoreFencing {
   /** Why a store can or cannot fence (the Python reference's words). */
   public enum Support {
     FENCES("one winner in every round of racing If-None-Match writers"),
+    ATOMIC("has conditional writes, atomic by construction or declared by the user"),
     IGNORES_HEADER("accepts a second If-None-Match: * PUT over an existing object"),
     RACY("let two or more racing If-None-Match: * writers succeed on one key"),
     REJECTS_HEADER("does not declare conditional PUT"),
@@ -72,7 +73,7 @@ public final class StoreFencing {
     }
 
     public boolean canFence() {
-      return support == Support.FENCES;
+      return support == Support.FENCES || support == Support.ATOMIC;
     }
 
     public int maxWinners() {
@@ -122,6 +123,9 @@ public final class StoreFencing {
       boolean conditionalEnabled) throws IOException {
     if (!conditionalEnabled) {
       return new Decision(store.name(), Support.DISABLED, null);
+    }
+    if (store.atomicByConstruction()) {
+      return new Decision(store.name(), Support.ATOMIC, null);
     }
     Decision known = CACHE.get(store.name());
     if (known != null) {

@@ -12,6 +12,7 @@ import io.zerorename.committer.records.Json;
 import io.zerorename.committer.records.PendingCommit;
 import io.zerorename.committer.records.RecordFormatException;
 import io.zerorename.committer.store.CommitStore;
+import io.zerorename.committer.store.LocalCommitStore;
 import io.zerorename.committer.store.ObjectEntry;
 
 /**
@@ -46,10 +47,28 @@ public final class TaskOutput {
   private TaskOutput() {
   }
 
+  /** Has the attempt written anything? */
+  public static boolean any(StageConfig config, String attemptId) throws IOException {
+    for (ObjectEntry e : config.store().list(config.layout().workDir(attemptId) + "/")) {
+      if (!isChecksum(e.key())) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static boolean isChecksum(String key) {
+    String name = key.substring(key.lastIndexOf('/') + 1);
+    return name.startsWith(".") && name.endsWith(".crc");
+  }
+
   /** Every file of the attempt {@code attemptId} (one LIST, one GET per file). */
   public static List<File> scan(StageConfig config, String attemptId) throws IOException {
     FencedLayout layout = config.layout();
     CommitStore store = config.store();
+    if (store instanceof LocalCommitStore) {
+      return scanLocal(config, (LocalCommitStore) store, attemptId);
+    }
     String dir = layout.workDir(attemptId) + "/";
     List<File> files = new ArrayList<>();
     List<ObjectEntry> listed = store.list(dir);
@@ -75,6 +94,34 @@ public final class TaskOutput {
         work.add(marker);
       }
       files.add(new File(commit, work));
+    }
+    return files;
+  }
+
+  /**
+   * On a local file system the task's files are plain files in its work directory: each
+   * becomes the one part of an upload of its final key (moved, not copied), laid out as the
+   * Python reference's local store lays out uploads. Hadoop's {@code .crc} files are dropped.
+   */
+  private static List<File> scanLocal(StageConfig config, LocalCommitStore store,
+      String attemptId) throws IOException {
+    FencedLayout layout = config.layout();
+    String dir = layout.workDir(attemptId) + "/";
+    List<File> files = new ArrayList<>();
+    List<String> checksums = new ArrayList<>();
+    for (ObjectEntry e : store.list(dir)) {
+      if (isChecksum(e.key())) {
+        checksums.add(e.key());
+        continue;
+      }
+      String key = layout.destPrefix() + e.key().substring(dir.length());
+      String[] upload = store.uploadFile(key, java.nio.file.Paths.get("/" + e.key()));
+      long now = config.now();
+      files.add(new File(PendingCommit.create(layout.url(key), upload[0], List.of(upload[1]),
+          e.size(), config.jobId(), attemptId, now, now), new ArrayList<>()));
+    }
+    if (!checksums.isEmpty()) {
+      store.delete(checksums);
     }
     return files;
   }

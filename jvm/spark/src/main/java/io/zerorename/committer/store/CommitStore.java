@@ -51,6 +51,11 @@ public interface CommitStore extends Closeable {
   /** Abort an upload; false when it did not exist. */
   boolean abort(String key, String uploadId) throws IOException;
 
+  /** Conditional writes atomic by construction (a local file system): nothing to measure. */
+  default boolean atomicByConstruction() {
+    return false;
+  }
+
   @Override
   default void close() throws IOException {
   }
