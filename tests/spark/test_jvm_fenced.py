@@ -487,3 +487,50 @@ def test_a_local_destination(jvm_spark: Any, tmp_path: Path) -> None:
 
 def _job_of(store: Any, dest: str) -> str:
     return str(SuccessData.from_bytes(store.get(f"{dest}/_SUCCESS"), dest).job_id)
+
+
+def test_local_jobs_are_finished_by_the_other_implementation(
+        jvm_spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On ``file://`` too: a JVM commit stopped after its commit point is rolled forward by
+    the Python committer (which completes the JVM's emulated uploads), and the other way."""
+    from zerorename.committers.fenced import FencedCommitter
+    from zerorename.committers.fenced_records import JobAlreadyCommittedError
+
+    store = zr.LocalStore()
+    jvm_dest = f"file://{tmp_path}/jvm2py"
+    job = _JvmJob(jvm_spark, jvm_dest, "local-jvm",
+                  options={"fs.zerorename.fenced.test.stop-after":
+                           "job_stage_save_commit_record"})
+    job.job.setupJob(job.context(0, 0))
+    job.task(0, "part-0", b"jvm on disk")
+    with pytest.raises(Exception, match="stopped after job_stage_save_commit_record"):
+        job.job.commitJob(job.context(0, 0))
+    assert not (tmp_path / "jvm2py" / "part-0").exists()
+    with pytest.raises(JobAlreadyCommittedError):
+        zr.create_committer("fenced", store,
+                            zr.JobContext(jvm_dest, job_id="local-jvm", attempt=1)).setup_job()
+    assert (tmp_path / "jvm2py" / "part-0").read_bytes() == b"jvm on disk"
+
+    py_dest = f"file://{tmp_path}/py2jvm"
+    pjob = zr.JobContext(py_dest, job_id="local-py")
+    driver = zr.create_committer("fenced", store, pjob)
+    driver.setup_job()
+    task = zr.create_committer("fenced", store, pjob, task=pjob.task(0, 0))
+    task.setup_task()
+    task.write("part-0", b"python on disk")
+    message = task.commit_task()
+
+    def crash(*args: Any, **kwargs: Any) -> Any:
+        raise KeyboardInterrupt("the driver dies after the commit point")
+
+    monkeypatch.setattr(FencedCommitter, "_publish", crash)
+    with pytest.raises(KeyboardInterrupt):
+        driver.commit_job([message])
+    monkeypatch.undo()
+    rerun = _JvmJob(jvm_spark, py_dest, "local-py", attempt=1)
+    with pytest.raises(Exception, match="JobAlreadyCommittedException"):
+        rerun.job.setupJob(rerun.context(0, 0))
+    assert (tmp_path / "py2jvm" / "part-0").read_bytes() == b"python on disk"
+    assert [f.url for f in zr.committed_files(store, py_dest)] == [f"{py_dest}/part-0"]
+    assert store.list_multipart_uploads(py_dest + "/") == []
+    assert store.list_multipart_uploads(jvm_dest + "/") == []
