@@ -381,14 +381,17 @@ def test_dynamic_partition_overwrite_replaces_only_the_partitions_written(
     first.write.partitionBy("part").parquet(dest)
     second = _frame(jvm_spark, 90).where("part = 1").selectExpr(
         "id + 1000 as id", "part", "name", "value")
+    third = _frame(jvm_spark, 30).selectExpr("id + 5000 as id", "part", "name", "value")
     jvm_spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
     try:
         second.write.mode("overwrite").partitionBy("part").parquet(dest)
+        back = _rows(jvm_spark.read.parquet(dest))
+        expected = sorted([r for r in _rows(first) if r[1] != 1] + _rows(second))
+        assert back == expected
+        third.write.mode("append").partitionBy("part").parquet(dest)  # appends: replaces none
     finally:
         jvm_spark.conf.unset("spark.sql.sources.partitionOverwriteMode")
-    back = _rows(jvm_spark.read.parquet(dest))
-    expected = sorted([r for r in _rows(first) if r[1] != 1] + _rows(second))
-    assert back == expected
+    assert _rows(jvm_spark.read.parquet(dest)) == sorted(expected + _rows(third))
     assert _uploads(s3, bucket) == []
 
 

@@ -66,7 +66,9 @@ public class FencedCommitter extends PathOutputCommitter implements StreamCapabi
   private final String jobIdSource;
   private final Configuration conf;
   private final FencedStatistics stats = new FencedStatistics();
-  private final boolean dynamicOverwrite;
+  /** Replace the partitions written: Spark's protocol asked for the capability (it asks only
+   *  for a dynamic partition overwrite), or the option said so. */
+  private volatile boolean dynamicOverwrite;
   private CommitStore store;
   private boolean jobSetUp;
   private List<TaskOutput.File> scanned;
@@ -92,13 +94,11 @@ public class FencedCommitter extends PathOutputCommitter implements StreamCapabi
     this.jobIdSource = id[1];
     int attempt = conf.getInt("mapreduce.job.application.attempt.id", 0);
     this.layout = new FencedLayout(dest, id[0], attempt);
-    this.dynamicOverwrite = conf.getBoolean(DYNAMIC_OVERWRITE, false)
-        || "dynamic".equalsIgnoreCase(conf.getTrimmed("spark.sql.sources.partitionOverwriteMode",
-            ""));
+    this.dynamicOverwrite = conf.getBoolean(DYNAMIC_OVERWRITE, false);
     LOG.debug("fenced committer for {} (job {}, from {})", url, id[0], id[1]);
   }
 
-  /** Set by the factory when Spark's protocol runs with dynamic partition overwrite. */
+  /** A job that replaces the partitions it writes, without Spark's protocol asking. */
   static final String DYNAMIC_OVERWRITE = "fs.zerorename.fenced.dynamic-partition-overwrite";
 
   /** The job ID and where it came from, in Hadoop's order of preference. */
@@ -310,7 +310,14 @@ public class FencedCommitter extends PathOutputCommitter implements StreamCapabi
 
   @Override
   public boolean hasCapability(String capability) {
-    return FencedOptions.CAPABILITY_DYNAMIC_PARTITIONING.equals(capability);
+    if (FencedOptions.CAPABILITY_DYNAMIC_PARTITIONING.equals(capability)) {
+      // Spark's PathOutputCommitProtocol asks this only for a dynamic partition overwrite
+      // (mode overwrite, partitionOverwriteMode=dynamic, partitions not all static): the job
+      // commit then deletes the earlier files of the partitions it wrote, and nothing else
+      dynamicOverwrite = true;
+      return true;
+    }
+    return false;
   }
 
   @Override
