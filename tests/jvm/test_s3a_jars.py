@@ -243,3 +243,29 @@ def test_cli_falls_back_to_coordinates_and_refuses_what_it_cannot_do(tmp_path: P
                        (["--conf", "hdfs"], "invalid choice: 'hdfs'")):
         done = _cli(*argv)
         assert done.returncode == 2 and says in done.stderr, (argv, done.stderr)
+
+
+def test_fenced_and_auto_bind_zerorenames_factory(tmp_path: Path) -> None:
+    """``fenced``/``auto``: zerorename's factory for ``s3a``, its committer named, its jar
+    first in ``spark.jars``; the CLI prints the same (``--conf fenced``)."""
+    factory = "spark.hadoop.mapreduce.outputcommitter.factory.scheme.s3a"
+    for name in S.ZERORENAME_COMMITTERS:
+        conf = S.committer_conf(name)
+        assert conf[factory] == "io.zerorename.committer.FencedCommitterFactory"
+        assert conf["spark.hadoop.fs.zerorename.committer"] == name
+    assert S.committer_conf("magic")[factory] == S.FACTORY_CLASS
+    with pytest.raises(S.S3AOptionError, match="not fenced"):
+        S.committer_options("fenced", conflict_mode="append")
+    folder = _jar_folder(tmp_path, "hadoop-aws-3.5.0.jar")
+    env = {J.S3A_JARS_ENV: str(folder)}
+    lines = dict(line.split(" ", 1) for line in _cli("--conf", "auto", env=env).stdout
+                 .splitlines() if not line.startswith("#"))
+    assert lines["spark.jars"] == ",".join([str(jvm.packaged_jar()),
+                                             str(folder / "hadoop-aws-3.5.0.jar")])
+    assert lines[factory] == "io.zerorename.committer.FencedCommitterFactory"
+    assert lines["spark.hadoop.fs.zerorename.committer"] == "auto"
+    endpoint = S.S3AEndpoint("http://127.0.0.1:9", access_key="a", secret_key="b")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(J.S3A_JARS_ENV, str(folder))
+        full = S.s3a_conf(endpoint, "fenced")
+    assert full["spark.jars"].split(",")[0] == str(jvm.packaged_jar())

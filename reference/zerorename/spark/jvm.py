@@ -211,9 +211,10 @@ def _cli_parser() -> argparse.ArgumentParser:
     action.add_argument("--packages", action="store_true",
                         help="the S3A jars' Maven coordinates and exclusions, as --packages "
                              "and --exclude-packages arguments (Spark fetches them)")
-    action.add_argument("--conf", choices=["s3a"],
-                        help="spark-defaults.conf lines: the S3A jars and the committer "
-                             "binding (add your endpoint and credentials)")
+    action.add_argument("--conf", choices=["s3a", "fenced", "auto"],
+                        help="spark-defaults.conf lines: the jars and the committer binding "
+                             "(s3a: S3A's --committer; fenced, auto: zerorename's JVM "
+                             "committers); add your endpoint and credentials")
     parser.add_argument("--s3a", action="store_true",
                         help="with --classpath/--jars: the S3A jars too (from the build's "
                              "cache or $ZERORENAME_S3A_JARS)")
@@ -231,13 +232,19 @@ def _session_jars(s3a: bool) -> list[Path]:
 
 def _conf_lines(committer: str) -> list[str]:
     from .jars import S3AJarsMissingError
-    from .s3a import committer_conf, jar_conf
+    from .s3a import ZERORENAME_COMMITTERS, committer_conf, jar_conf
 
     try:
         jars = jar_conf("local")
     except S3AJarsMissingError:
         jars = jar_conf("packages")
-    lines = ["# zerorename: Spark's writers to s3a:// through S3A's committers",
+    if committer in ZERORENAME_COMMITTERS:
+        jars["spark.jars"] = ",".join(
+            [str(packaged_jar()), *filter(None, [jars.get("spark.jars", "")])])
+        title = f"zerorename's JVM {committer} committer"
+    else:
+        title = "S3A's committers"
+    lines = [f"# zerorename: Spark's writers to s3a:// through {title}",
              "# add fs.s3a.endpoint, credentials etc. (docs/user/spark.md)"]
     for key, value in {**jars, **committer_conf(committer)}.items():
         lines.append(f"{key} {value}")
@@ -258,7 +265,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"--packages {','.join(S3A_PACKAGES)} "
                   f"--exclude-packages {','.join(S3A_EXCLUDES)}")
         elif args.conf:
-            print("\n".join(_conf_lines(args.committer)))
+            committer = args.conf if args.conf != "s3a" else args.committer
+            print("\n".join(_conf_lines(committer)))
         elif args.classpath or args.jars:
             separator = os.pathsep if args.classpath else ","
             print(separator.join(str(p) for p in _session_jars(args.s3a)))

@@ -20,6 +20,13 @@ the write's options.  So one session serves all three: pass :func:`committer_opt
 write (``df.write.options(**committer_options("directory"))``), or change the session's default
 with :func:`use_committer`.
 
+**zerorename's own committers** run inside the same writers: ``committer="fenced"`` binds
+zerorename's JVM ``fenced`` committer (``io.zerorename.committer.FencedCommitterFactory``, in
+the jar the wheel carries): every commit decision one conditional PUT, the records and
+``_SUCCESS`` of the Python ``fenced``, dynamic partition overwrite.  ``committer="auto"`` takes
+``fenced`` where the store fences and S3A's magic committer (set not to abort other jobs'
+uploads) where it does not, with the reason in the driver's log and in ``_SUCCESS``.
+
 **What each committer promises** is the subject of the README's committer matrix; this module
 only wires them up.  ``conditional_writes`` is S3A's own overwrite check at ``close()``
 (``fs.s3a.create.conditional.enabled``); its job commit sends no condition either way.
@@ -38,12 +45,15 @@ from .jars import S3A_EXCLUDES, S3A_PACKAGES, S3AJarsMissingError, s3a_jars
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["COMMITTERS", "CONFLICT_MODES", "S3AEndpoint", "S3AOptionError", "committer_conf",
-           "committer_options", "configure", "endpoint_conf", "jar_conf", "require_s3a",
-           "s3a_conf", "use_committer"]
+__all__ = ["COMMITTERS", "CONFLICT_MODES", "ZERORENAME_COMMITTERS", "S3AEndpoint",
+           "S3AOptionError", "committer_conf", "committer_options", "configure",
+           "endpoint_conf", "jar_conf", "require_s3a", "s3a_conf", "use_committer",
+           "zerorename_jar"]
 
 #: S3A's committers that write to S3 without renames (``file``, its default, renames)
 COMMITTERS = ("magic", "directory", "partitioned")
+#: zerorename's committers for Spark's writers (the JVM ``fenced``, and ``auto``)
+ZERORENAME_COMMITTERS = ("fenced", "auto")
 #: what the staging committers (``directory``, ``partitioned``) do with existing output
 CONFLICT_MODES = ("append", "replace", "fail")
 
@@ -51,6 +61,10 @@ PROTOCOL_CLASS = "org.apache.spark.internal.io.cloud.PathOutputCommitProtocol"
 PARQUET_COMMITTER_CLASS = "org.apache.spark.internal.io.cloud.BindingParquetOutputCommitter"
 FACTORY_CLASS = "org.apache.hadoop.fs.s3a.commit.S3ACommitterFactory"
 FILESYSTEM_CLASS = "org.apache.hadoop.fs.s3a.S3AFileSystem"
+ZERORENAME_FACTORY_CLASS = "io.zerorename.committer.FencedCommitterFactory"
+FACTORY_KEY = "mapreduce.outputcommitter.factory.scheme.s3a"
+#: zerorename's option naming its committer (``fenced`` or ``auto``)
+ZERORENAME_COMMITTER = "fs.zerorename.committer"
 CREDENTIALS_PROVIDER = "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"
 
 #: Hadoop option names (S3A 3.5.0)
@@ -102,10 +116,16 @@ def committer_options(committer: str = "magic", *,
     """The Hadoop options that choose S3A's committer for one job: pass them to a write
     (``df.write.options(**…)``) or set them in the session's Hadoop configuration
     (:func:`use_committer`).  ``conflict_mode`` (``append``, ``replace``, ``fail``) is for the
-    staging committers (``directory``, ``partitioned``)."""
+    staging committers (``directory``, ``partitioned``).  ``fenced`` and ``auto`` are
+    zerorename's (their options also name zerorename's committer factory)."""
+    if committer in ZERORENAME_COMMITTERS:
+        if conflict_mode is not None:
+            raise S3AOptionError(conflict_mode, f"a conflict mode is for S3A's staging "
+                                 f"committers (directory, partitioned), not {committer}")
+        return {ZERORENAME_COMMITTER: committer, FACTORY_KEY: ZERORENAME_FACTORY_CLASS}
     if committer not in COMMITTERS:
         raise S3AOptionError(committer, f"not an S3A committer this helper binds; choose one "
-                             f"of {', '.join(COMMITTERS)}")
+                             f"of {', '.join(COMMITTERS + ZERORENAME_COMMITTERS)}")
     options = {COMMITTER_NAME: committer}
     if committer == "magic":
         options[MAGIC_ENABLED] = "true"
@@ -123,12 +143,12 @@ def committer_options(committer: str = "magic", *,
 def committer_conf(committer: str = "magic", *,
                    conflict_mode: str | None = None) -> dict[str, str]:
     """The session's Spark conf that routes Spark's file writers to ``s3a://`` through S3A's
-    committer ``committer`` (Spark's cloud commit protocol, its Parquet binding, S3A's
-    committer factory for the ``s3a`` scheme)."""
+    committer ``committer`` (Spark's cloud commit protocol, its Parquet binding, the
+    committer factory for the ``s3a`` scheme: S3A's, or zerorename's for ``fenced``/``auto``)."""
     return {
         "spark.sql.sources.commitProtocolClass": PROTOCOL_CLASS,
         "spark.sql.parquet.output.committer.class": PARQUET_COMMITTER_CLASS,
-        "spark.hadoop.mapreduce.outputcommitter.factory.scheme.s3a": FACTORY_CLASS,
+        f"spark.hadoop.{FACTORY_KEY}": FACTORY_CLASS,
         **_hadoop(committer_options(committer, conflict_mode=conflict_mode)),
     }
 
@@ -178,8 +198,19 @@ def s3a_conf(endpoint: S3AEndpoint, committer: str = "magic", *,
     """Every Spark conf key a session needs to write through S3A's ``committer`` to
     ``endpoint``: the jars (:func:`jar_conf`), the committer binding (:func:`committer_conf`)
     and the endpoint (:func:`endpoint_conf`).  Set them before the session's JVM starts."""
-    return {**jar_conf(jars), **committer_conf(committer, conflict_mode=conflict_mode),
+    conf = {**jar_conf(jars), **committer_conf(committer, conflict_mode=conflict_mode),
             **endpoint_conf(endpoint)}
+    if committer in ZERORENAME_COMMITTERS:
+        conf["spark.jars"] = ",".join(
+            [str(zerorename_jar()), *filter(None, [conf.get("spark.jars", "")])])
+    return conf
+
+
+def zerorename_jar() -> Path:
+    """zerorename's jar (its committers for ``fenced``/``auto``), shipped in the wheel."""
+    from .jvm import packaged_jar
+
+    return packaged_jar()
 
 
 def configure(builder: SparkSession.Builder, endpoint: S3AEndpoint, committer: str = "magic",
@@ -202,6 +233,8 @@ def use_committer(spark: SparkSession, committer: str, *,
     hadoop = spark.sparkContext._jsc.hadoopConfiguration()
     if CONFLICT_MODE not in options:
         hadoop.unset(CONFLICT_MODE)
+    if FACTORY_KEY not in options:  # S3A's: its factory again (a fenced session switched)
+        options = {**options, FACTORY_KEY: FACTORY_CLASS}
     for key, value in options.items():
         hadoop.set(key, value)
 

@@ -1,0 +1,328 @@
+package io.zerorename.committer;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.fs.StreamCapabilities;
+import org.apache.hadoop.mapreduce.JobContext;
+import org.apache.hadoop.mapreduce.JobStatus;
+import org.apache.hadoop.mapreduce.TaskAttemptContext;
+import org.apache.hadoop.mapreduce.TaskAttemptID;
+import org.apache.hadoop.mapreduce.lib.output.PathOutputCommitter;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import io.zerorename.committer.records.StoreUrl;
+import io.zerorename.committer.records.SuccessData;
+import io.zerorename.committer.stages.AbortJobStage;
+import io.zerorename.committer.stages.AbortTaskStage;
+import io.zerorename.committer.stages.CommitJobStage;
+import io.zerorename.committer.stages.CommitTaskStage;
+import io.zerorename.committer.stages.SetupJobStage;
+import io.zerorename.committer.stages.SimulatedCrashException;
+import io.zerorename.committer.stages.StageConfig;
+import io.zerorename.committer.stages.TaskOutput;
+import io.zerorename.committer.store.CommitStore;
+import io.zerorename.committer.store.LocalCommitStore;
+import io.zerorename.committer.store.S3CommitStore;
+
+/**
+ * zerorename's {@code fenced} committer as a Hadoop {@link PathOutputCommitter}: the protocol
+ * of the Python reference ({@code zerorename.committers.fenced}), with the same records,
+ * layout and {@code _SUCCESS}, inside Spark's own writers.
+ *
+ * <ul>
+ *   <li>Task output: files are created under the attempt's work directory, an S3A magic path
+ *   ({@link FencedLayout#workDir}), so each becomes an uncompleted multipart upload of its final
+ *   key; nothing is visible until job commit.</li>
+ *   <li>Task commit: one PUT of the task's record with {@code If-None-Match: *} at a key named
+ *   by the task — the first attempt to commit a task wins, every later one is refused
+ *   ({@link TaskCommittedByOtherAttemptException}); a task commit after the job's commit point
+ *   is fenced out ({@link TaskFencedException}).</li>
+ *   <li>Job commit: one PUT of the commit record with {@code If-None-Match: *} — the commit
+ *   point — then the uploads are completed (each with {@code If-None-Match: *}),
+ *   {@code _SUCCESS} written, the job's records cleaned. Whatever happens after the commit
+ *   point, setting up the same job ID again finishes (rolls forward).</li>
+ *   <li>Job setup refuses a store that cannot fence ({@link StoreFencing}).</li>
+ * </ul>
+ *
+ * Each call builds a frozen {@link StageConfig} and runs one stage.
+ */
+public class FencedCommitter extends PathOutputCommitter implements StreamCapabilities {
+  private static final Logger LOG = LoggerFactory.getLogger(FencedCommitter.class);
+  private static final Map<String, CommitStore> STORES = new ConcurrentHashMap<>();
+
+  private final Path outputPath;
+  /** The task attempt this committer was made for (null: a job's committer). */
+  private final TaskAttemptContext task;
+  private final StoreUrl dest;
+  private final FencedLayout layout;
+  private final String jobIdSource;
+  private final Configuration conf;
+  private final FencedStatistics stats = new FencedStatistics();
+  /** Replace the partitions written: Spark's protocol asked for the capability (it asks only
+   *  for a dynamic partition overwrite), or the option said so. */
+  private volatile boolean dynamicOverwrite;
+  private CommitStore store;
+  private boolean jobSetUp;
+  private List<TaskOutput.File> scanned;
+  private SuccessData lastSuccess;
+
+  public FencedCommitter(Path outputPath, TaskAttemptContext context) throws IOException {
+    this(outputPath, (JobContext) context, context);
+  }
+
+  public FencedCommitter(Path outputPath, JobContext context) throws IOException {
+    this(outputPath, context, null);
+  }
+
+  private FencedCommitter(Path outputPath, JobContext context, TaskAttemptContext task)
+      throws IOException {
+    super(outputPath, context);
+    this.task = task;
+    this.outputPath = outputPath;
+    this.conf = context.getConfiguration();
+    String url = outputPath.toUri().toString();
+    this.dest = destOf(outputPath);
+    String[] id = jobId(conf, context);
+    this.jobIdSource = id[1];
+    int attempt = conf.getInt("mapreduce.job.application.attempt.id", 0);
+    this.layout = new FencedLayout(dest, id[0], attempt);
+    this.dynamicOverwrite = conf.getBoolean(DYNAMIC_OVERWRITE, false);
+    LOG.debug("fenced committer for {} (job {}, from {})", url, id[0], id[1]);
+  }
+
+  /** A job that replaces the partitions it writes, without Spark's protocol asking. */
+  static final String DYNAMIC_OVERWRITE = "fs.zerorename.fenced.dynamic-partition-overwrite";
+
+  /** The job ID and where it came from, in Hadoop's order of preference. */
+  static String[] jobId(Configuration conf, JobContext context) {
+    for (String key : new String[] {FencedOptions.S3A_UUID, FencedOptions.SPARK_UUID}) {
+      String v = conf.getTrimmed(key, "");
+      if (!v.isEmpty()) {
+        return new String[] {v, key};
+      }
+    }
+    return new String[] {context.getJobID().toString(), "JobID"};
+  }
+
+  /** The store of the destination (one client per bucket and options, per JVM). */
+  protected synchronized CommitStore store() {
+    if (store == null) {
+      store = storeFor(conf, dest);
+    }
+    return store;
+  }
+
+  /** The store of {@code dest}: one client per bucket, endpoint and key, per JVM. */
+  static CommitStore storeFor(Configuration conf, StoreUrl dest) {
+    String key = dest.scheme() + "://" + dest.bucket() + "|"
+        + conf.getTrimmed("fs.s3a.endpoint", "") + "|"
+        + conf.getTrimmed("fs.s3a.bucket." + dest.bucket() + ".endpoint", "") + "|"
+        + conf.getTrimmed("fs.s3a.access.key", "");
+    if (dest.scheme().equals("file")) {
+      return STORES.computeIfAbsent("file", k -> LocalCommitStore.create());
+    }
+    return STORES.computeIfAbsent(key, k -> S3CommitStore.create(conf, dest.scheme(),
+        dest.bucket()));
+  }
+
+  /** The destination of {@code outputPath} as the records name it. */
+  static StoreUrl destOf(Path outputPath) {
+    String url = outputPath.toUri().toString();
+    return StoreUrl.parse(url.startsWith("file:/") && !url.startsWith("file:///")
+        ? "file://" + url.substring("file:".length()) : url);
+  }
+
+  /** Use this store instead of the destination's (tests). */
+  public synchronized FencedCommitter withStore(CommitStore s) {
+    this.store = s;
+    return this;
+  }
+
+  private StageConfig.Builder base() {
+    String host;
+    try {
+      host = InetAddress.getLocalHost().getHostName();
+    } catch (IOException e) {
+      host = "unknown";
+    }
+    return new StageConfig.Builder().store(store()).layout(layout).jobIdSource(jobIdSource)
+        .stats(stats).hostname(host).committerClass(getClass().getName())
+        .threads(conf.getInt(FencedOptions.THREADS, FencedOptions.DEFAULT_THREADS))
+        .retentionMillis(conf.getTimeDuration(FencedOptions.RETENTION,
+            FencedOptions.DEFAULT_RETENTION_SECONDS, TimeUnit.SECONDS, TimeUnit.MILLISECONDS))
+        .markSuccess(conf.getBoolean(FencedOptions.MARK_SUCCESS, true))
+        .conditionalEnabled(conf.getBoolean(FencedOptions.CONDITIONAL_ENABLED, true))
+        .warnOnRacyStore("warn".equalsIgnoreCase(conf.getTrimmed(FencedOptions.STORE_CHECK,
+            "refuse")))
+        .choice(conf.getTrimmed(FencedOptions.CHOICE, ""))
+        .dynamicPartitionOverwrite(dynamicOverwrite)
+        .stopAfter(conf.getTrimmed(FencedOptions.TEST_STOP_AFTER, ""));
+  }
+
+  private StageConfig jobConfig() {
+    return base().build();
+  }
+
+  private StageConfig taskConfig(TaskAttemptContext context) {
+    TaskAttemptID id = context.getTaskAttemptID();
+    return base().task(id.getTaskID().toString(), id.toString(), id.getId()).build();
+  }
+
+  public FencedLayout layout() {
+    return layout;
+  }
+
+  public FencedStatistics statistics() {
+    return stats;
+  }
+
+  /** The {@code _SUCCESS} data of this object's last job commit (null before). */
+  public SuccessData lastSuccess() {
+    return lastSuccess;
+  }
+
+  @Override
+  public Path getOutputPath() {
+    return outputPath;
+  }
+
+  @Override
+  public Path getWorkPath() throws IOException {
+    if (task != null && task.getTaskAttemptID() != null) {
+      return getTaskAttemptPath(task);
+    }
+    return new Path(outputPath, FencedLayout.MAGIC_PREFIX + layout.jobId());
+  }
+
+  /** Where a task attempt's files go: its S3A magic directory. */
+  public Path getTaskAttemptPath(TaskAttemptContext context) {
+    String rel = layout.workDir(context.getTaskAttemptID().toString())
+        .substring(layout.destPrefix().length());
+    return new Path(outputPath, rel);
+  }
+
+  @Override
+  public void setupJob(JobContext context) throws IOException {
+    new SetupJobStage(jobConfig()).apply(null);
+    jobSetUp = true;
+  }
+
+  @Override
+  public void commitJob(JobContext context) throws IOException {
+    StageConfig c = jobConfig();
+    if (!jobSetUp && c.store().head(layout.marker()) == null) {
+      throw new org.apache.hadoop.fs.PathNotFoundException(layout.url(layout.marker()),
+          "commitJob: job " + layout.jobId() + " attempt " + layout.jobAttempt() + " was never "
+          + "set up, or was already committed or aborted");
+    }
+    try {
+      lastSuccess = new CommitJobStage(c).apply(null);
+    } catch (SimulatedCrashException crash) {
+      throw crash;
+    } catch (IOException | RuntimeException e) {
+      stats.incr(FencedStatistics.COMMITTER_JOBS_FAILED);
+      try {
+        new AbortJobStage(jobConfig()).apply(null);
+      } catch (IOException | RuntimeException secondary) {
+        e.addSuppressed(secondary);
+      }
+      throw e;
+    }
+    LOG.info("zerorename fenced: job {} committed {} file(s) to {}", layout.jobId(),
+        lastSuccess.files().size(), layout.destUrl());
+  }
+
+  @Override
+  public void abortJob(JobContext context, JobStatus.State state) throws IOException {
+    if (crashed(context)) {
+      return;
+    }
+    new AbortJobStage(jobConfig()).apply(null);
+  }
+
+  /** After a test's simulated crash the process is "dead": it aborts nothing. */
+  private boolean crashed(JobContext context) {
+    return !conf.getTrimmed(FencedOptions.TEST_STOP_AFTER, "").isEmpty();
+  }
+
+  @Override
+  @SuppressWarnings("deprecation")
+  public void cleanupJob(JobContext context) throws IOException {
+    if (crashed(context)) {
+      return;
+    }
+    new AbortJobStage(jobConfig()).apply(null);
+  }
+
+  @Override
+  public void setupTask(TaskAttemptContext context) throws IOException {
+    scanned = null;
+  }
+
+  @Override
+  public boolean needsTaskCommit(TaskAttemptContext context) throws IOException {
+    StageConfig c = taskConfig(context);
+    if (c.store() instanceof LocalCommitStore) {
+      scanned = null; // the files become uploads at task commit only
+      return TaskOutput.any(c, c.attemptId());
+    }
+    scanned = TaskOutput.scan(c, c.attemptId());
+    return !scanned.isEmpty();
+  }
+
+  @Override
+  public void commitTask(TaskAttemptContext context) throws IOException {
+    StageConfig c = taskConfig(context);
+    List<TaskOutput.File> files = scanned != null ? scanned : TaskOutput.scan(c, c.attemptId());
+    scanned = null;
+    try {
+      new CommitTaskStage(c).apply(files);
+    } catch (IOException | RuntimeException e) {
+      stats.incr(FencedStatistics.COMMITTER_TASKS_FAILED);
+      throw e;
+    }
+  }
+
+  @Override
+  public void abortTask(TaskAttemptContext context) throws IOException {
+    scanned = null;
+    new AbortTaskStage(taskConfig(context)).apply(null);
+  }
+
+  @Override
+  @SuppressWarnings("deprecation")
+  public boolean isRecoverySupported() {
+    return false;
+  }
+
+  @Override
+  public boolean isCommitJobRepeatable(JobContext context) {
+    return false;
+  }
+
+  @Override
+  public boolean hasCapability(String capability) {
+    if (FencedOptions.CAPABILITY_DYNAMIC_PARTITIONING.equals(capability)) {
+      // Spark's PathOutputCommitProtocol asks this only for a dynamic partition overwrite
+      // (mode overwrite, partitionOverwriteMode=dynamic, partitions not all static): the job
+      // commit then deletes the earlier files of the partitions it wrote, and nothing else
+      dynamicOverwrite = true;
+      return true;
+    }
+    return false;
+  }
+
+  @Override
+  public String toString() {
+    return "FencedCommitter{dest=" + layout.destUrl() + ", job=" + layout.jobId() + "/"
+        + layout.jobAttempt() + "}";
+  }
+}

@@ -1,0 +1,118 @@
+package io.zerorename.committer;
+
+import io.zerorename.committer.records.StoreUrl;
+
+/**
+ * Where a fenced job keeps its records inside the destination, as the Python reference lays
+ * them out ({@code zerorename.committers.layout}), plus the JVM's work area:
+ *
+ * <pre>
+ *   __fenced_job-&lt;job id&gt;/commit.json                  the job commit record (commit point)
+ *   __fenced_job-&lt;job id&gt;/&lt;NN&gt;/_job.json                job attempt NN's marker and probe
+ *   __fenced_job-&lt;job id&gt;/&lt;NN&gt;/tasks/&lt;task&gt;.pendingset   one record per task
+ *   __magic_job-&lt;job id&gt;/&lt;NN&gt;/&lt;attempt&gt;/__base/...     task output (S3A magic paths)
+ * </pre>
+ *
+ * <p>The work area is an S3A magic path: Spark's writers create files there, S3A turns each
+ * into an uncompleted multipart upload of its final key and a {@code .pending} record beside
+ * it, and task commit folds those into the task record.
+ */
+public final class FencedLayout {
+  public static final String FENCED_PREFIX = "__fenced_job-";
+  public static final String MAGIC_PREFIX = "__magic_job-";
+  public static final String COMMIT_RECORD = "commit.json";
+  public static final String MARKER = "_job.json";
+  public static final String TASKS_DIR = "tasks";
+  public static final String PENDINGSET = ".pendingset";
+  public static final String MAGIC_PENDING = ".pending";
+  public static final String BASE = "__base";
+  public static final String SUCCESS = "_SUCCESS";
+  public static final String PROBE_AREA = ".zerorename-probe/";
+
+  private final StoreUrl dest;
+  private final String jobId;
+  private final int jobAttempt;
+
+  public FencedLayout(StoreUrl dest, String jobId, int jobAttempt) {
+    this.dest = dest;
+    this.jobId = jobId;
+    this.jobAttempt = jobAttempt;
+  }
+
+  public StoreUrl dest() {
+    return dest;
+  }
+
+  /** The destination as a URL without a trailing slash. */
+  public String destUrl() {
+    String u = dest.toString();
+    return u.endsWith("/") && !dest.dirPrefix().isEmpty() ? u.substring(0, u.length() - 1) : u;
+  }
+
+  public String url(String key) {
+    return dest.withKey(key);
+  }
+
+  /** The key of a URL in this store. */
+  public String key(String url) {
+    return StoreUrl.parse(url).key();
+  }
+
+  public String destPrefix() {
+    return dest.dirPrefix();
+  }
+
+  public String root() {
+    return destPrefix() + FENCED_PREFIX + jobId;
+  }
+
+  public String rootPrefix() {
+    return root() + "/";
+  }
+
+  private static String two(int attempt) {
+    return String.format("%02d", attempt);
+  }
+
+  public String attemptDir() {
+    return root() + "/" + two(jobAttempt);
+  }
+
+  public String marker() {
+    return attemptDir() + "/" + MARKER;
+  }
+
+  public String tasksDir() {
+    return attemptDir() + "/" + TASKS_DIR + "/";
+  }
+
+  public String taskRecord(String taskName) {
+    return tasksDir() + taskName + PENDINGSET;
+  }
+
+  public String commitRecord() {
+    return root() + "/" + COMMIT_RECORD;
+  }
+
+  public String success() {
+    return destPrefix() + SUCCESS;
+  }
+
+  /** The work area of every task attempt of this job (deleted whole by job cleanup). */
+  public String magicRoot() {
+    return destPrefix() + MAGIC_PREFIX + jobId;
+  }
+
+  /** A task attempt's work directory: its files' final keys are the paths under it. */
+  public String workDir(String attemptId) {
+    return magicRoot() + "/" + two(jobAttempt) + "/" + attemptId + "/" + BASE;
+  }
+
+  public String jobId() {
+    return jobId;
+  }
+
+  public int jobAttempt() {
+    return jobAttempt;
+  }
+}

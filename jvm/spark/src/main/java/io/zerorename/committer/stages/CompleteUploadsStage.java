@@ -1,0 +1,135 @@
+package io.zerorename.committer.stages;
+
+import java.io.FileNotFoundException;
+import java.io.IOException;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+import io.zerorename.committer.FencedStatistics;
+import io.zerorename.committer.JobCommitIncompleteException;
+import io.zerorename.committer.records.CommittedFile;
+import io.zerorename.committer.records.RecordedUpload;
+import io.zerorename.committer.store.ObjectEntry;
+import io.zerorename.committer.store.PreconditionFailedException;
+
+/**
+ * After the commit point: complete every upload the commit record names, in parallel, each
+ * with {@code If-None-Match: *} (a job commit never overwrites an object it did not write). An
+ * upload already gone, or a key that already exists, is done when the object holds this
+ * upload's data (same size and, where the store uses S3's multipart ETags, the expected ETag):
+ * a retry or a roll-forward completes what is left and nothing twice. Any other failure is
+ * {@link JobCommitIncompleteException}: nothing is reverted, a new attempt rolls forward.
+ */
+public final class CompleteUploadsStage
+    extends AbstractStage<List<RecordedUpload>, List<CommittedFile>> {
+
+  public CompleteUploadsStage(StageConfig config) {
+    super(FencedStatistics.JOB_STAGE_COMPLETE_UPLOADS, config);
+  }
+
+  @Override
+  protected List<CommittedFile> executeStage(List<RecordedUpload> uploads) throws IOException {
+    StageConfig c = config();
+    List<CommittedFile> files = new ArrayList<>();
+    if (uploads.isEmpty()) {
+      return files;
+    }
+    ExecutorService pool = Executors.newFixedThreadPool(Math.min(c.threads(), uploads.size()));
+    IOException first = null;
+    String firstUrl = null;
+    int failed = 0;
+    try {
+      List<Future<CommittedFile>> futures = new ArrayList<>();
+      for (RecordedUpload u : uploads) {
+        futures.add(pool.submit(() -> completeOne(u)));
+      }
+      for (int i = 0; i < futures.size(); i++) {
+        try {
+          files.add(futures.get(i).get());
+        } catch (ExecutionException e) {
+          failed++;
+          if (first == null) {
+            first = e.getCause() instanceof IOException ? (IOException) e.getCause()
+                : new IOException(e.getCause());
+            firstUrl = uploads.get(i).url();
+          }
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new java.io.InterruptedIOException("interrupted while completing uploads");
+        }
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    if (first != null) {
+      JobCommitIncompleteException e = new JobCommitIncompleteException(firstUrl, "job "
+          + c.jobId() + " is committed (record " + url(c.layout().commitRecord()) + ") but "
+          + failed + " of " + uploads.size() + " upload(s) could not be completed now ("
+          + first + "); nothing was reverted: setting up job " + c.jobId()
+          + " again completes them");
+      e.initCause(first);
+      throw e;
+    }
+    Collections.sort(files);
+    return files;
+  }
+
+  private CommittedFile completeOne(RecordedUpload u) throws IOException {
+    StageConfig c = config();
+    String key = c.layout().key(u.url());
+    String etag;
+    try {
+      etag = c.store().complete(key, u.uploadId(), u.etags(), true);
+    } catch (FileNotFoundException | PreconditionFailedException e) {
+      ObjectEntry info = c.store().head(key);
+      String expected = expectedMultipartEtag(u.etags());
+      if (info == null || info.size() != u.size()
+          || (info.etag().contains("-") && expected != null && !info.etag().equals(expected))) {
+        throw e;
+      }
+      c.stats().incr(FencedStatistics.STORE_COMPLETE_RECOVERED);
+      etag = info.etag();
+    }
+    c.stats().incr(FencedStatistics.COMMITTER_COMMITS_COMPLETED);
+    c.stats().incr(FencedStatistics.COMMITTER_FILES_COMMITTED);
+    c.stats().incr(FencedStatistics.COMMITTER_BYTES_COMMITTED, u.size());
+    return new CommittedFile(u.url(), u.size(), etag);
+  }
+
+  /** {@code md5(concat(md5 of each part))-N}, or null when a part ETag is not an MD5. */
+  static String expectedMultipartEtag(List<String> etags) {
+    try {
+      MessageDigest md5 = MessageDigest.getInstance("MD5");
+      for (String e : etags) {
+        String hex = e.replace("\"", "");
+        if (hex.length() != 32) {
+          return null;
+        }
+        byte[] b = new byte[16];
+        for (int i = 0; i < 16; i++) {
+          int hi = Character.digit(hex.charAt(2 * i), 16);
+          int lo = Character.digit(hex.charAt(2 * i + 1), 16);
+          if (hi < 0 || lo < 0) {
+            return null;
+          }
+          b[i] = (byte) (hi * 16 + lo);
+        }
+        md5.update(b);
+      }
+      StringBuilder out = new StringBuilder();
+      for (byte b : md5.digest()) {
+        out.append(String.format("%02x", b));
+      }
+      return out + "-" + etags.size();
+    } catch (NoSuchAlgorithmException e) {
+      return null;
+    }
+  }
+}

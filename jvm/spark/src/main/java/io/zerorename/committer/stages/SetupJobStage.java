@@ -1,0 +1,113 @@
+package io.zerorename.committer.stages;
+
+import java.io.IOException;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+import io.zerorename.committer.ConditionalWriteUnsupportedException;
+import io.zerorename.committer.FencedOptions;
+import io.zerorename.committer.FencedStatistics;
+import io.zerorename.committer.JobAlreadyCommittedException;
+import io.zerorename.committer.RacyConditionalWritesException;
+import io.zerorename.committer.StoreFencing;
+import io.zerorename.committer.records.CommitRecord;
+import io.zerorename.committer.records.Json;
+import io.zerorename.committer.records.SuccessData;
+import io.zerorename.committer.store.PreconditionFailedException;
+import io.zerorename.committer.store.StoreRequestException;
+
+/**
+ * Job setup: check the store fences ({@link StoreFencing}; refuse one that does not, before
+ * anything is written), create the job attempt's marker with {@code If-None-Match: *} and try
+ * again (the store must refuse), then roll forward or back: a job whose commit record exists is
+ * published (completed, {@code _SUCCESS}, cleaned) and {@link JobAlreadyCommittedException}
+ * raised; otherwise whatever an earlier attempt of the job left is aborted and deleted.
+ */
+public final class SetupJobStage extends AbstractStage<Void, StoreFencing.Decision> {
+
+  public SetupJobStage(StageConfig config) {
+    super(FencedStatistics.JOB_STAGE_SETUP, config);
+  }
+
+  @Override
+  protected StoreFencing.Decision executeStage(Void args) throws IOException {
+    StageConfig c = config();
+    String destKey = c.layout().dest().key().replaceAll("/+$", "");
+    if (!destKey.isEmpty() && c.store().head(destKey) != null) {
+      throw new org.apache.hadoop.fs.PathExistsException(c.layout().destUrl(),
+          "the destination is a file, not a directory");
+    }
+    StoreFencing.Decision decision = checkStore(c);
+    probeMarker(c);
+    CommitRecord commit = CommitRecords.read(c);
+    if (commit != null) {
+      SuccessData success = new Publisher(c).publish(commit, null);
+      c.stats().incr(FencedStatistics.COMMITTER_JOBS_ROLLED_FORWARD);
+      throw new JobAlreadyCommittedException(url(c.layout().commitRecord()), "job "
+          + c.jobId() + " was already committed by job attempt " + commit.jobAttempt()
+          + "; its output is published (rolled forward, " + success.files().size()
+          + " files): do not run its tasks again");
+    }
+    new JobClearer(c).clear(null, true);
+    return decision;
+  }
+
+  private StoreFencing.Decision checkStore(StageConfig c) throws IOException {
+    StoreFencing.Decision d = StoreFencing.decide(c.store(), c.layout().destPrefix(),
+        c.conditionalEnabled());
+    if (d.canFence()) {
+      return d;
+    }
+    if (d.support() == StoreFencing.Support.RACY) {
+      if (c.warnOnRacyStore()) {
+        LOG.warn("zerorename: fenced committer on {} although {}: two attempts of one task "
+            + "could both commit there; running because {}=warn overrides the check",
+            c.layout().destUrl(), d.describe(), FencedOptions.STORE_CHECK);
+        return d;
+      }
+      throw new RacyConditionalWritesException(c.layout().destUrl(), "store "
+          + c.store().name() + " cannot fence commits: " + d.maxWinners() + " of "
+          + StoreFencing.RACERS + " racing If-None-Match: * writers won one key ("
+          + d.histogram() + "), so two attempts of one task could both commit. Use the magic "
+          + "committer (" + FencedOptions.COMMITTER + "=auto picks it here), or set "
+          + FencedOptions.STORE_CHECK + "=warn to run fenced anyway, accepting that risk");
+    }
+    throw unsupported(c, d.describe());
+  }
+
+  static ConditionalWriteUnsupportedException unsupported(StageConfig c, String why) {
+    return new ConditionalWriteUnsupportedException(c.layout().url(c.layout().marker()),
+        "store " + c.store().name() + " cannot fence commits: " + why + ". The fenced "
+        + "committer needs conditional PUT (If-None-Match: *); use S3A's magic committer on "
+        + "this store (" + FencedOptions.COMMITTER + "=auto picks it)");
+  }
+
+  private static byte[] body(StageConfig c, int n) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("jobId", c.jobId());
+    m.put("jobAttempt", (long) c.jobAttempt());
+    m.put("committer", FencedOptions.NAME);
+    m.put("probe", (long) n);
+    return Json.spaced(m);
+  }
+
+  /** Create the marker, then try again: the store must refuse (an earlier marker: too). */
+  private void probeMarker(StageConfig c) throws IOException {
+    String marker = c.layout().marker();
+    try {
+      c.store().put(marker, body(c, 1), true);
+      c.store().put(marker, body(c, 2), true);
+    } catch (PreconditionFailedException refused) {
+      c.stats().incr(FencedStatistics.COMMITTER_CONDITIONAL_PUT_PROBE_REFUSED);
+      return;
+    } catch (StoreRequestException e) {
+      if (e.rejectsCondition()) {
+        throw unsupported(c, "it rejected If-None-Match (" + e.status() + " " + e.code() + ")");
+      }
+      throw e;
+    }
+    c.store().delete(java.util.List.of(marker));
+    throw unsupported(c, "it accepted a second PUT with If-None-Match: * over an existing "
+        + "object");
+  }
+}

@@ -1,0 +1,358 @@
+package io.zerorename.committer.store;
+
+import java.io.FileNotFoundException;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+
+import org.apache.hadoop.conf.Configuration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
+import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
+import software.amazon.awssdk.auth.credentials.AwsSessionCredentials;
+import software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider;
+import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
+import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
+import software.amazon.awssdk.core.exception.SdkException;
+import software.amazon.awssdk.core.sync.RequestBody;
+import software.amazon.awssdk.http.apache.ApacheHttpClient;
+import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.services.s3.S3Client;
+import software.amazon.awssdk.services.s3.S3ClientBuilder;
+import software.amazon.awssdk.services.s3.S3Configuration;
+import software.amazon.awssdk.services.s3.model.AbortMultipartUploadRequest;
+import software.amazon.awssdk.services.s3.model.CommonPrefix;
+import software.amazon.awssdk.services.s3.model.CompleteMultipartUploadRequest;
+import software.amazon.awssdk.services.s3.model.CompleteMultipartUploadResponse;
+import software.amazon.awssdk.services.s3.model.CompletedMultipartUpload;
+import software.amazon.awssdk.services.s3.model.CompletedPart;
+import software.amazon.awssdk.services.s3.model.Delete;
+import software.amazon.awssdk.services.s3.model.DeleteObjectsRequest;
+import software.amazon.awssdk.services.s3.model.GetObjectRequest;
+import software.amazon.awssdk.services.s3.model.HeadObjectRequest;
+import software.amazon.awssdk.services.s3.model.HeadObjectResponse;
+import software.amazon.awssdk.services.s3.model.ListMultipartUploadsRequest;
+import software.amazon.awssdk.services.s3.model.ListObjectsV2Request;
+import software.amazon.awssdk.services.s3.model.ListObjectsV2Response;
+import software.amazon.awssdk.services.s3.model.MultipartUpload;
+import software.amazon.awssdk.services.s3.model.ObjectIdentifier;
+import software.amazon.awssdk.services.s3.model.PutObjectRequest;
+import software.amazon.awssdk.services.s3.model.S3Exception;
+import software.amazon.awssdk.services.s3.model.S3Object;
+
+/**
+ * The store over S3 with an AWS SDK v2 client of the committer's own, configured from the
+ * same S3A options as the destination's file system ({@code fs.s3a.endpoint},
+ * {@code endpoint.region}, {@code path.style.access}, {@code connection.ssl.enabled}, the
+ * access and secret key; per-bucket {@code fs.s3a.bucket.<bucket>.*} values first). Checksums
+ * are sent and checked only where S3 requires them, as S3A 3.5.0 does, so third-party stores
+ * accept the requests.
+ *
+ * <p>{@code If-None-Match: *} goes on PutObject and CompleteMultipartUpload when asked; a 412
+ * is {@link PreconditionFailedException}; a 409 {@code ConditionalRequestConflict} (a
+ * concurrent conditional write in flight) is retried.
+ */
+public final class S3CommitStore implements CommitStore {
+  private static final Logger LOG = LoggerFactory.getLogger(S3CommitStore.class);
+  private static final int CONFLICT_RETRIES = 5;
+
+  private final S3Client s3;
+  private final String bucket;
+  private final String scheme;
+  private final String name;
+
+  public S3CommitStore(S3Client s3, String scheme, String bucket, String name) {
+    this.s3 = s3;
+    this.scheme = scheme;
+    this.bucket = bucket;
+    this.name = name;
+  }
+
+  /** A client for {@code bucket} from the S3A options in {@code conf}. */
+  public static S3CommitStore create(Configuration conf, String scheme, String bucket) {
+    String endpoint = option(conf, bucket, "endpoint", "");
+    boolean ssl = Boolean.parseBoolean(option(conf, bucket, "connection.ssl.enabled", "true"));
+    String region = option(conf, bucket, "endpoint.region", "");
+    if (region.isEmpty()) {
+      region = option(conf, bucket, "region", "");
+    }
+    boolean pathStyle = Boolean.parseBoolean(option(conf, bucket, "path.style.access",
+        "false"));
+    S3ClientBuilder builder = S3Client.builder()
+        .httpClientBuilder(ApacheHttpClient.builder())
+        .requestChecksumCalculation(RequestChecksumCalculation.WHEN_REQUIRED)
+        .responseChecksumValidation(ResponseChecksumValidation.WHEN_REQUIRED)
+        .serviceConfiguration(S3Configuration.builder().pathStyleAccessEnabled(pathStyle)
+            .build())
+        .credentialsProvider(credentials(conf, bucket));
+    String shown = "s3.amazonaws.com";
+    if (!endpoint.isEmpty()) {
+      String uri = endpoint.contains("://") ? endpoint : (ssl ? "https://" : "http://")
+          + endpoint;
+      builder.endpointOverride(URI.create(uri));
+      shown = uri;
+    }
+    builder.region(Region.of(region.isEmpty() ? "us-east-1" : region));
+    return new S3CommitStore(builder.build(), scheme, bucket, "s3 " + shown + " bucket "
+        + bucket);
+  }
+
+  /** {@code fs.s3a.bucket.<bucket>.<suffix>}, else {@code fs.s3a.<suffix>}, else dflt. */
+  static String option(Configuration conf, String bucket, String suffix, String dflt) {
+    String v = conf.getTrimmed("fs.s3a.bucket." + bucket + "." + suffix);
+    if (v == null || v.isEmpty()) {
+      v = conf.getTrimmed("fs.s3a." + suffix);
+    }
+    return v == null ? dflt : v;
+  }
+
+  private static String secret(Configuration conf, String bucket, String suffix) {
+    for (String key : new String[] {"fs.s3a.bucket." + bucket + "." + suffix,
+        "fs.s3a." + suffix}) {
+      try {
+        char[] v = conf.getPassword(key);
+        if (v != null && v.length > 0) {
+          return new String(v).trim();
+        }
+      } catch (IOException e) {
+        LOG.debug("no {} from the credential providers: {}", key, e.toString());
+      }
+    }
+    return "";
+  }
+
+  private static AwsCredentialsProvider credentials(Configuration conf, String bucket) {
+    String access = secret(conf, bucket, "access.key");
+    String secretKey = secret(conf, bucket, "secret.key");
+    String token = secret(conf, bucket, "session.token");
+    if (!access.isEmpty() && !secretKey.isEmpty()) {
+      return StaticCredentialsProvider.create(token.isEmpty()
+          ? AwsBasicCredentials.create(access, secretKey)
+          : AwsSessionCredentials.create(access, secretKey, token));
+    }
+    return DefaultCredentialsProvider.builder().build();
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  private String url(String key) {
+    return scheme + "://" + bucket + "/" + key;
+  }
+
+  private IOException translate(String op, String key, SdkException e) {
+    if (e instanceof S3Exception) {
+      S3Exception s = (S3Exception) e;
+      String code = s.awsErrorDetails() != null ? s.awsErrorDetails().errorCode() : "";
+      if (s.statusCode() == 412) {
+        return new PreconditionFailedException(url(key), op + ": the key exists (412 "
+            + code + ")");
+      }
+      if (s.statusCode() == 404) {
+        FileNotFoundException nf = new FileNotFoundException(url(key) + ": " + op + ": "
+            + code + " (404)");
+        nf.initCause(e);
+        return nf;
+      }
+      return new StoreRequestException(url(key), op + " failed: " + s.statusCode() + " "
+          + code + ": " + s.getMessage(), s.statusCode(), code, e);
+    }
+    return new StoreRequestException(url(key), op + " failed: " + e, 0, "", e);
+  }
+
+  private static boolean conflict(SdkException e) {
+    return e instanceof S3Exception && ((S3Exception) e).statusCode() == 409
+        && ((S3Exception) e).awsErrorDetails() != null
+        && "ConditionalRequestConflict".equals(
+            ((S3Exception) e).awsErrorDetails().errorCode());
+  }
+
+  private static void pause(int attempt) throws InterruptedIOException {
+    try {
+      Thread.sleep(50L << attempt);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new InterruptedIOException("interrupted while retrying a conditional request");
+    }
+  }
+
+  @Override
+  public void put(String key, byte[] data, boolean ifNoneMatch) throws IOException {
+    PutObjectRequest.Builder req = PutObjectRequest.builder().bucket(bucket).key(key)
+        .contentLength((long) data.length);
+    if (ifNoneMatch) {
+      req.ifNoneMatch("*");
+    }
+    PutObjectRequest request = req.build();
+    for (int attempt = 0; ; attempt++) {
+      try {
+        s3.putObject(request, RequestBody.fromBytes(data));
+        return;
+      } catch (SdkException e) {
+        if (conflict(e) && attempt < CONFLICT_RETRIES) {
+          pause(attempt);
+          continue;
+        }
+        throw translate("PUT" + (ifNoneMatch ? " If-None-Match: *" : ""), key, e);
+      }
+    }
+  }
+
+  @Override
+  public byte[] get(String key) throws IOException {
+    try {
+      return s3.getObjectAsBytes(GetObjectRequest.builder().bucket(bucket).key(key).build())
+          .asByteArray();
+    } catch (SdkException e) {
+      throw translate("GET", key, e);
+    }
+  }
+
+  @Override
+  public ObjectEntry head(String key) throws IOException {
+    try {
+      HeadObjectResponse r = s3.headObject(HeadObjectRequest.builder().bucket(bucket).key(key)
+          .build());
+      return new ObjectEntry(key, r.contentLength() == null ? 0 : r.contentLength(),
+          strip(r.eTag()), r.lastModified() == null ? 0 : r.lastModified().toEpochMilli());
+    } catch (SdkException e) {
+      IOException t = translate("HEAD", key, e);
+      if (t instanceof FileNotFoundException) {
+        return null;
+      }
+      throw t;
+    }
+  }
+
+  private static String strip(String etag) {
+    return etag == null ? "" : etag.replace("\"", "");
+  }
+
+  @Override
+  public void delete(Collection<String> keys) throws IOException {
+    List<String> all = new ArrayList<>(keys);
+    for (int start = 0; start < all.size(); start += 1000) {
+      List<ObjectIdentifier> ids = new ArrayList<>();
+      for (String k : all.subList(start, Math.min(all.size(), start + 1000))) {
+        ids.add(ObjectIdentifier.builder().key(k).build());
+      }
+      try {
+        var r = s3.deleteObjects(DeleteObjectsRequest.builder().bucket(bucket)
+            .delete(Delete.builder().objects(ids).quiet(true).build()).build());
+        if (r.hasErrors() && !r.errors().isEmpty()) {
+          var first = r.errors().get(0);
+          throw new StoreRequestException(url(first.key()), "DELETE failed for "
+              + r.errors().size() + " key(s): " + first.code() + ": " + first.message(), 0,
+              first.code(), null);
+        }
+      } catch (SdkException e) {
+        throw translate("DELETE (bulk)", ids.get(0).key(), e);
+      }
+    }
+  }
+
+  @Override
+  public List<ObjectEntry> list(String prefix) throws IOException {
+    List<ObjectEntry> out = new ArrayList<>();
+    try {
+      for (ListObjectsV2Response page : s3.listObjectsV2Paginator(ListObjectsV2Request
+          .builder().bucket(bucket).prefix(prefix).build())) {
+        for (S3Object o : page.contents()) {
+          out.add(new ObjectEntry(o.key(), o.size() == null ? 0 : o.size(), strip(o.eTag()),
+              o.lastModified() == null ? 0 : o.lastModified().toEpochMilli()));
+        }
+      }
+    } catch (SdkException e) {
+      throw translate("LIST", prefix, e);
+    }
+    return out;
+  }
+
+  @Override
+  public List<String> listPrefixes(String prefix) throws IOException {
+    List<String> out = new ArrayList<>();
+    try {
+      for (ListObjectsV2Response page : s3.listObjectsV2Paginator(ListObjectsV2Request
+          .builder().bucket(bucket).prefix(prefix).delimiter("/").build())) {
+        for (CommonPrefix p : page.commonPrefixes()) {
+          out.add(p.prefix());
+        }
+      }
+    } catch (SdkException e) {
+      throw translate("LIST", prefix, e);
+    }
+    return out;
+  }
+
+  @Override
+  public List<PendingUpload> listUploads(String prefix) throws IOException {
+    List<PendingUpload> out = new ArrayList<>();
+    try {
+      for (var page : s3.listMultipartUploadsPaginator(ListMultipartUploadsRequest.builder()
+          .bucket(bucket).prefix(prefix).build())) {
+        for (MultipartUpload u : page.uploads()) {
+          out.add(new PendingUpload(u.key(), u.uploadId()));
+        }
+      }
+    } catch (SdkException e) {
+      throw translate("LIST uploads", prefix, e);
+    }
+    return out;
+  }
+
+  @Override
+  public String complete(String key, String uploadId, List<String> etags, boolean ifNoneMatch)
+      throws IOException {
+    List<CompletedPart> parts = new ArrayList<>();
+    for (int i = 0; i < etags.size(); i++) {
+      parts.add(CompletedPart.builder().partNumber(i + 1).eTag(etags.get(i)).build());
+    }
+    CompleteMultipartUploadRequest.Builder req = CompleteMultipartUploadRequest.builder()
+        .bucket(bucket).key(key).uploadId(uploadId)
+        .multipartUpload(CompletedMultipartUpload.builder().parts(parts).build());
+    if (ifNoneMatch) {
+      req.ifNoneMatch("*");
+    }
+    CompleteMultipartUploadRequest request = req.build();
+    for (int attempt = 0; ; attempt++) {
+      try {
+        CompleteMultipartUploadResponse r = s3.completeMultipartUpload(request);
+        return strip(r.eTag());
+      } catch (SdkException e) {
+        if (conflict(e) && attempt < CONFLICT_RETRIES) {
+          pause(attempt);
+          continue;
+        }
+        throw translate("COMPLETE upload " + uploadId, key, e);
+      }
+    }
+  }
+
+  @Override
+  public boolean abort(String key, String uploadId) throws IOException {
+    try {
+      s3.abortMultipartUpload(AbortMultipartUploadRequest.builder().bucket(bucket).key(key)
+          .uploadId(uploadId).build());
+      return true;
+    } catch (SdkException e) {
+      IOException t = translate("ABORT upload " + uploadId, key, e);
+      if (t instanceof FileNotFoundException) {
+        return false;
+      }
+      throw t;
+    }
+  }
+
+  @Override
+  public void close() {
+    s3.close();
+  }
+}
