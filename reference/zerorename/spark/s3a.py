@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from zerorename import options as O
 from zerorename.errors import CommitError
 
 from .jars import S3A_EXCLUDES, S3A_PACKAGES, S3AJarsMissingError, s3a_jars
@@ -69,8 +70,8 @@ CREDENTIALS_PROVIDER = "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"
 
 #: Hadoop option names (S3A 3.5.0)
 COMMITTER_NAME = "fs.s3a.committer.name"
-CONFLICT_MODE = "fs.s3a.committer.staging.conflict-mode"
-MAGIC_ENABLED = "fs.s3a.committer.magic.enabled"
+CONFLICT_MODE = O.CONFLICT_MODE.name
+MAGIC_ENABLED = O.MAGIC_ENABLED.name
 
 
 class S3AOptionError(CommitError, ValueError):
@@ -169,7 +170,7 @@ def endpoint_conf(endpoint: S3AEndpoint) -> dict[str, str]:
         "fs.s3a.checksum.generation": "false",
         "fs.s3a.checksum.validation": "false",
         "fs.s3a.request.md5.header": "true",
-        "fs.s3a.create.conditional.enabled": _flag(endpoint.conditional_writes),
+        O.CONDITIONAL_ENABLED.name: _flag(endpoint.conditional_writes),
     })
     if endpoint.truststore is not None:
         trust = (f"-Djavax.net.ssl.trustStore={endpoint.truststore} "
