@@ -45,7 +45,9 @@ from zerorename.committers.layout import FENCED_AREA
 from zerorename.errors import CommitError, NotFoundError, PreconditionFailedError
 from zerorename.formats import PendingSet
 from zerorename.store import Store, list_dir
+from zerorename.stores import S3Store
 from zerorename.stores.fencing import fencing_support
+from zerorename.stores.probe import could_not_write
 from zerorename.table_fold import DEFAULT_TARGET_SIZE, compact_table, expire_batch_records
 from zerorename.table_log import (
     LOG_DIR,
@@ -155,6 +157,11 @@ def start_writer(write: WriteSpec, *, keep_batch_records: int = 0, compact_every
                                            "use the append output mode")
     store = store if store is not None else make_store(write)
     if not store.capabilities().conditional_put:
+        unmeasured = store.capability_probe_error() if isinstance(store, S3Store) else None
+        if unmeasured is not None:  # not "no": the probe could not ask (a denied request…)
+            raise could_not_write(batch_record_url(write.dest, 0), unmeasured,
+                                  "nothing is known about the store's conditional writes, so "
+                                  "the stream was not started") from unmeasured
         why = f"{store.name} does not declare conditional PUT"
     else:  # declared: measured as for ``fenced`` (a racy or header-dropping server is refused)
         decision = fencing_support(store, write.dest, write.committer_options)
