@@ -469,19 +469,31 @@ def test_the_whole_policy_is_enough_for_the_stream_sink(
 
 @pytest.mark.parametrize("action", ACTIONS)
 def test_one_action_denied_to_the_stream_sink(iam_server: IamServer, action: str,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    """Never a failed batch with rows visible; a committed batch is whole; a failure names
-    the action."""
+                                              monkeypatch: pytest.MonkeyPatch,
+                                              caplog: pytest.LogCaptureFixture) -> None:
+    """Never a failed batch with rows visible; a committed batch is whole (what its cleanup
+    left is logged with the action); a failure names the action."""
     from zerorename.spark.streaming import BatchOutcome
 
     dest = f"s3://{iam_server.bucket}/{PREFIX}/stream-{action.split(':')[1]}-" \
            f"{uuid.uuid4().hex[:6]}"
-    run = _stream_batch(_stream_store(iam_server, action, dest), dest, monkeypatch)
+    with caplog.at_level(logging.WARNING, logger="zerorename"):
+        run = _stream_batch(_stream_store(iam_server, action, dest), dest, monkeypatch)
     listed, recorded = _stream_rows(iam_server, dest)
     if run.error is None:
         want = sorted(r["id"] for r in STREAM_ROWS)
         assert run.outcome is BatchOutcome.COMMITTED
         assert (listed, recorded) == (want, want), f"committed without {action}, not whole"
+        base = dir_prefix(dest)
+        left = [u for u in _everything(iam_server, dest) if is_hidden(u[len(base):])]
+        left += [u.url for u in iam_server.admin_store().list_multipart_uploads(base)]
+        # the log is the table's; the capability probe's litter is its own (it never raises)
+        left = [u for u in left
+                if not u[len(base):].startswith(("_zerorename_log/", ".zerorename-probe/"))]
+        if left:
+            warned = " ".join(r.getMessage() for r in caplog.records
+                              if r.levelno >= logging.WARNING)
+            assert action in warned, f"committed without {action}, left {left} unsaid"
         return
     assert (listed, recorded) == ([], []), (
         f"the batch without {action} failed at {run.stage} ({run.error!r}) and left rows "

@@ -258,7 +258,7 @@ def commit_batch(stream: StreamSpec, batch_id: int,
         raise
     table = TableLog(store, dest, records_only=True)
     if batch_id <= table.folded_through():
-        _clean_job(store, dest, spec.job_id, set())
+        _clean_after_commit(batch_id, dest, lambda: _clean_job(store, dest, spec.job_id, set()))
         return BatchOutcome.ALREADY_COMMITTED
     existing = table.batch(batch_id)
     if existing is None:
@@ -277,9 +277,23 @@ def commit_batch(stream: StreamSpec, batch_id: int,
     ours = existing.job_id == spec.job_id
     # every other upload of this batch id is garbage now: ours if the record is another's,
     # and those of runs that died before recording (no abort ran for them)
-    _clean_batch(store, dest, batch_id, {f.upload_id for f in existing.files})
+    keep = {f.upload_id for f in existing.files}
+    _clean_after_commit(batch_id, dest, lambda: _clean_batch(store, dest, batch_id, keep))
     _maintain(stream, store, batch_id)
     return BatchOutcome.COMMITTED if ours else BatchOutcome.ALREADY_COMMITTED
+
+
+def _clean_after_commit(batch_id: int, dest: str, clean: Callable[[], object]) -> None:
+    """Run ``clean`` (removing task records and stray uploads) after batch ``batch_id``'s
+    commit point.  The batch is committed, whole: a failure (a role without
+    ``s3:DeleteObject``) is logged with what it lacked, never the batch's failure — failing
+    would stop the query on a committed batch, and its re-run would fail the same way."""
+    try:
+        clean()
+    except CommitError as error:
+        log.warning("zerorename: batch %d of %s is committed; removing its task records and "
+                    "stray uploads failed, what is left is hidden from readers: %s",
+                    batch_id, dest, error)
 
 
 def _maintain(stream: StreamSpec, store: Store, batch_id: int) -> None:
