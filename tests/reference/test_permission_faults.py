@@ -1,5 +1,6 @@
-"""Permission faults, real: every committer runs a job on an IAM-enforcing moto server with one
-action of docs/user/operations.md's policy denied, for each action in turn.
+"""Permission faults, real: every committer runs a job (and the stream sink a micro-batch,
+without Spark) on an IAM-enforcing moto server with one action of docs/user/operations.md's
+policy denied, for each action in turn.
 
 The policy is parsed from the doc (its ``json`` block), so the doc and this test cannot drift.
 For each (committer, denied action) the job either fails before anything is visible, or its
