@@ -1,5 +1,6 @@
-"""Permission faults, real: every committer runs a job on an IAM-enforcing moto server with one
-action of docs/user/operations.md's policy denied, for each action in turn.
+"""Permission faults, real: every committer runs a job (and the stream sink a micro-batch,
+without Spark) on an IAM-enforcing moto server with one action of docs/user/operations.md's
+policy denied, for each action in turn.
 
 The policy is parsed from the doc (its ``json`` block), so the doc and this test cannot drift.
 For each (committer, denied action) the job either fails before anything is visible, or its
@@ -28,8 +29,9 @@ from moto import settings as moto_settings
 import zerorename as zr
 from zerorename.committers.fenced_records import ConditionalWriteUnsupportedError
 from zerorename.committers.layout import FENCED_COMMIT_RECORD
-from zerorename.errors import AccessDeniedError, CommitError, CredentialsError
+from zerorename.errors import AccessDeniedError, CommitError, CredentialsError, NotFoundError
 from zerorename.executor import THREAD_PREFIX
+from zerorename.stores.capabilities import clear_probe_cache
 from zerorename.stores.fencing import FencingSupport, choose_committer, clear_fencing_cache
 from zerorename.stores.s3.errors import IAM_ACTIONS, IamAction
 from zerorename.urls import dir_prefix, is_hidden
@@ -369,3 +371,134 @@ def test_fenced_logs_each_unrecorded_upload_it_aborts(iam_server: IamServer,
     warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert any(stray in m and "initiated" in m for m in warned), warned
     committer.abort_job()
+
+
+# -- the stream sink: its driver/task protocol without Spark, one action denied ---------------
+
+
+@dataclass
+class BatchRun:
+    error: BaseException | None
+    stage: str
+    outcome: Any = None  # commit_batch's BatchOutcome
+    abort_error: BaseException | None = None
+
+
+def _stream_store(server: IamServer, denied: str | None, dest: str) -> zr.S3Store:
+    """The store the Spark path builds for ``dest`` (``spark.core.make_store``): its capability
+    probe runs in the destination's hidden area, where the documented policy lets it write."""
+    from zerorename.stores.probe import PROBE_AREA
+
+    access, secret = server.keys[denied]
+    client = zr.make_s3_client(server.endpoint, "us-east-1", access_key=access,
+                               secret_key=secret)
+    key = dest.split("/", 3)[3]
+    return zr.S3Store(client, retry=zr.RetryPolicy(max_attempts=1), min_part_size=64,
+                      probe_bucket=server.bucket, probe_prefix=f"{key}/{PROBE_AREA}")
+
+
+STREAM_ROWS = [{"id": i, "part": i % 2} for i in range(40)]
+
+
+def _stream_batch(store: zr.S3Store, dest: str, monkeypatch: pytest.MonkeyPatch) -> BatchRun:
+    """Batch 0 of a fresh query run as Spark drives it: the driver's writer (``start_writer``),
+    two tasks (the fenced task side, ``run_task``), the driver's ``commit_batch``; a failed
+    task or commit is followed by ``abort_batch`` (Spark's ``abort``)."""
+    pa = pytest.importorskip("pyarrow")
+    pytest.importorskip("pyspark")
+    from zerorename.spark import core
+    from zerorename.spark.spec import WriteSpec
+    from zerorename.spark.streaming import abort_batch, batch_spec, commit_batch, start_writer
+
+    monkeypatch.setattr(core, "make_store", lambda spec: store)  # the tasks' store
+    clear_fencing_cache()  # a fresh driver: both probes run under this role
+    clear_probe_cache()
+    run_id = str(uuid.uuid4())
+    stage = "start_writer"
+    try:
+        writer = start_writer(WriteSpec(dest=dest, partition_by=("part",), part_min_size=64),
+                              store=store)
+        outcomes: list[Any] = []
+        for t in range(2):
+            stage = f"task {t}"
+            table = pa.Table.from_pylist(STREAM_ROWS[t::2])
+            outcomes.append(core.run_task(batch_spec(writer, 0, run_id), t, 0,
+                                          table.to_batches()))
+        stage = "commit_batch"
+        return BatchRun(None, stage, commit_batch(writer, 0, outcomes, run_id, store=store))
+    except CommitError as exc:
+        abort_error = None
+        if stage != "start_writer":
+            try:
+                abort_batch(writer, 0, run_id, store=store)
+            except CommitError as again:
+                abort_error = again
+        return BatchRun(exc, stage, abort_error=abort_error)
+
+
+def _stream_rows(server: IamServer, dest: str) -> tuple[list[int], list[int]]:
+    """Row ids as a plain listing reader sees them, and as a reader of the batch records."""
+    import io
+
+    pq = pytest.importorskip("pyarrow.parquet")
+    from zerorename.table_log import table_files
+
+    admin = server.admin_store()
+    base = dir_prefix(dest)
+    listed = [o.url for o in zr.list_dir(admin, dest) if not is_hidden(o.url[len(base):])]
+
+    def ids(urls: list[str]) -> list[int]:
+        return sorted(i for u in urls
+                      for i in pq.read_table(io.BytesIO(admin.get(u))).column("id").to_pylist())
+
+    try:
+        recorded = [f.url for f in table_files(admin, dest)]
+    except NotFoundError:  # no batch record at all
+        recorded = []
+    return ids(listed), ids(recorded)
+
+
+def test_the_whole_policy_is_enough_for_the_stream_sink(
+        iam_server: IamServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    dest = f"s3://{iam_server.bucket}/{PREFIX}/stream-full"
+    run = _stream_batch(_stream_store(iam_server, None, dest), dest, monkeypatch)
+    assert run.error is None, f"{run.stage}: {run.error!r}"
+    want = sorted(r["id"] for r in STREAM_ROWS)
+    assert _stream_rows(iam_server, dest) == (want, want)
+    assert iam_server.admin_store().list_multipart_uploads(dir_prefix(dest)) == []
+
+
+@pytest.mark.parametrize("action", ACTIONS)
+def test_one_action_denied_to_the_stream_sink(iam_server: IamServer, action: str,
+                                              monkeypatch: pytest.MonkeyPatch,
+                                              caplog: pytest.LogCaptureFixture) -> None:
+    """Never a failed batch with rows visible; a committed batch is whole (what its cleanup
+    left is logged with the action); a failure names the action."""
+    from zerorename.spark.streaming import BatchOutcome
+
+    dest = f"s3://{iam_server.bucket}/{PREFIX}/stream-{action.split(':')[1]}-" \
+           f"{uuid.uuid4().hex[:6]}"
+    with caplog.at_level(logging.WARNING, logger="zerorename"):
+        run = _stream_batch(_stream_store(iam_server, action, dest), dest, monkeypatch)
+    listed, recorded = _stream_rows(iam_server, dest)
+    if run.error is None:
+        want = sorted(r["id"] for r in STREAM_ROWS)
+        assert run.outcome is BatchOutcome.COMMITTED
+        assert (listed, recorded) == (want, want), f"committed without {action}, not whole"
+        base = dir_prefix(dest)
+        left = [u for u in _everything(iam_server, dest) if is_hidden(u[len(base):])]
+        left += [u.url for u in iam_server.admin_store().list_multipart_uploads(base)]
+        # the log is the table's; the capability probe's litter is its own (it never raises)
+        left = [u for u in left
+                if not u[len(base):].startswith(("_zerorename_log/", ".zerorename-probe/"))]
+        if left:
+            warned = " ".join(r.getMessage() for r in caplog.records
+                              if r.levelno >= logging.WARNING)
+            assert action in warned, f"committed without {action}, left {left} unsaid"
+        return
+    assert (listed, recorded) == ([], []), (
+        f"the batch without {action} failed at {run.stage} ({run.error!r}) and left rows "
+        f"visible: {len(listed)} listed, {len(recorded)} recorded")
+    assert _names(run.error, action), (
+        f"the batch without {action} failed at {run.stage} without naming the action: "
+        f"{run.error!r}")

@@ -45,7 +45,9 @@ from zerorename.committers.layout import FENCED_AREA
 from zerorename.errors import CommitError, NotFoundError, PreconditionFailedError
 from zerorename.formats import PendingSet
 from zerorename.store import Store, list_dir
+from zerorename.stores import S3Store
 from zerorename.stores.fencing import fencing_support
+from zerorename.stores.probe import could_not_write
 from zerorename.table_fold import DEFAULT_TARGET_SIZE, compact_table, expire_batch_records
 from zerorename.table_log import (
     LOG_DIR,
@@ -155,6 +157,11 @@ def start_writer(write: WriteSpec, *, keep_batch_records: int = 0, compact_every
                                            "use the append output mode")
     store = store if store is not None else make_store(write)
     if not store.capabilities().conditional_put:
+        unmeasured = store.capability_probe_error() if isinstance(store, S3Store) else None
+        if unmeasured is not None:  # not "no": the probe could not ask (a denied request…)
+            raise could_not_write(batch_record_url(write.dest, 0), unmeasured,
+                                  "nothing is known about the store's conditional writes, so "
+                                  "the stream was not started") from unmeasured
         why = f"{store.name} does not declare conditional PUT"
     else:  # declared: measured as for ``fenced`` (a racy or header-dropping server is refused)
         decision = fencing_support(store, write.dest, write.committer_options)
@@ -251,7 +258,7 @@ def commit_batch(stream: StreamSpec, batch_id: int,
         raise
     table = TableLog(store, dest, records_only=True)
     if batch_id <= table.folded_through():
-        _clean_job(store, dest, spec.job_id, set())
+        _clean_after_commit(batch_id, dest, lambda: _clean_job(store, dest, spec.job_id, set()))
         return BatchOutcome.ALREADY_COMMITTED
     existing = table.batch(batch_id)
     if existing is None:
@@ -270,9 +277,23 @@ def commit_batch(stream: StreamSpec, batch_id: int,
     ours = existing.job_id == spec.job_id
     # every other upload of this batch id is garbage now: ours if the record is another's,
     # and those of runs that died before recording (no abort ran for them)
-    _clean_batch(store, dest, batch_id, {f.upload_id for f in existing.files})
+    keep = {f.upload_id for f in existing.files}
+    _clean_after_commit(batch_id, dest, lambda: _clean_batch(store, dest, batch_id, keep))
     _maintain(stream, store, batch_id)
     return BatchOutcome.COMMITTED if ours else BatchOutcome.ALREADY_COMMITTED
+
+
+def _clean_after_commit(batch_id: int, dest: str, clean: Callable[[], object]) -> None:
+    """Run ``clean`` (removing task records and stray uploads) after batch ``batch_id``'s
+    commit point.  The batch is committed, whole: a failure (a role without
+    ``s3:DeleteObject``) is logged with what it lacked, never the batch's failure — failing
+    would stop the query on a committed batch, and its re-run would fail the same way."""
+    try:
+        clean()
+    except CommitError as error:
+        log.warning("zerorename: batch %d of %s is committed; removing its task records and "
+                    "stray uploads failed, what is left is hidden from readers: %s",
+                    batch_id, dest, error)
 
 
 def _maintain(stream: StreamSpec, store: Store, batch_id: int) -> None:

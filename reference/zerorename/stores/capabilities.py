@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from zerorename.errors import StoreError
+from zerorename.errors import AccessDeniedError, StoreError
 from zerorename.retry import NO_RETRY, RetryPolicy
 from zerorename.store import StoreCapabilities
 
@@ -157,8 +157,16 @@ def probe_capabilities(
         try:
             result = probe.run()
         except ClientError as exc:
+            from zerorename.stores.s3.errors import translate_client_error  # (imports this)
+
+            url = f"s3://{bucket}/{probe.base}"
+            # a request the role may not send: say which IAM action it needs, as the store does
+            denied = translate_client_error(exc, url, _STORE_OPS.get(probe.last_call, "probe"))
+            if isinstance(denied, AccessDeniedError):
+                raise AccessDeniedError(url, f"capability probe failed: {denied.reason}",
+                                        denied.actions, code=denied.code) from exc
             raise StoreError(
-                f"s3://{bucket}/{probe.base}", f"capability probe failed: {_describe(exc)}",
+                url, f"capability probe failed: {_describe(exc)}",
                 code=str(exc.response.get("Error", {}).get("Code", "")), status=_status(exc),
             ) from exc
         except BotoCoreError as exc:  # refused before sending (bad bucket name), no network
@@ -187,6 +195,7 @@ class _Probe:
         self.notes: list[str] = []
         self.uploads: list[tuple[str, str]] = []
         self.created = False
+        self.last_call = ""  # boto3's name of the request sent last (put_object…)
 
     # -- plumbing -------------------------------------------------------------------------
 
@@ -196,6 +205,7 @@ class _Probe:
 
         def once() -> Any:
             self.requests += 1
+            self.last_call = getattr(fn, "__name__", "")
             return fn(Bucket=self.bucket, **kwargs)
 
         return self.retry.call(once)
@@ -350,6 +360,14 @@ class _Probe:
 def _status(exc: ClientError) -> int:
     meta = exc.response.get("ResponseMetadata", {})
     return int(meta.get("HTTPStatusCode", 0) or 0)
+
+
+#: boto3's names of the probe's requests → the store's operation names (the keys of
+#: :data:`~zerorename.stores.s3.errors.IAM_ACTIONS`)
+_STORE_OPS = {"put_object": "put", "create_multipart_upload": "create_multipart",
+              "upload_part": "upload_part", "complete_multipart_upload": "complete_multipart",
+              "list_multipart_uploads": "list_multipart_uploads",
+              "abort_multipart_upload": "abort_multipart", "delete_object": "delete"}
 
 
 def _describe(exc: ClientError) -> str:

@@ -217,8 +217,13 @@ def _measure(store: Store, dest: str, *, documented: bool) -> FencingDecision:
             return FencingDecision(store.name, FencingSupport.IGNORES_HEADER)
         if documented:
             return FencingDecision(store.name, FencingSupport.DOCUMENTED)
-        result = race(store, area, RaceOp.PUT_IF_NONE_MATCH, writers=GATE_RACERS,
-                      rounds=GATE_ROUNDS)
+        try:
+            result = race(store, area, RaceOp.PUT_IF_NONE_MATCH, writers=GATE_RACERS,
+                          rounds=GATE_ROUNDS)
+        except StoreError as exc:  # its read-back refused (no s3:GetObject): nothing measured
+            raise StoreProbeError(first, f"the fencing probe could not read back its racing "
+                                  f"writes ({exc.code or exc.status}: {exc.reason})",
+                                  exc.code) from exc
     finally:
         remove_probe_area(store, area, known=[first])
     if result.verdict is RaceVerdict.EXCLUSIVE and not result.lost_writes:

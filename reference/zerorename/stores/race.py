@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from zerorename.errors import PreconditionFailedError, StoreError
+from zerorename.errors import NotFoundError, PreconditionFailedError, StoreError
 from zerorename.store import Store
 from zerorename.stores.probe_report import RaceOp, RaceResult
 
@@ -117,7 +117,9 @@ def _run(pool: ThreadPoolExecutor, actions: list[Callable[[], None]]) -> list[st
 def _finish(store: Store, key: str, bodies: list[bytes], answers: list[str | None]) -> _Round:
     won = tuple(b for b, a in zip(bodies, answers, strict=True) if a is None)
     final: bytes | None = None
-    with contextlib.suppress(StoreError):
+    # nothing there is a lost write; a read the store refuses (403) says nothing about the
+    # writes, and raises (judging it a lost write would call a fencing store racy)
+    with contextlib.suppress(NotFoundError):
         final = store.get(key)
     errors = tuple(a for a in answers if a is not None and a != "412")
     return _Round(won, final, errors)

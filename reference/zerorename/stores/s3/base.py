@@ -155,6 +155,12 @@ class S3Requests(CountedRequests):
                                    min_part_size=self.min_part_size,
                                    max_part_size=S3_MAX_PART_SIZE, max_parts=S3_MAX_PARTS)
 
+    def capability_probe_error(self) -> StoreError | None:
+        """Why :meth:`capabilities` answered conservatively: the probe's error (an
+        ``AccessDeniedError`` naming the IAM action the role lacks, a missing bucket…), or
+        None when it measured, was declared, or has not run."""
+        return self._probe_error
+
     def _measured_capabilities(self, url: str | None) -> StoreCapabilities:
         cached = cached_probe(self.endpoint)
         if cached is not None:
