@@ -3,12 +3,12 @@ are what the Python reference writes for the inputs below, and what the JVM comm
 for the same inputs (``jvm/spark``'s ``TestSharedVectors`` builds them with the Java records and
 compares byte for byte).  Both suites also read every file back.
 
-``ZERORENAME_WRITE_VECTORS=1`` rewrites the files from the Python side (then run JUnit)."""
+``python -m tests.vectors.test_fenced_vectors`` rewrites the files from the Python side (then
+run JUnit)."""
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -88,9 +88,10 @@ VECTORS = {"task_record.pendingset": task_record, "commit.json": commit_record,
            "_SUCCESS": success, "_job.json": marker}
 
 
-@pytest.mark.skipif(os.environ.get("ZERORENAME_WRITE_VECTORS") != "1",
-                    reason="rewrites the vector files only when asked")
-def test_write_vectors() -> None:
+def write_vectors() -> None:
+    """Rewrite the vector files from the Python records (``python -m
+    tests.vectors.test_fenced_vectors``): only when the record format changes on purpose;
+    JUnit's TestSharedVectors then holds the Java side to them."""
     HERE.mkdir(exist_ok=True)
     for name, make in VECTORS.items():
         (HERE / name).write_bytes(make())
@@ -129,3 +130,7 @@ def test_zerorename_records_lists_a_jvm_shaped_root(tmp_path: Path) -> None:
     found = find_expired(LocalStore(), f"file://{tmp_path}/out", older_than=0.0,
                          now=1e12)
     assert [r.job_id for r in found] == [JOB]
+
+
+if __name__ == "__main__":
+    write_vectors()
