@@ -32,12 +32,15 @@ LABEL = {
     "s3a-directory-moto": "Spark's writer, S3A `directory`, moto",
     "s3a-magic-rgw": "Spark's writer, S3A `magic`, Ceph RGW (HTTPS)",
     "s3a-directory-rgw": "Spark's writer, S3A `directory`, Ceph RGW (HTTPS)",
+    "s3a-fenced-moto": "Spark's writer, zerorename's JVM `fenced`, moto",
     "spark-scan": "(stage) Spark reads the cached rows: `noop` format",
     "arrow-drain": "(stage) + Arrow batches to Python workers, dropped",
 }
 #: the S3A table's stores: (name, zerorename's strategy there, S3A's strategy prefix)
 S3A_STORES = (("moto", "zr-moto", "s3a-{}-moto"), ("Ceph RGW", "zr-rgw", "s3a-{}-rgw"))
 S3A_COMMITTERS = ("magic", "directory")
+#: zerorename's committer inside Spark's writer (the JVM ``fenced``), beside S3A's
+JVM_COMMITTERS = ("fenced",)
 
 
 def _mb(n: int | None) -> str:
@@ -181,8 +184,9 @@ def _s3a_table(report: dict[str, Any]) -> list[str]:
     lines = ["**Beside Hadoop's S3A committers** (Spark's own writer to `s3a://`, same session "
              "and rounds; time / Spark's writer to the local disk, then the requests the "
              "server received per Parquet file, whoever sent them):", "",
-             "| rows | partitioned | store | S3A `magic` | S3A `directory` | zerorename |",
-             "|---:|---|---|---:|---:|---:|"]
+             "| rows | partitioned | store | S3A `magic` | S3A `directory` "
+             "| zerorename `fenced` in Spark's writer | zerorename's Python route |",
+             "|---:|---|---|---:|---:|---:|---:|"]
 
     def shown(row: dict[str, Any] | None) -> str:
         if row is None:
@@ -195,7 +199,7 @@ def _s3a_table(report: dict[str, Any]) -> list[str]:
         for name, zr, pattern in stores:
             lines.append(f"| {cell['rows']:,} | {'by month' if cell['partitioned'] else 'no'} "
                          f"| {name} | " + " | ".join(shown(rows.get(pattern.format(c)))
-                                                     for c in S3A_COMMITTERS)
+                                                     for c in S3A_COMMITTERS + JVM_COMMITTERS)
                          + f" | {shown(rows.get(zr))} |")
     return [*lines, ""]
 

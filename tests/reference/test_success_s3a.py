@@ -77,3 +77,16 @@ def test_zerorename_success_cli_shows_an_s3a_success(tmp_path: Path,
     data = json.loads(capsys.readouterr().out)  # type: ignore[attr-defined]
     assert data["committer"] == "magic" and len(data["metrics"]) == len(
         json.loads(DATA.read_text())["metrics"])
+
+
+def test_the_jvm_committers_success_is_zerorenames() -> None:
+    """The JVM fenced committer (io.zerorename.committer.FencedCommitter) wrote it: shown as
+    zerorename's, counted by its own files counter, not labelled S3A's."""
+    jvm = SuccessData(committer="fenced", job_id="j", filenames=["s3a://b/d/f"],
+                      diagnostics={"committer.class":
+                                   "io.zerorename.committer.FencedCommitter"},
+                      iostatistics={"counters": {"committer_files_committed": 1,
+                                                 "committer_commits_completed": 2}})
+    back = SuccessData.from_bytes(jvm.to_bytes(), "jvm")
+    assert back.written_by_zerorename and back.origin == "zerorename"
+    assert back.files_committed == 1 and "Hadoop S3A" not in back.describe()

@@ -27,6 +27,10 @@ SUCCESS_FILE_LIMIT = 100
 S3A_COMMITS_COMPLETED = "committer_commits_completed"
 
 
+#: the class-name prefixes of zerorename's committers (Python, JVM) in ``_SUCCESS`` diagnostics
+ZERORENAME_CLASSES = ("zerorename.", "io.zerorename.")
+
+
 @dataclass
 class SuccessData(JsonRecord):
     """The JSON ``_SUCCESS`` summary (same format for the S3A and manifest committers)."""
@@ -107,10 +111,11 @@ class SuccessData(JsonRecord):
 
     @property
     def written_by_zerorename(self) -> bool:
-        """Whether one of zerorename's committers wrote this (its diagnostics name the class);
+        """Whether one of zerorename's committers wrote this (its diagnostics name the class:
+        the Python ``zerorename.committers.…`` or the JVM ``io.zerorename.committer.…``);
         otherwise Hadoop's S3A committers did, whose names (``magic``, ``directory``,
         ``partitioned``) zerorename's share."""
-        return self.diagnostics.get("committer.class", "").startswith("zerorename.")
+        return self.diagnostics.get("committer.class", "").startswith(ZERORENAME_CLASSES)
 
     @property
     def origin(self) -> str:
