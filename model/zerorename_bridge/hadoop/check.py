@@ -239,7 +239,7 @@ class HadoopStore:
             bucket = self.place.root
             return {f"{bucket}/{k}": (None if k.endswith("/") else v)
                     for k, v in endpoint.objects(bucket).items()}
-        return self._session.files(self.place.root)
+        return _local_files(Path(self.place.root))
 
     def snapshot(self) -> dict[str, bytes]:
         return {_model_url(rel): data for rel, data in sorted(self._entries().items())
@@ -276,6 +276,23 @@ class HadoopStore:
     def __getattr__(self, op: str) -> Any:
         raise AttributeError(f"{op}: Hadoop's committers do their own I/O in the JVM; the "
                              "harness store only observes it")
+
+
+def _local_files(root: Path) -> dict[str, bytes | None]:
+    """What ``files`` of the driver answers (HdfsLikeFileSystem's paths are local paths),
+    read here without a round trip: relative path -> bytes, a directory as ``path/`` -> None."""
+    found: dict[str, bytes | None] = {}
+    for folder, dirs, names in os.walk(root):
+        rel = os.path.relpath(folder, root)
+        prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
+        for name in dirs:
+            found[f"{prefix}{name}/"] = None
+        for name in names:
+            try:
+                found[prefix + name] = (Path(folder) / name).read_bytes()
+            except OSError:
+                continue  # removed while listed: not there
+    return found
 
 
 def store_backend(store: str) -> Callable[[], HarnessStore]:

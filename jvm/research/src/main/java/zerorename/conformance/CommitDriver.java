@@ -216,9 +216,21 @@ public final class CommitDriver {
     }
   }
 
+  private static Configuration base;
+
+  /** The defaults (core-default.xml and the rest), parsed once: each actor's configuration is
+   * a copy (parsing them again for every actor of every scenario cost tens of milliseconds). */
+  private static synchronized Configuration base() {
+    if (base == null) {
+      base = new Configuration();
+      base.size();  // load the resources now
+    }
+    return base;
+  }
+
   private static Configuration conf(String committer, int jobAttempt, String jobName,
       String actor) {
-    Configuration conf = new Configuration();
+    Configuration conf = new Configuration(base());
     backend.configure(conf, committer, actor);
     conf.setInt("mapreduce.job.application.attempt.id", jobAttempt);
     conf.set("spark.sql.sources.writeJobUUID", jobName);
