@@ -577,3 +577,50 @@ def decide(committer: str, store: str, props: Sequence[str], budget: Budget,
     cells = [c if protocol == "hadoop" else _under(c, protocol)
              for c in first for protocol in protocols]
     return cells
+
+
+#: ``check --target hadoop --quick``: the model's quick budget, runs per scope
+QUICK_RUNS = 40
+#: ``check --target hadoop`` without ``--quick``: the stated budget, runs per scope (the
+#: model's paper budget; a scope it does not exhaust is reported ``holds*``)
+FULL_RUNS = 1_000
+
+
+def run_check(committers: Sequence[str] | None, stores: Sequence[str] | None,
+              props: Sequence[str] | None, *, quick: bool, traces: str | None,
+              protocols: Sequence[str] = ("hadoop", "spark"),
+              jars: Sequence[str] | None = None,
+              progress: Callable[[str], None] | None = None,
+              max_runs: int | None = None) -> list[Cell]:
+    """``zerorename check --target hadoop``: each committer's cells, on its store(s), at
+    :data:`QUICK_RUNS` (``quick``) or :data:`FULL_RUNS` runs per scope (or ``max_runs``)."""
+    for jar in jars or ():
+        if not Path(jar).exists():
+            raise HadoopCommitterError(jar, "no such jar or folder: give the path of the jar "
+                                            "holding your committer class")
+    if jars:
+        os.environ[CLASSPATH_VARIABLE] = os.pathsep.join(
+            [*(str(Path(j).resolve()) for j in jars), *extra_classpath()])
+        close()  # a JVM started before has the old class path
+    names = list(committers or BUILTIN)
+    wanted = tuple(props or PROPERTIES)
+    for prop in wanted:
+        if prop not in PROPERTIES:
+            raise ValueError(f"--target hadoop decides {', '.join(PROPERTIES)}, not {prop!r} "
+                             "(the drivers' stores are consistent: consistency cannot arise)")
+    plan = [(name, store) for name in names for store in store_for(name, stores)]
+    budget = Budget(max_runs=max_runs or (QUICK_RUNS if quick else FULL_RUNS))
+    cells: list[Cell] = []
+    try:
+        for name, store in plan:
+            if name not in BUILTIN:
+                check_available(name, store)
+            row = decide(name, store, wanted, budget, traces, protocols)
+            if progress:
+                progress(f"{name} on {store} (Hadoop 3.5.0 in the JVM, {budget.max_runs} runs "
+                         "per scope): " + ", ".join(
+                             f"{c.prop}={c.shown}" for c in row if str(c.protocol) == protocols[0]))
+            cells += row
+    finally:
+        close()
+    return cells
