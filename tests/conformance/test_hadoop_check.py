@@ -14,6 +14,7 @@ import pytest
 from zerorename.cli import main
 from zerorename_bridge.hadoop import check
 from zerorename_model.experiments.cells import Verdict
+from zerorename_model.experiments.explored import Held
 
 ROOT = Path(__file__).resolve().parents[2]
 #: the research jar's deliberately broken committer: it publishes at task commit
@@ -32,7 +33,7 @@ def _model_verdict(committer: str, store: str, prop: str, protocol: str) -> str:
 def test_the_real_v1_breaks_concurrency_as_the_models_does(tmp_path: Path) -> None:
     assert _model_verdict("v1", "hdfs", "concurrency", "hadoop") == "violated"
     cells = check.run_check(["v1"], None, ["concurrency"], quick=True, traces=str(tmp_path))
-    assert [(c.protocol.value, c.verdict) for c in cells] == [
+    assert [(str(c.protocol), c.verdict) for c in cells] == [
         ("hadoop", Verdict.VIOLATED), ("spark", Verdict.VIOLATED)]
     for cell in cells:
         assert cell.trace is not None
@@ -85,3 +86,13 @@ def test_a_builtin_on_another_store_is_refused() -> None:
         check.store_for("v1", ["s3"])
     with pytest.raises(check.HadoopCommitterError, match="unknown Hadoop committer"):
         check.jvm_name("v3")
+
+
+def test_s3as_magic_runs_under_the_models_scheduler_on_moto(tmp_path: Path) -> None:
+    """A small budget (S3A's calls cost seconds per run here): magic's job alone commits in
+    every run tried, on moto, through the same route as the quick check."""
+    cells = check.run_check(["magic"], None, ["liveness"], quick=True, traces=str(tmp_path),
+                            protocols=("hadoop",), max_runs=2)
+    assert [(c.store, c.verdict) for c in cells] == [("s3", Verdict.HOLDS)]
+    held = cells[0].explored
+    assert isinstance(held, Held) and held.runs > 0

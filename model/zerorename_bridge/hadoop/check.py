@@ -126,6 +126,8 @@ class _Process:
     workdir: Path | None = None
     run: _RunPlace | None = None
     runs: int = 0
+    #: bumped whenever an actor may have changed the store (its view is read again)
+    changes: int = 0
 
 
 _PROCESS = _Process({})
@@ -217,7 +219,9 @@ class HadoopStore:
         if previous is not None:
             shutil.rmtree(previous.local, ignore_errors=True)
         _PROCESS.run = self.place = place
+        _PROCESS.changes += 1
         self._session = session
+        self._seen: tuple[int, dict[str, bytes | None], list[str]] | None = None
 
     @staticmethod
     def _empty_bucket(endpoint: MotoEndpoint, bucket: str) -> None:
@@ -233,7 +237,13 @@ class HadoopStore:
     # -- what the harness needs ------------------------------------------------------------
 
     def _entries(self) -> dict[str, bytes | None]:
-        """Every entry below the root, relative to it (None: a directory or a marker)."""
+        """Every entry below the root, relative to it (None: a directory or a marker); read
+        again only after an actor may have changed the store."""
+        if self._seen is None or self._seen[0] != _PROCESS.changes:
+            self._seen = (_PROCESS.changes, self._read(), self._read_uploads())
+        return self._seen[1]
+
+    def _read(self) -> dict[str, bytes | None]:
         if self.place.s3a:
             endpoint = _endpoint()
             bucket = self.place.root
@@ -246,6 +256,11 @@ class HadoopStore:
                 if data is not None}
 
     def upload_urls(self) -> list[str]:
+        self._entries()
+        assert self._seen is not None
+        return list(self._seen[2])
+
+    def _read_uploads(self) -> list[str]:
         if not self.place.s3a:
             return []
         bucket = self.place.root
@@ -305,7 +320,7 @@ class _Backend:
     store: str
 
     def __call__(self) -> HarnessStore:
-        made: HarnessStore = HadoopStore(self.store)  # type: ignore[assignment]
+        made: HarnessStore = HadoopStore(self.store)
         return made
 
 
@@ -357,15 +372,11 @@ class HadoopCommitter:
             what = f"hadoop {call.kind} {self._shown(call.path)}" + (
                 f" {self._shown(call.other)}" if call.other else "")
             took: list[Answer] = []
-
-            def step() -> str:
-                took.append(session.step(actor))
-                return self._shown_answer(took[-1])
-
             try:
-                self.env.step(what, step)
+                self.env.step(what, self._stepper(actor, call.mutates, took))
                 answer = took[-1]
             except TaskKilled:
+                _PROCESS.changes += 1
                 # the call it waits at throws (a killed task's interrupted call); what it
                 # does then (its own clean-up) runs to the end of the call
                 answer = session.kill(actor)
@@ -378,6 +389,16 @@ class HadoopCommitter:
         if answer.state is State.FAILED:
             raise HadoopCallFailed(self._shown_text(answer.value))
         return answer.value
+
+    def _stepper(self, actor: str, mutates: bool, took: list[Answer]) -> Callable[[], str]:
+        """The harness step's action: the JVM makes the call its actor waits at and runs to
+        its next one (kept in ``took``); the step records what it was told."""
+        def step() -> str:
+            if mutates:
+                _PROCESS.changes += 1
+            took.append(self.session.step(actor))
+            return self._shown_answer(took[-1])
+        return step
 
     def _shown_text(self, text: str) -> str:
         """``text`` with the run's own directories named as in every run."""
