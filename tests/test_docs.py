@@ -80,7 +80,8 @@ def test_every_commit_error_has_a_troubleshooting_entry() -> None:
                                  "S3AOptionError"}
     # zerorename check's errors (the research distribution), met by users who check their
     # committer or store (docs/research/committer-authors.md)
-    errors |= {"PluginCommitterError", "PrefixNotEmptyError", "AreaEscapeError"}
+    errors |= {"PluginCommitterError", "PrefixNotEmptyError", "AreaEscapeError",
+               "HadoopCommitterError"}
     text = (ROOT / "docs" / "user" / "operations.md").read_text(encoding="utf-8")
     explained = set(re.findall(r"^### `(\w+)`$", text, re.M))
     assert errors - explained == set(), "errors without an entry in docs/user/operations.md"

@@ -134,7 +134,16 @@ class CheckCommand:
     def configure(self, parser: CommandParser) -> None:
         parser.formatter_class = argparse.RawDescriptionHelpFormatter
         parser.epilog_from = check_names_epilog
-        parser.add_argument("--target", choices=["model", "reference"], default="model")
+        parser.add_argument("--target", choices=["model", "reference", "hadoop"],
+                            default="model",
+                            help="hadoop: Hadoop's own committers (v1, v2, manifest on an "
+                                 "HDFS-like filesystem; magic, directory, partitioned: S3A "
+                                 "on moto; hadoop:<class>) under the model's schedules and "
+                                 "faults, through the research JVM driver")
+        parser.add_argument("--jar", action="append", metavar="PATH",
+                            help="--target hadoop: a jar (or class folder) holding a "
+                                 "hadoop:<class> committer; repeatable (also "
+                                 "$ZERORENAME_HADOOP_CLASSPATH)")
         parser.add_argument("--committer", action="append",
                             help="repeatable; default: all built-in ones. A built-in name, an "
                                  "installed entry point's name, or module:Class of a "
@@ -195,6 +204,17 @@ class CheckCommand:
         protocols = PROTOCOLS if args.protocol == "both" else (args.protocol,)
         from zerorename_bridge import plugins
 
+        if args.target == "hadoop":
+            from zerorename_bridge.hadoop.check import run_check
+
+            cells = run_check(args.committer, args.store, args.property, quick=args.quick,
+                              traces=args.traces, protocols=protocols, jars=args.jar,
+                              progress=progress)
+            print(format_matrix(cells))
+            if args.json:
+                save(cells, args.json)
+                print(f"wrote {args.json}", file=sys.stderr)
+            return 0
         target = plugins.Target(args.target)
         names = plugins.check_names(args.committer or [], target)  # a bad name fails here
         extra = [n for n in names if plugins.is_plugin(n, target)]

@@ -176,12 +176,14 @@ def _check_class(spec: CommitterSpec, cls: type, methods: Sequence[str],
 
 
 def load_hadoop(spec: CommitterSpec) -> CommitterFactory:
-    """The factory of a JVM committer class (``hadoop:<class>``), explored through the Hadoop
-    driver: the place where that driver plugs in.  Not available yet."""
+    """A JVM committer class (``hadoop:<class>``) is explored through the Hadoop driver, on
+    the real store it writes (``check --target hadoop``, :mod:`zerorename_bridge.hadoop.check`),
+    not on the model's or the reference's stores: named elsewhere, it is refused with the way
+    there."""
     raise PluginCommitterError(spec.name, (
-        f"JVM committers ({HADOOP_PREFIX}<class>) cannot be checked yet: the Hadoop driver "
-        "does not take a committer class of the user's; check a Python committer (a "
-        "built-in name, an entry point, or module:Class) instead"))
+        f"JVM committers ({HADOOP_PREFIX}<class>) run in the research JVM driver, on its own "
+        f"stores: check them with --target hadoop --committer {spec.name} (add their jars "
+        "with --jar), not with --target " + spec.target.value))
 
 
 # -- reference committers ------------------------------------------------------------------
@@ -335,6 +337,11 @@ def replay_any(path: str) -> Replayed:
     events = read_trace(path)
     ends = [e for e in events if e.get("t") == "end"]
     recorded = str(ends[-1]["digest"]) if ends else ""
+    if events and events[0].get("target") == "hadoop":  # check --target hadoop's witness
+        from zerorename_bridge.hadoop.check import replay
+
+        again = replay(path)
+        return Replayed(again.same, again.recorded_digest, again.replayed_digest, again.result)
     committer = str(json_object(events[0]["scenario"])["committer"])
     factory = (reference_factory(committer) if is_reference_trace(events)
                else model_factory(committer))

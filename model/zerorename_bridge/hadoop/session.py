@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -100,13 +101,16 @@ def research_jar() -> Path:
 class HadoopSession:
     """A JVM with the driver; one command, one answer.  Use as a context manager."""
 
-    def __init__(self, *, s3a: bool = False) -> None:
+    def __init__(self, *, s3a: bool = False, classpath: Sequence[str] = ()) -> None:
+        """``classpath``: more jars or folders (a user's committer classes), after the
+        research jar, PySpark's jars and (``s3a``) the S3A set."""
         java = shutil.which("java")
         if java is None:
             raise HadoopUnavailable("no java on PATH")
         path = [str(research_jar()), f"{jars_dir()}/*"]
         if s3a:
             path.append(f"{s3a_jars_dir()}/*")
+        path += list(classpath)
         self._proc = subprocess.Popen(
             [java, "-Xshare:auto", "-XX:TieredStopAtLevel=1", "-cp", os.pathsep.join(path),
              S3A_MAIN_CLASS if s3a else MAIN_CLASS],

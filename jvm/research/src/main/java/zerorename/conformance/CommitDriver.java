@@ -76,6 +76,9 @@ public final class CommitDriver {
     @Override
     public PathOutputCommitter committer(String committer, Path out, TaskAttemptContext task)
         throws IOException {
+      if (isClassName(committer)) {
+        return byClass(committer, out, task);
+      }
       return committer.equals("manifest")
           ? new ManifestCommitter(out, task) : new FileOutputCommitter(out, task);
     }
@@ -92,6 +95,44 @@ public final class CommitDriver {
   }
 
   private static Backend backend = new HdfsLike();
+
+  /** Whether a committer name is a class name (a user's {@code hadoop:<class>}) rather than
+   * one of the built-in short names. */
+  static boolean isClassName(String committer) {
+    return committer.indexOf('.') >= 0;
+  }
+
+  /**
+   * A {@link PathOutputCommitter} of any class on the class path, built with the constructor
+   * every path output committer has: {@code (Path outputPath, TaskAttemptContext context)}.
+   */
+  static PathOutputCommitter byClass(String className, Path out, TaskAttemptContext task)
+      throws IOException {
+    Class<?> found;
+    try {
+      found = Class.forName(className, true, Thread.currentThread().getContextClassLoader());
+    } catch (ClassNotFoundException e) {
+      throw new IOException("no class " + className + " on the class path", e);
+    }
+    if (!PathOutputCommitter.class.isAssignableFrom(found)) {
+      throw new IOException(className + " is not a " + PathOutputCommitter.class.getName());
+    }
+    try {
+      return found.asSubclass(PathOutputCommitter.class)
+          .getConstructor(Path.class, TaskAttemptContext.class).newInstance(out, task);
+    } catch (NoSuchMethodException e) {
+      throw new IOException(className + " has no public constructor (Path, "
+          + "TaskAttemptContext)", e);
+    } catch (java.lang.reflect.InvocationTargetException e) {
+      Throwable cause = e.getCause();
+      if (cause instanceof IOException) {
+        throw (IOException) cause;
+      }
+      throw new IOException(className + "'s constructor failed: " + cause, cause);
+    } catch (ReflectiveOperationException e) {
+      throw new IOException("cannot construct " + className + ": " + e, e);
+    }
+  }
 
   /** One actor: its committer, and where its current call stands. */
   static final class Actor {
@@ -175,9 +216,21 @@ public final class CommitDriver {
     }
   }
 
+  private static Configuration base;
+
+  /** The defaults (core-default.xml and the rest), parsed once: each actor's configuration is
+   * a copy (parsing them again for every actor of every scenario cost tens of milliseconds). */
+  private static synchronized Configuration base() {
+    if (base == null) {
+      base = new Configuration();
+      base.size();  // load the resources now
+    }
+    return base;
+  }
+
   private static Configuration conf(String committer, int jobAttempt, String jobName,
       String actor) {
-    Configuration conf = new Configuration();
+    Configuration conf = new Configuration(base());
     backend.configure(conf, committer, actor);
     conf.setInt("mapreduce.job.application.attempt.id", jobAttempt);
     conf.set("spark.sql.sources.writeJobUUID", jobName);

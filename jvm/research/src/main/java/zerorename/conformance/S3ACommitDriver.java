@@ -71,6 +71,9 @@ public final class S3ACommitDriver {
         case "partitioned":
           return new PartitionedStagingCommitter(out, task);
         default:
+          if (CommitDriver.isClassName(committer)) {
+            return CommitDriver.byClass(committer, out, task);
+          }
           throw new IllegalArgumentException("no S3A committer " + committer);
       }
     }
