@@ -27,18 +27,18 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from zerorename_bridge.hadoop.recording import CallMark, MarkedResult, ReturnMark
+from zerorename_bridge.hadoop.recording import MarkedResult
 from zerorename_bridge.hadoop.session import FsCall, HadoopSession
 from zerorename_bridge.hadoop.translate import (
     Comparison,
     FileDifference,
     Signature,
     _Replay,
-    _Segments,
     hadoop_name,
+    replay_marked,
 )
 from zerorename_bridge.hadoop.translate import _signature_of_op as _signature_of_hdfs_op
-from zerorename_model.engine.harness.events import Channel, Event, Op
+from zerorename_model.engine.harness.events import Channel, Op
 from zerorename_model.engine.scenario import JobSpec
 
 #: S3A's committers, by the model's names
@@ -267,21 +267,7 @@ class S3ATranslator:
             "fs.s3a.buffer.dir": str(local / "buffer"),
             **dict(scenario.options), **(options or {})})
         replay = _S3AReplay(self.session, bucket, scenario.committer)
-        stream: list[CallMark | ReturnMark | Event] = list(marked.stream())
-        segments = _Segments(stream, signature_of_op)
-        comparison = Comparison(name, tuple(j.outcome for j in marked.result.jobs))
-        for index, item in enumerate(stream):
-            if isinstance(item, CallMark):
-                replay.call(item)
-            elif isinstance(item, ReturnMark):
-                comparison.calls.append(replay.finish(item))
-            elif isinstance(item, Op):
-                sig = signature_of_op(item)
-                if sig is not None:
-                    if replay.align(item.actor, sig, segments.later.get(index, [])):
-                        comparison.aligned += 1
-                    else:
-                        comparison.unaligned += 1
+        comparison = replay_marked(replay, marked, name, signature_of_op)
         self.session.reset()  # end the actors (and their filesystems) before reading
         comparison.files = self._files(marked, bucket)
         shutil.rmtree(local, ignore_errors=True)

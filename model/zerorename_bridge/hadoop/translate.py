@@ -213,21 +213,7 @@ class Translator:
         root.mkdir(parents=True)
         self.session.reset({**dict(scenario.options), **(options or {})})
         replay = _Replay(self.session, str(root), scenario.committer)
-        stream: list[CallMark | ReturnMark | Event] = list(marked.stream())
-        segments = _Segments(stream)
-        comparison = Comparison(name, tuple(j.outcome for j in marked.result.jobs))
-        for index, item in enumerate(stream):
-            if isinstance(item, CallMark):
-                replay.call(item)
-            elif isinstance(item, ReturnMark):
-                comparison.calls.append(replay.finish(item))
-            elif isinstance(item, Op):
-                sig = _signature_of_op(item)
-                if sig is not None:
-                    if replay.align(item.actor, sig, segments.later.get(index, [])):
-                        comparison.aligned += 1
-                    else:
-                        comparison.unaligned += 1
+        comparison = replay_marked(replay, marked, name, _signature_of_op)
         comparison.files = self._files(marked, root)
         shutil.rmtree(root, ignore_errors=True)
         return comparison
@@ -243,6 +229,30 @@ class Translator:
                 continue
             differences.append(FileDifference(path, mine, theirs))
         return differences
+
+
+def replay_marked(replay: _Replay, marked: MarkedResult, name: str,
+                  signature: Callable[[Op], Signature | None]) -> Comparison:
+    """Drive ``replay`` through the model run ``marked``: each committer call started and
+    finished where the model's was, and each of the model's store operations (by its
+    ``signature``) aligned with the Hadoop call the actor is paused at.  The files are the
+    caller's to compare (each filesystem reads its own)."""
+    stream: list[CallMark | ReturnMark | Event] = list(marked.stream())
+    segments = _Segments(stream, signature)
+    comparison = Comparison(name, tuple(j.outcome for j in marked.result.jobs))
+    for index, item in enumerate(stream):
+        if isinstance(item, CallMark):
+            replay.call(item)
+        elif isinstance(item, ReturnMark):
+            comparison.calls.append(replay.finish(item))
+        elif isinstance(item, Op):
+            sig = signature(item)
+            if sig is not None:
+                if replay.align(item.actor, sig, segments.later.get(index, [])):
+                    comparison.aligned += 1
+                else:
+                    comparison.unaligned += 1
+    return comparison
 
 
 class _Replay:
