@@ -5,9 +5,9 @@
   committed ``fenced`` job of Parquet files at ``s3://bucket/events``).  It may use no name it
   does not define or import.
 * A block that needs a Spark session (one that imports pyspark, or uses ``spark``, ``df`` or
-  ``events`` without defining it; the Spark suites in ``tests/spark`` run those routes) is checked without Spark:
-  its imports run, every call of a zerorename function binds to its signature, and every
-  ``.option(name, …)`` is an option the writer knows.
+  ``events`` without defining it; the Spark suites in ``tests/spark`` run those routes) is
+  checked without Spark: its imports run, every call of a zerorename function binds to its
+  signature, and every ``.option(name, …)`` is an option the writer knows.
 * Every ``zerorename <command> …`` and ``python -m zerorename.spark.jvm …`` the pages show, in
   code blocks or inline, is accepted by the command's argparse parser (parse only).
 * Every ``zr.…`` / ``zrs.…`` / ``zerorename.…`` name the pages mention exists in the code (as
@@ -112,7 +112,7 @@ def _placeholder_namespace(code: str) -> dict[str, Any]:
     """The block's imports, run (no Spark session is started by an import)."""
     namespace: dict[str, Any] = {}
     tree = ast.parse(code)
-    imports = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
+    imports: list[ast.stmt] = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
     exec(compile(ast.Module(body=imports, type_ignores=[]), "<imports>", "exec"), namespace)
     return namespace
 
@@ -321,7 +321,7 @@ def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     moto_server = pytest.importorskip("moto.server")
     pq = pytest.importorskip("pyarrow.parquet")
     import boto3
-    import pyarrow as pa
+    import pyarrow as pa  # type: ignore[import-untyped]
 
     server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0)
     server.start()
