@@ -28,8 +28,9 @@ def _python_block(text: str, heading: str) -> str:
 def test_the_readme_is_short_and_answers_which_committer_first() -> None:
     lines = README.read_text(encoding="utf-8").splitlines()
     # 170 until the JVM routes (S3A's committers, zerorename's own in Spark's writers) and
-    # their benchmark rows joined; past 185 something belongs in docs/user/ instead
-    assert len(lines) <= 185, len(lines)
+    # their generated benchmark table (12 lines) joined; past 195 something belongs in
+    # docs/user/ instead
+    assert len(lines) <= 195, len(lines)
     first_screen = "\n".join(lines[:40])
     assert "## Which committer, on my store, with what guarantee" in first_screen
     for committer in ("fenced", "magic"):
