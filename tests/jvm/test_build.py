@@ -101,13 +101,20 @@ def test_the_production_jar_holds_nothing_of_the_research_drivers() -> None:
     assert "zerorename-research-jvm" not in spark_pom
 
 
+def _copy_of_the_build(tmp_path: Path) -> Path:
+    """jvm/ and what its tests read beside it (the shared record vectors), under tmp_path."""
+    copy = tmp_path / "jvm"
+    shutil.copytree(JVM, copy, ignore=shutil.ignore_patterns("target"))
+    shutil.copytree(ROOT / "tests" / "vectors", tmp_path / "tests" / "vectors")
+    return copy
+
+
 @pytest.mark.slow
 def test_the_build_works_offline_once_fetched(tmp_path: Path) -> None:
     """``mvn -o`` builds a copy of jvm/ from Maven's cache alone (javac warnings as errors)."""
     if shutil.which("mvn") is None:
         pytest.fail("Maven (mvn) is not on PATH: the README's commands need it")
-    copy = tmp_path / "jvm"
-    shutil.copytree(JVM, copy, ignore=shutil.ignore_patterns("target"))
+    copy = _copy_of_the_build(tmp_path)
     done = subprocess.run(
         ["mvn", "-B", "-o", "-q", "-Dstyle.color=never", "-f", str(copy / "pom.xml"),
          f"-Dpyspark.jars={_pyspark_jars()}", "-Drevision=0.0.0-test", "package"],
@@ -120,8 +127,7 @@ def test_the_build_works_offline_once_fetched(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_a_java_warning_fails_the_build(tmp_path: Path) -> None:
     """-Werror is on: a deprecated call added to the production module fails the build."""
-    copy = tmp_path / "jvm"
-    shutil.copytree(JVM, copy, ignore=shutil.ignore_patterns("target"))
+    copy = _copy_of_the_build(tmp_path)
     bad = copy / "spark" / "src" / "main" / "java" / "io" / "zerorename" / "spark" / "Bad.java"
     bad.write_text("package io.zerorename.spark;\n"
                    "final class Bad { static Integer box(int i) { return new Integer(i); } }\n")
