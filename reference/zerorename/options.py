@@ -272,6 +272,15 @@ ENDPOINT_HINT: Final = ("the store is the client's: boto3.client('s3', endpoint_
                         "writer's option endpoint_url, or fs.s3a.endpoint, does it there)")
 
 
+#: Hadoop's names for S3A's credentials: refused as options with :data:`CREDENTIALS_HINT`
+CREDENTIAL_NAMES: Final = frozenset({"fs.s3a.access.key", "fs.s3a.secret.key",
+                                     "fs.s3a.session.token"})
+CREDENTIALS_HINT: Final = ("credentials are never taken from options (nor logged): the store's "
+                           "client has them — boto3's AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY "
+                           "and AWS_SESSION_TOKEN, a profile, or zr.S3Store(boto3.client(...)); "
+                           "Spark's Python workers read the same environment")
+
+
 def unknown_name_reason(name: str, scope: Scope = Scope.COMMITTER) -> str | None:
     """Why ``name`` (an option given in ``scope``) is refused, or None when it is fine: a
     registered name of that scope, or a name outside :data:`CHECKED_PREFIXES`."""
@@ -282,6 +291,8 @@ def unknown_name_reason(name: str, scope: Scope = Scope.COMMITTER) -> str | None
     option = _BY_NAME.get(name) or _BY_NAME.get(low)
     if option is not None and (option.scope is scope or option.scope is Scope.COMMITTER):
         return None
+    if low in CREDENTIAL_NAMES:
+        return f"{name}: {CREDENTIALS_HINT}"
     if option is not None and option.scope is Scope.WRITER and scope is Scope.COMMITTER:
         return (f"{name} is a Spark writer option: a committer does not build its store "
                 f"({ENDPOINT_HINT})")

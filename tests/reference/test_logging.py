@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import zerorename as zr
-from zerorename.errors import ThrottledError
+from zerorename.errors import OptionValueError, ThrottledError
 from zerorename.retry import RetryPolicy
 
 SECRETS = {"fs.s3a.access.key": "AKIAEXAMPLEKEY00001", "fs.s3a.secret.key": "s3cr3t-value-xyz",
@@ -18,7 +18,7 @@ SECRETS = {"fs.s3a.access.key": "AKIAEXAMPLEKEY00001", "fs.s3a.secret.key": "s3c
 
 def _job(dest: str, committer: str = "fenced", tasks: int = 3) -> zr.SuccessData:
     store = zr.LocalStore()
-    job = zr.JobContext(dest=dest, job_id="job-logging-1", attempt=0, options=dict(SECRETS))
+    job = zr.JobContext(dest=dest, job_id="job-logging-1", attempt=0, options={})
     driver = zr.create_committer(committer, store, job)
     driver.setup_job()
     messages = []
@@ -78,7 +78,14 @@ def test_debug_adds_a_line_per_request(tmp_path: Path,
 
 def test_no_credential_or_secret_option_is_ever_logged(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Credentials given as options are refused (the client has them), and neither the refusal
+    nor anything logged shows their values."""
     caplog.set_level(logging.DEBUG, logger="zerorename")
+    for name, value in SECRETS.items():
+        with pytest.raises(OptionValueError, match="credentials are never taken") as refused:
+            zr.JobContext(dest=f"file://{tmp_path}/out", job_id="j", attempt=0,
+                          options={name: value})
+        assert value not in str(refused.value) and name in str(refused.value)
     _job(f"file://{tmp_path}/out")
     _job(f"file://{tmp_path}/other", committer="magic")
     text = "\n".join(r.getMessage() for r in caplog.records)

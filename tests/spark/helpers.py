@@ -64,3 +64,23 @@ def leftovers(s3: EmbeddedS3, bucket: str, prefix: str) -> tuple[list[str], list
     commit or an abort."""
     found = find_leftovers(_store(s3), f"s3://{bucket}/{prefix}", scope=f"s3://{bucket}/")
     return found.objects, found.uploads
+
+
+def stop_jvm() -> None:
+    """Stop the running SparkContext and its JVM, so the next session starts a new JVM with
+    its own class path (PySpark keeps one JVM per Python process, and a JVM only loads the
+    jars it started with; it exits when its stdin closes)."""
+    from pyspark import SparkContext
+
+    if SparkContext._active_spark_context is not None:
+        SparkContext._active_spark_context.stop()
+    gateway = SparkContext._gateway
+    if gateway is None:
+        return
+    gateway.shutdown()
+    proc = getattr(gateway, "proc", None)
+    if proc is not None:
+        proc.stdin.close()
+        proc.wait(timeout=120)
+    SparkContext._gateway = None
+    SparkContext._jvm = None

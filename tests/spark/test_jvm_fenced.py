@@ -25,6 +25,8 @@ from zerorename.committers.fenced_records import FencedCommitRecord
 from zerorename.formats import PendingSet, SuccessData
 from zerorename_bridge.embedded_s3 import EmbeddedS3
 
+from .helpers import stop_jvm
+
 pytestmark = pytest.mark.spark
 
 FACTORY = "io.zerorename.committer.FencedCommitterFactory"
@@ -50,16 +52,14 @@ def jvm_spark(s3: EmbeddedS3, _sessions: Any) -> Iterator[Any]:
     from pyspark.sql import SparkSession
 
     _sessions.stop()
-    active = SparkSession.getActiveSession()
-    if active is not None:
-        active.stop()
+    stop_jvm()  # a JVM started by an earlier test has neither S3A's jars nor zerorename's
     builder = SparkSession.builder.master("local[2]").appName("zerorename-jvm-fenced")
     for key, value in s3a_conf(s3.endpoint).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     yield spark
-    spark.stop()
+    stop_jvm()
 
 
 def _frame(spark: Any, rows: int = 400) -> Any:

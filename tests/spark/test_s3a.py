@@ -35,6 +35,8 @@ from zerorename.spark.s3a import (
 from zerorename.spark.verify import visible_files
 from zerorename_bridge.embedded_s3 import EmbeddedS3
 
+from .helpers import stop_jvm
+
 pytestmark = [pytest.mark.spark]
 
 MASTER = "local[2]"
@@ -75,26 +77,6 @@ def s3a_target(request: pytest.FixtureRequest, s3: EmbeddedS3) -> S3ATarget:
     return moto_target(s3)
 
 
-def _stop_jvm() -> None:
-    """Stop the running SparkContext and its JVM, so the next session starts a new JVM with
-    its own class path (PySpark keeps one JVM per Python process; it exits when its stdin
-    closes)."""
-    from pyspark import SparkContext
-
-    if SparkContext._active_spark_context is not None:
-        SparkContext._active_spark_context.stop()
-    gateway = SparkContext._gateway
-    if gateway is None:
-        return
-    gateway.shutdown()
-    proc = getattr(gateway, "proc", None)
-    if proc is not None:
-        proc.stdin.close()
-        proc.wait(timeout=120)
-    SparkContext._gateway = None
-    SparkContext._jvm = None
-
-
 @pytest.fixture(scope="module")
 def s3a_spark(s3a_target: S3ATarget, _sessions: Any) -> Iterator[Any]:
     """The module's session: S3A's magic committer by default, pointed at the target."""
@@ -104,7 +86,7 @@ def s3a_spark(s3a_target: S3ATarget, _sessions: Any) -> Iterator[Any]:
     from zerorename.spark.session import DEFAULT_CONF, prepare_environment
 
     _sessions.stop()
-    _stop_jvm()
+    stop_jvm()
     prepare_environment()
     builder = SparkSession.builder.master(MASTER).appName("zerorename-s3a-tests")
     for key, value in DEFAULT_CONF.items():
@@ -114,7 +96,7 @@ def s3a_spark(s3a_target: S3ATarget, _sessions: Any) -> Iterator[Any]:
     require_s3a(spark)
     register(spark)
     yield spark
-    _stop_jvm()
+    stop_jvm()
 
 
 def frame(spark: Any, rows: int = 300) -> Any:
