@@ -21,6 +21,7 @@ import json
 import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from zerorename_model.experiments.cells import Cell, JobProtocol, Verdict
@@ -51,7 +52,8 @@ def cell_json(cell: Cell) -> dict[str, Any]:
             "cut_off": list(cell.cut_off), "scope": cell.scope,
             "violation": explored.witness if isinstance(explored, Violation) else None,
             "reason": explored.reason if isinstance(explored, NotApplicable) else None,
-            "trace": rel(cell.trace)}
+            "trace": rel(cell.trace) if cell.trace and Path(cell.trace).resolve()
+            .is_relative_to(HERE) else cell.trace}
 
 
 def explore(committer: str, props: Sequence[str], traces: str | None,
