@@ -45,9 +45,10 @@ renders that file); ``verdicts.json``, the figures and the other blocks are left
 
 ``--hadoop`` explores Hadoop 3.5.0's own ``v1``, ``v2`` and ``manifest`` committers on the
 HDFS-like filesystem (``zrpaper/hadoop_rows.py``: ``zerorename check --target hadoop --quick``,
-a few minutes); it writes ``results/hadoop.json`` and ``results/hadoop_traces/``, the table
-between the hadoop markers of ``README.md`` (each real row beside the model's, read from
-``verdicts.json``), and ``zerorename.md`` (``{{HADOOP_ROWS}}``); nothing else changes.
+about 10 minutes, 9 of them manifest); it writes ``results/hadoop.json`` and
+``results/hadoop_traces/``, the table between the hadoop markers of ``README.md`` (each real
+row beside the model's, read from ``verdicts.json``), and ``zerorename.md``
+(``{{HADOOP_ROWS}}``); nothing else changes.
 
 What is typed by hand is the *paper's* side of each comparison (``zrpaper.claims``, and Table
 V in ``zerorename_model.experiments.tablev``) and the prose explaining a disagreement; whether a

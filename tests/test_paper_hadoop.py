@@ -2,7 +2,7 @@
 what ``zerorename check --target hadoop --quick`` gives (one cell explored again here), every
 witness replays in the JVM to the same violation, and the table in ``paper/README.md`` and in
 the paper is its rendering beside the model's rows of ``verdicts.json``.  A stale file is fixed
-by ``.venv/bin/python paper/make_paper.py --hadoop`` (a few minutes)."""
+by ``.venv/bin/python paper/make_paper.py --hadoop`` (about 10 minutes)."""
 
 from __future__ import annotations
 
