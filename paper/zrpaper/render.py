@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from zrpaper.differences import render_differences, render_fenced
 from zrpaper.figures import render_matrix_figures
+from zrpaper.hadoop_rows import render_section as render_hadoop_rows
 from zrpaper.matrix import render_matrix
 from zrpaper.permissions import render_section as render_permissions
 from zrpaper.production import render_production_bugs
@@ -36,6 +37,7 @@ SECTIONS: dict[str, Callable[[Results], str]] = {
     "{{FENCED}}": render_fenced,
     "{{REFERENCE_AMBIGUOUS}}": render_reference_ambiguous,
     "{{PERMISSIONS}}": render_permissions,
+    "{{HADOOP_ROWS}}": render_hadoop_rows,
 }
 
 

@@ -33,7 +33,9 @@ from __future__ import annotations
 
 import atexit
 import hashlib
+import json
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -270,6 +272,7 @@ class HadoopStore:
     def digest(self) -> str:
         h = hashlib.sha256()
         for rel, data in sorted(self._entries().items()):
+            data = _stable(rel, data, self.place.root)
             h.update(f"o\0{rel}\0{'' if data is None else hashlib.md5(data).hexdigest()}\0"
                      .encode())
         for url in self.upload_urls():
@@ -291,6 +294,27 @@ class HadoopStore:
     def __getattr__(self, op: str) -> Any:
         raise AttributeError(f"{op}: Hadoop's committers do their own I/O in the JVM; the "
                              "harness store only observes it")
+
+
+#: what a JSON ``_SUCCESS`` record (the manifest and S3A committers') says that is the same
+#: in every run; its clock readings, durations and statistics are not
+_SUCCESS_FIELDS = ("name", "success", "committer", "filenames")
+
+
+def _stable(rel: str, data: bytes | None, root: str) -> bytes | None:
+    """What the final state's digest hashes of an entry: a JSON ``_SUCCESS`` record without
+    its times (it holds the job commit's date and durations) and with the run's ``root`` named
+    as in every run, anything else as it is."""
+    if data is None or not rel.endswith("_SUCCESS") or not data.startswith(b"{"):
+        return data
+    try:
+        record = json.loads(data)
+    except ValueError:
+        return data
+    if not isinstance(record, dict):
+        return data
+    return json.dumps({k: record.get(k) for k in _SUCCESS_FIELDS}, sort_keys=True
+                      ).replace(root, "<root>").encode()
 
 
 def _local_files(root: Path) -> dict[str, bytes | None]:
@@ -322,6 +346,11 @@ class _Backend:
     def __call__(self) -> HarnessStore:
         made: HarnessStore = HadoopStore(self.store)
         return made
+
+
+#: a time a Java ``FileStatus`` prints (``modification_time=1796179851311``): it differs
+#: from run to run, and a failed call's message is part of the run's final state
+_CLOCK = re.compile(r"\b(modification_time|access_time)=\d+")
 
 
 # -- the committer the harness drives ------------------------------------------------------------
@@ -401,10 +430,12 @@ class HadoopCommitter:
         return step
 
     def _shown_text(self, text: str) -> str:
-        """``text`` with the run's own directories named as in every run."""
+        """``text`` with the run's own directories named as in every run, and the clock
+        readings a Java exception quotes (a ``FileStatus``'s times) left out, so that a
+        witness replays to the same state."""
         for root, shown in ((self.place.local, "<run>"), (self.place.root, "<root>")):
             text = text.replace(root, shown)
-        return text
+        return _CLOCK.sub(r"\1=<t>", text)
 
     def _shown_answer(self, answer: Answer) -> str:
         """What a step's answer records in the actor's history (the same in every run)."""
