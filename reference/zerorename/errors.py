@@ -56,7 +56,8 @@ class CredentialsError(StoreError):
     (InvalidAccessKeyId), a wrong secret key (SignatureDoesNotMatch), an expired or invalid
     session token.  Every request fails the same way; fix the client's credentials."""
 
-    def __init__(self, path: str, reason: str, code: str, status: int = 403) -> None:
+    def __init__(self, path: str, reason: str, code: str = "InvalidAccessKeyId",
+                 status: int = 403) -> None:
         super().__init__(path, reason, code=code, status=status)
 
 
