@@ -289,18 +289,18 @@ def test_a_jvm_commit_stopped_after_its_commit_point_is_rolled_forward_by_python
     assert _uploads(s3, bucket) == []
 
 
-def test_a_python_commit_stopped_after_its_commit_point_is_rolled_forward_by_the_jvm(
-        jvm_spark: Any, s3: EmbeddedS3, bucket: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def _python_job_stopped_after_its_commit_point(store: zr.Store, dest: str, job_id: str,
+                                               data: bytes,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Python fenced job of one file whose driver dies right after the commit point."""
     from zerorename.committers.fenced import FencedCommitter
 
-    dest = f"s3a://{bucket}/py2jvm"
-    store = zr.S3Store(s3.client())
-    job = zr.JobContext(dest, job_id="py-to-jvm")
+    job = zr.JobContext(dest, job_id=job_id)
     driver = zr.create_committer("fenced", store, job)
     driver.setup_job()
     task = zr.create_committer("fenced", store, job, task=job.task(0, 0))
     task.setup_task()
-    task.write("part-0", b"from python")
+    task.write("part-0", data)
     message = task.commit_task()
 
     def crash(*args: Any, **kwargs: Any) -> Any:
@@ -310,6 +310,15 @@ def test_a_python_commit_stopped_after_its_commit_point_is_rolled_forward_by_the
     with pytest.raises(KeyboardInterrupt):
         driver.commit_job([message])
     monkeypatch.undo()
+
+
+def test_a_python_commit_stopped_after_its_commit_point_is_rolled_forward_by_the_jvm(
+        jvm_spark: Any, s3: EmbeddedS3, bucket: str, monkeypatch: pytest.MonkeyPatch) -> None:
+
+    dest = f"s3a://{bucket}/py2jvm"
+    store = zr.S3Store(s3.client())
+    _python_job_stopped_after_its_commit_point(store, dest, "py-to-jvm", b"from python",
+                                               monkeypatch)
     assert _uploads(s3, bucket) == ["py2jvm/part-0"]
     rerun = _JvmJob(jvm_spark, dest, "py-to-jvm", attempt=1)
     with pytest.raises(Exception, match="JobAlreadyCommittedException"):
@@ -496,7 +505,6 @@ def test_local_jobs_are_finished_by_the_other_implementation(
         jvm_spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """On ``file://`` too: a JVM commit stopped after its commit point is rolled forward by
     the Python committer (which completes the JVM's emulated uploads), and the other way."""
-    from zerorename.committers.fenced import FencedCommitter
     from zerorename.committers.fenced_records import JobAlreadyCommittedError
 
     store = zr.LocalStore()
@@ -515,21 +523,8 @@ def test_local_jobs_are_finished_by_the_other_implementation(
     assert (tmp_path / "jvm2py" / "part-0").read_bytes() == b"jvm on disk"
 
     py_dest = f"file://{tmp_path}/py2jvm"
-    pjob = zr.JobContext(py_dest, job_id="local-py")
-    driver = zr.create_committer("fenced", store, pjob)
-    driver.setup_job()
-    task = zr.create_committer("fenced", store, pjob, task=pjob.task(0, 0))
-    task.setup_task()
-    task.write("part-0", b"python on disk")
-    message = task.commit_task()
-
-    def crash(*args: Any, **kwargs: Any) -> Any:
-        raise KeyboardInterrupt("the driver dies after the commit point")
-
-    monkeypatch.setattr(FencedCommitter, "_publish", crash)
-    with pytest.raises(KeyboardInterrupt):
-        driver.commit_job([message])
-    monkeypatch.undo()
+    _python_job_stopped_after_its_commit_point(store, py_dest, "local-py", b"python on disk",
+                                               monkeypatch)
     rerun = _JvmJob(jvm_spark, py_dest, "local-py", attempt=1)
     with pytest.raises(Exception, match="JobAlreadyCommittedException"):
         rerun.job.setupJob(rerun.context(0, 0))
