@@ -22,6 +22,11 @@ def literal_names(source: str) -> list[str]:
     tree = ast.parse(source)
     docstrings = {id(node.value) for node in ast.walk(tree)
                   if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)}
+    # ``__all__`` names Python objects (a function may be called committer_options)
+    exported = {id(element) for node in ast.walk(tree) if isinstance(node, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
+                for element in ast.walk(node.value)}
+    docstrings |= exported
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
@@ -47,6 +52,8 @@ def test_the_check_catches_a_literal_name() -> None:
     assert literal_names('stats.duration(f"store_{op}")')
     assert literal_names('NAME = "job_stage_something_new"')
     assert literal_names('"""A docstring naming committer_files_committed."""') == []
+    assert literal_names('__all__ = ["committer_options"]') == []
+    assert literal_names('__all__ = ["f"]\nNAME = "committer_options"')
     assert literal_names("stats.incr(S.COMMITTER_FILES_COMMITTED)") == []
 
 

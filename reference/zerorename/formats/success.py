@@ -24,7 +24,7 @@ SUCCESS_NAME = "org.apache.hadoop.fs.s3a.commit.files.SuccessData/1"
 #: Hadoop's SUCCESS_MARKER_FILE_LIMIT: ``filenames`` is a sample, not the full list.
 SUCCESS_FILE_LIMIT = 100
 #: Hadoop S3A's counter of multipart uploads its job commit completed: one per file
-S3A_COMMITS_COMPLETED = "committer_commits_completed"
+S3A_COMMITS_COMPLETED = S.COMMITTER_COMMITS_COMPLETED
 
 
 #: the class-name prefixes of zerorename's committers (Python, JVM) in ``_SUCCESS`` diagnostics
