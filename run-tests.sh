@@ -10,6 +10,9 @@ set -e
 echo "== ruff"; ruff check .
 echo "== mypy --strict (the reference, the model and the bridge)"; mypy
 echo "== pytest"
+# in CI a Ceph RGW (with its HTTPS side) that cannot start fails the run instead of skipping
+# its tests (tests/rgw_plugin.py); by hand, without Ceph, they skip and say why
+if [ "${CI:-}" = "true" ]; then export ZR_RGW_REQUIRED="${ZR_RGW_REQUIRED:-1}"; fi
 set +e
 pytest "$@"
 status=$?
