@@ -208,6 +208,8 @@ def test_the_module_runs_as_a_program() -> None:
     done = subprocess.run([sys.executable, "-m", "zerorename.spark.jvm", "--packages"],
                           capture_output=True, text=True, check=False, timeout=120)
     assert done.returncode == 0 and done.stdout.startswith("--packages org.apache.hadoop:")
+    # run as a program, the module is loaded once: no runpy warning on stderr
+    assert done.stderr == "", done.stderr
 
 
 def test_cli_prints_the_jars_a_session_needs(tmp_path: Path) -> None:
