@@ -10,12 +10,13 @@ its switch for conditional writes.  RGW 16.2 ignores ``If-None-Match`` on a mult
 complete; the committer's store measures that once and checks with a HEAD first, as the
 Python ``S3Store`` does.
 
-One Spark session for the module, a fresh bucket per test.
+One Spark session for the module, a fresh bucket per test.  The scenarios are
+``test_jvm_fenced``'s own, called with this module's session, server and bucket (the server
+object has what its helpers use: ``endpoint`` and ``client()``).
 """
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -28,9 +29,9 @@ import zerorename as zr
 from tests.rgw_plugin import RGWTLS, RGWServer, add_s3_key, empty_and_delete_bucket
 from zerorename.formats import SuccessData
 
+from . import test_jvm_fenced as on_moto
 from .helpers import stop_jvm
-from .test_jvm_fenced import FACTORY, FACTORY_KEY, _check_published, _frame, _JvmJob, _rows, \
-    _uploads
+from .test_jvm_fenced import FACTORY, FACTORY_KEY, _check_published, _frame, _rows
 
 pytestmark = [pytest.mark.spark, pytest.mark.rgw]
 
@@ -132,3 +133,82 @@ def test_formats_through_the_jvm_fenced_committer_on_rgw(
     assert "one winner in every round" in success.diagnostics["store.fencing"]
     files = zr.committed_files(zr.S3Store(rgw.client()), dest)
     assert all(f.etag for f in files), "an ETag left empty (RGW's complete answers none)"
+
+
+def test_a_task_record_is_a_python_pendingset(rgw_spark: Any, rgw: RGWTarget,
+                                              bucket: str) -> None:
+    on_moto.test_a_task_record_is_a_python_pendingset(rgw_spark, rgw, bucket)
+
+
+def test_duplicate_attempts_of_one_task_and_a_zombie_after_the_job(
+        rgw_spark: Any, rgw: RGWTarget, bucket: str) -> None:
+    """The second attempt of a committed task is refused; a zombie's task commit after the
+    job commit is fenced; only the first attempt's bytes are published."""
+    on_moto.test_duplicate_attempts_of_one_task_and_a_zombie_after_the_job(rgw_spark, rgw,
+                                                                          bucket)
+
+
+def test_a_task_attempt_that_died_after_writing_leaves_nothing(
+        rgw_spark: Any, rgw: RGWTarget, bucket: str) -> None:
+    on_moto.test_a_task_attempt_that_died_after_writing_leaves_nothing(rgw_spark, rgw, bucket)
+
+
+@pytest.mark.parametrize("stage", ["job_stage_save_commit_record",
+                                   "job_stage_complete_uploads"])
+def test_a_driver_stopping_after_the_commit_point_then_a_rerun_rolls_forward(
+        rgw_spark: Any, rgw: RGWTarget, bucket: str, stage: str) -> None:
+    """After the commit record (nothing completed) and after every upload was completed (the
+    rerun's completes meet existing objects: RGW would overwrite them, the store's HEAD finds
+    them ours), the rerun finishes the job once."""
+    on_moto.test_a_driver_dying_at_each_stage_of_job_commit_then_a_rerun(rgw_spark, rgw,
+                                                                         bucket, stage)
+
+
+def test_dynamic_partition_overwrite_replaces_only_the_partitions_written(
+        rgw_spark: Any, rgw: RGWTarget, bucket: str) -> None:
+    on_moto.test_dynamic_partition_overwrite_replaces_only_the_partitions_written(
+        rgw_spark, rgw, bucket)
+
+
+def test_auto_picks_fenced_on_rgw_and_says_why(rgw_spark: Any, rgw: RGWTarget,
+                                               bucket: str) -> None:
+    on_moto.test_auto_picks_fenced_where_the_store_fences(rgw_spark, rgw, bucket)
+    success = SuccessData.from_bytes(
+        zr.S3Store(rgw.client()).get(f"s3a://{bucket}/auto/_SUCCESS"), "auto")
+    assert "one winner in every round" in success.diagnostics["committer.choice"]
+
+
+def test_two_jobs_on_one_destination(rgw_spark: Any, rgw: RGWTarget, bucket: str) -> None:
+    on_moto.test_two_jobs_on_one_destination(rgw_spark, rgw, bucket)
+
+
+def test_a_jvm_commit_stopped_after_its_commit_point_is_rolled_forward_by_python(
+        rgw_spark: Any, rgw: RGWTarget, bucket: str) -> None:
+    on_moto.test_a_jvm_commit_stopped_after_its_commit_point_is_rolled_forward_by_python(
+        rgw_spark, rgw, bucket)
+
+
+def test_a_python_commit_stopped_after_its_commit_point_is_rolled_forward_by_the_jvm(
+        rgw_spark: Any, rgw: RGWTarget, bucket: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    on_moto.test_a_python_commit_stopped_after_its_commit_point_is_rolled_forward_by_the_jvm(
+        rgw_spark, rgw, bucket, monkeypatch)
+
+
+def test_a_job_commit_never_overwrites_an_object_another_writer_created(
+        rgw_spark: Any, rgw: RGWTarget, bucket: str) -> None:
+    """RGW completes an upload over an existing object despite ``If-None-Match: *``: the job
+    setup's store check measures that (as the Python ``S3Store``'s probe does), and the job
+    commit's store checks each key with a HEAD first, so the other writer's object stays and
+    the job commit stops as it does on a store that refuses (``JobCommitIncompleteException``,
+    nothing reverted)."""
+    dest = f"s3a://{bucket}/other"
+    job = on_moto._JvmJob(rgw_spark, dest, "other-writer")
+    job.job.setupJob(job.context(0, 0))
+    store_class = job.jvm.io.zerorename.committer.store.S3CommitStore
+    assert store_class.measuredConditionalComplete(f"s3 {rgw.endpoint} bucket {bucket}") \
+        is False, "RGW 16.2 ignores If-None-Match on complete (docs/user/stores.md)"
+    job.task(0, "part-0", b"from the job")
+    rgw.client().put_object(Bucket=bucket, Key="other/part-0", Body=b"another writer's")
+    with pytest.raises(Exception, match="JobCommitIncompleteException"):
+        job.job.commitJob(job.context(0, 0))
+    assert zr.S3Store(rgw.client()).get(f"{dest}/part-0") == b"another writer's"

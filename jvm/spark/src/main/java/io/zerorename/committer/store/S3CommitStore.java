@@ -159,6 +159,11 @@ public final class S3CommitStore implements CommitStore {
     CONDITIONAL_COMPLETE.clear();
   }
 
+  /** What {@link #conditionalComplete} measured of the store named {@code name}, or null. */
+  public static Boolean measuredConditionalComplete(String name) {
+    return CONDITIONAL_COMPLETE.get(name);
+  }
+
   @Override
   public String name() {
     return name;
