@@ -4,6 +4,7 @@ import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -393,8 +394,7 @@ public final class S3CommitStore implements CommitStore {
       return known;
     }
     String key = area + "complete";
-    byte[] body = "zerorename conditional complete probe\n".getBytes(
-        java.nio.charset.StandardCharsets.UTF_8);
+    byte[] body = "zerorename conditional complete probe\n".getBytes(StandardCharsets.UTF_8);
     put(key, body, false);
     String uploadId = null;
     boolean honoured;
