@@ -60,6 +60,21 @@ public final class CommitDriver {
 
     /** The scenario ended: release what its actors held. */
     void reset(java.util.Collection<String> actors);
+
+    /** Everything under {@code dir} for the {@code files} command (default: the local disk). */
+    default void walk(String dir, List<String> found) throws IOException {
+      CommitDriver.walk(new File(dir), "", found);
+    }
+
+    /** The {@code mkdirs DIR} command: a scenario's root, made outside any actor's call. */
+    default void mkdirs(String dir) throws IOException {
+      new File(dir).mkdirs();
+    }
+
+    /** The {@code remove DIR} command: a finished scenario's root, removed. */
+    default void remove(String dir) throws IOException {
+      org.apache.hadoop.fs.FileUtil.fullyDelete(new File(dir));
+    }
   }
 
   /** Hadoop's FileOutputCommitter and ManifestCommitter on {@link HdfsLikeFileSystem}. */
@@ -413,10 +428,10 @@ public final class CommitDriver {
     return "ok";
   }
 
-  private static String files(String dir) {
+  private static String files(String dir) throws IOException {
     StringBuilder s = new StringBuilder("files");
     List<String> found = new ArrayList<>();
-    walk(new File(dir), "", found);
+    backend.walk(dir, found);
     for (String f : found) {
       s.append('\t').append(f);
     }
@@ -476,6 +491,12 @@ public final class CommitDriver {
         return step(w[1], w[0]);
       case "files":
         return files(w[1]);
+      case "mkdirs":
+        backend.mkdirs(w[1]);
+        return "ok";
+      case "remove":
+        backend.remove(w[1]);
+        return "ok";
       case "ping":
         return "ok";
       default:
