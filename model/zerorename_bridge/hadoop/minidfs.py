@@ -86,9 +86,10 @@ class Side:
         session.workdir = str(translator.workdir)
         return cls(session, translator)
 
-    def run(self, marked: MarkedResult, name: str) -> tuple[Comparison, list[Step]]:
+    def run(self, marked: MarkedResult, name: str,
+            options: dict[str, str] | None = None) -> tuple[Comparison, list[Step]]:
         self.session.take()
-        comparison = self.translator.compare(marked, name)
+        comparison = self.translator.compare(marked, name, options)
         return comparison, self.session.take()
 
     def close(self) -> None:
@@ -126,9 +127,12 @@ def difference(hdfs: tuple[Comparison, list[Step]],
     return ""
 
 
-def both(hdfs: Side, imitation: Side, marked: MarkedResult, name: str) -> Outcome:
+def both(hdfs: Side, imitation: Side, marked: MarkedResult, name: str,
+         imitation_options: dict[str, str] | None = None) -> Outcome:
+    """The schedule on both; ``imitation_options``: Hadoop settings of the imitation's side
+    only (a test's deliberately wrong imitation: ``fs.hlfs.impl``)."""
     real = hdfs.run(marked, name)
-    fake = imitation.run(marked, name)
+    fake = imitation.run(marked, name, imitation_options)
     first = difference(real, fake)
     return Outcome(name, real[0], fake[0], not first, first)
 

@@ -159,10 +159,15 @@ public class HdfsLikeFileSystem extends RawLocalFileSystem {
 
   @Override
   public boolean rename(Path src, Path dst) throws IOException {
-    return hooked("rename", src, dst, () -> hdfsRename(src, dst));
+    return hooked("rename", src, dst, () -> renameRule(src, dst));
   }
 
-  /** DistributedFileSystem.rename(src, dst), the non-Options form, on local files. */
+  /** DistributedFileSystem.rename(src, dst), the non-Options form, on local files (a test's
+   * deliberately wrong imitation overrides it). */
+  protected boolean renameRule(Path src, Path dst) throws IOException {
+    return hdfsRename(src, dst);
+  }
+
   private boolean hdfsRename(Path src, Path dst) throws IOException {
     File from = pathToFile(src);
     File to = pathToFile(dst);

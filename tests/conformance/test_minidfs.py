@@ -1,0 +1,100 @@
+"""Hadoop's committers on a real HDFS (a MiniDFSCluster, issue 45 item 2), in CI's budget.
+
+One cluster for the module (``HadoopSession(fs="minidfs")``: HDFS 3.5.0, one NameNode and one
+DataNode in the driver's JVM), beside one imitation (``HdfsLikeFileSystem``).  A few shipped
+witnesses replay alike on both and agree with the model; an imitation deliberately wrong
+(``examples.LocalRenameFileSystem``: the local disk's rename) is caught.  The full run (every
+witness, 1,000 random schedules per committer) is ``python -m
+zerorename_bridge.hadoop.minidfs``; its figures are in
+``bench/results/hadoop_conformance_hdfs.json``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from zerorename_bridge.hadoop.differential import TRACES, random_runs, witness_run
+from zerorename_bridge.hadoop.minidfs import Side, both, difference
+from zerorename_bridge.hadoop.session import FILESYSTEMS, HadoopSession
+
+pytestmark = [pytest.mark.hadoop, pytest.mark.slow]
+
+#: the imitation without HDFS's rename rules (jvm/research/.../examples)
+WRONG_IMITATION = {"fs.hlfs.impl": "zerorename.conformance.examples.LocalRenameFileSystem"}
+#: witnesses of each committer (the manifest one with Hadoop 3.5.0's option, as the jars run)
+ALIKE = ("v1.hdfs.completeness.hadoop.jsonl", "v2.hdfs.liveness.spark.jsonl",
+         "manifest.hdfs.concurrency.hadoop.jsonl")
+
+
+@pytest.fixture(scope="module")
+def sides() -> Iterator[tuple[Side, Side]]:
+    hdfs = Side.start("minidfs")
+    imitation = Side.start("imitation")
+    try:
+        yield hdfs, imitation
+    finally:
+        hdfs.close()
+        imitation.close()
+
+
+def test_the_cluster_is_hdfs(sides: tuple[Side, Side]) -> None:
+    """The session's root and a file live on the cluster, not on the local disk: the local
+    directory of the same name stays empty."""
+    hdfs, _ = sides
+    root = hdfs.translator.workdir / "probe"
+    hdfs.session.mkdirs(str(root / "d"))
+    assert hdfs.session.files(str(root)) == {"d/": None}
+    assert not root.exists()
+    hdfs.session.remove(str(root))
+    assert hdfs.session.files(str(root)) == {}
+
+
+@pytest.mark.parametrize("name", ALIKE)
+def test_a_witness_replays_alike_on_hdfs_and_the_imitation(sides: tuple[Side, Side],
+                                                          name: str) -> None:
+    hdfs, imitation = sides
+    outcome = both(hdfs, imitation, witness_run(TRACES / name, hadoop_35=True), name)
+    assert outcome.minidfs.agrees, outcome.minidfs.describe()
+    assert outcome.imitation.agrees, outcome.imitation.describe()
+    assert outcome.same, outcome.first_difference
+    assert outcome.minidfs.aligned > 5
+
+
+def test_random_schedules_replay_alike(sides: tuple[Side, Side], schedule_seed: int) -> None:
+    hdfs, imitation = sides
+    for name, marked in random_runs("v2", 3, schedule_seed):
+        outcome = both(hdfs, imitation, marked, name)
+        assert outcome.minidfs.agrees, outcome.minidfs.describe()
+        assert outcome.same, f"seed {schedule_seed}: {outcome.first_difference}"
+
+
+def test_a_wrong_imitation_is_caught(sides: tuple[Side, Side]) -> None:
+    """The local disk's rename (an existing destination replaced, never moved into) differs
+    from HDFS where v1's job commit renames a task's directory: caught both ways, against
+    HDFS and against the model."""
+    hdfs, imitation = sides
+    name = "v1.hdfs.completeness.hadoop.jsonl"
+    outcome = both(hdfs, imitation, witness_run(TRACES / name), name, WRONG_IMITATION)
+    assert outcome.minidfs.agrees, outcome.minidfs.describe()
+    assert not outcome.same
+    assert outcome.first_difference.startswith("answer ")
+    assert not outcome.imitation.agrees
+
+
+def test_difference_names_the_first_answer_that_departs() -> None:
+    from zerorename_bridge.hadoop.translate import Comparison
+
+    empty = Comparison("x", ())
+    same = [("pending", "stat", "/1/a", ""), ("done", "")]
+    assert difference((empty, same), (empty, list(same))) == ""
+    other = [("pending", "stat", "/1/a", ""), ("failed", "IOException")]
+    assert difference((empty, same), (empty, other)).startswith("answer 1: minidfs")
+    assert difference((empty, same), (empty, same[:1])) == "answers: minidfs 2, imitation 1"
+
+
+def test_an_unknown_filesystem_is_refused() -> None:
+    assert FILESYSTEMS == ("imitation", "minidfs")
+    with pytest.raises(ValueError, match="no filesystem 'ext4'"):
+        HadoopSession(fs="ext4")
