@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import pytest
 
 from zerorename_bridge.hadoop.differential import TRACES, random_runs, witness_run
-from zerorename_bridge.hadoop.minidfs import Side, both, difference
+from zerorename_bridge.hadoop.minidfs import IMITATION_CLASS, Side, both, difference, fs_rules
 from zerorename_bridge.hadoop.session import FILESYSTEMS, HadoopSession
 
 pytestmark = [pytest.mark.hadoop, pytest.mark.slow]
@@ -81,6 +81,22 @@ def test_a_wrong_imitation_is_caught(sides: tuple[Side, Side]) -> None:
     assert not outcome.same
     assert outcome.first_difference.startswith("answer ")
     assert not outcome.imitation.agrees
+
+
+def test_the_imitation_answers_every_probe_as_hdfs_does() -> None:
+    """Each filesystem rule the committers rely on, probed on HDFS and on the imitation (and
+    on the deliberately wrong one, which must be caught).  Before this test the imitation
+    differed from HDFS in six probes (a file renamed onto itself, a rename or create below a
+    file, createNonRecursive in a missing directory, a non-recursive delete's exception):
+    docs/research/hdfs-findings.md."""
+    rules = fs_rules((IMITATION_CLASS, WRONG_IMITATION["fs.hlfs.impl"]))
+    assert len(rules) >= 35
+    differ = {name: answers for name, answers in rules.items() if answers[0] != answers[1]}
+    assert differ == {}
+    wrong = {name for name, answers in rules.items() if answers[0] != answers[2]}
+    assert "rename a file onto a file" in wrong
+    assert "rename a directory into a non-empty directory" in wrong
+    assert rules["rename a file onto a file"][0].startswith("false |")
 
 
 def test_difference_names_the_first_answer_that_departs() -> None:

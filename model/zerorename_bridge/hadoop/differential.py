@@ -108,10 +108,11 @@ SCOPES_REPRODUCED = tuple(scope for scope in SCOPES if reproducible(scope))
 
 
 def random_runs(committer: str, count: int, seed: int = 0,
-                store: str = "hdfs") -> Iterator[tuple[str, MarkedResult]]:
+                store: str = "hdfs", start: int = 0) -> Iterator[tuple[str, MarkedResult]]:
     """``count`` random schedules of ``committer`` on ``store`` (hdfs; s3 for S3A's
-    committers), round-robin over the scopes the harness reproduces."""
-    for index in range(count):
+    committers), round-robin over the scopes the harness reproduces; ``start``: the index of
+    the first (a run split into parts draws the schedules of one run)."""
+    for index in range(start, start + count):
         scope = SCOPES_REPRODUCED[index % len(SCOPES_REPRODUCED)]
         scenario = as_hadoop_35(scope.make(committer, store))
         run_seed = seed * 1_000_003 + index

@@ -22,6 +22,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from zerorename_bridge.hadoop.differential import (
     conformance_seed,
@@ -196,11 +197,15 @@ def run_witnesses(row: Row, hdfs: Side, imitation: Side, paths: Iterable[Path]) 
 
 
 def run_committer(committer: str, count: int, seed: int, hdfs: Side, imitation: Side,
-                  progress: Path | None = None) -> Row:
+                  progress: Path | None = None, *, start: int = 0,
+                  witnesses: bool = True) -> Row:
+    """The committer's witnesses (unless not ``witnesses``) and its random schedules
+    ``start`` to ``start + count`` of ``seed``."""
     row = Row(committer)
-    run_witnesses(row, hdfs, imitation,
-                  [p for p in witness_paths() if committer_of(p) == committer])
-    for name, marked in random_runs(committer, count, seed):
+    if witnesses:
+        run_witnesses(row, hdfs, imitation,
+                      [p for p in witness_paths() if committer_of(p) == committer])
+    for name, marked in random_runs(committer, count, seed, start=start):
         started = time.monotonic()
         real = hdfs.run(marked, name)
         middle = time.monotonic()
@@ -241,6 +246,61 @@ def row_json(row: Row, seed: int) -> dict[str, object]:
     }
 
 
+#: the imitation (``HdfsLikeFileSystem``): what :func:`fs_rules` probes unless told otherwise
+IMITATION_CLASS = "zerorename.conformance.HdfsLikeFileSystem"
+
+
+def fs_rules(imitations: Sequence[str] = (IMITATION_CLASS,)) -> dict[str, list[str]]:
+    """The filesystem rules the committers rely on (``FsRules`` in jvm/research: a rename
+    onto a file, into a directory, below a file; deletes, listings, creates, mkdirs), each
+    probed on HDFS (a MiniDFSCluster of its own) and on each imitation class, from the same
+    small tree: probe -> [HDFS's answer, each imitation's], an answer being the call's value
+    or exception class and the tree after it."""
+    import shutil
+    import subprocess
+
+    from zerorename_bridge.hadoop.session import (
+        HadoopUnavailable,
+        jars_dir,
+        minidfs_jars_dir,
+        research_jar,
+    )
+
+    java = shutil.which("java")
+    if java is None:
+        raise HadoopUnavailable("no java on PATH")
+    path = [str(research_jar()), f"{jars_dir()}/*", f"{minidfs_jars_dir()}/*"]
+    done = subprocess.run(
+        [java, "-Xshare:auto", "-XX:TieredStopAtLevel=1", "-cp", ":".join(path),
+         "zerorename.conformance.FsRules", *imitations],
+        capture_output=True, text=True, check=False, timeout=300)
+    if done.returncode != 0:
+        raise RuntimeError(f"FsRules ended with {done.returncode}: {done.stderr[-2000:]}")
+    rules = {}
+    for line in done.stdout.splitlines():
+        name, *answers = line.split("\t")
+        rules[name] = answers
+    return rules
+
+
+def merge(parts: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per committer: the counts of its parts (of one seed) added up."""
+    rows: dict[str, dict[str, Any]] = {}
+    for part in parts:
+        row = rows.get(part["committer"])
+        if row is None:
+            rows[part["committer"]] = json.loads(json.dumps(part))
+            continue
+        if row["seed"] != part["seed"]:
+            raise ValueError(f"{part['committer']}: parts of seeds {row['seed']} and "
+                             f"{part['seed']}")
+        for group in ("witnesses", "random"):
+            for key, value in part[group].items():
+                row[group][key] = round(row[group][key] + value, 1)
+        row["differences"] += part["differences"]
+    return [rows[c] for c in COMMITTERS if c in rows]
+
+
 def versions() -> dict[str, str]:
     import pyspark
 
@@ -254,6 +314,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="random schedules per committer")
     parser.add_argument("--seed", type=int, default=None,
                         help="the random schedules' seed (default: a fresh one, printed)")
+    parser.add_argument("--start", type=int, default=0,
+                        help="the first random schedule's index (a run split into parts)")
+    parser.add_argument("--no-witnesses", action="store_true",
+                        help="random schedules only (a part of a split run)")
     parser.add_argument("--committers", nargs="+", default=list(COMMITTERS),
                         choices=COMMITTERS)
     parser.add_argument("--part", type=Path,
@@ -264,8 +328,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--command", default="", help="the command(s) named in the header")
     args = parser.parse_args(argv)
     if args.merge:
-        rows = [json.loads(p.read_text()) for p in args.merge]
-        rows = [r for part in rows for r in (part if isinstance(part, list) else [part])]
+        parts = [json.loads(p.read_text()) for p in args.merge]
+        rows = merge([r for part in parts for r in (part if isinstance(part, list) else [part])])
         out = {"header": args.command or "python -m zerorename_bridge.hadoop.minidfs",
                "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
                "versions": versions(), "rows": rows}
@@ -282,7 +346,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             progress = None
             if args.part is not None:
                 progress = args.part.with_name(f"{args.part.stem}.{committer}.json")
-            row = run_committer(committer, args.count, seed, hdfs, imitation, progress)
+            row = run_committer(committer, args.count, seed, hdfs, imitation, progress,
+                                start=args.start, witnesses=not args.no_witnesses)
             rows.append(row_json(row, seed))
             print(json.dumps(rows[-1], indent=1), flush=True)
     finally:
