@@ -70,6 +70,20 @@ def test_random_schedules_replay_alike(sides: tuple[Side, Side], schedule_seed: 
         assert outcome.same, f"seed {schedule_seed}: {outcome.first_difference}"
 
 
+def test_a_restart_recovers_the_task_the_model_names(sides: tuple[Side, Side]) -> None:
+    """Found by the MiniDFSCluster run (seed 1687103030, v1 schedule 747): the driver
+    recovered task 0 whatever task the model's ``recover_task`` named, so task 1's committed
+    output never reached the new job attempt and ``part-00001`` was missing, on HDFS and on
+    the imitation alike.  The driver now recovers the task the call names."""
+    hdfs, imitation = sides
+    name, marked = next(random_runs("v1", 1, 1687103030, start=747))
+    assert name == "v1 restart-hadoop seed 1687108091309837"
+    outcome = both(hdfs, imitation, marked, name)
+    assert outcome.minidfs.agrees, outcome.minidfs.describe()
+    assert outcome.imitation.agrees, outcome.imitation.describe()
+    assert outcome.same, outcome.first_difference
+
+
 def test_a_wrong_imitation_is_caught(sides: tuple[Side, Side]) -> None:
     """The local disk's rename (an existing destination replaced, never moved into) differs
     from HDFS where v1's job commit renames a task's directory: caught both ways, against

@@ -314,11 +314,20 @@ public final class CommitDriver {
         cleanupJob(a);
         return "";
       case "recover_task":
-        a.committer.recoverTask(a.task);
+        // ARG names the task to recover (the recovering actor is a job driver, whose own
+        // context would name task 0 whichever task the model recovers)
+        a.committer.recoverTask(arg.isEmpty() ? a.task : taskOf(a, Integer.parseInt(arg)));
         return "";
       default:
         throw new IllegalArgumentException("no method " + method);
     }
+  }
+
+  /** A context of task {@code task} of the actor's job, with the actor's configuration. */
+  private static TaskAttemptContext taskOf(Actor a, int task) {
+    JobID job = a.job.getJobID();
+    return new TaskAttemptContextImpl(a.task.getConfiguration(),
+        new TaskAttemptID(job.getJtIdentifier(), job.getId(), TaskType.MAP, task, 0));
   }
 
   private static String oneLine(Throwable t) {
