@@ -326,14 +326,21 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="merge parts (of one seed) into --out instead of running")
     parser.add_argument("--out", type=Path, default=None, help=f"the figures (e.g. {FIGURES})")
     parser.add_argument("--command", default="", help="the command(s) named in the header")
+    parser.add_argument("--run", default="run",
+                        help="--merge: the name of this run in --out's runs (others kept)")
+    parser.add_argument("--note", default="", help="--merge: a note kept beside the rows")
     args = parser.parse_args(argv)
     if args.merge:
         parts = [json.loads(p.read_text()) for p in args.merge]
         rows = merge([r for part in parts for r in (part if isinstance(part, list) else [part])])
-        out = {"header": args.command or "python -m zerorename_bridge.hadoop.minidfs",
-               "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-               "versions": versions(), "rows": rows}
         assert args.out is not None, "--merge needs --out"
+        out = json.loads(args.out.read_text()) if args.out.is_file() else {}
+        date = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+        out.setdefault("header", "written by python -m zerorename_bridge.hadoop.minidfs "
+                       "--merge; each run's command is in its entry")
+        out["versions"] = versions()
+        out.setdefault("runs", {})[args.run] = {
+            "date": date, "command": args.command, "note": args.note, "rows": rows}
         args.out.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
         return 0
     seed = conformance_seed() if args.seed is None else args.seed
