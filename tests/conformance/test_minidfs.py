@@ -97,13 +97,13 @@ def test_a_wrong_imitation_is_caught(sides: tuple[Side, Side]) -> None:
     assert not outcome.imitation.agrees
 
 
-def test_the_imitation_answers_every_probe_as_hdfs_does() -> None:
+def test_the_imitation_answers_every_probe_as_hdfs_does(sides: tuple[Side, Side]) -> None:
     """Each filesystem rule the committers rely on, probed on HDFS and on the imitation (and
     on the deliberately wrong one, which must be caught).  Before this test the imitation
     differed from HDFS in six probes (a file renamed onto itself, a rename or create below a
     file, createNonRecursive in a missing directory, a non-recursive delete's exception):
     docs/research/hdfs-findings.md."""
-    rules = fs_rules((IMITATION_CLASS, WRONG_IMITATION["fs.hlfs.impl"]))
+    rules = fs_rules(sides[0].session, (IMITATION_CLASS, WRONG_IMITATION["fs.hlfs.impl"]))
     assert len(rules) >= 35
     differ = {name: answers for name, answers in rules.items() if answers[0] != answers[1]}
     assert differ == {}

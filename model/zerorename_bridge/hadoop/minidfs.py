@@ -250,35 +250,16 @@ def row_json(row: Row, seed: int) -> dict[str, object]:
 IMITATION_CLASS = "zerorename.conformance.HdfsLikeFileSystem"
 
 
-def fs_rules(imitations: Sequence[str] = (IMITATION_CLASS,)) -> dict[str, list[str]]:
+def fs_rules(session: HadoopSession,
+             imitations: Sequence[str] = (IMITATION_CLASS,)) -> dict[str, list[str]]:
     """The filesystem rules the committers rely on (``FsRules`` in jvm/research: a rename
     onto a file, into a directory, below a file; deletes, listings, creates, mkdirs), each
-    probed on HDFS (a MiniDFSCluster of its own) and on each imitation class, from the same
+    probed on the ``minidfs`` session's HDFS and on each imitation class, from the same
     small tree: probe -> [HDFS's answer, each imitation's], an answer being the call's value
     or exception class and the tree after it."""
-    import shutil
-    import subprocess
-
-    from zerorename_bridge.hadoop.session import (
-        HadoopUnavailable,
-        jars_dir,
-        minidfs_jars_dir,
-        research_jar,
-    )
-
-    java = shutil.which("java")
-    if java is None:
-        raise HadoopUnavailable("no java on PATH")
-    path = [str(research_jar()), f"{jars_dir()}/*", f"{minidfs_jars_dir()}/*"]
-    done = subprocess.run(
-        [java, "-Xshare:auto", "-XX:TieredStopAtLevel=1", "-cp", ":".join(path),
-         "zerorename.conformance.FsRules", *imitations],
-        capture_output=True, text=True, check=False, timeout=300)
-    if done.returncode != 0:
-        raise RuntimeError(f"FsRules ended with {done.returncode}: {done.stderr[-2000:]}")
     rules = {}
-    for line in done.stdout.splitlines():
-        name, *answers = line.split("\t")
+    for line in session.command("rules", *imitations)[1:]:
+        name, *answers = line.split("\x1f")
         rules[name] = answers
     return rules
 

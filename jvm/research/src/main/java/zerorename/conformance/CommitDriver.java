@@ -75,6 +75,11 @@ public final class CommitDriver {
     default void remove(String dir) throws IOException {
       org.apache.hadoop.fs.FileUtil.fullyDelete(new File(dir));
     }
+
+    /** A command of this backend's own: its answer, or null (an unknown command). */
+    default String command(String[] words) throws Exception {
+      return null;
+    }
   }
 
   /** Hadoop's FileOutputCommitter and ManifestCommitter on {@link HdfsLikeFileSystem}. */
@@ -508,8 +513,10 @@ public final class CommitDriver {
         return "ok";
       case "ping":
         return "ok";
-      default:
-        return "error\tunknown command " + w[0];
+      default: {
+        String answer = backend.command(w);
+        return answer != null ? answer : "error\tunknown command " + w[0];
+      }
     }
   }
 

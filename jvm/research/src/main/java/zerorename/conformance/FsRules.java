@@ -182,22 +182,7 @@ public final class FsRules {
     try {
       cluster.waitActive();
       HdfsHookedFileSystem.namenode = cluster.getURI();
-      List<FileSystem> systems = new ArrayList<>();
-      systems.add(FileSystem.get(URI.create("hlfs:///"), conf));
-      for (String imitation : imitations) {
-        Configuration imitationConf = new Configuration(conf);
-        imitationConf.set("fs.hlfs.impl", imitation);
-        imitationConf.setBoolean("fs.hlfs.impl.disable.cache", true);
-        systems.add(FileSystem.get(URI.create("hlfs:///"), imitationConf));
-      }
-      Path root = new Path(new File(base, "probes").getAbsolutePath());
-      int n = 0;
-      for (Map.Entry<String, Probe> e : probes().entrySet()) {
-        Path d = new Path(root, "p" + (n++));
-        StringBuilder line = new StringBuilder(e.getKey());
-        for (FileSystem fs : systems) {
-          line.append('\t').append(answer(fs, d, e.getValue()));
-        }
+      for (String line : run(conf, base, imitations)) {
         out.println(line);
       }
     } finally {
@@ -206,5 +191,36 @@ public final class FsRules {
       FileUtil.fullyDelete(base);
     }
     System.exit(0);
+  }
+
+  /** Every probe on HDFS (the running cluster {@code conf} names) and on each imitation class,
+   * in directories below {@code base} (local, and the same path on HDFS): one line each. */
+  static List<String> run(Configuration conf, File base, String[] imitations)
+      throws IOException {
+    List<String> lines = new ArrayList<>();
+    List<FileSystem> systems = new ArrayList<>();
+    systems.add(FileSystem.get(URI.create("hlfs:///"), conf));
+    for (String imitation : imitations) {
+      Configuration imitationConf = new Configuration(conf);
+      imitationConf.set("fs.hlfs.impl", imitation);
+      imitationConf.setBoolean("fs.hlfs.impl.disable.cache", true);
+      systems.add(FileSystem.get(URI.create("hlfs:///"), imitationConf));
+    }
+    Path root = new Path(new File(base, "probes-" + System.nanoTime()).getAbsolutePath());
+    int n = 0;
+    for (Map.Entry<String, Probe> e : probes().entrySet()) {
+      Path d = new Path(root, "p" + (n++));
+      StringBuilder line = new StringBuilder(e.getKey());
+      for (FileSystem fs : systems) {
+        line.append('\t').append(answer(fs, d, e.getValue()));
+      }
+      lines.add(line.toString());
+    }
+    systems.get(0).delete(root, true);
+    FileUtil.fullyDelete(new File(root.toUri().getPath()));
+    for (FileSystem fs : systems.subList(1, systems.size())) {
+      fs.close();
+    }
+    return lines;
   }
 }

@@ -38,9 +38,29 @@ public final class MiniDfsCommitDriver {
   static final class MiniDfs implements CommitDriver.Backend {
     private final CommitDriver.Backend committers = new CommitDriver.HdfsLike();
     private final Configuration conf;
+    private final File base;
 
-    MiniDfs(Configuration conf) {
+    MiniDfs(Configuration conf, File base) {
       this.conf = conf;
+      this.base = base;
+    }
+
+    /** {@code rules [CLASS...]}: {@link FsRules}' probes on this cluster and on each imitation
+     * class (default the imitation): {@code rules} and one word per probe, its fields
+     * separated by U+001F. */
+    @Override
+    public String command(String[] words) throws Exception {
+      if (!words[0].equals("rules")) {
+        return null;
+      }
+      String[] imitations = words.length > 1
+          ? java.util.Arrays.copyOfRange(words, 1, words.length)
+          : new String[] {HdfsLikeFileSystem.class.getName()};
+      StringBuilder answer = new StringBuilder("rules");
+      for (String line : FsRules.run(conf, base, imitations)) {
+        answer.append('\t').append(line.replace('\t', '\u001f'));
+      }
+      return answer.toString();
     }
 
     @Override
@@ -128,7 +148,7 @@ public final class MiniDfsCommitDriver {
     try {
       cluster.waitActive();
       HdfsHookedFileSystem.namenode = cluster.getURI();
-      CommitDriver.serve(new MiniDfs(conf));
+      CommitDriver.serve(new MiniDfs(conf, base));
     } finally {
       FileSystem.closeAll();
       cluster.shutdown(true);
