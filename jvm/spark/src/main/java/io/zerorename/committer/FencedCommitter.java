@@ -219,7 +219,8 @@ public class FencedCommitter extends PathOutputCommitter implements StreamCapabi
   /** Drop the attempt's entries from S3A's in-memory tracker (no leak across tasks). */
   private void forgetTracked(StageConfig c) {
     if (c.trackedUploads() != null) {
-      int n = c.trackedUploads().forget(c.attemptId());
+      int n = c.trackedUploads().forget(c.attemptId(), layout.dest().bucket(),
+          layout.workDir(c.attemptId()));
       LOG.debug("task attempt {}: forgot {} in-memory upload(s)", c.attemptId(), n);
     }
   }

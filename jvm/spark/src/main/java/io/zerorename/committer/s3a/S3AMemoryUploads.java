@@ -1,7 +1,11 @@
 package io.zerorename.committer.s3a;
 
+import java.net.URI;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Iterator;
 import java.util.List;
+import java.util.Map;
 
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.fs.s3a.commit.files.SinglePendingCommit;
@@ -22,15 +26,18 @@ import io.zerorename.committer.stages.TrackedUploads;
  */
 public final class S3AMemoryUploads implements TrackedUploads {
   @Override
-  public List<Upload> uploads(String attemptId) {
+  public List<Upload> uploads(String attemptId, String bucket, String workDir) {
     List<SinglePendingCommit> held =
         InMemoryMagicCommitTracker.getTaskAttemptIdToMpuMetadata().get(attemptId);
     List<Upload> out = new ArrayList<>();
     if (held == null) {
       return out;
     }
-    synchronized (held) { // S3A's list is a synchronizedList
+    synchronized (held) { // S3A's lists are synchronized lists
       for (SinglePendingCommit c : held) {
+        if (!under(new Path(c.getUri()), bucket, workDir)) {
+          continue;
+        }
         List<String> etags = new ArrayList<>();
         for (UploadEtag e : c.getEtags()) {
           etags.add(e.getEtag());
@@ -43,17 +50,39 @@ public final class S3AMemoryUploads implements TrackedUploads {
   }
 
   @Override
-  public int forget(String attemptId) {
-    InMemoryMagicCommitTracker.getTaskAttemptIdToMpuMetadata().remove(attemptId);
-    List<Path> paths = InMemoryMagicCommitTracker.getTaskAttemptIdToPath().remove(attemptId);
-    if (paths == null) {
-      return 0;
-    }
-    synchronized (paths) {
-      for (Path p : paths) {
-        InMemoryMagicCommitTracker.getPathToBytesWritten().remove(p);
+  public int forget(String attemptId, String bucket, String workDir) {
+    Map<String, List<SinglePendingCommit>> commits =
+        InMemoryMagicCommitTracker.getTaskAttemptIdToMpuMetadata();
+    Map<String, List<Path>> paths = InMemoryMagicCommitTracker.getTaskAttemptIdToPath();
+    List<SinglePendingCommit> held = commits.get(attemptId);
+    if (held != null) {
+      synchronized (held) {
+        held.removeIf(c -> under(new Path(c.getUri()), bucket, workDir));
       }
-      return paths.size();
+      commits.remove(attemptId, Collections.<SinglePendingCommit>emptyList());
     }
+    int forgotten = 0;
+    List<Path> written = paths.get(attemptId);
+    if (written != null) {
+      synchronized (written) {
+        for (Iterator<Path> it = written.iterator(); it.hasNext();) {
+          Path p = it.next();
+          if (under(p, bucket, workDir)) {
+            InMemoryMagicCommitTracker.getPathToBytesWritten().remove(p);
+            it.remove();
+            forgotten++;
+          }
+        }
+      }
+      paths.remove(attemptId, Collections.<Path>emptyList());
+    }
+    return forgotten;
+  }
+
+  /** Is {@code p} a file of bucket {@code bucket} under the key prefix {@code workDir}? */
+  static boolean under(Path p, String bucket, String workDir) {
+    URI u = p.toUri();
+    String path = u.getPath() == null ? "" : u.getPath();
+    return bucket.equals(u.getAuthority()) && path.startsWith("/" + workDir + "/");
   }
 }

@@ -108,7 +108,8 @@ public final class TaskOutput {
   private static List<File> tracked(StageConfig config, String attemptId) {
     List<File> files = new ArrayList<>();
     long now = config.now();
-    for (TrackedUploads.Upload u : config.trackedUploads().uploads(attemptId)) {
+    for (TrackedUploads.Upload u : config.trackedUploads().uploads(attemptId,
+        config.layout().dest().bucket(), config.layout().workDir(attemptId))) {
       long created = u.createdMillis() > 0 ? u.createdMillis() : now;
       files.add(new File(PendingCommit.create(config.layout().url(u.key()), u.uploadId(),
           u.etags(), u.length(), config.jobId(), attemptId, created, now), new ArrayList<>()));

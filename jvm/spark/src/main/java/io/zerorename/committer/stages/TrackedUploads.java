@@ -48,9 +48,12 @@ public interface TrackedUploads {
     }
   }
 
-  /** The uploads of the files attempt {@code attemptId} closed in this JVM (a copy). */
-  List<Upload> uploads(String attemptId);
+  /** The uploads of the files attempt {@code attemptId} closed in this JVM under the work
+   *  directory {@code workDir} of bucket {@code bucket} (a copy; S3A keys its entries by the
+   *  attempt ID alone, which another job in this JVM might share). */
+  List<Upload> uploads(String attemptId, String bucket, String workDir);
 
-  /** Drop every entry of attempt {@code attemptId}; returns how many files it had. */
-  int forget(String attemptId);
+  /** Drop the entries of attempt {@code attemptId} under {@code workDir} of {@code bucket};
+   *  returns how many files they were. */
+  int forget(String attemptId, String bucket, String workDir);
 }
