@@ -179,7 +179,7 @@ public class FencedCommitter extends PathOutputCommitter implements StreamCapabi
     return base().build();
   }
 
-  private StageConfig taskConfig(TaskAttemptContext context) throws IOException {
+  private StageConfig taskConfig(TaskAttemptContext context) {
     TaskAttemptID id = context.getTaskAttemptID();
     return base().task(id.getTaskID().toString(), id.toString(), id.getId())
         .trackedUploads(trackedUploads()).build();
@@ -188,12 +188,18 @@ public class FencedCommitter extends PathOutputCommitter implements StreamCapabi
   /** S3A's in-memory magic tracker when the destination's filesystem is S3A and keeps magic
    *  commits in memory (its own configuration says so: that is what S3A reads), else null.
    *  Other filesystems never load S3A's classes. */
-  synchronized TrackedUploads trackedUploads() throws IOException {
+  synchronized TrackedUploads trackedUploads() {
     if (!trackedKnown) {
       tracked = null;
       if (!(store() instanceof LocalCommitStore) && !dest.scheme().equals("file")) {
-        org.apache.hadoop.fs.FileSystem fs = outputPath.getFileSystem(conf);
-        if (isS3A(fs) && fs.getConf() != null
+        org.apache.hadoop.fs.FileSystem fs;
+        try {
+          fs = outputPath.getFileSystem(conf);
+        } catch (IOException e) { // no filesystem for the scheme (a test's store): no tracker
+          LOG.debug("{}: no filesystem for {}: {}", this, outputPath, e.toString());
+          fs = null;
+        }
+        if (fs != null && isS3A(fs) && fs.getConf() != null
             && fs.getConf().getBoolean(FencedOptions.S3A_TRACK_IN_MEMORY, false)) {
           tracked = new io.zerorename.committer.s3a.S3AMemoryUploads();
         }
