@@ -540,12 +540,13 @@ TRACKER = "org.apache.hadoop.fs.s3a.commit.magic.InMemoryMagicCommitTracker"
 
 
 def _tracked(spark: Any) -> dict[str, int]:
-    """How many entries S3A's in-memory magic tracker holds in this JVM (its three maps)."""
+    """How many files S3A's in-memory magic tracker holds in this JVM, in each of its three
+    maps (two keyed by task attempt ID, whose lists are counted; one by path)."""
     tracker = spark.sparkContext._jvm
     for part in TRACKER.split("."):
         tracker = getattr(tracker, part)
-    return {"commits": tracker.getTaskAttemptIdToMpuMetadata().size(),
-            "paths": tracker.getTaskAttemptIdToPath().size(),
+    return {"commits": sum(v.size() for v in tracker.getTaskAttemptIdToMpuMetadata().values()),
+            "paths": sum(v.size() for v in tracker.getTaskAttemptIdToPath().values()),
             "sizes": tracker.getPathToBytesWritten().size()}
 
 
@@ -624,7 +625,7 @@ def test_tasks_writing_one_partition_keep_their_own_uploads(
     held = _tracked(jvm_spark)
     first = _write_in(job, 0, "p=1/part-0", b"task zero")
     second = _write_in(job, 1, "p=1/part-1", b"task one")
-    assert _tracked(jvm_spark)["sizes"] == held["sizes"] + 2
+    assert _tracked(jvm_spark) == {k: v + 2 for k, v in held.items()}
     for committer, ctx in (first, second):
         assert committer.needsTaskCommit(ctx)
         committer.commitTask(ctx)
