@@ -50,7 +50,7 @@ from zerorename_bridge.hadoop.translate import COMMITTERS as HDFS_COMMITTERS
 from zerorename_bridge.hadoop.translate import hadoop_name
 from zerorename_model.engine.errors import ActorCrashed, RunAborted
 from zerorename_model.engine.harness.state import HarnessStore, RunResult, TaskKilled
-from zerorename_model.engine.scenario import CommitterEnv, JobSpec, TaskSpec
+from zerorename_model.engine.scenario import CommittedByAnother, CommitterEnv, JobSpec, TaskSpec
 from zerorename_model.engine.stores.profiles import PROFILES, Profile
 from zerorename_model.experiments.cells import Cell
 from zerorename_model.experiments.verdicts import Budget
@@ -353,6 +353,11 @@ class _Backend:
 _CLOCK = re.compile(r"\b(modification_time|access_time)=\d+")
 
 
+#: a Hadoop task attempt ID's task and attempt numbers (the fenced committer's ``commit_task``
+#: answers the attempt whose record committed the task)
+_ATTEMPT = re.compile(r"_m_(?P<task>\d+)_(?P<attempt>\d+)$")
+
+
 # -- the committer the harness drives ------------------------------------------------------------
 
 
@@ -458,7 +463,13 @@ class HadoopCommitter:
         return self._call("needs_task_commit").strip().lower() == "true"
 
     def commit_task(self) -> object:
-        self._call("commit_task")
+        committed_by = self._call("commit_task").strip()
+        won = _ATTEMPT.search(committed_by)
+        if won and self.task is not None and (int(won["task"]), int(won["attempt"])) != (
+                self.task.task_id, self.task.attempt):
+            # zerorename's fenced committer: another attempt's record commits the task
+            winner = TaskSpec(self.job, int(won["task"]), int(won["attempt"]))
+            return CommittedByAnother(winner.attempt_id, None)
         return None  # Hadoop's commitTask gives the driver no message
 
     def abort_task(self) -> None:

@@ -37,7 +37,7 @@ import org.apache.hadoop.mapreduce.task.TaskAttemptContextImpl;
  * COMMITTER DEST JOB JOBATTEMPT TASK ATTEMPT METHOD [ARG [HEXDATA]]}, {@code step ACTOR},
  * {@code crash ACTOR} (its process dies: every later call throws), {@code kill ACTOR} (the
  * call it waits at throws, as a killed task's does; the actor lives on), {@code files DIR}. Answers: {@code pending KIND PATH [PATH2]}, {@code
- * done VALUE}, {@code failed MESSAGE}, {@code files ...}, {@code ok}, {@code error MESSAGE}.
+ * done VALUE} (a fenced committer's {@code commit_task}: the attempt that committed the task), {@code failed MESSAGE}, {@code files ...}, {@code ok}, {@code error MESSAGE}.
  */
 public final class CommitDriver {
   private static final Object LOCK = new Object();
@@ -100,6 +100,17 @@ public final class CommitDriver {
    * one of the built-in short names. */
   static boolean isClassName(String committer) {
     return committer.indexOf('.') >= 0;
+  }
+
+  /** zerorename's fenced committer (the class or a subclass), by name: the production jar is
+   * on the class path only when the check names it, so no other committer loads its classes. */
+  static boolean isFenced(Object committer) {
+    for (Class<?> c = committer.getClass(); c != null; c = c.getSuperclass()) {
+      if (c.getName().equals("io.zerorename.committer.FencedCommitter")) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**
@@ -285,7 +296,8 @@ public final class CommitDriver {
         return String.valueOf(a.committer.needsTaskCommit(a.task));
       case "commit_task":
         a.committer.commitTask(a.task);
-        return "";
+        // the fenced committer: the attempt whose record commits the task
+        return isFenced(a.committer) ? FencedDriving.committedBy(a.committer) : "";
       case "abort_task":
         a.committer.abortTask(a.task);
         return "";
