@@ -167,6 +167,8 @@ public final class CommitDriver {
   }
 
   private static final InheritableThreadLocal<Actor> CURRENT = new InheritableThreadLocal<>();
+  /** The actor whose committer is being constructed on this thread. */
+  private static final ThreadLocal<Actor> CONSTRUCTING = new ThreadLocal<>();
   private static final Map<String, Actor> ACTORS =
       new java.util.concurrent.ConcurrentHashMap<>();
   private static final Map<String, String> OPTIONS = new TreeMap<>();
@@ -194,6 +196,18 @@ public final class CommitDriver {
     if (actor == null) {
       return;
     }
+    pause(actor, call);
+  }
+
+  /** The actor whose committer is being constructed on this thread (null: none), for a hook
+   * that must stop that actor object, not a later one of the same name (a thread of an actor
+   * of an earlier scenario, still running after the reset, finds its actor crashed). */
+  static Actor constructing() {
+    return CONSTRUCTING.get();
+  }
+
+  /** The hook of a request path that knows its actor object: announce, wait for a permit. */
+  static void before(Actor actor, String call) throws IOException {
     pause(actor, call);
   }
 
@@ -267,10 +281,15 @@ public final class CommitDriver {
     Path out = new Path(dest);
     // run as the actor (its own filesystem), but unpaused: no actor is registered yet
     final Actor made = actor;
-    backend.run(name, () -> {
-      made.committer = backend.committer(committer, out, made.task);
-      return "";
-    });
+    CONSTRUCTING.set(made);
+    try {
+      backend.run(name, () -> {
+        made.committer = backend.committer(committer, out, made.task);
+        return "";
+      });
+    } finally {
+      CONSTRUCTING.remove();
+    }
     ACTORS.put(name, actor);
     return actor;
   }

@@ -55,11 +55,13 @@ final class FencedDriving {
   }
 
   /**
-   * Give {@code committer} (a fenced one) the destination's store paused for {@code actor},
+   * Give {@code committer} (a fenced one) the destination's store paused for the actor it is
+   * made for (the actor object: a thread of an earlier scenario's actor of the same name finds
+   * its own actor crashed),
    * after measuring, unpaused, whether the store fences (once per store and JVM).
    */
-  static PathOutputCommitter drive(PathOutputCommitter committer, Path out, Configuration conf,
-      String actor) throws IOException {
+  static PathOutputCommitter drive(PathOutputCommitter committer, Path out, Configuration conf)
+      throws IOException {
     StoreUrl dest = StoreUrl.parse(out.toUri().toString());
     String key = dest.scheme() + "://" + dest.bucket() + "|"
         + conf.getTrimmed("fs.s3a.endpoint", "") + "|" + conf.getTrimmed("fs.s3a.access.key", "");
@@ -67,15 +69,17 @@ final class FencedDriving {
         dest.scheme(), dest.bucket()));
     StoreFencing.decide(store, dest.dirPrefix(),
         conf.getBoolean(FencedOptions.CONDITIONAL_ENABLED, true));
-    return ((FencedCommitter) committer).withStore(new Paused(store, actor));
+    CommitDriver.Actor owner = CommitDriver.constructing();
+    return owner == null ? committer
+        : ((FencedCommitter) committer).withStore(new Paused(store, owner));
   }
 
   /** The store with {@code actor} stopped before each request ({@link CommitDriver}). */
   static final class Paused implements CommitStore {
     private final CommitStore store;
-    private final String actor;
+    private final CommitDriver.Actor actor;
 
-    Paused(CommitStore store, String actor) {
+    Paused(CommitStore store, CommitDriver.Actor actor) {
       this.store = store;
       this.actor = actor;
     }

@@ -74,8 +74,8 @@ public final class S3ACommitDriver {
           if (CommitDriver.isClassName(committer)) {
             PathOutputCommitter made = CommitDriver.byClass(committer, out, task);
             // zerorename's fenced committer has an S3 client of its own: paused too
-            return CommitDriver.isFenced(made) ? FencedDriving.drive(made, out,
-                task.getConfiguration(), task.getConfiguration().get(ACTOR, "")) : made;
+            return CommitDriver.isFenced(made)
+                ? FencedDriving.drive(made, out, task.getConfiguration()) : made;
           }
           throw new IllegalArgumentException("no S3A committer " + committer);
       }
