@@ -301,10 +301,32 @@ class HadoopStore:
 _SUCCESS_FIELDS = ("name", "success", "committer", "filenames")
 
 
+#: the records of zerorename's fenced committer and S3A's ``.pending`` files: JSON whose
+#: clock readings, upload IDs and statistics differ from run to run
+_RECORD_SUFFIXES = ("/commit.json", ".pendingset", ".pending")
+_VOLATILE = frozenset({"committed", "created", "saved", "date", "timestamp", "uploadId", "i",
+                       "iostatistics", "extraData"})
+
+
+def _without_volatile(value: object) -> object:
+    if isinstance(value, dict):
+        return {k: _without_volatile(v) for k, v in value.items() if k not in _VOLATILE}
+    if isinstance(value, list):
+        return [_without_volatile(v) for v in value]
+    return value
+
+
 def _stable(rel: str, data: bytes | None, root: str) -> bytes | None:
     """What the final state's digest hashes of an entry: a JSON ``_SUCCESS`` record without
     its times (it holds the job commit's date and durations) and with the run's ``root`` named
-    as in every run, anything else as it is."""
+    as in every run, a JSON record of :data:`_RECORD_SUFFIXES` without its volatile fields,
+    anything else as it is."""
+    if data is not None and rel.endswith(_RECORD_SUFFIXES) and data.startswith(b"{"):
+        try:
+            return json.dumps(_without_volatile(json.loads(data)), sort_keys=True
+                              ).replace(root, "<root>").encode()
+        except ValueError:
+            return data
     if data is None or not rel.endswith("_SUCCESS") or not data.startswith(b"{"):
         return data
     try:

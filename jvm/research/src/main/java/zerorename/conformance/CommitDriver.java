@@ -206,6 +206,11 @@ public final class CommitDriver {
     return CONSTRUCTING.get();
   }
 
+  /** The actor whose call runs on this thread (or on the thread that started it), if any. */
+  static Actor current() {
+    return CURRENT.get();
+  }
+
   /** The hook of a request path that knows its actor object: announce, wait for a permit. */
   static void before(Actor actor, String call) throws IOException {
     pause(actor, call);
