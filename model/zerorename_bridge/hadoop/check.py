@@ -48,7 +48,7 @@ from zerorename_bridge.hadoop.s3a_translate import S3A_COMMITTERS, MotoEndpoint
 from zerorename_bridge.hadoop.session import Answer, HadoopSession, HadoopUnavailable, State
 from zerorename_bridge.hadoop.translate import COMMITTERS as HDFS_COMMITTERS
 from zerorename_bridge.hadoop.translate import hadoop_name
-from zerorename_model.engine.errors import ActorCrashed, RunAborted
+from zerorename_model.engine.errors import ActorCrashed, JobAlreadyCommitted, RunAborted
 from zerorename_model.engine.harness.state import HarnessStore, RunResult, TaskKilled
 from zerorename_model.engine.scenario import CommittedByAnother, CommitterEnv, JobSpec, TaskSpec
 from zerorename_model.engine.stores.profiles import PROFILES, Profile
@@ -186,6 +186,11 @@ def _model_url(rel: str) -> str:
     return f"s3://{rel}"
 
 
+#: the bucket the model's scenarios name (``s3://bucket/out``); on moto each process writes
+#: to a fresh bucket of its own, named back to this one in the harness's view
+MODEL_BUCKET = "bucket"
+
+
 class HadoopStore:
     """The destination as the harness sees it: what the JVM's committers left, read from the
     HDFS-like run directory or the moto bucket.  Consistent (nothing to settle); committers
@@ -249,7 +254,7 @@ class HadoopStore:
         if self.place.s3a:
             endpoint = _endpoint()
             bucket = self.place.root
-            return {f"{bucket}/{k}": (None if k.endswith("/") else v)
+            return {f"{MODEL_BUCKET}/{k}": (None if k.endswith("/") else v)
                     for k, v in endpoint.objects(bucket).items()}
         return _local_files(Path(self.place.root))
 
@@ -267,7 +272,8 @@ class HadoopStore:
             return []
         bucket = self.place.root
         answer = _endpoint().client.list_multipart_uploads(Bucket=bucket)
-        return sorted(_model_url(f"{bucket}/{u['Key']}") for u in answer.get("Uploads", []))
+        return sorted(_model_url(f"{MODEL_BUCKET}/{u['Key']}")
+                      for u in answer.get("Uploads", []))
 
     def digest(self) -> str:
         h = hashlib.sha256()
@@ -375,6 +381,8 @@ class _Backend:
 _CLOCK = re.compile(r"\b(modification_time|access_time)=\d+")
 
 
+#: how the driver reports the fenced committer's JobAlreadyCommittedException
+_ROLLED_FORWARD = "JobAlreadyCommittedException: "
 #: a Hadoop task attempt ID's task and attempt numbers (the fenced committer's ``commit_task``
 #: answers the attempt whose record committed the task)
 _ATTEMPT = re.compile(r"_m_(?P<task>\d+)_(?P<attempt>\d+)$")
@@ -401,7 +409,11 @@ class HadoopCommitter:
     def _dest(self) -> str:
         rel = hadoop_name(self.job.dest)
         if self.place.s3a:
-            key = rel.split("/", 1)[1] if "/" in rel else ""
+            bucket, _, key = rel.partition("/")
+            if bucket != MODEL_BUCKET:
+                raise HadoopCommitterError(self.job.dest, (
+                    f"the S3A driver writes the model's bucket {MODEL_BUCKET!r} to a moto "
+                    f"bucket of its own; a scenario naming bucket {bucket!r} cannot run there"))
             return f"s3a://{self.place.root}/{key}"
         return f"hlfs://{self.place.root}/{rel}"
 
@@ -473,7 +485,14 @@ class HadoopCommitter:
         return self._shown_text(f"{answer.state.value} {answer.value}".rstrip())
 
     def setup_job(self) -> None:
-        self._call("setup_job")
+        try:
+            self._call("setup_job")
+        except HadoopCallFailed as failed:
+            # zerorename's fenced committer: an earlier attempt of the job committed it, and
+            # this setup published its output (rolled forward)
+            if str(failed).startswith(_ROLLED_FORWARD):
+                raise JobAlreadyCommitted(str(failed)) from None
+            raise
 
     def setup_task(self) -> None:
         self._call("setup_task")
