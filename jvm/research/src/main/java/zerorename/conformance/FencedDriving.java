@@ -154,6 +154,11 @@ final class FencedDriving {
     }
 
     @Override
+    public boolean conditionalComplete(String area) throws IOException {
+      return store.conditionalComplete(area);  // measured with the store check, unpaused
+    }
+
+    @Override
     public boolean atomicByConstruction() {
       return store.atomicByConstruction();
     }
