@@ -14,7 +14,8 @@ partitioned cells), 4 tasks:
   **the anchor** — Spark's own Parquet writer to ``s3a://`` through Hadoop's S3A committers,
   ``s3a-magic-moto``, ``s3a-directory-moto``, ``s3a-magic-rgw``, ``s3a-directory-rgw`` (RGW
   over HTTPS: S3A cannot write empty objects to it over http; unless ``--no-s3a``, and when
-  the S3A jars are built) — and with ``--stages`` two that split the write into
+  the S3A jars are built), and zerorename's JVM ``fenced`` in the same writer,
+  ``s3a-fenced-moto`` and ``s3a-fenced-rgw`` — and with ``--stages`` two that split the write into
   its parts: ``spark-scan`` (Spark's ``noop`` format: reading the cached rows) and
   ``arrow-drain`` (a Python data source whose tasks only iterate the Arrow batches: the
   transfer from the JVM to the Python workers);
@@ -69,14 +70,15 @@ TASKS = 4
 #: S3A's committers in the anchor rows (``partitioned`` is ``directory`` with a per-partition
 #: conflict check: the same requests for a fresh destination)
 S3A_COMMITTERS = ("magic", "directory")
-#: and zerorename's committer inside the same writer (the JVM ``fenced``, zerorename's jar):
-#: on moto only, which fences; Ceph RGW 16.2 ignores a conditional multipart complete, so the
-#: committer's store check refuses it there (as the Python route's ``auto`` does)
+#: and zerorename's committer inside the same writer (the JVM ``fenced``, zerorename's jar),
+#: on moto and on Ceph RGW (which fences its PUTs; its complete ignores the condition, so the
+#: committer checks with a HEAD before each complete there, as the Python store does)
 JVM_COMMITTERS = ("fenced",)
-#: the JVM fenced rows' own bucket: its filesystem keeps S3A's magic commits in memory (as
-#: ``zerorename.spark.s3a.configure(..., "fenced")`` sets it), while S3A's ``magic`` row keeps
-#: S3A's default (a ``.pending`` object per file) on the other bucket
+#: the JVM fenced rows' own buckets: their filesystems keep S3A's magic commits in memory (as
+#: ``zerorename.spark.s3a.configure(..., "fenced")`` sets it), while S3A's ``magic`` rows keep
+#: S3A's default (a ``.pending`` object per file) on the other buckets
 JVM_BUCKET_MOTO = "bench-s3a-fenced-moto"
+JVM_BUCKET_RGW = "bench-s3a-fenced-rgw"
 #: Spark's commit-protocol settings: its defaults (``native``) and the cloud binding (S3A)
 PROTOCOL_KEY = "spark.sql.sources.commitProtocolClass"
 PARQUET_COMMITTER_KEY = "spark.sql.parquet.output.committer.class"
@@ -436,9 +438,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                         url, rgw.access_key, rgw.secret_key, truststore=truststore,
                         truststore_password=rgw.tls.truststore_password,
                         conditional_writes=False)  # RGW 16.2 ignores conditional complete
-                    for committer in S3A_COMMITTERS:
+                    # the JVM fenced needs S3A's conditional writes on (its own store check
+                    # decides what RGW honours)
+                    s3a_endpoints[JVM_BUCKET_RGW] = S3AEndpoint(
+                        url, rgw.access_key, rgw.secret_key, truststore=truststore,
+                        truststore_password=rgw.tls.truststore_password)
+                    for committer in S3A_COMMITTERS + JVM_COMMITTERS:
                         name = f"s3a-{committer}-rgw"
-                        targets[name] = Target(name, "s3a://bench-s3a-rgw", rgw_options,
+                        bucket = JVM_BUCKET_RGW if committer in JVM_COMMITTERS \
+                            else "bench-s3a-rgw"
+                        targets[name] = Target(name, f"s3a://{bucket}", rgw_options,
                                                committer, "s3a", rgw_counts)
         os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
         os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
@@ -476,7 +485,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if s3a_endpoints:
             assert s3a_jars is not None
             conf.update(s3a_session_conf(s3a_endpoints, s3a_jars,
-                                         in_memory=[JVM_BUCKET_MOTO]))
+                                         in_memory=[JVM_BUCKET_MOTO, JVM_BUCKET_RGW]))
         spark = local_session("local[2]", app_name="zerorename-bench-native", conf=conf)
         try:
             spark.dataSource.register(_drain_source())

@@ -33,6 +33,7 @@ LABEL = {
     "s3a-magic-rgw": "Spark's writer, S3A `magic`, Ceph RGW (HTTPS)",
     "s3a-directory-rgw": "Spark's writer, S3A `directory`, Ceph RGW (HTTPS)",
     "s3a-fenced-moto": "Spark's writer, zerorename's JVM `fenced`, moto",
+    "s3a-fenced-rgw": "Spark's writer, zerorename's JVM `fenced`, Ceph RGW (HTTPS)",
     "spark-scan": "(stage) Spark reads the cached rows: `noop` format",
     "arrow-drain": "(stage) + Arrow batches to Python workers, dropped",
 }

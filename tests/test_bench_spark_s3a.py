@@ -29,8 +29,8 @@ import spark_render  # noqa: E402
 from zerorename.spark.s3a import S3AEndpoint, zerorename_jar  # noqa: E402
 
 S3A = [f"s3a-{c}-{s}" for s in ("moto", "rgw") for c in ("magic", "directory")]
-#: zerorename's JVM fenced in Spark's writer (moto only: RGW 16.2 cannot fence)
-JVM_FENCED = "s3a-fenced-moto"
+#: zerorename's JVM fenced in Spark's writer, on both servers
+JVM_FENCED = ["s3a-fenced-moto", "s3a-fenced-rgw"]
 
 
 def test_session_conf_gives_each_endpoint_its_own_bucket(tmp_path: Path) -> None:
@@ -103,14 +103,14 @@ def test_tiny_run_measures_every_route_and_counts_requests(rgw_server: Any, rgw_
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     report = json.loads((tmp_path / "results.json").read_text())
     assert "over HTTPS" in report["rgw"]
-    assert set(report["first_write_s3a"]) == {*S3A, JVM_FENCED}
+    assert set(report["first_write_s3a"]) == {*S3A, *JVM_FENCED}
     for cell in report["cells"]:
         rows = {r["strategy"]: r for r in cell["summary"]}
-        assert set(S3A) | {JVM_FENCED, "native", "zr-moto", "zr-rgw"} <= set(rows)
+        assert {*S3A, *JVM_FENCED, "native", "zr-moto", "zr-rgw"} <= set(rows)
         runs = {r["strategy"]: r for r in cell["runs"]}
         files = runs["zr-moto"]["files"]
         assert files == (48 if cell["partitioned"] else 4)  # 4 tasks (x 12 months)
-        for strategy in [*S3A, JVM_FENCED, "zr-moto", "zr-rgw"]:
+        for strategy in [*S3A, *JVM_FENCED, "zr-moto", "zr-rgw"]:
             run = runs[strategy]
             assert run["files"] == files, strategy
             assert run["requests"]["CompleteMultipartUpload"] >= files, strategy
