@@ -213,7 +213,7 @@ class HadoopStore:
                 **endpoint.s3a_options(),
                 "fs.s3a.committer.staging.tmp.path": f"file://{local}/cluster",
                 "fs.s3a.buffer.dir": str(local / "buffer")})
-            self._empty_bucket(endpoint, bucket)
+            endpoint.empty(bucket)
             place = _RunPlace(True, bucket, str(local))
         else:
             session.reset()
@@ -224,17 +224,6 @@ class HadoopStore:
         _PROCESS.changes += 1
         self._session = session
         self._seen: tuple[int, dict[str, bytes | None], list[str]] | None = None
-
-    @staticmethod
-    def _empty_bucket(endpoint: MotoEndpoint, bucket: str) -> None:
-        client = endpoint.client
-        for upload in client.list_multipart_uploads(Bucket=bucket).get("Uploads", []):
-            client.abort_multipart_upload(Bucket=bucket, Key=upload["Key"],
-                                          UploadId=upload["UploadId"])
-        keys = list(endpoint.objects(bucket))
-        for start in range(0, len(keys), 1000):
-            client.delete_objects(Bucket=bucket, Delete={
-                "Objects": [{"Key": k} for k in keys[start:start + 1000]]})
 
     # -- what the harness needs ------------------------------------------------------------
 

@@ -145,6 +145,7 @@ public final class CommitDriver {
     boolean permit;
     boolean crashed;
     boolean killed;  // the call waited at throws once; the actor lives on (a killed task)
+    Thread thread;  // the current (or last) call's thread
 
     Actor(String name) {
       this.name = name;
@@ -159,6 +160,11 @@ public final class CommitDriver {
   private static final Map<String, Actor> ACTORS =
       new java.util.concurrent.ConcurrentHashMap<>();
   private static final Map<String, String> OPTIONS = new TreeMap<>();
+
+  /** The current scenario's options (set with {@code option} after its {@code reset}). */
+  static Map<String, String> options() {
+    return java.util.Collections.unmodifiableMap(OPTIONS);
+  }
 
   private CommitDriver() {
   }
@@ -369,6 +375,7 @@ public final class CommitDriver {
         }
       }, "actor-" + a.name);
       t.setDaemon(true);
+      a.thread = t;
       t.start();
       return settle(a);
     }
@@ -396,14 +403,27 @@ public final class CommitDriver {
     }
   }
 
-  private static String reset() {
+  /** How long a reset waits for an ended scenario's call threads to finish. */
+  private static final long END_MS = 10_000;
+
+  private static String reset() throws InterruptedException {
     List<String> names;
+    List<Thread> threads = new ArrayList<>();
     synchronized (LOCK) {
       for (Actor a : ACTORS.values()) {
         a.crashed = true;  // a blocked thread throws and ends
+        if (a.thread != null) {
+          threads.add(a.thread);
+        }
       }
       LOCK.notifyAll();
       names = new ArrayList<>(ACTORS.keySet());
+    }
+    // every call of the ended scenario is over before the next one starts: an actor of the
+    // next scenario may have the same name (and, on S3A, the same filesystem)
+    long deadline = System.currentTimeMillis() + END_MS;
+    for (Thread t : threads) {
+      t.join(Math.max(1, deadline - System.currentTimeMillis()));
     }
     backend.reset(names);
     synchronized (LOCK) {
