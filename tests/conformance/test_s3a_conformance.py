@@ -14,6 +14,7 @@ import pytest
 
 from zerorename_bridge.hadoop.differential import as_hadoop_35, witness_run
 from zerorename_bridge.hadoop.s3a_translate import (
+    PINNED_WITNESSES,
     S3A_COMMITTERS,
     S3ATranslator,
     normal_key,
@@ -26,18 +27,8 @@ from zerorename_model.engine.scenario import JobSpec, Scenario, TaskSpec
 from zerorename_model.engine.stores.store import ModelStore
 from zerorename_model.systems.protocols.magic import NEEDS_TASK_COMMIT_ALWAYS, MagicCommitter
 
-#: witness -> (actor.method that differs, what S3A's call answered): explained differences
-#: (docs/research/s3a-findings.md)
-PINNED = {
-    # S3A's job commit fails: the other job's clean-up aborted its uploads (finding 2)
-    "magic.s3.concurrency.hadoop.jsonl": ("driver1.commit_job", "NoSuchUpload"),
-    "magic.s3.concurrency.spark.jsonl": ("driver1.commit_job", "NoSuchUpload"),
-    # the staging committers' cluster filesystem is a local one here (finding 3)
-    **{f"{c}.s3.liveness.{p}.jsonl": ("j0.t0.a1.commit_task", "")
-       for c in ("directory", "partitioned") for p in ("hadoop", "spark")},
-    **{f"{c}.s3.valid-outcome.hadoop.jsonl": ("j0.t0.a0.commit_task", "")
-       for c in ("directory", "partitioned")},
-}
+#: witness -> (actor.method that differs, what S3A's call answered) (docs/research/s3a-findings.md)
+PINNED = PINNED_WITNESSES
 
 
 @pytest.fixture(scope="module")

@@ -255,8 +255,7 @@ class HadoopStore:
         if not self.place.s3a:
             return []
         bucket = self.place.root
-        answer = _endpoint().client.list_multipart_uploads(Bucket=bucket)
-        return sorted(_model_url(f"{bucket}/{u['Key']}") for u in answer.get("Uploads", []))
+        return sorted(_model_url(f"{bucket}/{key}") for key in _endpoint().uploads(bucket))
 
     def digest(self) -> str:
         h = hashlib.sha256()
