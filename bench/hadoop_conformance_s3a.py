@@ -25,8 +25,8 @@ from typing import Any
 from zerorename_bridge.hadoop.differential import (
     Tally,
     conformance_seed,
+    random_runs,
     replay_hint,
-    run_random,
     witness_run,
 )
 from zerorename_bridge.hadoop.s3a_translate import (
@@ -59,10 +59,28 @@ def _difference(comparison: Comparison) -> dict[str, Any]:
             "described": comparison.describe()}
 
 
-def committer_row(committer: str, count: int, seed: int) -> dict[str, Any]:
+def committer_row(committer: str, count: int, seed: int,
+                  every: int = 25) -> dict[str, Any]:
+    """The committer's row, saved (:func:`save`) after the witnesses and after every
+    ``every`` random schedules, so that a run stopped early leaves what it did."""
     witnesses = Tally()
+    randoms = Tally()
     pinned: list[str] = []
-    started = time.monotonic()
+
+    def row() -> dict[str, Any]:
+        return {
+            "committer": committer, "filesystem": FILESYSTEM, "hadoop": hadoop_version(),
+            "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+            "witnesses_replayed": witnesses.runs, "witnesses_agreeing": witnesses.agreed,
+            "witnesses_pinned_differences": len(pinned),
+            "witnesses_unexplained": witnesses.runs - witnesses.agreed - len(pinned),
+            "random_seed": seed, "random_asked": count, "random_run": randoms.runs,
+            "random_agreeing": randoms.agreed,
+            "seconds_per_schedule": round(randoms.seconds / max(randoms.runs, 1), 3),
+            "differences": [_difference(c)
+                            for c in witnesses.differences + randoms.differences],
+        }
+
     with s3a_translator() as translator:
         for path in s3a_witness_paths():
             if not path.name.startswith(committer + "."):
@@ -73,18 +91,16 @@ def committer_row(committer: str, count: int, seed: int) -> dict[str, Any]:
             if pin is not None and not comparison.agrees and [
                     f"{c.actor}.{c.method}" for c in comparison.call_differences][:1] == [pin[0]]:
                 pinned.append(path.name)
-        witnesses.seconds = time.monotonic() - started
-        randoms = run_random(translator, committer, count, seed, store="s3")
-    return {
-        "committer": committer, "filesystem": FILESYSTEM, "hadoop": hadoop_version(),
-        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "witnesses_replayed": witnesses.runs, "witnesses_agreeing": witnesses.agreed,
-        "witnesses_pinned_differences": len(pinned),
-        "witnesses_unexplained": witnesses.runs - witnesses.agreed - len(pinned),
-        "random_seed": seed, "random_run": randoms.runs, "random_agreeing": randoms.agreed,
-        "seconds_per_schedule": round(randoms.seconds / max(randoms.runs, 1), 3),
-        "differences": [_difference(c) for c in witnesses.differences + randoms.differences],
-    }
+        save(row())
+        started = time.monotonic()
+        for index, (name, marked) in enumerate(random_runs(committer, count, seed, store="s3")):
+            randoms.add(translator.compare(marked, name))
+            randoms.seconds = time.monotonic() - started
+            if (index + 1) % every == 0:
+                save(row())
+    final = row()
+    save(final)
+    return final
 
 
 @contextmanager
@@ -113,12 +129,13 @@ def write_markdown(rows: list[dict[str, Any]]) -> None:
              "Written by `bench/hadoop_conformance_s3a.py --count N [--seed S]` (rows in "
              "`hadoop_conformance.json`); each difference is explained in "
              "docs/research/s3a-findings.md.", "",
-             "| committer | witnesses agree / pinned / replayed | random agree / run | seed | "
-             "s a schedule | Hadoop | date |", "|---|---|---|---|---|---|---|"]
+             "| committer | witnesses agree / pinned / replayed | random agree / run (asked) | "
+             "seed | s a schedule | Hadoop | date |", "|---|---|---|---|---|---|---|"]
     for r in mine:
         lines.append(f"| {r['committer']} | {r['witnesses_agreeing']} / "
                      f"{r['witnesses_pinned_differences']} / {r['witnesses_replayed']} | "
-                     f"{r['random_agreeing']} / {r['random_run']} | {r['random_seed']} | "
+                     f"{r['random_agreeing']} / {r['random_run']} ({r['random_asked']}) | "
+                     f"{r['random_seed']} | "
                      f"{r['seconds_per_schedule']} | {r['hadoop']} | {r['date']} |")
     lines += ["", END]
     text = MARKDOWN.read_text(encoding="utf-8") if MARKDOWN.exists() else ""
@@ -140,7 +157,6 @@ def main() -> int:
     print(replay_hint(seed), flush=True)
     for committer in args.committer or S3A_COMMITTERS:
         row = committer_row(committer, args.count, seed)
-        save(row)
         print(f"{committer}: witnesses {row['witnesses_agreeing']}/{row['witnesses_replayed']} "
               f"agree ({row['witnesses_pinned_differences']} pinned), random "
               f"{row['random_agreeing']}/{row['random_run']} agree, "
