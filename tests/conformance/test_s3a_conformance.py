@@ -105,6 +105,9 @@ PINNED_RANDOM = {
                                                                "Aborting multipart upload"),
     "partitioned nested-overlap-spark seed 606575069719797": ("driver1.commit_job",
                                                               "Aborting multipart upload"),
+    # finding 6, one job: the killed task's abort took its upload between the job abort's
+    # listing and its abort of that upload (seed 20261202, tests/conformance/data)
+    "magic abort-spark seed 20261262783623": ("driver0.abort_job", "Aborting multipart upload"),
     # finding 3: the other job's clean-up aborted this job's pending upload
     "magic same-destination-spark seed 606575069719771": ("driver1.commit_job", ""),
     # finding 4: two jobs of one job ID share S3A's local task directory in one JVM (harness)
