@@ -16,6 +16,7 @@ import argparse
 import datetime
 import fcntl
 import json
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -106,7 +107,7 @@ def committer_row(committer: str, count: int, seed: int,
 @contextmanager
 def _locked() -> Iterator[None]:
     RESULTS.mkdir(exist_ok=True)
-    with (RESULTS / ".hadoop_conformance.lock").open("w") as lock:
+    with (Path(tempfile.gettempdir()) / "zerorename-hadoop-conformance.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield
 
