@@ -60,13 +60,25 @@ def _difference(comparison: Comparison) -> dict[str, Any]:
             "described": comparison.describe()}
 
 
-def committer_row(committer: str, count: int, seed: int,
-                  every: int = 25) -> dict[str, Any]:
+def committer_row(committer: str, count: int, seed: int, every: int = 25,
+                  resume: dict[str, Any] | None = None) -> dict[str, Any]:
     """The committer's row, saved (:func:`save`) after the witnesses and after every
-    ``every`` random schedules, so that a run stopped early leaves what it did."""
+    ``every`` random schedules, so that a run stopped early leaves what it did; ``resume``: a
+    saved row of the same seed, whose witnesses and first random schedules are not run again
+    (the run goes on with the next schedule)."""
     witnesses = Tally()
     randoms = Tally()
     pinned: list[str] = []
+    before: list[dict[str, Any]] = []  # the resumed row's differences
+    done = 0
+    if resume is not None:
+        witnesses.runs, witnesses.agreed = (resume["witnesses_replayed"],
+                                            resume["witnesses_agreeing"])
+        pinned = [""] * resume["witnesses_pinned_differences"]
+        done = randoms.runs = resume["random_run"]
+        randoms.agreed = resume["random_agreeing"]
+        randoms.seconds = resume["seconds_per_schedule"] * done
+        before = list(resume["differences"])
 
     def row() -> dict[str, Any]:
         return {
@@ -78,13 +90,13 @@ def committer_row(committer: str, count: int, seed: int,
             "random_seed": seed, "random_asked": count, "random_run": randoms.runs,
             "random_agreeing": randoms.agreed,
             "seconds_per_schedule": round(randoms.seconds / max(randoms.runs, 1), 3),
-            "differences": [_difference(c)
-                            for c in witnesses.differences + randoms.differences],
+            "differences": before + [_difference(c)
+                                     for c in witnesses.differences + randoms.differences],
         }
 
     with s3a_translator() as translator:
         for path in s3a_witness_paths():
-            if not path.name.startswith(committer + "."):
+            if resume is not None or not path.name.startswith(committer + "."):
                 continue
             comparison = translator.compare(witness_run(path, hadoop_35=True), path.name)
             witnesses.add(comparison)
@@ -93,9 +105,16 @@ def committer_row(committer: str, count: int, seed: int,
                     f"{c.actor}.{c.method}" for c in comparison.call_differences][:1] == [pin[0]]:
                 pinned.append(path.name)
         save(row())
-        started = time.monotonic()
+        started = time.monotonic() - randoms.seconds
         for index, (name, marked) in enumerate(random_runs(committer, count, seed, store="s3")):
-            randoms.add(translator.compare(marked, name))
+            if index < done:
+                continue
+            try:
+                randoms.add(translator.compare(marked, name))
+            except RuntimeError as error:  # the driver gave up on a call: a difference too
+                randoms.runs += 1
+                before.append({"schedule": name, "first_call": "",
+                               "described": f"{name}: HARNESS ERROR {error}"})
             randoms.seconds = time.monotonic() - started
             if (index + 1) % every == 0:
                 save(row())
@@ -153,11 +172,16 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--committer", action="append", choices=S3A_COMMITTERS,
                         help="only these (repeatable; default: all three)")
+    parser.add_argument("--resume", action="store_true",
+                        help="go on from the saved row of each committer (same --seed)")
     args = parser.parse_args()
     seed = conformance_seed() if args.seed is None else args.seed
     print(replay_hint(seed), flush=True)
+    saved = json.loads(JSON.read_text(encoding="utf-8"))["rows"] if JSON.exists() else []
     for committer in args.committer or S3A_COMMITTERS:
-        row = committer_row(committer, args.count, seed)
+        resume = next((r for r in saved if args.resume and r["committer"] == committer
+                       and r["filesystem"] == FILESYSTEM and r["random_seed"] == seed), None)
+        row = committer_row(committer, args.count, seed, resume=resume)
         print(f"{committer}: witnesses {row['witnesses_agreeing']}/{row['witnesses_replayed']} "
               f"agree ({row['witnesses_pinned_differences']} pinned), random "
               f"{row['random_agreeing']}/{row['random_run']} agree, "

@@ -127,3 +127,32 @@ def test_random_schedule_differs_as_pinned(translator: S3ATranslator, name: str)
     differing = comparison.call_differences
     assert [f"{c.actor}.{c.method}" for c in differing][:1] == [call], comparison.describe()
     assert answer in differing[0].hadoop_value, comparison.describe()
+
+
+def test_moto_answers_an_upload_part_of_an_aborted_upload_as_s3_does() -> None:
+    """S3 answers 404 NoSuchUpload; moto 5 answered 500 (a KeyError), which S3A retried past
+    the driver's wait (the long run of seed 606573250 stopped there, docs finding 5)."""
+    from botocore.exceptions import ClientError
+
+    from zerorename_bridge.hadoop.s3a_translate import MotoEndpoint
+
+    endpoint = MotoEndpoint()
+    try:
+        bucket = endpoint.new_bucket()
+        client = endpoint.client
+        for call in ("upload_part", "complete_multipart_upload"):
+            upload = client.create_multipart_upload(Bucket=bucket, Key="k")["UploadId"]
+            client.abort_multipart_upload(Bucket=bucket, Key="k", UploadId=upload)
+            with pytest.raises(ClientError) as refused:
+                if call == "upload_part":
+                    client.upload_part(Bucket=bucket, Key="k", UploadId=upload, PartNumber=1,
+                                       Body=b"x")
+                else:
+                    client.complete_multipart_upload(
+                        Bucket=bucket, Key="k", UploadId=upload,
+                        MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": '"x"'}]})
+            answer = refused.value.response
+            assert (answer["Error"]["Code"], answer["ResponseMetadata"]["HTTPStatusCode"]) == (
+                "NoSuchUpload", 404), call
+    finally:
+        endpoint.close()

@@ -151,24 +151,32 @@ def signature_of_request(call: FsCall) -> Signature:
 
 
 def answer_no_such_upload() -> None:
-    """moto 5's CompleteMultipartUpload of an upload that no longer exists fails with an
-    internal error (a KeyError: HTTP 500, which S3A retries for its whole retry budget); S3
-    answers 404 NoSuchUpload, as moto itself does for UploadPart and AbortMultipartUpload.
-    Patched in this process, where the server runs (idempotent)."""
+    """moto 5's CompleteMultipartUpload and UploadPart of an upload that no longer exists fail
+    with an internal error (a KeyError: HTTP 500, which S3A retries for its whole retry budget,
+    longer than the driver waits for a call); S3 answers 404 NoSuchUpload, as moto itself does
+    for AbortMultipartUpload.  Patched in this process, where the server runs (idempotent)."""
     from moto.s3.exceptions import NoSuchUpload
     from moto.s3.models import S3Backend
 
     original = S3Backend.complete_multipart_upload
     if getattr(original, "_zerorename_no_such_upload", False):
         return
+    part = S3Backend.upload_part
 
     def complete(self: Any, bucket_name: str, multipart_id: str, body: Any) -> Any:
         if multipart_id not in self.get_bucket(bucket_name).multiparts:
             raise NoSuchUpload(upload_id=multipart_id)
         return original(self, bucket_name, multipart_id, body)
 
+    def upload_part(self: Any, bucket_name: str, multipart_id: str, part_id: int,
+                    value: bytes) -> Any:
+        if multipart_id not in self.get_bucket(bucket_name).multiparts:
+            raise NoSuchUpload(upload_id=multipart_id)
+        return part(self, bucket_name, multipart_id, part_id, value)
+
     complete._zerorename_no_such_upload = True  # type: ignore[attr-defined]
     S3Backend.complete_multipart_upload = complete  # type: ignore[method-assign]
+    S3Backend.upload_part = upload_part  # type: ignore[method-assign]
 
 
 class MotoEndpoint:
