@@ -39,6 +39,8 @@ endpoint (S3A's per-bucket options).
     python bench/spark_write.py --versus-native                  # 1M and 5M rows, 4 rounds
     python bench/spark_write.py --versus-native --rows 200000 --repeats 2 --out /tmp/x
     python bench/spark_write.py --versus-native --rgw --rows 1000000 3000000 --repeats 4
+    python bench/spark_write.py --versus-native --only s3a-magic-moto s3a-directory-moto \
+        s3a-fenced-moto --rows 1000000 3000000 --repeats 3 --out /tmp/x   # some routes only
 """
 
 from __future__ import annotations
@@ -71,6 +73,10 @@ S3A_COMMITTERS = ("magic", "directory")
 #: on moto only, which fences; Ceph RGW 16.2 ignores a conditional multipart complete, so the
 #: committer's store check refuses it there (as the Python route's ``auto`` does)
 JVM_COMMITTERS = ("fenced",)
+#: the JVM fenced rows' own bucket: its filesystem keeps S3A's magic commits in memory (as
+#: ``zerorename.spark.s3a.configure(..., "fenced")`` sets it), while S3A's ``magic`` row keeps
+#: S3A's default (a ``.pending`` object per file) on the other bucket
+JVM_BUCKET_MOTO = "bench-s3a-fenced-moto"
 #: Spark's commit-protocol settings: its defaults (``native``) and the cloud binding (S3A)
 PROTOCOL_KEY = "spark.sql.sources.commitProtocolClass"
 PARQUET_COMMITTER_KEY = "spark.sql.parquet.output.committer.class"
@@ -383,6 +389,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="add spark-scan and arrow-drain (where the time goes)")
     parser.add_argument("--no-s3a", action="store_true",
                         help="leave out Spark's own writer through S3A's committers")
+    parser.add_argument("--only", nargs="+", metavar="STRATEGY",
+                        help="measure only these strategies (e.g. s3a-magic-moto "
+                             "s3a-directory-moto s3a-fenced-moto), and native, the base of "
+                             "every ratio")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
 
@@ -443,10 +453,21 @@ def main(argv: Sequence[str] | None = None) -> int:
                 s3a_endpoints["bench-s3a-moto"] = S3AEndpoint(
                     moto.endpoint(), os.environ["AWS_ACCESS_KEY_ID"],
                     os.environ["AWS_SECRET_ACCESS_KEY"])
+                s3a_endpoints[JVM_BUCKET_MOTO] = s3a_endpoints["bench-s3a-moto"]
                 for committer in S3A_COMMITTERS + JVM_COMMITTERS:
                     name = f"s3a-{committer}-moto"
-                    targets[name] = Target(name, "s3a://bench-s3a-moto", moto_options,
+                    bucket = JVM_BUCKET_MOTO if committer in JVM_COMMITTERS \
+                        else "bench-s3a-moto"
+                    targets[name] = Target(name, f"s3a://{bucket}", moto_options,
                                            committer, "s3a", moto.counts)
+        if args.only:
+            known = {BASE, *targets, "spark-scan", "arrow-drain"}
+            unknown = sorted(set(args.only) - known)
+            if unknown:
+                parser.error(f"--only: not a strategy of this run: {', '.join(unknown)} "
+                             f"(choose from {', '.join(sorted(known))})")
+            targets = {name: t for name, t in targets.items() if name in args.only}
+            report["only"] = sorted(set(args.only) | {BASE})
         _make_buckets(targets)
         # 4 GiB: with Spark's default 1 GiB the sorts of Spark's partitioned writes evicted
         # the cached frames, and whichever write came next paid for recomputing them (the
@@ -454,7 +475,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         conf = {"spark.driver.memory": "4g"}
         if s3a_endpoints:
             assert s3a_jars is not None
-            conf.update(s3a_session_conf(s3a_endpoints, s3a_jars))
+            conf.update(s3a_session_conf(s3a_endpoints, s3a_jars,
+                                         in_memory=[JVM_BUCKET_MOTO]))
         spark = local_session("local[2]", app_name="zerorename-bench-native", conf=conf)
         try:
             spark.dataSource.register(_drain_source())
@@ -467,8 +489,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             for frame in frames.values():
                 frame.count()
             smallest = frames[min(frames)].drop("month")
-            report["first_write"] = first_write(spark, smallest, targets["zr-local"])
-            print(f"[bench] first write: {report['first_write']}", flush=True)
+            if "zr-local" in targets:
+                report["first_write"] = first_write(spark, smallest, targets["zr-local"])
+                print(f"[bench] first write: {report['first_write']}", flush=True)
             # S3A's: the first loads S3A and the SDK (moto's bucket), the next ones make
             # their bucket's filesystem or their committer's classes
             report["first_write_s3a"] = {
@@ -478,6 +501,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"[bench] first write {name}: {first}", flush=True)
             strategies = [BASE, *targets] + (["spark-scan", "arrow-drain"] if args.stages
                                              else [])
+            if args.only:
+                strategies = [s for s in strategies if s == BASE or s in args.only]
             # every strategy once, untimed: the JVM compiles each write path on its first
             # large job, and the first cell would otherwise charge that to whoever came first
             for strategy in strategies:
@@ -535,12 +560,20 @@ def _s3a_jars(report: dict[str, Any]) -> list[Path] | None:
         return None
 
 
-def s3a_session_conf(endpoints: dict[str, Any], jars: Sequence[Path]) -> dict[str, str]:
+def s3a_session_conf(endpoints: dict[str, Any], jars: Sequence[Path],
+                     in_memory: Sequence[str] = ()) -> dict[str, str]:
     """Spark conf for S3A writes to several endpoints from one session: ``jars``, S3A's
     committer factory for ``s3a://``, each endpoint's options for its bucket only
     (``fs.s3a.bucket.<bucket>.*``), a JVM trust store for an HTTPS one, and Spark's default
-    commit protocol, which :func:`s3a_write` switches for its writes alone."""
-    from zerorename.spark.s3a import FACTORY_CLASS, endpoint_conf, zerorename_jar
+    commit protocol, which :func:`s3a_write` switches for its writes alone.  The buckets
+    ``in_memory`` keep S3A's magic commits in memory (only zerorename's committer writes
+    there: it asks the bucket's filesystem; S3A's magic committer would ask the job)."""
+    from zerorename.spark.s3a import (
+        FACTORY_CLASS,
+        MAGIC_IN_MEMORY,
+        endpoint_conf,
+        zerorename_jar,
+    )
 
     # zerorename's jar first: its committer factory for the JVM fenced rows (a write's option)
     conf = {"spark.jars": ",".join(str(p) for p in [zerorename_jar(), *jars]),
@@ -558,4 +591,6 @@ def s3a_session_conf(endpoints: dict[str, Any], jars: Sequence[Path]) -> dict[st
                                  f"({conf[key]!r}, {value!r})")
             else:
                 conf[key] = value
+    for bucket in in_memory:
+        conf[f"{hadoop}bucket.{bucket}.{MAGIC_IN_MEMORY[len('fs.s3a.'):]}"] = "true"
     return conf

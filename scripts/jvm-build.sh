@@ -9,7 +9,10 @@
 #     cache, $ZERORENAME_CACHE_DIR (default ~/.cache/zerorename)/jvm/s3a-<set>/, where <set> is
 #     a hash of what decides the set (the two poms, PySpark's jar list): a folder, once complete,
 #     is never changed or removed, so sessions running from it (other checkouts too) are safe;
-#     the checkout's own choice is written beside its jar (spark/jars/s3a-jars.path).
+#     the checkout's own choice is written beside its jar (spark/jars/s3a-jars.path);
+#   * copies the MiniDFSCluster set (hadoop-client-minicluster: a real HDFS for the research
+#     driver) the same way into $cache/jvm/minidfs-<set>/, its choice written beside the
+#     research jar (hadoop/jars/minidfs-jars.path).
 # Maven's own cache is ~/.m2 (or $MAVEN_REPO_LOCAL): it tries offline first (mvn -o) and goes
 # online only for what that cache lacks.  Nothing fetched is committed.
 # Usage: scripts/jvm-build.sh [--force]   (needs .venv: source scripts/bootstrap.sh first)
@@ -31,10 +34,15 @@ s3a_key="$( (cd "$root" && sha256sum jvm/pom.xml jvm/s3a/pom.xml; ls "$PYSPARK_J
 prod_jar="$root/reference/zerorename/spark/jars/zerorename-spark.jar"
 s3a_pointer="$root/reference/zerorename/spark/jars/s3a-jars.path"
 research_jar="$root/model/zerorename_bridge/hadoop/jars/zerorename-research-jvm.jar"
+minidfs_key="$( (cd "$root" && sha256sum jvm/pom.xml jvm/minidfs/pom.xml; ls "$PYSPARK_JARS") \
+                | sha256sum | cut -c1-16)"
+minidfs_dir="$cache/jvm/minidfs-$minidfs_key"
+minidfs_pointer="$root/model/zerorename_bridge/hadoop/jars/minidfs-jars.path"
 s3a_dir="$cache/jvm/s3a-$s3a_key"
 stamp="$root/jvm/target/.built-$key"
 if [ "$force" != "--force" ] && [ -f "$stamp" ] && [ -f "$prod_jar" ] && [ -f "$research_jar" ] \
-   && [ -f "$s3a_dir/.complete" ] && [ -f "$s3a_pointer" ]; then
+   && [ -f "$s3a_dir/.complete" ] && [ -f "$s3a_pointer" ] \
+   && [ -f "$minidfs_dir/.complete" ] && [ -f "$minidfs_pointer" ]; then
   exit 0
 fi
 command -v mvn >/dev/null || { echo "[jvm-build] Maven (mvn) is needed to build jvm/" >&2; exit 1; }
@@ -44,10 +52,15 @@ echo "[jvm-build] building jvm/ (version $version) against $PYSPARK_JARS" >&2
 # the S3A set is copied by the s3a module only, into a folder of this process, then renamed
 partial="$s3a_dir.partial-$$"
 rm -rf "$partial"; mkdir -p "$partial"
+minidfs_partial="$minidfs_dir.partial-$$"
+rm -rf "$minidfs_partial"; mkdir -p "$minidfs_partial"
 run() { mvn "${mvn_args[@]}" "$@" package && \
         { [ -f "$s3a_dir/.complete" ] || \
           mvn "${mvn_args[@]}" "$@" -pl s3a dependency:copy-dependencies -DincludeScope=runtime \
-            "-DoutputDirectory=$partial"; }; }
+            "-DoutputDirectory=$partial"; } && \
+        { [ -f "$minidfs_dir/.complete" ] || \
+          mvn "${mvn_args[@]}" "$@" -pl minidfs dependency:copy-dependencies \
+            -DincludeScope=runtime "-DoutputDirectory=$minidfs_partial"; }; }
 log="$(mktemp -t zerorename-mvn.XXXXXX)"
 if ! run -o >"$log" 2>&1; then
   echo "[jvm-build] offline build incomplete (first run?): fetching from Maven Central into ~/.m2" >&2
@@ -69,7 +82,15 @@ if [ ! -f "$s3a_dir/.complete" ]; then
   mv "$partial" "$s3a_dir" 2>/dev/null || true  # another build may have won the race: fine
 fi
 rm -rf "$partial"
+if [ ! -f "$minidfs_dir/.complete" ]; then
+  touch "$minidfs_partial/.complete"
+  rm -rf "$minidfs_dir"
+  mv "$minidfs_partial" "$minidfs_dir" 2>/dev/null || true
+fi
+rm -rf "$minidfs_partial"
+echo "$minidfs_dir" > "$minidfs_pointer"
+echo "$minidfs_dir" > "$cache/jvm/minidfs-current"
 echo "$s3a_dir" > "$s3a_pointer"
 echo "$s3a_dir" > "$cache/jvm/s3a-current"
 rm -f "$root"/jvm/target/.built-*; mkdir -p "$root/jvm/target"; touch "$stamp"
-echo "[jvm-build] $prod_jar, $research_jar; S3A jars in $s3a_dir" >&2
+echo "[jvm-build] $prod_jar, $research_jar; S3A jars in $s3a_dir; MiniDFS jars in $minidfs_dir" >&2

@@ -144,6 +144,10 @@ class CheckCommand:
                             help="--target hadoop: a jar (or class folder) holding a "
                                  "hadoop:<class> committer; repeatable (also "
                                  "$ZERORENAME_HADOOP_CLASSPATH)")
+        parser.add_argument("--fs", choices=["imitation", "minidfs"], default="imitation",
+                            help="--target hadoop: the filesystem of v1, v2, manifest and "
+                                 "hadoop:<class> on hdfs: the HDFS-like local filesystem, or "
+                                 "a real HDFS (a MiniDFSCluster started in the JVM, ~15 s)")
         parser.add_argument("--committer", action="append",
                             help="repeatable; default: all built-in ones. A built-in name, an "
                                  "installed entry point's name, or module:Class of a "
@@ -209,7 +213,7 @@ class CheckCommand:
 
             cells = run_check(args.committer, args.store, args.property, quick=args.quick,
                               traces=args.traces, protocols=protocols, jars=args.jar,
-                              progress=progress)
+                              progress=progress, fs=args.fs)
             print(format_matrix(cells))
             if args.json:
                 save(cells, args.json)

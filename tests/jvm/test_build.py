@@ -79,6 +79,30 @@ def test_the_s3a_jars_bring_nothing_pyspark_already_ships() -> None:
     assert shipped_twice(s3a, sorted(os.listdir(_pyspark_jars()))) == []
 
 
+def test_the_minidfs_jars_bring_nothing_pyspark_already_ships() -> None:
+    """The MiniDFSCluster set (the research driver's real HDFS): hadoop-client-minicluster of
+    PySpark's Hadoop and nothing PySpark has (its client-api, client-runtime, snappy, slf4j)."""
+    from zerorename_bridge.hadoop.session import minidfs_jars_dir
+
+    minidfs = sorted(p.name for p in minidfs_jars_dir().glob("*.jar"))
+    assert minidfs == ["hadoop-client-minicluster-3.5.0.jar"]
+    assert shipped_twice(minidfs, sorted(os.listdir(_pyspark_jars()))) == []
+
+
+def test_the_minidfs_set_without_its_exclusions_would_be_caught() -> None:
+    """What hadoop-client-minicluster 3.5.0 depends on (mvn dependency:tree), were its
+    exclusions dropped from jvm/minidfs/pom.xml: the check above finds PySpark's own jars."""
+    pyspark = sorted(os.listdir(_pyspark_jars()))
+    unexcluded = ["hadoop-client-minicluster-3.5.0.jar", "hadoop-client-api-3.5.0.jar",
+                  "hadoop-client-runtime-3.5.0.jar", "snappy-java-1.1.10.4.jar",
+                  "slf4j-api-1.7.36.jar"]
+    assert shipped_twice(unexcluded, pyspark) == sorted(unexcluded[1:])
+    pom = ET.parse(JVM / "minidfs" / "pom.xml").getroot()
+    exclusions = pom.findall(".//m:exclusion", POM_NS)
+    assert [(e.findtext("m:groupId", namespaces=POM_NS), e.findtext("m:artifactId",
+             namespaces=POM_NS)) for e in exclusions] == [("*", "*")]
+
+
 def test_the_duplicate_check_catches_a_second_netty() -> None:
     """The check above can fail: a second netty, slf4j or Hadoop is found."""
     pyspark = ["netty-common-4.2.13.Final.jar", "slf4j-api-2.0.17.jar",

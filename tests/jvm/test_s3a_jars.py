@@ -208,6 +208,8 @@ def test_the_module_runs_as_a_program() -> None:
     done = subprocess.run([sys.executable, "-m", "zerorename.spark.jvm", "--packages"],
                           capture_output=True, text=True, check=False, timeout=120)
     assert done.returncode == 0 and done.stdout.startswith("--packages org.apache.hadoop:")
+    # run as a program, the module is loaded once: no runpy warning on stderr
+    assert done.stderr == "", done.stderr
 
 
 def test_cli_prints_the_jars_a_session_needs(tmp_path: Path) -> None:
@@ -253,7 +255,12 @@ def test_fenced_and_auto_bind_zerorenames_factory(tmp_path: Path) -> None:
         conf = S.committer_conf(name)
         assert conf[factory] == "io.zerorename.committer.FencedCommitterFactory"
         assert conf["spark.hadoop.fs.zerorename.committer"] == name
+        # S3A's in-memory magic tracking: a session setting, never a write's option (S3A
+        # reads it from the bucket's filesystem, auto's magic from the job: they must agree)
+        assert conf[f"spark.hadoop.{S.MAGIC_IN_MEMORY}"] == "true"
+        assert S.MAGIC_IN_MEMORY not in S.committer_options(name)
     assert S.committer_conf("magic")[factory] == S.FACTORY_CLASS
+    assert f"spark.hadoop.{S.MAGIC_IN_MEMORY}" not in S.committer_conf("magic")
     with pytest.raises(S.S3AOptionError, match="not fenced"):
         S.committer_options("fenced", conflict_mode="append")
     folder = _jar_folder(tmp_path, "hadoop-aws-3.5.0.jar")
@@ -264,6 +271,7 @@ def test_fenced_and_auto_bind_zerorenames_factory(tmp_path: Path) -> None:
                                              str(folder / "hadoop-aws-3.5.0.jar")])
     assert lines[factory] == "io.zerorename.committer.FencedCommitterFactory"
     assert lines["spark.hadoop.fs.zerorename.committer"] == "auto"
+    assert lines[f"spark.hadoop.{S.MAGIC_IN_MEMORY}"] == "true"
     endpoint = S.S3AEndpoint("http://127.0.0.1:9", access_key="a", secret_key="b")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(J.S3A_JARS_ENV, str(folder))

@@ -532,3 +532,130 @@ def test_local_jobs_are_finished_by_the_other_implementation(
     assert [f.url for f in zr.committed_files(store, py_dest)] == [f"{py_dest}/part-0"]
     assert store.list_multipart_uploads(py_dest + "/") == []
     assert store.list_multipart_uploads(jvm_dest + "/") == []
+
+
+# -- requests: S3A's in-memory magic tracker (the committer's fast path) and without it -----
+
+TRACKER = "org.apache.hadoop.fs.s3a.commit.magic.InMemoryMagicCommitTracker"
+
+
+def _tracked(spark: Any) -> dict[str, int]:
+    """How many files S3A's in-memory magic tracker holds in this JVM, in each of its three
+    maps (two keyed by task attempt ID, whose lists are counted; one by path)."""
+    tracker = spark.sparkContext._jvm
+    for part in TRACKER.split("."):
+        tracker = getattr(tracker, part)
+    return {"commits": sum(v.size() for v in tracker.getTaskAttemptIdToMpuMetadata().values()),
+            "paths": sum(v.size() for v in tracker.getTaskAttemptIdToPath().values()),
+            "sizes": tracker.getPathToBytesWritten().size()}
+
+
+def _counted(s3: EmbeddedS3, write: Any) -> dict[str, int]:
+    before = s3.counts()
+    write()
+    after = s3.counts()
+    return {op: n - before.get(op, 0) for op, n in sorted(after.items()) if n - before.get(op, 0)}
+
+
+def test_requests_of_a_fenced_write(jvm_spark: Any, s3: EmbeddedS3, bucket: str) -> None:
+    """What a fenced write of 4 files (4 tasks) asks the store, by operation, with S3A's
+    in-memory magic tracking (what ``s3a_conf`` sets): per file its multipart upload (create,
+    one part) and its completion, nothing in the work area; per task its record's PUT and one
+    GET of the commit record; per job a fixed number.  Counted at the server."""
+    df = _frame(jvm_spark, 400).repartition(4)
+    df.write.parquet(f"s3a://{bucket}/warm")  # the store's fencing probe: once per JVM
+    held = _tracked(jvm_spark)
+    counts = _counted(s3, lambda: df.write.parquet(f"s3a://{bucket}/counted"))
+    _check_published(s3, bucket, "counted")
+    files, tasks = 4, 4
+    assert counts == {
+        "CreateMultipartUpload": files, "UploadPart": files, "CompleteMultipartUpload": files,
+        # the marker (created, then refused), each task's record, the commit record, _SUCCESS
+        "PutObject": 2 + tasks + 2,
+        # setup's commit record; each task commit's fence check; job commit's task records
+        "GetObject": 1 + tasks + tasks,
+        # Spark's output checks (3), setup (job root, work area), job commit (job root),
+        # cleanup (job root, work area, earlier jobs' roots)
+        "ListObjectsV2": 8, "HeadObject": 3, "ListMultipartUploads": 2, "DeleteObjects": 1,
+    }, counts
+    assert _tracked(jvm_spark) == held, "task commit left S3A's in-memory entries behind"
+
+
+def test_without_in_memory_tracking_fenced_reads_the_pending_objects(
+        jvm_spark: Any, s3: EmbeddedS3, bucket: str) -> None:
+    """A session without S3A's in-memory tracking (here: off for this bucket, before its
+    filesystem is made): S3A puts a marker and a ``.pending`` per file, which the committer
+    lists, reads and deletes; the job publishes the same."""
+    hadoop = jvm_spark.sparkContext._jsc.hadoopConfiguration()
+    hadoop.set(f"fs.s3a.bucket.{bucket}.committer.magic.track.commits.in.memory.enabled",
+               "false")
+    df = _frame(jvm_spark, 400).repartition(4)
+    df.write.parquet(f"s3a://{bucket}/warm")
+    held = _tracked(jvm_spark)
+    counts = _counted(s3, lambda: df.write.parquet(f"s3a://{bucket}/counted"))
+    assert _rows(jvm_spark.read.parquet(f"s3a://{bucket}/counted")) == _rows(df)
+    _check_published(s3, bucket, "counted")
+    assert _tracked(jvm_spark) == held
+    files, tasks = 4, 4
+    # a marker and a .pending per file besides the job's 4 + tasks; each .pending read once
+    assert counts["PutObject"] == 2 + tasks + 2 + 2 * files, counts
+    assert counts["GetObject"] == 1 + tasks + tasks + files, counts
+    assert _keys(s3, bucket, "counted/__magic") == []
+
+
+def _write_in(job: _JvmJob, task: int, name: str, data: bytes) -> tuple[Any, Any]:
+    """An attempt of ``task`` that wrote one file and is not committed: (committer, context)."""
+    ctx = job.context(task, 0)
+    committer = job.committer(task, 0)
+    committer.setupTask(ctx)
+    out = job.jvm.org.apache.hadoop.fs.Path(committer.getTaskAttemptPath(ctx), name)
+    stream = out.getFileSystem(job.conf).create(out, False)
+    stream.write(bytearray(data))
+    stream.close()
+    return committer, ctx
+
+
+def test_tasks_writing_one_partition_keep_their_own_uploads(
+        jvm_spark: Any, s3: EmbeddedS3, bucket: str) -> None:
+    """S3A's in-memory tracker keys a file by an element of its magic path: two tasks of one
+    job writing into the same partition directory must not see each other's files."""
+    dest = f"s3a://{bucket}/shared-part"
+    job = _JvmJob(jvm_spark, dest, "one-partition")
+    job.job.setupJob(job.context(0, 0))
+    held = _tracked(jvm_spark)
+    first = _write_in(job, 0, "p=1/part-0", b"task zero")
+    second = _write_in(job, 1, "p=1/part-1", b"task one")
+    assert _tracked(jvm_spark) == {k: v + 2 for k, v in held.items()}
+    for committer, ctx in (first, second):
+        assert committer.needsTaskCommit(ctx)
+        committer.commitTask(ctx)
+    store = zr.S3Store(s3.client())
+    for task, name in ((0, "part-0"), (1, "part-1")):
+        key = f"{dest}/__fenced_job-one-partition/00/tasks/task_jt_0001_m_00000{task}.pendingset"
+        pset = PendingSet.from_bytes(store.get(key), key)
+        assert [c.url for c in pset.commits] == [f"{dest}/p=1/{name}"], task
+    assert _tracked(jvm_spark) == held
+    assert _keys(s3, bucket, "shared-part/__magic") == [], "S3A put work objects"
+    job.job.commitJob(job.context(0, 0))
+    assert store.get(f"{dest}/p=1/part-0") == b"task zero"
+    assert store.get(f"{dest}/p=1/part-1") == b"task one"
+    _check_published(s3, bucket, "shared-part")
+
+
+def test_task_abort_aborts_and_forgets_the_in_memory_uploads(
+        jvm_spark: Any, s3: EmbeddedS3, bucket: str) -> None:
+    dest = f"s3a://{bucket}/aborted"
+    job = _JvmJob(jvm_spark, dest, "abort-in-memory")
+    job.job.setupJob(job.context(0, 0))
+    held = _tracked(jvm_spark)
+    committer, ctx = _write_in(job, 0, "part-0", b"to be aborted")
+    assert _tracked(jvm_spark) == {k: v + 1 for k, v in held.items()}
+    assert _uploads(s3, bucket) == ["aborted/part-0"]
+    counts = _counted(s3, lambda: committer.abortTask(ctx))
+    assert _uploads(s3, bucket) == []
+    assert _tracked(jvm_spark) == held, "abortTask left S3A's in-memory entries behind"
+    # the task record (none) looked for, the upload aborted: no listing of the work area
+    assert counts == {"GetObject": 1, "AbortMultipartUpload": 1}, counts
+    job.job.abortJob(job.context(0, 0), job.jvm.org.apache.hadoop.mapreduce.JobStatus.State
+                     .FAILED)
+    assert _keys(s3, bucket, "aborted/") == []

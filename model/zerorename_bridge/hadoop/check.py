@@ -130,6 +130,8 @@ class _Process:
     runs: int = 0
     #: bumped whenever an actor may have changed the store (its view is read again)
     changes: int = 0
+    #: the HDFS committers' filesystem: the imitation or a MiniDFSCluster (``--fs``)
+    fs: str = "imitation"
 
 
 _PROCESS = _Process({})
@@ -138,7 +140,8 @@ _PROCESS = _Process({})
 def _session(s3a: bool) -> HadoopSession:
     found = _PROCESS.sessions.get(s3a)
     if found is None:
-        found = _PROCESS.sessions[s3a] = HadoopSession(s3a=s3a, classpath=extra_classpath())
+        found = _PROCESS.sessions[s3a] = HadoopSession(
+            s3a=s3a, classpath=extra_classpath(), fs="imitation" if s3a else _PROCESS.fs)
         if len(_PROCESS.sessions) == 1 and _PROCESS.endpoint is None:
             atexit.register(close)
     return found
@@ -220,6 +223,8 @@ class HadoopStore:
             place = _RunPlace(False, str(local / "fs"), str(local))
         if previous is not None:
             shutil.rmtree(previous.local, ignore_errors=True)
+            if not previous.s3a and _PROCESS.fs == "minidfs":
+                _session(False).remove(previous.root)
         _PROCESS.run = self.place = place
         _PROCESS.changes += 1
         self._session = session
@@ -240,6 +245,8 @@ class HadoopStore:
             bucket = self.place.root
             return {f"{bucket}/{k}": (None if k.endswith("/") else v)
                     for k, v in endpoint.objects(bucket).items()}
+        if _PROCESS.fs == "minidfs":
+            return self._session.files(self.place.root)
         return _local_files(Path(self.place.root))
 
     def snapshot(self) -> dict[str, bytes]:
@@ -631,9 +638,13 @@ def run_check(committers: Sequence[str] | None, stores: Sequence[str] | None,
               protocols: Sequence[str] = ("hadoop", "spark"),
               jars: Sequence[str] | None = None,
               progress: Callable[[str], None] | None = None,
-              max_runs: int | None = None) -> list[Cell]:
+              max_runs: int | None = None, fs: str = "imitation") -> list[Cell]:
     """``zerorename check --target hadoop``: each committer's cells, on its store(s), at
-    :data:`QUICK_RUNS` (``quick``) or :data:`FULL_RUNS` runs per scope (or ``max_runs``)."""
+    :data:`QUICK_RUNS` (``quick``) or :data:`FULL_RUNS` runs per scope (or ``max_runs``);
+    ``fs``: the hdfs committers' filesystem (``minidfs``: a MiniDFSCluster)."""
+    if fs != _PROCESS.fs:
+        close()  # a JVM started before runs on the other filesystem
+        _PROCESS.fs = fs
     for jar in jars or ():
         if not Path(jar).exists():
             raise HadoopCommitterError(jar, "no such jar or folder: give the path of the jar "

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Protocol
 
 from zerorename_bridge.hadoop.recording import MarkedResult, run_marked
-from zerorename_bridge.hadoop.session import HadoopSession
+from zerorename_bridge.hadoop.session import FILESYSTEMS, HadoopSession
 from zerorename_bridge.hadoop.translate import COMMITTERS, Comparison, Translator
 from zerorename_model.engine.choices import ScriptedChooser
 from zerorename_model.engine.json_values import json_object
@@ -108,10 +108,11 @@ SCOPES_REPRODUCED = tuple(scope for scope in SCOPES if reproducible(scope))
 
 
 def random_runs(committer: str, count: int, seed: int = 0,
-                store: str = "hdfs") -> Iterator[tuple[str, MarkedResult]]:
+                store: str = "hdfs", start: int = 0) -> Iterator[tuple[str, MarkedResult]]:
     """``count`` random schedules of ``committer`` on ``store`` (hdfs; s3 for S3A's
-    committers), round-robin over the scopes the harness reproduces."""
-    for index in range(count):
+    committers), round-robin over the scopes the harness reproduces; ``start``: the index of
+    the first (a run split into parts draws the schedules of one run)."""
+    for index in range(start, start + count):
         scope = SCOPES_REPRODUCED[index % len(SCOPES_REPRODUCED)]
         scenario = as_hadoop_35(scope.make(committer, store))
         run_seed = seed * 1_000_003 + index
@@ -182,12 +183,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help=f"the random schedules' seed (default: ${SEED_VARIABLE}, else "
                              "a fresh one, printed)")
     parser.add_argument("--out", type=Path, help="write the report (markdown) here too")
+    parser.add_argument("--fs", choices=FILESYSTEMS, default="imitation",
+                        help="the filesystem of Hadoop's committers: the imitation of HDFS "
+                             "(HdfsLikeFileSystem) or a MiniDFSCluster")
     args = parser.parse_args(argv)
     seed = conformance_seed() if args.seed is None else args.seed
     print(replay_hint(seed), flush=True)
     lines = [f"# Hadoop 3.5.0 conformance: {args.count} random schedules per committer "
-             f"(seed {seed}), shipped hdfs witnesses", ""]
-    with HadoopSession() as session, Translator(session) as translator:
+             f"(seed {seed}), shipped hdfs witnesses, on {args.fs}", ""]
+    with HadoopSession(fs=args.fs) as session, Translator(session) as translator:
         lines += _report("witnesses as recorded (manifest: the model's 3.3.x protocol)",
                          run_witnesses(translator))
         lines += _report("witnesses with the manifest protocol's 3.5.0 option",

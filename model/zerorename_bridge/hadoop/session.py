@@ -21,6 +21,13 @@ RESEARCH_JAR = Path(__file__).with_name("jars") / "zerorename-research-jvm.jar"
 MAIN_CLASS = "zerorename.conformance.CommitDriver"
 #: the driver of S3A's committers (same commands), on the class path with the S3A jar set
 S3A_MAIN_CLASS = "zerorename.conformance.S3ACommitDriver"
+#: the driver of the same committers on a real HDFS (a MiniDFSCluster in its JVM)
+MINIDFS_MAIN_CLASS = "zerorename.conformance.MiniDfsCommitDriver"
+#: the filesystems Hadoop's own committers run on: ``imitation`` (``HdfsLikeFileSystem``, the
+#: local disk with HDFS's rename and listing rules) and ``minidfs`` (HDFS itself, one NameNode
+#: and one DataNode started with the session's JVM: about 12 s)
+FILESYSTEMS = ("imitation", "minidfs")
+MINIDFS_POINTER = Path(__file__).with_name("jars") / "minidfs-jars.path"
 
 
 class HadoopUnavailable(RuntimeError):
@@ -90,6 +97,17 @@ def s3a_jars_dir() -> Path:
         raise HadoopUnavailable(str(missing)) from None
 
 
+def minidfs_jars_dir() -> Path:
+    """The MiniDFSCluster jar set (hadoop-client-minicluster 3.5.0) that
+    ``scripts/jvm-build.sh`` copies into the cache and names in ``jars/minidfs-jars.path``, or
+    :class:`HadoopUnavailable` naming how to fetch it."""
+    folder = Path(MINIDFS_POINTER.read_text().strip()) if MINIDFS_POINTER.is_file() else None
+    if folder is None or not any(folder.glob("hadoop-client-minicluster-*.jar")):
+        raise HadoopUnavailable(f"no hadoop-client-minicluster jar (named by {MINIDFS_POINTER}):"
+                                f" run scripts/jvm-build.sh (the README's commands run it)")
+    return folder
+
+
 def research_jar() -> Path:
     """The research drivers' jar, or :class:`HadoopUnavailable` naming how to build it."""
     if not RESEARCH_JAR.is_file():
@@ -101,19 +119,27 @@ def research_jar() -> Path:
 class HadoopSession:
     """A JVM with the driver; one command, one answer.  Use as a context manager."""
 
-    def __init__(self, *, s3a: bool = False, classpath: Sequence[str] = ()) -> None:
+    def __init__(self, *, s3a: bool = False, classpath: Sequence[str] = (),
+                 fs: str = "imitation") -> None:
         """``classpath``: more jars or folders (a user's committer classes), after the
-        research jar, PySpark's jars and (``s3a``) the S3A set."""
+        research jar, PySpark's jars and (``s3a``) the S3A set.  ``fs``: the filesystem of
+        the HDFS committers, one of :data:`FILESYSTEMS` (``minidfs`` starts a cluster)."""
+        if fs not in FILESYSTEMS:
+            raise ValueError(f"no filesystem {fs!r}: one of {', '.join(FILESYSTEMS)}")
         java = shutil.which("java")
         if java is None:
             raise HadoopUnavailable("no java on PATH")
+        self.fs = fs
         path = [str(research_jar()), f"{jars_dir()}/*"]
         if s3a:
             path.append(f"{s3a_jars_dir()}/*")
+        if fs == "minidfs":
+            path.append(f"{minidfs_jars_dir()}/*")
         path += list(classpath)
+        main = S3A_MAIN_CLASS if s3a else MINIDFS_MAIN_CLASS if fs == "minidfs" else MAIN_CLASS
         self._proc = subprocess.Popen(
             [java, "-Xshare:auto", "-XX:TieredStopAtLevel=1", "-cp", os.pathsep.join(path),
-             S3A_MAIN_CLASS if s3a else MAIN_CLASS],
+             main],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             text=True, encoding="utf-8", bufsize=1)
         self.command("ping")
@@ -183,6 +209,14 @@ class HadoopSession:
         """The call the actor waits at throws (a killed task's interrupted call); the actor
         lives on, so its task can still abort."""
         return self._answer(self.command("kill", actor))
+
+    def mkdirs(self, directory: str) -> None:
+        """Make a scenario's root on the session's filesystem (outside any actor's call)."""
+        self.command("mkdirs", directory)
+
+    def remove(self, directory: str) -> None:
+        """Remove a finished scenario's root from the session's filesystem."""
+        self.command("remove", directory)
 
     def files(self, directory: str) -> dict[str, bytes | None]:
         """Everything under ``directory``: relative path -> bytes (None for a directory,

@@ -225,10 +225,12 @@ class Translator:
         root = self.workdir / str(self._count)
         shutil.rmtree(root, ignore_errors=True)
         root.mkdir(parents=True)
+        self.session.mkdirs(str(root))  # on HDFS too (fs=minidfs): the same root exists
         self.session.reset({**dict(scenario.options), **(options or {})})
         replay = _Replay(self.session, str(root), scenario.committer)
         comparison = replay_marked(replay, marked, name, _signature_of_op)
         comparison.files = self._files(marked, root)
+        self.session.remove(str(root))
         shutil.rmtree(root, ignore_errors=True)
         return comparison
 

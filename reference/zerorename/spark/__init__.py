@@ -47,10 +47,21 @@ from .core import (  # noqa: E402
     spec_from_options,
 )
 from .datasource import NAME, ZeroRenameDataSource  # noqa: E402
-from .jvm import EncoderUnavailableError, chunks_or_rows, encode_settings  # noqa: E402
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+
+    from .jvm import EncoderUnavailableError
+
+
+def __getattr__(name: str) -> Any:
+    # ``.jvm`` loads on first use, not with the package: ``python -m zerorename.spark.jvm``
+    # must find it unloaded (runpy warns otherwise)
+    if name == "EncoderUnavailableError":
+        from .jvm import EncoderUnavailableError
+
+        return EncoderUnavailableError
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "NAME",
@@ -195,6 +206,8 @@ def write(
     # ``auto`` decided here, in the driver, so that its reason is in the driver's log; the
     # Data Source's workers get the decided committer and the reason (for _SUCCESS)
     spec = resolve_committer(spec, store)
+    from .jvm import chunks_or_rows, encode_settings
+
     data, chunked = chunks_or_rows(df, spec.encoder, encode_settings(spec), spec.dest)
     writer = data.write.format(NAME).mode("overwrite" if spec.mode == "overwrite" else "append")
     for key, value in {**options, **spec.committer_options}.items():

@@ -72,6 +72,8 @@ CREDENTIALS_PROVIDER = "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"
 COMMITTER_NAME = "fs.s3a.committer.name"
 CONFLICT_MODE = O.CONFLICT_MODE.name
 MAGIC_ENABLED = O.MAGIC_ENABLED.name
+#: S3A keeps each magic file's upload in the writing JVM (set for ``fenced``/``auto``)
+MAGIC_IN_MEMORY = O.MAGIC_IN_MEMORY.name
 
 
 class S3AOptionError(CommitError, ValueError):
@@ -145,13 +147,23 @@ def committer_conf(committer: str = "magic", *,
                    conflict_mode: str | None = None) -> dict[str, str]:
     """The session's Spark conf that routes Spark's file writers to ``s3a://`` through S3A's
     committer ``committer`` (Spark's cloud commit protocol, its Parquet binding, the
-    committer factory for the ``s3a`` scheme: S3A's, or zerorename's for ``fenced``/``auto``)."""
-    return {
+    committer factory for the ``s3a`` scheme: S3A's, or zerorename's for ``fenced``/``auto``).
+
+    For ``fenced``/``auto`` it also turns on S3A's in-memory magic tracking
+    (:data:`MAGIC_IN_MEMORY`): a task's files then leave no ``.pending`` object and no marker
+    in the store, and the task commit reads their uploads from the task's JVM.  It is a
+    session setting, never a write's option: S3A reads it from the filesystem's own
+    configuration (made once per bucket), the magic committer ``auto`` may pick reads it from
+    the job's, and the two must agree.  Without it ``fenced`` reads the ``.pending`` objects."""
+    conf = {
         "spark.sql.sources.commitProtocolClass": PROTOCOL_CLASS,
         "spark.sql.parquet.output.committer.class": PARQUET_COMMITTER_CLASS,
         f"spark.hadoop.{FACTORY_KEY}": FACTORY_CLASS,
         **_hadoop(committer_options(committer, conflict_mode=conflict_mode)),
     }
+    if committer in ZERORENAME_COMMITTERS:
+        conf[f"spark.hadoop.{MAGIC_IN_MEMORY}"] = "true"
+    return conf
 
 
 def endpoint_conf(endpoint: S3AEndpoint) -> dict[str, str]:

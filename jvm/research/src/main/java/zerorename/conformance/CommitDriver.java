@@ -60,6 +60,26 @@ public final class CommitDriver {
 
     /** The scenario ended: release what its actors held. */
     void reset(java.util.Collection<String> actors);
+
+    /** Everything under {@code dir} for the {@code files} command (default: the local disk). */
+    default void walk(String dir, List<String> found) throws IOException {
+      CommitDriver.walk(new File(dir), "", found);
+    }
+
+    /** The {@code mkdirs DIR} command: a scenario's root, made outside any actor's call. */
+    default void mkdirs(String dir) throws IOException {
+      new File(dir).mkdirs();
+    }
+
+    /** The {@code remove DIR} command: a finished scenario's root, removed. */
+    default void remove(String dir) throws IOException {
+      org.apache.hadoop.fs.FileUtil.fullyDelete(new File(dir));
+    }
+
+    /** A command of this backend's own: its answer, or null (an unknown command). */
+    default String command(String[] words) throws Exception {
+      return null;
+    }
   }
 
   /** Hadoop's FileOutputCommitter and ManifestCommitter on {@link HdfsLikeFileSystem}. */
@@ -305,11 +325,20 @@ public final class CommitDriver {
         cleanupJob(a);
         return "";
       case "recover_task":
-        a.committer.recoverTask(a.task);
+        // ARG names the task to recover (the recovering actor is a job driver, whose own
+        // context would name task 0 whichever task the model recovers)
+        a.committer.recoverTask(arg.isEmpty() ? a.task : taskOf(a, Integer.parseInt(arg)));
         return "";
       default:
         throw new IllegalArgumentException("no method " + method);
     }
+  }
+
+  /** A context of task {@code task} of the actor's job, with the actor's configuration. */
+  private static TaskAttemptContext taskOf(Actor a, int task) {
+    JobID job = a.job.getJobID();
+    return new TaskAttemptContextImpl(a.task.getConfiguration(),
+        new TaskAttemptID(job.getJtIdentifier(), job.getId(), TaskType.MAP, task, 0));
   }
 
   private static String oneLine(Throwable t) {
@@ -433,10 +462,10 @@ public final class CommitDriver {
     return "ok";
   }
 
-  private static String files(String dir) {
+  private static String files(String dir) throws IOException {
     StringBuilder s = new StringBuilder("files");
     List<String> found = new ArrayList<>();
-    walk(new File(dir), "", found);
+    backend.walk(dir, found);
     for (String f : found) {
       s.append('\t').append(f);
     }
@@ -496,10 +525,18 @@ public final class CommitDriver {
         return step(w[1], w[0]);
       case "files":
         return files(w[1]);
+      case "mkdirs":
+        backend.mkdirs(w[1]);
+        return "ok";
+      case "remove":
+        backend.remove(w[1]);
+        return "ok";
       case "ping":
         return "ok";
-      default:
-        return "error\tunknown command " + w[0];
+      default: {
+        String answer = backend.command(w);
+        return answer != null ? answer : "error\tunknown command " + w[0];
+      }
     }
   }
 

@@ -27,7 +27,11 @@ import org.apache.hadoop.util.Progressable;
  * directory in no fixed order; HDFS's rename (the non-Options form) answers false when the
  * source is missing, the destination is an existing file or its parent is missing, and moves
  * the source <em>into</em> an existing destination directory; HDFS lists in name order, and
- * listing a missing path throws FileNotFoundException.
+ * listing a missing path throws FileNotFoundException.  Where a call's answer is an exception,
+ * it is HDFS's class: a create or rename below a file throws ParentNotDirectoryException (the
+ * local disk's FileAlreadyExistsException or false), a non-recursive delete of a non-empty
+ * directory PathIsNotEmptyDirectoryException; a file renamed onto itself answers true.  Each
+ * rule is one of {@link FsRules}' probes, which the tests run here and on a MiniDFSCluster.
  */
 public class HdfsLikeFileSystem extends RawLocalFileSystem {
   /** What the driver installs: called before every outermost filesystem call. */
@@ -102,7 +106,26 @@ public class HdfsLikeFileSystem extends RawLocalFileSystem {
 
   @Override
   public boolean delete(Path f, boolean recursive) throws IOException {
-    return hooked("delete", f, () -> super.delete(f, recursive));
+    return hooked("delete", f, () -> {
+      String[] children = pathToFile(f).list();
+      if (!recursive && children != null && children.length > 0) {
+        throw new org.apache.hadoop.fs.PathIsNotEmptyDirectoryException(f.toString());
+      }
+      return super.delete(f, recursive);
+    });
+  }
+
+  /** HDFS's answer to a path below a file: its nearest existing ancestor must be a directory. */
+  private static void parentsAreDirectories(File file, Path path) throws IOException {
+    for (File up = file.getParentFile(); up != null; up = up.getParentFile()) {
+      if (up.exists()) {
+        if (!up.isDirectory()) {
+          throw new org.apache.hadoop.fs.ParentNotDirectoryException(
+              up + " (an ancestor of " + path + ") is not a directory");
+        }
+        return;
+      }
+    }
   }
 
   /**
@@ -137,6 +160,7 @@ public class HdfsLikeFileSystem extends RawLocalFileSystem {
       if (pathToFile(f).isDirectory()) {
         throw new org.apache.hadoop.fs.FileAlreadyExistsException(f + " is a directory");
       }
+      parentsAreDirectories(pathToFile(f), f);
       return super.create(f, permission, overwrite, bufferSize, replication, blockSize,
           progress);
     });
@@ -153,21 +177,54 @@ public class HdfsLikeFileSystem extends RawLocalFileSystem {
   public FSDataOutputStream createNonRecursive(Path f, FsPermission permission,
       EnumSet<CreateFlag> flags, int bufferSize, short replication, long blockSize,
       Progressable progress) throws IOException {
-    return hooked("create", f, () -> super.createNonRecursive(f, permission, flags, bufferSize,
-        replication, blockSize, progress));
+    return hooked("create", f, () -> {
+      parentExists(f);
+      return super.createNonRecursive(f, permission, flags, bufferSize, replication, blockSize,
+          progress);
+    });
+  }
+
+  @Override
+  public FSDataOutputStream createNonRecursive(Path f, FsPermission permission,
+      boolean overwrite, int bufferSize, short replication, long blockSize,
+      Progressable progress) throws IOException {
+    return hooked("create", f, () -> {
+      parentExists(f);
+      return super.createNonRecursive(f, permission, overwrite, bufferSize, replication,
+          blockSize, progress);
+    });
+  }
+
+  /** HDFS's createNonRecursive: the parent is a directory that exists. */
+  private void parentExists(Path f) throws IOException {
+    File file = pathToFile(f);
+    parentsAreDirectories(file, f);
+    File parent = file.getParentFile();
+    if (parent == null || !parent.isDirectory()) {
+      throw new FileNotFoundException("the parent of " + f + " does not exist");
+    }
   }
 
   @Override
   public boolean rename(Path src, Path dst) throws IOException {
-    return hooked("rename", src, dst, () -> hdfsRename(src, dst));
+    return hooked("rename", src, dst, () -> renameRule(src, dst));
   }
 
-  /** DistributedFileSystem.rename(src, dst), the non-Options form, on local files. */
+  /** DistributedFileSystem.rename(src, dst), the non-Options form, on local files (a test's
+   * deliberately wrong imitation overrides it). */
+  protected boolean renameRule(Path src, Path dst) throws IOException {
+    return hdfsRename(src, dst);
+  }
+
   private boolean hdfsRename(Path src, Path dst) throws IOException {
     File from = pathToFile(src);
     File to = pathToFile(dst);
+    parentsAreDirectories(to, dst);  // HDFS checks the destination first
     if (!from.exists()) {
       return false;
+    }
+    if (from.isFile() && from.getCanonicalPath().equals(to.getCanonicalPath())) {
+      return true;  // a file onto itself
     }
     if (to.isFile()) {
       return false;

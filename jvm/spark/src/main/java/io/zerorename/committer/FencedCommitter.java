@@ -28,6 +28,7 @@ import io.zerorename.committer.stages.SetupJobStage;
 import io.zerorename.committer.stages.SimulatedCrashException;
 import io.zerorename.committer.stages.StageConfig;
 import io.zerorename.committer.stages.TaskOutput;
+import io.zerorename.committer.stages.TrackedUploads;
 import io.zerorename.committer.store.CommitStore;
 import io.zerorename.committer.store.LocalCommitStore;
 import io.zerorename.committer.store.S3CommitStore;
@@ -40,7 +41,11 @@ import io.zerorename.committer.store.S3CommitStore;
  * <ul>
  *   <li>Task output: files are created under the attempt's work directory, an S3A magic path
  *   ({@link FencedLayout#workDir}), so each becomes an uncompleted multipart upload of its final
- *   key; nothing is visible until job commit.</li>
+ *   key; nothing is visible until job commit. With S3A's
+ *   {@code fs.s3a.committer.magic.track.commits.in.memory.enabled} on the destination's
+ *   filesystem, task commit takes the uploads from S3A's in-memory tracker (no request) and
+ *   drops them from it at task commit and abort; else it reads S3A's {@code .pending}
+ *   objects.</li>
  *   <li>Task commit: one PUT of the task's record with {@code If-None-Match: *} at a key named
  *   by the task — the first attempt to commit a task wins, every later one is refused
  *   ({@link TaskCommittedByOtherAttemptException}); a task commit after the job's commit point
@@ -72,6 +77,9 @@ public class FencedCommitter extends PathOutputCommitter implements StreamCapabi
   private CommitStore store;
   private boolean jobSetUp;
   private List<TaskOutput.File> scanned;
+  /** S3A's in-memory magic tracker, when the destination's filesystem uses it. */
+  private TrackedUploads tracked;
+  private boolean trackedKnown;
   private SuccessData lastSuccess;
 
   public FencedCommitter(Path outputPath, TaskAttemptContext context) throws IOException {
@@ -173,7 +181,54 @@ public class FencedCommitter extends PathOutputCommitter implements StreamCapabi
 
   private StageConfig taskConfig(TaskAttemptContext context) {
     TaskAttemptID id = context.getTaskAttemptID();
-    return base().task(id.getTaskID().toString(), id.toString(), id.getId()).build();
+    return base().task(id.getTaskID().toString(), id.toString(), id.getId())
+        .trackedUploads(trackedUploads()).build();
+  }
+
+  /** S3A's in-memory magic tracker when the destination's filesystem is S3A and keeps magic
+   *  commits in memory (its own configuration says so: that is what S3A reads), else null.
+   *  Other filesystems never load S3A's classes. */
+  synchronized TrackedUploads trackedUploads() {
+    if (!trackedKnown) {
+      tracked = null;
+      if (!(store() instanceof LocalCommitStore) && !dest.scheme().equals("file")) {
+        org.apache.hadoop.fs.FileSystem fs;
+        try {
+          fs = outputPath.getFileSystem(conf);
+        } catch (IOException e) { // no filesystem for the scheme (a test's store): no tracker
+          LOG.debug("{}: no filesystem for {}: {}", this, outputPath, e.toString());
+          fs = null;
+        }
+        if (fs != null && isS3A(fs) && fs.getConf() != null
+            && fs.getConf().getBoolean(FencedOptions.S3A_TRACK_IN_MEMORY, false)) {
+          tracked = new io.zerorename.committer.s3a.S3AMemoryUploads();
+        }
+      }
+      trackedKnown = true;
+      LOG.debug("{}: task uploads {}", this, tracked == null
+          ? "from .pending objects in the work directory" : "from S3A's in-memory tracker");
+    }
+    return tracked;
+  }
+
+  static final String S3A_FILESYSTEM = "org.apache.hadoop.fs.s3a.S3AFileSystem";
+
+  private static boolean isS3A(org.apache.hadoop.fs.FileSystem fs) {
+    for (Class<?> c = fs.getClass(); c != null; c = c.getSuperclass()) {
+      if (c.getName().equals(S3A_FILESYSTEM)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Drop the attempt's entries from S3A's in-memory tracker (no leak across tasks). */
+  private void forgetTracked(StageConfig c) {
+    if (c.trackedUploads() != null) {
+      int n = c.trackedUploads().forget(c.attemptId(), layout.dest().bucket(),
+          layout.workDir(c.attemptId()));
+      LOG.debug("task attempt {}: forgot {} in-memory upload(s)", c.attemptId(), n);
+    }
   }
 
   public FencedLayout layout() {
@@ -285,16 +340,27 @@ public class FencedCommitter extends PathOutputCommitter implements StreamCapabi
     scanned = null;
     try {
       new CommitTaskStage(c).apply(files);
+    } catch (TaskCommittedByOtherAttemptException | TaskFencedException refused) {
+      stats.incr(FencedStatistics.COMMITTER_TASKS_FAILED);
+      forgetTracked(c); // the stage aborted the attempt's uploads
+      throw refused;
     } catch (IOException | RuntimeException e) {
+      // kept in memory for abortTask, which Spark calls next, to abort the uploads
       stats.incr(FencedStatistics.COMMITTER_TASKS_FAILED);
       throw e;
     }
+    forgetTracked(c);
   }
 
   @Override
   public void abortTask(TaskAttemptContext context) throws IOException {
     scanned = null;
-    new AbortTaskStage(taskConfig(context)).apply(null);
+    StageConfig c = taskConfig(context);
+    try {
+      new AbortTaskStage(c).apply(null);
+    } finally {
+      forgetTracked(c);
+    }
   }
 
   @Override

@@ -10,12 +10,17 @@ import io.zerorename.committer.records.StoreUrl;
  *   __fenced_job-&lt;job id&gt;/commit.json                  the job commit record (commit point)
  *   __fenced_job-&lt;job id&gt;/&lt;NN&gt;/_job.json                job attempt NN's marker and probe
  *   __fenced_job-&lt;job id&gt;/&lt;NN&gt;/tasks/&lt;task&gt;.pendingset   one record per task
- *   __magic_job-&lt;job id&gt;/&lt;NN&gt;/&lt;attempt&gt;/__base/...     task output (S3A magic paths)
+ *   __magic_job-&lt;job id&gt;/job-&lt;job id&gt;/&lt;NN&gt;/tasks/&lt;attempt&gt;/__base/...
+ *                                                    task output (S3A magic paths)
  * </pre>
  *
  * <p>The work area is an S3A magic path: Spark's writers create files there, S3A turns each
  * into an uncompleted multipart upload of its final key and a {@code .pending} record beside
- * it, and task commit folds those into the task record.
+ * it (or, with {@code fs.s3a.committer.magic.track.commits.in.memory.enabled}, keeps that
+ * record in the task's JVM), and task commit folds those into the task record. The work
+ * directory has the shape of S3A's own magic committer's: S3A's in-memory tracker keys a
+ * file's record by the fourth element below {@code __magic_job-…}, which must be the task
+ * attempt ID.
  */
 public final class FencedLayout {
   public static final String FENCED_PREFIX = "__fenced_job-";
@@ -103,9 +108,12 @@ public final class FencedLayout {
     return destPrefix() + MAGIC_PREFIX + jobId;
   }
 
-  /** A task attempt's work directory: its files' final keys are the paths under it. */
+  /** A task attempt's work directory: its files' final keys are the paths under it. The
+   *  attempt ID is the fourth element below {@link #magicRoot()} (where S3A's in-memory magic
+   *  tracker takes it from). */
   public String workDir(String attemptId) {
-    return magicRoot() + "/" + two(jobAttempt) + "/" + attemptId + "/" + BASE;
+    return magicRoot() + "/job-" + jobId + "/" + two(jobAttempt) + "/" + TASKS_DIR + "/"
+        + attemptId + "/" + BASE;
   }
 
   public String jobId() {

@@ -33,6 +33,12 @@ public final class FencedOptions {
   /** S3A's switch: a magic job commit aborts every pending upload under the destination. */
   public static final String S3A_ABORT_PENDING = "fs.s3a.committer.abort.pending.uploads";
 
+  /** S3A's switch: magic files keep their upload in the writing JVM (no {@code .pending}
+   *  object, no marker). The committer reads it from the destination filesystem's own
+   *  configuration, as S3A does. */
+  public static final String S3A_TRACK_IN_MEMORY =
+      "fs.s3a.committer.magic.track.commits.in.memory.enabled";
+
   /** For tests only: stop after this stage (a statistic name) as if the process died. */
   public static final String TEST_STOP_AFTER = "fs.zerorename.fenced.test.stop-after";
 

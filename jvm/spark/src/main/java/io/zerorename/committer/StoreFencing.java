@@ -21,6 +21,7 @@ import org.slf4j.LoggerFactory;
 import io.zerorename.committer.store.CommitStore;
 import io.zerorename.committer.store.ObjectEntry;
 import io.zerorename.committer.store.PreconditionFailedException;
+import io.zerorename.committer.store.S3CommitStore;
 import io.zerorename.committer.store.StoreRequestException;
 
 /**
@@ -29,7 +30,10 @@ import io.zerorename.committer.store.StoreRequestException;
  * ({@value FencedLayout#PROBE_AREA}), a PUT with {@code If-None-Match: *}, a second one that
  * must be refused, then {@value #RACERS} writers racing on one fresh key for {@value #ROUNDS}
  * rounds: exactly one must win each round, and the object left must hold a winner's bytes.
- * {@code fs.s3a.create.conditional.enabled=false} is honoured without probing.
+ * {@code fs.s3a.create.conditional.enabled=false} is honoured without probing. In the same
+ * area, whether the store's multipart complete honours {@code If-None-Match: *} too ({@link
+ * CommitStore#conditionalComplete}), so that job commit, which completes with the condition,
+ * measures nothing after its commit point.
  */
 public final class StoreFencing {
   private static final Logger LOG = LoggerFactory.getLogger(StoreFencing.class);
@@ -111,6 +115,7 @@ public final class StoreFencing {
   /** Forget every measured store (tests that reuse a name for another server). */
   public static void clearCache() {
     CACHE.clear();
+    S3CommitStore.clearCache();
   }
 
   /** The decision already measured for this store in this JVM, if any. */
@@ -206,6 +211,7 @@ public final class StoreFencing {
       } finally {
         pool.shutdownNow();
       }
+      store.conditionalComplete(area);
       boolean exclusive = Arrays.stream(winners).allMatch(w -> w == 1);
       if (Arrays.stream(winners).anyMatch(w -> w == 0)) {
         throw new IOException("the fencing probe's racing writers all failed in a round on "

@@ -13,8 +13,8 @@ import io.zerorename.committer.records.PendingCommit;
 import io.zerorename.committer.records.TaskRecord;
 
 /**
- * Discard a task attempt's output: the uploads its work directory names and those of its task
- * record (which a commit whose answer was lost may have saved), unless the job has committed
+ * Discard a task attempt's output: the uploads its work directory names (or S3A's in-memory
+ * tracker holds, in the attempt's JVM) and those of its task record (which a commit whose answer was lost may have saved), unless the job has committed
  * this attempt. The record is deleted first, so a job commit never finds aborted uploads.
  * Safe from any process and more than once. Returns how many uploads it aborted.
  */

@@ -17,7 +17,8 @@ import io.zerorename.committer.records.TaskRecord;
  * conditional PUT ({@link SaveTaskRecordStage}); then the commit record is read, so that a
  * task commit landing after the job's commit point is fenced out (its uploads aborted, its
  * record deleted). Last, the attempt's work objects (S3A's {@code .pending} records and
- * markers) are deleted: the record holds everything they said.
+ * markers, none when S3A kept them in memory) are deleted: the record holds everything they
+ * said.
  */
 public final class CommitTaskStage extends AbstractStage<List<TaskOutput.File>, TaskRecord> {
 

@@ -2,8 +2,6 @@ package io.zerorename.committer.stages;
 
 import java.io.FileNotFoundException;
 import java.io.IOException;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -16,6 +14,7 @@ import io.zerorename.committer.FencedStatistics;
 import io.zerorename.committer.JobCommitIncompleteException;
 import io.zerorename.committer.records.CommittedFile;
 import io.zerorename.committer.records.RecordedUpload;
+import io.zerorename.committer.store.MultipartEtag;
 import io.zerorename.committer.store.ObjectEntry;
 import io.zerorename.committer.store.PreconditionFailedException;
 
@@ -105,31 +104,6 @@ public final class CompleteUploadsStage
 
   /** {@code md5(concat(md5 of each part))-N}, or null when a part ETag is not an MD5. */
   static String expectedMultipartEtag(List<String> etags) {
-    try {
-      MessageDigest md5 = MessageDigest.getInstance("MD5");
-      for (String e : etags) {
-        String hex = e.replace("\"", "");
-        if (hex.length() != 32) {
-          return null;
-        }
-        byte[] b = new byte[16];
-        for (int i = 0; i < 16; i++) {
-          int hi = Character.digit(hex.charAt(2 * i), 16);
-          int lo = Character.digit(hex.charAt(2 * i + 1), 16);
-          if (hi < 0 || lo < 0) {
-            return null;
-          }
-          b[i] = (byte) (hi * 16 + lo);
-        }
-        md5.update(b);
-      }
-      StringBuilder out = new StringBuilder();
-      for (byte b : md5.digest()) {
-        out.append(String.format("%02x", b));
-      }
-      return out + "-" + etags.size();
-    } catch (NoSuchAlgorithmException e) {
-      return null;
-    }
+    return MultipartEtag.of(etags);
   }
 }

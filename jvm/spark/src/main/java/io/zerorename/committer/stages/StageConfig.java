@@ -31,6 +31,7 @@ public final class StageConfig {
   private final String choice;
   private final boolean dynamicPartitionOverwrite;
   private final String stopAfter;
+  private final TrackedUploads trackedUploads;
 
   private StageConfig(Builder b) {
     this.store = Objects.requireNonNull(b.store, "store");
@@ -51,6 +52,13 @@ public final class StageConfig {
     this.choice = b.choice;
     this.dynamicPartitionOverwrite = b.dynamicPartitionOverwrite;
     this.stopAfter = b.stopAfter;
+    this.trackedUploads = b.trackedUploads;
+  }
+
+  /** Where this JVM keeps the task's uploads (S3A's in-memory magic tracker), or null: they
+   *  are {@code .pending} objects in the work directory. */
+  public TrackedUploads trackedUploads() {
+    return trackedUploads;
   }
 
   /** For tests only: the stage after which the committer stops as if its process died. */
@@ -159,6 +167,7 @@ public final class StageConfig {
     private String choice = "";
     private boolean dynamicPartitionOverwrite;
     private String stopAfter = "";
+    private TrackedUploads trackedUploads;
 
     private Builder check() {
       if (frozen) {
@@ -246,6 +255,11 @@ public final class StageConfig {
 
     public Builder stopAfter(String v) {
       check().stopAfter = v == null ? "" : v;
+      return this;
+    }
+
+    public Builder trackedUploads(TrackedUploads v) {
+      check().trackedUploads = v;
       return this;
     }
 

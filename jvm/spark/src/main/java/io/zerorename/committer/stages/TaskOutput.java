@@ -16,11 +16,12 @@ import io.zerorename.committer.store.LocalCommitStore;
 import io.zerorename.committer.store.ObjectEntry;
 
 /**
- * What a task attempt wrote: the {@code .pending} records S3A left in the attempt's work
- * directory (one per file: an uncompleted multipart upload of the file's final key), read and
- * turned into the pending commits of the task record. S3A's {@code .pending} JSON has part
- * ETags as objects ({@code {"etag": ...}}); the task record lists them as strings, as the
- * Python reference does.
+ * What a task attempt wrote: one uncompleted multipart upload of each file's final key, as
+ * S3A's in-memory magic tracker holds them in this JVM ({@link StageConfig#trackedUploads}: no
+ * request), or else as the {@code .pending} records S3A left in the attempt's work directory
+ * (one LIST, one GET per file), turned into the pending commits of the task record. S3A's
+ * {@code .pending} JSON has part ETags as objects ({@code {"etag": ...}}); the task record
+ * lists them as strings, as the Python reference does.
  */
 public final class TaskOutput {
 
@@ -62,12 +63,16 @@ public final class TaskOutput {
     return name.startsWith(".") && name.endsWith(".crc");
   }
 
-  /** Every file of the attempt {@code attemptId} (one LIST, one GET per file). */
+  /** Every file of the attempt {@code attemptId} (from memory, or one LIST and one GET per
+   *  file). */
   public static List<File> scan(StageConfig config, String attemptId) throws IOException {
     FencedLayout layout = config.layout();
     CommitStore store = config.store();
     if (store instanceof LocalCommitStore) {
       return scanLocal(config, (LocalCommitStore) store, attemptId);
+    }
+    if (config.trackedUploads() != null) {
+      return tracked(config, attemptId);
     }
     String dir = layout.workDir(attemptId) + "/";
     List<File> files = new ArrayList<>();
@@ -94,6 +99,20 @@ public final class TaskOutput {
         work.add(marker);
       }
       files.add(new File(commit, work));
+    }
+    return files;
+  }
+
+  /** The attempt's files as S3A's in-memory tracker holds them: nothing in the work
+   *  directory to read or delete. */
+  private static List<File> tracked(StageConfig config, String attemptId) {
+    List<File> files = new ArrayList<>();
+    long now = config.now();
+    for (TrackedUploads.Upload u : config.trackedUploads().uploads(attemptId,
+        config.layout().dest().bucket(), config.layout().workDir(attemptId))) {
+      long created = u.createdMillis() > 0 ? u.createdMillis() : now;
+      files.add(new File(PendingCommit.create(config.layout().url(u.key()), u.uploadId(),
+          u.etags(), u.length(), config.jobId(), attemptId, created, now), new ArrayList<>()));
     }
     return files;
   }
@@ -126,9 +145,13 @@ public final class TaskOutput {
     return files;
   }
 
-  /** Every work object of the attempt, whatever it is (for abort). */
+  /** Every work object of the attempt, whatever it is (for abort); none to list when S3A
+   *  keeps the attempt's uploads in memory (it wrote nothing there). */
   public static List<String> workKeys(StageConfig config, String attemptId) throws IOException {
     List<String> out = new ArrayList<>();
+    if (config.trackedUploads() != null && !(config.store() instanceof LocalCommitStore)) {
+      return out;
+    }
     for (ObjectEntry e : config.store().list(config.layout().workDir(attemptId) + "/")) {
       out.add(e.key());
     }

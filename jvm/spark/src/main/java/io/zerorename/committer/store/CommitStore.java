@@ -48,6 +48,17 @@ public interface CommitStore extends Closeable {
   String complete(String key, String uploadId, List<String> etags, boolean ifNoneMatch)
       throws IOException;
 
+  /**
+   * Does {@link #complete} with {@code ifNoneMatch} refuse an existing key (412), as S3 does?
+   * Measured once per store under {@code area} (a throw-away directory the caller removes);
+   * where it does not (Ceph RGW overwrites), {@link #complete} checks with a HEAD first, which
+   * is not atomic against a concurrent writer. True for stores whose complete is exclusive by
+   * construction.
+   */
+  default boolean conditionalComplete(String area) throws IOException {
+    return true;
+  }
+
   /** Abort an upload; false when it did not exist. */
   boolean abort(String key, String uploadId) throws IOException;
 

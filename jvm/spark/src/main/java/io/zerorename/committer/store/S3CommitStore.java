@@ -4,9 +4,12 @@ import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 import org.apache.hadoop.conf.Configuration;
 import org.slf4j.Logger;
@@ -32,6 +35,7 @@ import software.amazon.awssdk.services.s3.model.CompleteMultipartUploadRequest;
 import software.amazon.awssdk.services.s3.model.CompleteMultipartUploadResponse;
 import software.amazon.awssdk.services.s3.model.CompletedMultipartUpload;
 import software.amazon.awssdk.services.s3.model.CompletedPart;
+import software.amazon.awssdk.services.s3.model.CreateMultipartUploadRequest;
 import software.amazon.awssdk.services.s3.model.Delete;
 import software.amazon.awssdk.services.s3.model.DeleteObjectsRequest;
 import software.amazon.awssdk.services.s3.model.GetObjectRequest;
@@ -45,6 +49,7 @@ import software.amazon.awssdk.services.s3.model.ObjectIdentifier;
 import software.amazon.awssdk.services.s3.model.PutObjectRequest;
 import software.amazon.awssdk.services.s3.model.S3Exception;
 import software.amazon.awssdk.services.s3.model.S3Object;
+import software.amazon.awssdk.services.s3.model.UploadPartRequest;
 
 /**
  * The store over S3 with an AWS SDK v2 client of the committer's own, configured from the
@@ -57,10 +62,21 @@ import software.amazon.awssdk.services.s3.model.S3Object;
  * <p>{@code If-None-Match: *} goes on PutObject and CompleteMultipartUpload when asked; a 412
  * is {@link PreconditionFailedException}; a 409 {@code ConditionalRequestConflict} (a
  * concurrent conditional write in flight) is retried.
+ *
+ * <p>Servers differ where the Python {@code S3Store} found they do (docs/user/stores.md,
+ * the quirks table), and this store answers each the same way: an endpoint measured to ignore
+ * {@code If-None-Match} on CompleteMultipartUpload (Ceph RGW 16.2 overwrites; {@link
+ * #conditionalComplete}) gets a HEAD before each conditional complete, a 412 when the key
+ * exists (not atomic against a concurrent writer); an empty ETag in a complete's answer (RGW)
+ * is derived from the parts' ETags ({@link MultipartEtag}), or read with a HEAD where the parts'
+ * ETags are not MD5s. The client reaches an {@code https://} endpoint with the JVM's trust
+ * store, as S3A does ({@code -Djavax.net.ssl.trustStore}).
  */
 public final class S3CommitStore implements CommitStore {
   private static final Logger LOG = LoggerFactory.getLogger(S3CommitStore.class);
   private static final int CONFLICT_RETRIES = 5;
+  /** Per store name: does complete honour If-None-Match (measured once per JVM)? */
+  private static final Map<String, Boolean> CONDITIONAL_COMPLETE = new ConcurrentHashMap<>();
 
   private final S3Client s3;
   private final String bucket;
@@ -137,6 +153,16 @@ public final class S3CommitStore implements CommitStore {
           : AwsSessionCredentials.create(access, secretKey, token));
     }
     return DefaultCredentialsProvider.builder().build();
+  }
+
+  /** Forget what was measured of every endpoint (tests that reuse a name for a server). */
+  public static void clearCache() {
+    CONDITIONAL_COMPLETE.clear();
+  }
+
+  /** What {@link #conditionalComplete} measured of the store named {@code name}, or null. */
+  public static Boolean measuredConditionalComplete(String name) {
+    return CONDITIONAL_COMPLETE.get(name);
   }
 
   @Override
@@ -311,6 +337,14 @@ public final class S3CommitStore implements CommitStore {
   @Override
   public String complete(String key, String uploadId, List<String> etags, boolean ifNoneMatch)
       throws IOException {
+    String op = "COMPLETE upload " + uploadId + (ifNoneMatch ? " If-None-Match: *" : "");
+    boolean serverChecks = Boolean.TRUE.equals(CONDITIONAL_COMPLETE.get(name));
+    if (ifNoneMatch && !serverChecks && head(key) != null) {
+      throw new PreconditionFailedException(url(key), op + ": the key exists (checked with "
+          + "HEAD: " + (CONDITIONAL_COMPLETE.containsKey(name) ? "this endpoint ignores "
+          + "If-None-Match on complete-multipart" : "not measured whether this endpoint "
+          + "honours If-None-Match on complete-multipart") + ")");
+    }
     List<CompletedPart> parts = new ArrayList<>();
     for (int i = 0; i < etags.size(); i++) {
       parts.add(CompletedPart.builder().partNumber(i + 1).eTag(etags.get(i)).build());
@@ -322,18 +356,86 @@ public final class S3CommitStore implements CommitStore {
       req.ifNoneMatch("*");
     }
     CompleteMultipartUploadRequest request = req.build();
+    String etag;
     for (int attempt = 0; ; attempt++) {
       try {
         CompleteMultipartUploadResponse r = s3.completeMultipartUpload(request);
-        return strip(r.eTag());
+        etag = strip(r.eTag());
+        break;
       } catch (SdkException e) {
         if (conflict(e) && attempt < CONFLICT_RETRIES) {
           pause(attempt);
           continue;
         }
-        throw translate("COMPLETE upload " + uploadId, key, e);
+        throw translate(op, key, e);
       }
     }
+    if (etag.isEmpty()) {  // Ceph RGW: derived as S3 forms it; else asked
+      etag = MultipartEtag.of(etags);
+      if (etag == null) {
+        ObjectEntry info = head(key);
+        etag = info == null ? "" : info.etag();
+      }
+    }
+    return etag;
+  }
+
+  /**
+   * Measure once per store (name) whether CompleteMultipartUpload refuses an existing key
+   * when sent {@code If-None-Match: *}: PUT {@code <area>complete}, then complete an upload of
+   * the same key with the condition. A 412 means it honours it; success (the key overwritten)
+   * or any other error, that it does not, and {@link #complete} checks with HEAD. Leaves no
+   * upload; the object is deleted.
+   */
+  @Override
+  public boolean conditionalComplete(String area) throws IOException {
+    Boolean known = CONDITIONAL_COMPLETE.get(name);
+    if (known != null) {
+      return known;
+    }
+    String key = area + "complete";
+    byte[] body = "zerorename conditional complete probe\n".getBytes(StandardCharsets.UTF_8);
+    put(key, body, false);
+    String uploadId = null;
+    boolean honoured;
+    String why;
+    try {
+      uploadId = s3.createMultipartUpload(CreateMultipartUploadRequest.builder().bucket(bucket)
+          .key(key).build()).uploadId();
+      String part = s3.uploadPart(UploadPartRequest.builder().bucket(bucket).key(key)
+          .uploadId(uploadId).partNumber(1).contentLength((long) body.length).build(),
+          RequestBody.fromBytes(body)).eTag();
+      try {
+        s3.completeMultipartUpload(CompleteMultipartUploadRequest.builder().bucket(bucket)
+            .key(key).uploadId(uploadId).ifNoneMatch("*")
+            .multipartUpload(CompletedMultipartUpload.builder().parts(CompletedPart.builder()
+                .partNumber(1).eTag(part).build()).build()).build());
+        uploadId = null;
+        honoured = false;
+        why = "it completed an upload over an existing key: overwrote it";
+      } catch (S3Exception e) {
+        honoured = e.statusCode() == 412;
+        why = honoured ? "412 over an existing key" : "it answered " + e.statusCode() + " "
+            + (e.awsErrorDetails() != null ? e.awsErrorDetails().errorCode() : "");
+      }
+    } catch (SdkException e) {
+      throw translate("store check (complete If-None-Match: *)", key, e);
+    } finally {
+      try {
+        if (uploadId != null) {
+          abort(key, uploadId);
+        }
+        delete(List.of(key));
+      } catch (IOException e) {
+        LOG.warn("zerorename: could not remove the store check's {}: {}", url(key),
+            e.toString());
+      }
+    }
+    LOG.info("zerorename: store check: {} {} If-None-Match on complete-multipart ({}){}",
+        name, honoured ? "honours" : "ignores", why,
+        honoured ? "" : ": each conditional complete is checked with a HEAD first");
+    CONDITIONAL_COMPLETE.put(name, honoured);
+    return honoured;
   }
 
   @Override

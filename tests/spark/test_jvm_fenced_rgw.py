@@ -1,0 +1,216 @@
+"""zerorename's JVM ``fenced`` committer (and ``auto``) inside Spark's own writers on Ceph RGW,
+over HTTPS: the scenarios of ``tests/spark/test_jvm_fenced.py`` (moto) on the real server.
+
+What the store needs, set as a user would (``docs/user/stores.md``, "Hadoop's S3A on Ceph
+RGW"): S3A at the TLS endpoint, the JVM trusting the server's certificate through the JKS
+``rgw-start.sh`` made (``-Djavax.net.ssl.trustStore``, which the committer's own S3 client
+uses too), boto3 (these checks, the Python tools) through ``AWS_CA_BUNDLE``.  Unlike S3A's
+own committers, the JVM ``fenced`` needs ``fs.s3a.create.conditional.enabled`` left on: it is
+its switch for conditional writes.  RGW 16.2 ignores ``If-None-Match`` on a multipart
+complete; the committer's store measures that once and checks with a HEAD first, as the
+Python ``S3Store`` does.
+
+One Spark session for the module, a fresh bucket per test.  The scenarios are
+``test_jvm_fenced``'s own, called with this module's session, server and bucket (the server
+object has what its helpers use: ``endpoint`` and ``client()``).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import zerorename as zr
+from tests.rgw_plugin import RGWTLS, RGWServer, add_s3_key, empty_and_delete_bucket
+from zerorename.formats import SuccessData
+
+from . import test_jvm_fenced as on_moto
+from .helpers import stop_jvm
+from .test_jvm_fenced import FACTORY, FACTORY_KEY, _check_published, _frame, _rows
+
+pytestmark = [pytest.mark.spark, pytest.mark.rgw]
+
+#: the key pair of the package's environment (tests/spark/conftest.py): what workers sign with
+KEYS = ("testing", "testing")
+
+
+@dataclass
+class RGWTarget:
+    """The RGW's TLS side as the moto helpers of ``test_jvm_fenced`` see a server: an
+    ``endpoint`` and a ``client()`` (boto3, trusting the certificate), plus new buckets."""
+
+    endpoint: str
+    region: str
+    buckets: list[str]
+
+    def client(self) -> Any:
+        from zerorename.stores import make_s3_client
+
+        return make_s3_client(self.endpoint, self.region, access_key=KEYS[0],
+                              secret_key=KEYS[1])
+
+    def create_bucket(self) -> str:
+        bucket = f"zr-jvmf-{uuid.uuid4().hex[:12]}"
+        self.client().create_bucket(Bucket=bucket)
+        self.buckets.append(bucket)
+        return bucket
+
+
+@pytest.fixture(scope="module")
+def rgw(rgw_server: RGWServer, rgw_tls: RGWTLS) -> Iterator[RGWTarget]:
+    if rgw_tls.truststore is None:
+        pytest.skip("the RGW's certificate has no JKS trust store (no keytool at start-up)")
+    if not add_s3_key(rgw_server, *KEYS):
+        pytest.skip("an external RGW: cannot give its user the Spark workers' key pair")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("AWS_CA_BUNDLE", rgw_tls.ca_bundle)  # before the JVM (and its workers)
+        target = RGWTarget(rgw_tls.endpoint.rstrip("/"), rgw_server.region, [])
+        yield target
+        client = target.client()
+        for bucket in target.buckets:  # RGW's memstore keeps every byte in RAM
+            empty_and_delete_bucket(client, bucket)
+
+
+@pytest.fixture
+def bucket(rgw: RGWTarget) -> str:
+    return rgw.create_bucket()
+
+
+@pytest.fixture(scope="module")
+def rgw_spark(rgw: RGWTarget, rgw_tls: RGWTLS, _sessions: Any) -> Iterator[Any]:
+    """A ``local[2]`` session bound to the JVM fenced committer on the RGW's TLS endpoint."""
+    from pyspark.sql import SparkSession
+
+    from zerorename.spark.s3a import S3AEndpoint, s3a_conf
+
+    _sessions.stop()
+    stop_jvm()  # a JVM started by an earlier test has neither S3A's jars nor zerorename's
+    assert rgw_tls.truststore is not None
+    endpoint = S3AEndpoint(rgw.endpoint, *KEYS, region=rgw.region,
+                           truststore=Path(rgw_tls.truststore),
+                           truststore_password=rgw_tls.truststore_password)
+    conf = s3a_conf(endpoint, "fenced")
+    assert conf[f"spark.hadoop.{FACTORY_KEY}"] == FACTORY
+    builder = SparkSession.builder.master("local[2]").appName("zerorename-jvm-fenced-rgw")
+    for key, value in {**conf, "spark.hadoop.pathoutputcommit.reject.fileoutput": "true",
+                       "spark.sql.shuffle.partitions": "2",
+                       "spark.ui.enabled": "false"}.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    yield spark
+    stop_jvm()
+
+
+def _read(spark: Any, fmt: str, dest: str, schema: Any) -> Any:
+    if fmt == "csv":
+        return spark.read.option("header", "true").schema(schema).csv(dest)
+    if fmt == "json":
+        return spark.read.schema(schema).json(dest)
+    return spark.read.format(fmt).load(dest)
+
+
+@pytest.mark.parametrize(("fmt", "partitioned"), [
+    ("parquet", False), ("parquet", True), ("orc", True), ("json", False), ("csv", True)])
+def test_formats_through_the_jvm_fenced_committer_on_rgw(
+        rgw_spark: Any, rgw: RGWTarget, bucket: str, fmt: str, partitioned: bool) -> None:
+    df = _frame(rgw_spark, 120).repartition(2)
+    dest = f"s3a://{bucket}/{fmt}"
+    writer = df.write.mode("overwrite")
+    if partitioned:
+        writer = writer.partitionBy("part")
+    if fmt == "csv":
+        writer = writer.option("header", "true")
+    writer.format(fmt).save(dest)
+    assert _rows(_read(rgw_spark, fmt, dest, df.schema)) == _rows(df)
+    success = _check_published(rgw, bucket, fmt)  # type: ignore[arg-type]
+    assert success.diagnostics["committer.class"] == "io.zerorename.committer.FencedCommitter"
+    assert "one winner in every round" in success.diagnostics["store.fencing"]
+    files = zr.committed_files(zr.S3Store(rgw.client()), dest)
+    assert all(f.etag for f in files), "an ETag left empty (RGW's complete answers none)"
+
+
+def test_a_task_record_is_a_python_pendingset(rgw_spark: Any, rgw: RGWTarget,
+                                              bucket: str) -> None:
+    on_moto.test_a_task_record_is_a_python_pendingset(rgw_spark, rgw, bucket)
+
+
+def test_duplicate_attempts_of_one_task_and_a_zombie_after_the_job(
+        rgw_spark: Any, rgw: RGWTarget, bucket: str) -> None:
+    """The second attempt of a committed task is refused; a zombie's task commit after the
+    job commit is fenced; only the first attempt's bytes are published."""
+    on_moto.test_duplicate_attempts_of_one_task_and_a_zombie_after_the_job(rgw_spark, rgw,
+                                                                          bucket)
+
+
+def test_a_task_attempt_that_died_after_writing_leaves_nothing(
+        rgw_spark: Any, rgw: RGWTarget, bucket: str) -> None:
+    on_moto.test_a_task_attempt_that_died_after_writing_leaves_nothing(rgw_spark, rgw, bucket)
+
+
+@pytest.mark.parametrize("stage", ["job_stage_save_commit_record",
+                                   "job_stage_complete_uploads"])
+def test_a_driver_stopping_after_the_commit_point_then_a_rerun_rolls_forward(
+        rgw_spark: Any, rgw: RGWTarget, bucket: str, stage: str) -> None:
+    """After the commit record (nothing completed) and after every upload was completed (the
+    rerun's completes meet existing objects: RGW would overwrite them, the store's HEAD finds
+    them ours), the rerun finishes the job once."""
+    on_moto.test_a_driver_dying_at_each_stage_of_job_commit_then_a_rerun(rgw_spark, rgw,
+                                                                         bucket, stage)
+
+
+def test_dynamic_partition_overwrite_replaces_only_the_partitions_written(
+        rgw_spark: Any, rgw: RGWTarget, bucket: str) -> None:
+    on_moto.test_dynamic_partition_overwrite_replaces_only_the_partitions_written(
+        rgw_spark, rgw, bucket)
+
+
+def test_auto_picks_fenced_on_rgw_and_says_why(rgw_spark: Any, rgw: RGWTarget,
+                                               bucket: str) -> None:
+    on_moto.test_auto_picks_fenced_where_the_store_fences(rgw_spark, rgw, bucket)
+    success = SuccessData.from_bytes(
+        zr.S3Store(rgw.client()).get(f"s3a://{bucket}/auto/_SUCCESS"), "auto")
+    assert "one winner in every round" in success.diagnostics["committer.choice"]
+
+
+def test_two_jobs_on_one_destination(rgw_spark: Any, rgw: RGWTarget, bucket: str) -> None:
+    on_moto.test_two_jobs_on_one_destination(rgw_spark, rgw, bucket)
+
+
+def test_a_jvm_commit_stopped_after_its_commit_point_is_rolled_forward_by_python(
+        rgw_spark: Any, rgw: RGWTarget, bucket: str) -> None:
+    on_moto.test_a_jvm_commit_stopped_after_its_commit_point_is_rolled_forward_by_python(
+        rgw_spark, rgw, bucket)
+
+
+def test_a_python_commit_stopped_after_its_commit_point_is_rolled_forward_by_the_jvm(
+        rgw_spark: Any, rgw: RGWTarget, bucket: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    on_moto.test_a_python_commit_stopped_after_its_commit_point_is_rolled_forward_by_the_jvm(
+        rgw_spark, rgw, bucket, monkeypatch)
+
+
+def test_a_job_commit_never_overwrites_an_object_another_writer_created(
+        rgw_spark: Any, rgw: RGWTarget, bucket: str) -> None:
+    """RGW completes an upload over an existing object despite ``If-None-Match: *``: the job
+    setup's store check measures that (as the Python ``S3Store``'s probe does), and the job
+    commit's store checks each key with a HEAD first, so the other writer's object stays and
+    the job commit stops as it does on a store that refuses (``JobCommitIncompleteException``,
+    nothing reverted)."""
+    dest = f"s3a://{bucket}/other"
+    job = on_moto._JvmJob(rgw_spark, dest, "other-writer")
+    job.job.setupJob(job.context(0, 0))
+    store_class = job.jvm.io.zerorename.committer.store.S3CommitStore
+    measured = store_class.measuredConditionalComplete(f"s3 {rgw.endpoint} bucket {bucket}")
+    python = zr.S3Store(rgw.client()).capabilities(dest).conditional_complete
+    assert measured is python is False, \
+        "RGW 16.2 ignores If-None-Match on complete (docs/user/stores.md), measured by both"
+    job.task(0, "part-0", b"from the job")
+    rgw.client().put_object(Bucket=bucket, Key="other/part-0", Body=b"another writer's")
+    with pytest.raises(Exception, match="JobCommitIncompleteException"):
+        job.job.commitJob(job.context(0, 0))
+    assert zr.S3Store(rgw.client()).get(f"{dest}/part-0") == b"another writer's"
