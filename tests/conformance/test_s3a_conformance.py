@@ -110,6 +110,11 @@ PINNED_RANDOM = {
     "magic abort-spark seed 20261262783623": ("driver0.abort_job", "Aborting multipart upload"),
     # finding 3: the other job's clean-up aborted this job's pending upload
     "magic same-destination-spark seed 606575069719771": ("driver1.commit_job", ""),
+    # finding 3, staging: a task's part upload to an upload the other job's clean-up aborted
+    "directory nested-spark seed 606575069720228": ("j1.t0.a1.commit_task", "NoSuchUpload"),
+    # finding 7: the model's job clean-up deletes the shared __magic directory, the other job's
+    # .pending files with it; S3A 3.5.0's magic directory is the job's own
+    "magic same-destination-spark seed 606575069720563": ("j1.t0.a0.commit_task", ""),
     # finding 4: two jobs of one job ID share S3A's local task directory in one JVM (harness)
     "directory same-job-id-hadoop seed 606575069719758": ("j1.t0.a0.commit_task",
                                                           "FileNotFoundException"),
