@@ -142,8 +142,9 @@ def test_a_task_record_is_a_python_pendingset(rgw_spark: Any, rgw: RGWTarget,
 
 def test_duplicate_attempts_of_one_task_and_a_zombie_after_the_job(
         rgw_spark: Any, rgw: RGWTarget, bucket: str) -> None:
-    """The second attempt of a committed task is refused; a zombie's task commit after the
-    job commit is fenced; only the first attempt's bytes are published."""
+    """The second attempt of a committed task loses (it aborts its upload and returns, naming
+    the first); a zombie's task commit after the job commit is fenced; only the first
+    attempt's bytes are published."""
     on_moto.test_duplicate_attempts_of_one_task_and_a_zombie_after_the_job(rgw_spark, rgw,
                                                                           bucket)
 

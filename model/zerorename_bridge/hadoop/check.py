@@ -48,9 +48,9 @@ from zerorename_bridge.hadoop.s3a_translate import S3A_COMMITTERS, MotoEndpoint
 from zerorename_bridge.hadoop.session import Answer, HadoopSession, HadoopUnavailable, State
 from zerorename_bridge.hadoop.translate import COMMITTERS as HDFS_COMMITTERS
 from zerorename_bridge.hadoop.translate import hadoop_name
-from zerorename_model.engine.errors import ActorCrashed, RunAborted
+from zerorename_model.engine.errors import ActorCrashed, JobAlreadyCommitted, RunAborted
 from zerorename_model.engine.harness.state import HarnessStore, RunResult, TaskKilled
-from zerorename_model.engine.scenario import CommitterEnv, JobSpec, TaskSpec
+from zerorename_model.engine.scenario import CommittedByAnother, CommitterEnv, JobSpec, TaskSpec
 from zerorename_model.engine.stores.profiles import PROFILES, Profile
 from zerorename_model.experiments.cells import Cell
 from zerorename_model.experiments.verdicts import Budget
@@ -189,6 +189,11 @@ def _model_url(rel: str) -> str:
     return f"s3://{rel}"
 
 
+#: the bucket the model's scenarios name (``s3://bucket/out``); on moto each process writes
+#: to a fresh bucket of its own, named back to this one in the harness's view
+MODEL_BUCKET = "bucket"
+
+
 class HadoopStore:
     """The destination as the harness sees it: what the JVM's committers left, read from the
     HDFS-like run directory or the moto bucket.  Consistent (nothing to settle); committers
@@ -243,7 +248,7 @@ class HadoopStore:
         if self.place.s3a:
             endpoint = _endpoint()
             bucket = self.place.root
-            return {f"{bucket}/{k}": (None if k.endswith("/") else v)
+            return {f"{MODEL_BUCKET}/{k}": (None if k.endswith("/") else v)
                     for k, v in endpoint.objects(bucket).items()}
         if _PROCESS.fs == "minidfs":
             return self._session.files(self.place.root)
@@ -262,7 +267,8 @@ class HadoopStore:
         if not self.place.s3a:
             return []
         bucket = self.place.root
-        return sorted(_model_url(f"{bucket}/{key}") for key in _endpoint().uploads(bucket))
+        return sorted(_model_url(f"{MODEL_BUCKET}/{key}")
+                      for key in _endpoint().uploads(bucket))
 
     def digest(self) -> str:
         h = hashlib.sha256()
@@ -296,10 +302,32 @@ class HadoopStore:
 _SUCCESS_FIELDS = ("name", "success", "committer", "filenames")
 
 
+#: the records of zerorename's fenced committer and S3A's ``.pending`` files: JSON whose
+#: clock readings, upload IDs and statistics differ from run to run
+_RECORD_SUFFIXES = ("/commit.json", ".pendingset", ".pending")
+_VOLATILE = frozenset({"committed", "created", "saved", "date", "timestamp", "uploadId", "i",
+                       "iostatistics", "extraData"})
+
+
+def _without_volatile(value: object) -> object:
+    if isinstance(value, dict):
+        return {k: _without_volatile(v) for k, v in value.items() if k not in _VOLATILE}
+    if isinstance(value, list):
+        return [_without_volatile(v) for v in value]
+    return value
+
+
 def _stable(rel: str, data: bytes | None, root: str) -> bytes | None:
     """What the final state's digest hashes of an entry: a JSON ``_SUCCESS`` record without
     its times (it holds the job commit's date and durations) and with the run's ``root`` named
-    as in every run, anything else as it is."""
+    as in every run, a JSON record of :data:`_RECORD_SUFFIXES` without its volatile fields,
+    anything else as it is."""
+    if data is not None and rel.endswith(_RECORD_SUFFIXES) and data.startswith(b"{"):
+        try:
+            return json.dumps(_without_volatile(json.loads(data)), sort_keys=True
+                              ).replace(root, "<root>").encode()
+        except ValueError:
+            return data
     if data is None or not rel.endswith("_SUCCESS") or not data.startswith(b"{"):
         return data
     try:
@@ -348,6 +376,13 @@ class _Backend:
 _CLOCK = re.compile(r"\b(modification_time|access_time)=\d+")
 
 
+#: how the driver reports the fenced committer's JobAlreadyCommittedException
+_ROLLED_FORWARD = "JobAlreadyCommittedException: "
+#: a Hadoop task attempt ID's task and attempt numbers (the fenced committer's ``commit_task``
+#: answers the attempt whose record committed the task)
+_ATTEMPT = re.compile(r"_m_(?P<task>\d+)_(?P<attempt>\d+)$")
+
+
 # -- the committer the harness drives ------------------------------------------------------------
 
 
@@ -369,7 +404,11 @@ class HadoopCommitter:
     def _dest(self) -> str:
         rel = hadoop_name(self.job.dest)
         if self.place.s3a:
-            key = rel.split("/", 1)[1] if "/" in rel else ""
+            bucket, _, key = rel.partition("/")
+            if bucket != MODEL_BUCKET:
+                raise HadoopCommitterError(self.job.dest, (
+                    f"the S3A driver writes the model's bucket {MODEL_BUCKET!r} to a moto "
+                    f"bucket of its own; a scenario naming bucket {bucket!r} cannot run there"))
             return f"s3a://{self.place.root}/{key}"
         return f"hlfs://{self.place.root}/{rel}"
 
@@ -441,7 +480,14 @@ class HadoopCommitter:
         return self._shown_text(f"{answer.state.value} {answer.value}".rstrip())
 
     def setup_job(self) -> None:
-        self._call("setup_job")
+        try:
+            self._call("setup_job")
+        except HadoopCallFailed as failed:
+            # zerorename's fenced committer: an earlier attempt of the job committed it, and
+            # this setup published its output (rolled forward)
+            if str(failed).startswith(_ROLLED_FORWARD):
+                raise JobAlreadyCommitted(str(failed)) from None
+            raise
 
     def setup_task(self) -> None:
         self._call("setup_task")
@@ -453,7 +499,13 @@ class HadoopCommitter:
         return self._call("needs_task_commit").strip().lower() == "true"
 
     def commit_task(self) -> object:
-        self._call("commit_task")
+        committed_by = self._call("commit_task").strip()
+        won = _ATTEMPT.search(committed_by)
+        if won and self.task is not None and (int(won["task"]), int(won["attempt"])) != (
+                self.task.task_id, self.task.attempt):
+            # zerorename's fenced committer: another attempt's record commits the task
+            winner = TaskSpec(self.job, int(won["task"]), int(won["attempt"]))
+            return CommittedByAnother(winner.attempt_id, None)
         return None  # Hadoop's commitTask gives the driver no message
 
     def abort_task(self) -> None:

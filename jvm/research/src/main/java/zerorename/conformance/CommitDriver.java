@@ -37,7 +37,7 @@ import org.apache.hadoop.mapreduce.task.TaskAttemptContextImpl;
  * COMMITTER DEST JOB JOBATTEMPT TASK ATTEMPT METHOD [ARG [HEXDATA]]}, {@code step ACTOR},
  * {@code crash ACTOR} (its process dies: every later call throws), {@code kill ACTOR} (the
  * call it waits at throws, as a killed task's does; the actor lives on), {@code files DIR}. Answers: {@code pending KIND PATH [PATH2]}, {@code
- * done VALUE}, {@code failed MESSAGE}, {@code files ...}, {@code ok}, {@code error MESSAGE}.
+ * done VALUE} (a fenced committer's {@code commit_task}: the attempt that committed the task), {@code failed MESSAGE}, {@code files ...}, {@code ok}, {@code error MESSAGE}.
  */
 public final class CommitDriver {
   private static final Object LOCK = new Object();
@@ -122,6 +122,17 @@ public final class CommitDriver {
     return committer.indexOf('.') >= 0;
   }
 
+  /** zerorename's fenced committer (the class or a subclass), by name: the production jar is
+   * on the class path only when the check names it, so no other committer loads its classes. */
+  static boolean isFenced(Object committer) {
+    for (Class<?> c = committer.getClass(); c != null; c = c.getSuperclass()) {
+      if (c.getName().equals("io.zerorename.committer.FencedCommitter")) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /**
    * A {@link PathOutputCommitter} of any class on the class path, built with the constructor
    * every path output committer has: {@code (Path outputPath, TaskAttemptContext context)}.
@@ -177,6 +188,8 @@ public final class CommitDriver {
   }
 
   private static final InheritableThreadLocal<Actor> CURRENT = new InheritableThreadLocal<>();
+  /** The actor whose committer is being constructed on this thread. */
+  private static final ThreadLocal<Actor> CONSTRUCTING = new ThreadLocal<>();
   private static final Map<String, Actor> ACTORS =
       new java.util.concurrent.ConcurrentHashMap<>();
   private static final Map<String, String> OPTIONS = new TreeMap<>();
@@ -209,6 +222,30 @@ public final class CommitDriver {
     if (actor == null) {
       return;
     }
+    pause(actor, call);
+  }
+
+  /** The actor whose committer is being constructed on this thread (null: none), for a hook
+   * that must stop that actor object, not a later one of the same name (a thread of an actor
+   * of an earlier scenario, still running after the reset, finds its actor crashed). */
+  static Actor constructing() {
+    return CONSTRUCTING.get();
+  }
+
+  /** The actor of this scenario named {@code name}, if any. */
+  static Actor registered(String name) {
+    synchronized (LOCK) {
+      return ACTORS.get(name);
+    }
+  }
+
+  /** The actor whose call runs on this thread (or on the thread that started it), if any. */
+  static Actor current() {
+    return CURRENT.get();
+  }
+
+  /** The hook of a request path that knows its actor object: announce, wait for a permit. */
+  static void before(Actor actor, String call) throws IOException {
     pause(actor, call);
   }
 
@@ -282,10 +319,15 @@ public final class CommitDriver {
     Path out = new Path(dest);
     // run as the actor (its own filesystem), but unpaused: no actor is registered yet
     final Actor made = actor;
-    backend.run(name, () -> {
-      made.committer = backend.committer(committer, out, made.task);
-      return "";
-    });
+    CONSTRUCTING.set(made);
+    try {
+      backend.run(name, () -> {
+        made.committer = backend.committer(committer, out, made.task);
+        return "";
+      });
+    } finally {
+      CONSTRUCTING.remove();
+    }
     ACTORS.put(name, actor);
     return actor;
   }
@@ -311,7 +353,8 @@ public final class CommitDriver {
         return String.valueOf(a.committer.needsTaskCommit(a.task));
       case "commit_task":
         a.committer.commitTask(a.task);
-        return "";
+        // the fenced committer: the attempt whose record commits the task
+        return isFenced(a.committer) ? FencedDriving.committedBy(a.committer) : "";
       case "abort_task":
         a.committer.abortTask(a.task);
         return "";

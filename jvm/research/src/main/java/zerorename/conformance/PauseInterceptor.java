@@ -29,11 +29,20 @@ import software.amazon.awssdk.services.s3.model.ObjectIdentifier;
 public final class PauseInterceptor implements ExecutionInterceptor, Configurable {
   private Configuration conf;
   private String actor = "";
+  /** The actor object this filesystem was made for, when made inside one of its calls: a
+   *  thread of it still running after the scenario's reset finds it crashed, rather than
+   *  stopping a later actor of the same name. */
+  private CommitDriver.Actor owner;
 
   @Override
   public void setConf(Configuration configuration) {
     this.conf = configuration;
     this.actor = configuration.get(S3ACommitDriver.ACTOR, "");
+    CommitDriver.Actor making = CommitDriver.constructing();
+    if (making == null) {
+      making = CommitDriver.current();
+    }
+    this.owner = making != null && making.name.equals(actor) ? making : null;
   }
 
   @Override
@@ -68,7 +77,15 @@ public final class PauseInterceptor implements ExecutionInterceptor, Configurabl
       return;
     }
     try {
-      CommitDriver.before(actor, describe(context.request()));
+      // the owner, unless a later scenario's actor of the same name has the filesystem now
+      // (S3ACommitDriver keeps an actor's filesystem across scenarios; a reset first waits
+      // for the ended scenario's threads): then that actor, by name
+      CommitDriver.Actor now = CommitDriver.registered(actor);
+      if (owner != null && (now == null || now == owner)) {
+        CommitDriver.before(owner, describe(context.request()));
+      } else {
+        CommitDriver.before(actor, describe(context.request()));
+      }
     } catch (IOException e) {
       InterruptedIOException stop = e instanceof InterruptedIOException
           ? (InterruptedIOException) e : new InterruptedIOException(e.getMessage());

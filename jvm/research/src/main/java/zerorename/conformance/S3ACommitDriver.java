@@ -108,7 +108,10 @@ public final class S3ACommitDriver {
           return new PartitionedStagingCommitter(out, task);
         default:
           if (CommitDriver.isClassName(committer)) {
-            return CommitDriver.byClass(committer, out, task);
+            PathOutputCommitter made = CommitDriver.byClass(committer, out, task);
+            // zerorename's fenced committer has an S3 client of its own: paused too
+            return CommitDriver.isFenced(made)
+                ? FencedDriving.drive(made, out, task.getConfiguration()) : made;
           }
           throw new IllegalArgumentException("no S3A committer " + committer);
       }

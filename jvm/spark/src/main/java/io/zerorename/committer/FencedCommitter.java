@@ -47,9 +47,9 @@ import io.zerorename.committer.store.S3CommitStore;
  *   drops them from it at task commit and abort; else it reads S3A's {@code .pending}
  *   objects.</li>
  *   <li>Task commit: one PUT of the task's record with {@code If-None-Match: *} at a key named
- *   by the task — the first attempt to commit a task wins, every later one is refused
- *   ({@link TaskCommittedByOtherAttemptException}); a task commit after the job's commit point
- *   is fenced out ({@link TaskFencedException}).</li>
+ *   by the task — the first attempt to commit a task wins; a later one is refused, aborts its
+ *   uploads and returns, the task being committed by the winner ({@link #taskCommittedBy});
+ *   a task commit after the job's commit point is fenced out ({@link TaskFencedException}).</li>
  *   <li>Job commit: one PUT of the commit record with {@code If-None-Match: *} — the commit
  *   point — then the uploads are completed (each with {@code If-None-Match: *}),
  *   {@code _SUCCESS} written, the job's records cleaned. Whatever happens after the commit
@@ -81,6 +81,7 @@ public class FencedCommitter extends PathOutputCommitter implements StreamCapabi
   private TrackedUploads tracked;
   private boolean trackedKnown;
   private SuccessData lastSuccess;
+  private volatile String committedBy;
 
   public FencedCommitter(Path outputPath, TaskAttemptContext context) throws IOException {
     this(outputPath, (JobContext) context, context);
@@ -340,7 +341,15 @@ public class FencedCommitter extends PathOutputCommitter implements StreamCapabi
     scanned = null;
     try {
       new CommitTaskStage(c).apply(files);
-    } catch (TaskCommittedByOtherAttemptException | TaskFencedException refused) {
+      committedBy = c.attemptId();
+    } catch (TaskCommittedByOtherAttemptException lost) {
+      // the task is committed, by the attempt whose record won (one that died after its
+      // record landed, or a partitioned one): the job commit publishes that record's files.
+      // Failing here would fail every retry of the task the same way, and so the job.
+      // The stage aborted this attempt's uploads.
+      committedBy = lost.winner();
+      LOG.warn("zerorename fenced: {}; the task counts as committed", lost.getMessage());
+    } catch (TaskFencedException refused) {
       stats.incr(FencedStatistics.COMMITTER_TASKS_FAILED);
       forgetTracked(c); // the stage aborted the attempt's uploads
       throw refused;
@@ -350,6 +359,12 @@ public class FencedCommitter extends PathOutputCommitter implements StreamCapabi
       throw e;
     }
     forgetTracked(c);
+  }
+
+  /** The attempt whose record commits the task after this object's last {@link #commitTask}:
+   *  this one's, or the one whose record was there first (null before a task commit). */
+  public String taskCommittedBy() {
+    return committedBy;
   }
 
   @Override
