@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from zerorename_bridge.hadoop.differential import as_hadoop_35, witness_run
+from zerorename_bridge.hadoop.differential import as_hadoop_35, random_run_named, witness_run
 from zerorename_bridge.hadoop.s3a_translate import (
+    PINNED_WITNESSES,
     S3A_COMMITTERS,
     S3ATranslator,
     normal_key,
@@ -26,18 +27,8 @@ from zerorename_model.engine.scenario import JobSpec, Scenario, TaskSpec
 from zerorename_model.engine.stores.store import ModelStore
 from zerorename_model.systems.protocols.magic import NEEDS_TASK_COMMIT_ALWAYS, MagicCommitter
 
-#: witness -> (actor.method that differs, what S3A's call answered): explained differences
-#: (docs/research/s3a-findings.md)
-PINNED = {
-    # S3A's job commit fails: the other job's clean-up aborted its uploads (finding 2)
-    "magic.s3.concurrency.hadoop.jsonl": ("driver1.commit_job", "NoSuchUpload"),
-    "magic.s3.concurrency.spark.jsonl": ("driver1.commit_job", "NoSuchUpload"),
-    # the staging committers' cluster filesystem is a local one here (finding 3)
-    **{f"{c}.s3.liveness.{p}.jsonl": ("j0.t0.a1.commit_task", "")
-       for c in ("directory", "partitioned") for p in ("hadoop", "spark")},
-    **{f"{c}.s3.valid-outcome.hadoop.jsonl": ("j0.t0.a0.commit_task", "")
-       for c in ("directory", "partitioned")},
-}
+#: witness -> (actor.method that differs, what S3A's call answered) (docs/research/s3a-findings.md)
+PINNED = PINNED_WITNESSES
 
 
 @pytest.fixture(scope="module")
@@ -100,3 +91,73 @@ def test_magic_needs_task_commit_is_35s_when_the_option_is_set() -> None:
     scenario = Scenario.from_json(json.loads(s3a_witness_paths()[0].read_text().splitlines()[0])[
         "scenario"]).with_(committer="magic")
     assert dict(as_hadoop_35(scenario).options)[NEEDS_TASK_COMMIT_ALWAYS] == "true"
+
+
+#: random schedules (bench/hadoop_conformance_s3a.py, seed 606573250) -> (the first call that
+#: differs, what S3A's call answered): one of each kind of difference the long run found, each
+#: explained in docs/research/s3a-findings.md
+PINNED_RANDOM = {
+    # finding 6: a job's clean-up aborts the other job's upload, which that job then completed
+    # (or aborted); S3A's commitJob fails on the 404 after its own output was published
+    "magic same-destination-hadoop seed 606575069719807": ("driver1.commit_job",
+                                                           "Aborting multipart upload"),
+    "directory same-destination-hadoop seed 606575069719807": ("driver1.commit_job",
+                                                               "Aborting multipart upload"),
+    "partitioned nested-overlap-spark seed 606575069719797": ("driver1.commit_job",
+                                                              "Aborting multipart upload"),
+    # finding 6, one job: the killed task's abort took its upload between the job abort's
+    # listing and its abort of that upload (seed 20261202, tests/conformance/data)
+    "magic abort-spark seed 20261262783623": ("driver0.abort_job", "Aborting multipart upload"),
+    # finding 3: the other job's clean-up aborted this job's pending upload
+    "magic same-destination-spark seed 606575069719771": ("driver1.commit_job", ""),
+    # finding 3, staging: a task's part upload to an upload the other job's clean-up aborted
+    "directory nested-spark seed 606575069720228": ("j1.t0.a1.commit_task", "NoSuchUpload"),
+    # finding 7: the model's job clean-up deletes the shared __magic directory, the other job's
+    # .pending files with it; S3A 3.5.0's magic directory is the job's own
+    "magic same-destination-spark seed 606575069720563": ("j1.t0.a0.commit_task", ""),
+    # finding 4: two jobs of one job ID share S3A's local task directory in one JVM (harness)
+    "directory same-job-id-hadoop seed 606575069719758": ("j1.t0.a0.commit_task",
+                                                          "FileNotFoundException"),
+    # finding 4: the harness's cluster filesystem (file://) replaces on rename
+    "partitioned partition-hadoop seed 606575069719872": ("j0.t1.a1.commit_task", ""),
+}
+
+
+@pytest.mark.hadoop
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(PINNED_RANDOM))
+def test_random_schedule_differs_as_pinned(translator: S3ATranslator, name: str) -> None:
+    comparison = translator.compare(random_run_named(name, store="s3"), name)
+    call, answer = PINNED_RANDOM[name]
+    differing = comparison.call_differences
+    assert [f"{c.actor}.{c.method}" for c in differing][:1] == [call], comparison.describe()
+    assert answer in differing[0].hadoop_value, comparison.describe()
+
+
+def test_moto_answers_an_upload_part_of_an_aborted_upload_as_s3_does() -> None:
+    """S3 answers 404 NoSuchUpload; moto 5 answered 500 (a KeyError), which S3A retried past
+    the driver's wait (the long run of seed 606573250 stopped there, docs finding 5)."""
+    from botocore.exceptions import ClientError
+
+    from zerorename_bridge.hadoop.s3a_translate import MotoEndpoint
+
+    endpoint = MotoEndpoint()
+    try:
+        bucket = endpoint.new_bucket()
+        client = endpoint.client
+        for call in ("upload_part", "complete_multipart_upload"):
+            upload = client.create_multipart_upload(Bucket=bucket, Key="k")["UploadId"]
+            client.abort_multipart_upload(Bucket=bucket, Key="k", UploadId=upload)
+            with pytest.raises(ClientError) as refused:
+                if call == "upload_part":
+                    client.upload_part(Bucket=bucket, Key="k", UploadId=upload, PartNumber=1,
+                                       Body=b"x")
+                else:
+                    client.complete_multipart_upload(
+                        Bucket=bucket, Key="k", UploadId=upload,
+                        MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": '"x"'}]})
+            answer = refused.value.response
+            assert (answer["Error"]["Code"], answer["ResponseMetadata"]["HTTPStatusCode"]) == (
+                "NoSuchUpload", 404), call
+    finally:
+        endpoint.close()

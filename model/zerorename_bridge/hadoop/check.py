@@ -221,7 +221,7 @@ class HadoopStore:
                 **endpoint.s3a_options(),
                 "fs.s3a.committer.staging.tmp.path": f"file://{local}/cluster",
                 "fs.s3a.buffer.dir": str(local / "buffer")})
-            self._empty_bucket(endpoint, bucket)
+            endpoint.empty(bucket)
             place = _RunPlace(True, bucket, str(local))
         else:
             session.reset()
@@ -234,17 +234,6 @@ class HadoopStore:
         _PROCESS.changes += 1
         self._session = session
         self._seen: tuple[int, dict[str, bytes | None], list[str]] | None = None
-
-    @staticmethod
-    def _empty_bucket(endpoint: MotoEndpoint, bucket: str) -> None:
-        client = endpoint.client
-        for upload in client.list_multipart_uploads(Bucket=bucket).get("Uploads", []):
-            client.abort_multipart_upload(Bucket=bucket, Key=upload["Key"],
-                                          UploadId=upload["UploadId"])
-        keys = list(endpoint.objects(bucket))
-        for start in range(0, len(keys), 1000):
-            client.delete_objects(Bucket=bucket, Delete={
-                "Objects": [{"Key": k} for k in keys[start:start + 1000]]})
 
     # -- what the harness needs ------------------------------------------------------------
 
@@ -278,9 +267,8 @@ class HadoopStore:
         if not self.place.s3a:
             return []
         bucket = self.place.root
-        answer = _endpoint().client.list_multipart_uploads(Bucket=bucket)
-        return sorted(_model_url(f"{MODEL_BUCKET}/{u['Key']}")
-                      for u in answer.get("Uploads", []))
+        return sorted(_model_url(f"{MODEL_BUCKET}/{key}")
+                      for key in _endpoint().uploads(bucket))
 
     def digest(self) -> str:
         h = hashlib.sha256()

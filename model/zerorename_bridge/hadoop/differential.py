@@ -120,6 +120,14 @@ def random_runs(committer: str, count: int, seed: int = 0,
                run_marked(scenario, RandomChooser(run_seed)))
 
 
+def random_run_named(name: str, store: str = "hdfs") -> MarkedResult:
+    """One schedule of :func:`random_runs` again, by the name it printed
+    (``"<committer> <scope> seed <run seed>"``), without drawing the others."""
+    committer, scope_name, _seed, run_seed = name.split()
+    scope = next(s for s in SCOPES_REPRODUCED if s.name == scope_name)
+    return run_marked(as_hadoop_35(scope.make(committer, store)), RandomChooser(int(run_seed)))
+
+
 @dataclass
 class Tally:
     """How many schedules agreed, and the comparisons that did not."""

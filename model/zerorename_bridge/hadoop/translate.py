@@ -112,6 +112,9 @@ class Comparison:
     files: list[FileDifference] = field(default_factory=list)
     aligned: int = 0  # model operations reproduced at a Hadoop call
     unaligned: int = 0  # model operations Hadoop's actor had no call for there
+    #: every answer of Hadoop's side in order (``actor state call-signature-or-outcome``):
+    #: what a change of the harness's speed must leave as it was
+    trail: list[str] = field(default_factory=list)
 
     @property
     def call_differences(self) -> list[CallResult]:
@@ -120,6 +123,17 @@ class Comparison:
     @property
     def agrees(self) -> bool:
         return not self.call_differences and not self.files
+
+    def fingerprint(self) -> dict[str, object]:
+        """What the comparison found, free of the run's names (bucket, directories): the
+        same schedule must give the same fingerprint however fast the harness runs it."""
+        return {"name": self.name, "agrees": self.agrees, "aligned": self.aligned,
+                "unaligned": self.unaligned,
+                "calls": [f"{c.actor}.{c.method} {c.hadoop.value if c.hadoop else '-'}"
+                          for c in self.calls],
+                "files": [f"{f.path} {f.model is not None} {f.hadoop is not None}"
+                          for f in self.files],
+                "trail": list(self.trail)}
 
     def describe(self) -> str:
         lines = [f"{self.name}: {'agrees' if self.agrees else 'DIFFERS'} "
@@ -254,6 +268,7 @@ def replay_marked(replay: _Replay, marked: MarkedResult, name: str,
                     comparison.aligned += 1
                 else:
                     comparison.unaligned += 1
+    comparison.trail = replay.trail
     return comparison
 
 
@@ -265,6 +280,22 @@ class _Replay:
         self.root = root
         self.committer = committer
         self.answers: dict[str, Answer] = {}
+        self.trail: list[str] = []
+
+    def _took(self, actor: str, answer: Answer) -> Answer:
+        """Keep ``answer`` in the trail (failures by their exception's class only: messages
+        name the run's bucket and directories)."""
+        if answer.call is not None:
+            shown = " ".join(self._signature(answer.call))
+        elif answer.state is State.FAILED:
+            shown = answer.value.split(":", 1)[0]
+        else:
+            shown = answer.value
+        self.trail.append(f"{actor} {answer.state.value} {shown}")
+        return answer
+
+    def _step(self, actor: str) -> Answer:
+        return self._took(actor, self.session.step(actor))
 
     def _dest(self, job: JobSpec) -> str:
         return f"hlfs://{self.root}/{hadoop_name(job.dest)}"
@@ -277,22 +308,22 @@ class _Replay:
         previous = self.answers.get(mark.actor)
         if previous is not None and previous.state is State.PENDING:
             raise RuntimeError(f"{mark.actor} starts {mark.method} while in a call")
-        self.answers[mark.actor] = self.session.call(
+        self.answers[mark.actor] = self._took(mark.actor, self.session.call(
             mark.actor, self.committer, self._dest(mark.job), mark.job.job_id,
-            mark.job.attempt, task, attempt, mark.method, mark.arg, mark.data)
+            mark.job.attempt, task, attempt, mark.method, mark.arg, mark.data))
 
     def align(self, actor: str, sig: Signature, later: list[Signature]) -> bool:
         answer = self.answers.get(actor)
         while answer is not None and answer.state is State.PENDING and answer.call is not None:
             theirs = self._signature(answer.call)
             if theirs == sig:
-                self.answers[actor] = self.session.step(actor)
+                self.answers[actor] = self._step(actor)
                 return True
             if theirs in later:
                 return False
             if answer.call.mutates and sig[0] == "read":
                 return False  # Hadoop's own change waits for a change of the model's
-            answer = self.session.step(actor)
+            answer = self._step(actor)
             self.answers[actor] = answer
         return False
 
@@ -305,12 +336,13 @@ class _Replay:
                 # a killed task's call is interrupted (its task then aborts); anything else
                 # the harness does to an actor inside a call (crash, restart) ends its process
                 killed = mark.value == TaskKilled.__name__
-                answer = (self.session.kill if killed else self.session.crash)(mark.actor)
+                answer = self._took(mark.actor, (
+                    self.session.kill if killed else self.session.crash)(mark.actor))
                 while killed and answer.state is State.PENDING:  # its own clean-up, if any
-                    answer = self.session.step(mark.actor)
+                    answer = self._step(mark.actor)
         else:
             while answer.state is State.PENDING:
-                answer = self.session.step(mark.actor)
+                answer = self._step(mark.actor)
         self.answers[mark.actor] = answer
         return CallResult(mark.actor, mark.method, mark.outcome, mark.value, answer.state,
                           answer.value)

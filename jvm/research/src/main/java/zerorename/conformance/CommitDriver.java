@@ -176,6 +176,7 @@ public final class CommitDriver {
     boolean permit;
     boolean crashed;
     boolean killed;  // the call waited at throws once; the actor lives on (a killed task)
+    Thread thread;  // the current (or last) call's thread
 
     Actor(String name) {
       this.name = name;
@@ -192,6 +193,11 @@ public final class CommitDriver {
   private static final Map<String, Actor> ACTORS =
       new java.util.concurrent.ConcurrentHashMap<>();
   private static final Map<String, String> OPTIONS = new TreeMap<>();
+
+  /** The current scenario's options (set with {@code option} after its {@code reset}). */
+  static Map<String, String> options() {
+    return java.util.Collections.unmodifiableMap(OPTIONS);
+  }
 
   private CommitDriver() {
   }
@@ -224,6 +230,13 @@ public final class CommitDriver {
    * of an earlier scenario, still running after the reset, finds its actor crashed). */
   static Actor constructing() {
     return CONSTRUCTING.get();
+  }
+
+  /** The actor of this scenario named {@code name}, if any. */
+  static Actor registered(String name) {
+    synchronized (LOCK) {
+      return ACTORS.get(name);
+    }
   }
 
   /** The actor whose call runs on this thread (or on the thread that started it), if any. */
@@ -434,6 +447,7 @@ public final class CommitDriver {
         }
       }, "actor-" + a.name);
       t.setDaemon(true);
+      a.thread = t;
       t.start();
       return settle(a);
     }
@@ -461,14 +475,27 @@ public final class CommitDriver {
     }
   }
 
-  private static String reset() {
+  /** How long a reset waits for an ended scenario's call threads to finish. */
+  private static final long END_MS = 10_000;
+
+  private static String reset() throws InterruptedException {
     List<String> names;
+    List<Thread> threads = new ArrayList<>();
     synchronized (LOCK) {
       for (Actor a : ACTORS.values()) {
         a.crashed = true;  // a blocked thread throws and ends
+        if (a.thread != null) {
+          threads.add(a.thread);
+        }
       }
       LOCK.notifyAll();
       names = new ArrayList<>(ACTORS.keySet());
+    }
+    // every call of the ended scenario is over before the next one starts: an actor of the
+    // next scenario may have the same name (and, on S3A, the same filesystem)
+    long deadline = System.currentTimeMillis() + END_MS;
+    for (Thread t : threads) {
+      t.join(Math.max(1, deadline - System.currentTimeMillis()));
     }
     backend.reset(names);
     synchronized (LOCK) {
@@ -563,6 +590,7 @@ public final class CommitDriver {
   /** Answer commands from stdin, one a line, with committers of {@code chosen}. */
   static void serve(Backend chosen) throws Exception {
     backend = chosen;
+    pinXmlFactories();
     PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out),
         true, StandardCharsets.UTF_8);
     System.setOut(System.err);  // Hadoop's logging must not reach the answers
@@ -578,6 +606,24 @@ public final class CommitDriver {
         answer = "error\t" + oneLine(e);
       }
       out.println(answer);
+    }
+  }
+
+  /**
+   * Look up the StAX factories once, and name what was found in the system properties that
+   * the lookup reads first: the AWS SDK makes a new {@code XMLInputFactory} for every
+   * response, and each lookup otherwise searches every jar of the class path (some 280 here)
+   * for a service file, about 2 ms of CPU per S3 request.  The classes are the ones the
+   * lookup finds (Hadoop's shaded Woodstox with PySpark's jars), so nothing else changes.
+   */
+  static void pinXmlFactories() {
+    if (System.getProperty("javax.xml.stream.XMLInputFactory") == null) {
+      System.setProperty("javax.xml.stream.XMLInputFactory",
+          javax.xml.stream.XMLInputFactory.newFactory().getClass().getName());
+    }
+    if (System.getProperty("javax.xml.stream.XMLOutputFactory") == null) {
+      System.setProperty("javax.xml.stream.XMLOutputFactory",
+          javax.xml.stream.XMLOutputFactory.newFactory().getClass().getName());
     }
   }
 

@@ -77,7 +77,11 @@ public final class PauseInterceptor implements ExecutionInterceptor, Configurabl
       return;
     }
     try {
-      if (owner != null) {
+      // the owner, unless a later scenario's actor of the same name has the filesystem now
+      // (S3ACommitDriver keeps an actor's filesystem across scenarios; a reset first waits
+      // for the ended scenario's threads): then that actor, by name
+      CommitDriver.Actor now = CommitDriver.registered(actor);
+      if (owner != null && (now == null || now == owner)) {
         CommitDriver.before(owner, describe(context.request()));
       } else {
         CommitDriver.before(actor, describe(context.request()));

@@ -31,6 +31,15 @@ import org.apache.hadoop.security.UserGroupInformation;
  * the configuration it was created with, whichever of the filesystem's threads sends a request.
  * The staging committers' cluster filesystem is {@link HdfsLikeFileSystem} (paused as in
  * {@link CommitDriver}), their local disks a local directory the options name (not paused).
+ *
+ * <p>An actor's filesystem outlives its scenario: the next scenario's actor of the same name
+ * (on the same bucket, which the caller empties between scenarios) gets it again from Hadoop's
+ * cache, since creating an S3A filesystem (its SDK client, thread pools, audit manager) cost
+ * more than a scenario's requests.  Every filesystem setting is the same between scenarios:
+ * the {@code fs.s3a.*} options, except those naming the scenario's own local directories,
+ * which the committers read from their task's configuration; when those options change, every
+ * filesystem is closed and made again.  The directory in {@code fs.s3a.buffer.dir} of the
+ * first scenario is the filesystem's own block buffer, unused with {@code array} buffers.
  */
 public final class S3ACommitDriver {
   /** The configuration key naming the actor an S3A filesystem belongs to. */
@@ -39,18 +48,45 @@ public final class S3ACommitDriver {
   private S3ACommitDriver() {
   }
 
+  /** The options that name a scenario's own directories (read from the task's
+   * configuration), not a filesystem setting. */
+  private static final java.util.Set<String> PER_SCENARIO = java.util.Set.of(
+      "fs.s3a.buffer.dir", "fs.s3a.committer.staging.tmp.path");
+
   /** S3A's committers, one filesystem per actor. */
   static final class S3A implements CommitDriver.Backend {
     private final Map<String, UserGroupInformation> users = new ConcurrentHashMap<>();
+    /** The filesystem settings the cached filesystems were made with. */
+    private Map<String, String> made;
+
+    /** The scenario's filesystem settings: its {@code fs.s3a.*} options but those naming
+     * its directories. */
+    private static Map<String, String> settings() {
+      Map<String, String> found = new java.util.TreeMap<>();
+      for (Map.Entry<String, String> e : CommitDriver.options().entrySet()) {
+        if (e.getKey().startsWith("fs.") && !PER_SCENARIO.contains(e.getKey())) {
+          found.put(e.getKey(), e.getValue());
+        }
+      }
+      return found;
+    }
 
     @Override
     public void configure(Configuration conf, String committer, String actor) {
+      Map<String, String> now = settings();
+      if (!now.equals(made)) {
+        closeAll();  // filesystems of other settings
+        made = now;
+      }
       conf.set(ACTOR, actor);
       // the staging committers' cluster filesystem: HDFS's rules, paused like Hadoop's driver
       conf.set("fs.hlfs.impl", HdfsLikeFileSystem.class.getName());
       conf.setBoolean("fs.hlfs.impl.disable.cache", true);
       conf.set("fs.s3a.audit.enabled", "true");
       conf.set("fs.s3a.audit.execution.interceptors", PauseInterceptor.class.getName());
+      // no referrer header to build per request: the interceptor is the audit wanted here
+      conf.set("fs.s3a.audit.service.classname",
+          "org.apache.hadoop.fs.s3a.audit.impl.NoopAuditor");
       conf.setInt("fs.s3a.committer.threads", 0);  // commit work in the caller's thread
       conf.setInt("fs.s3a.bucket.probe", 0);
       conf.set("fs.s3a.fast.upload.buffer", "array");
@@ -90,6 +126,10 @@ public final class S3ACommitDriver {
 
     @Override
     public void reset(Collection<String> actors) {
+      Paths.resetTempFolderCache();  // S3A caches local task directories by job and attempt
+    }
+
+    private void closeAll() {
       for (UserGroupInformation user : users.values()) {
         try {
           FileSystem.closeAllForUGI(user);
@@ -98,7 +138,6 @@ public final class S3ACommitDriver {
         }
       }
       users.clear();
-      Paths.resetTempFolderCache();  // S3A caches local task directories by job and attempt
     }
   }
 
