@@ -152,9 +152,9 @@ def test_random_schedule_fixed_in_the_harness_agrees(translator: S3ATranslator,
 def test_each_staging_job_gets_the_write_uuid_of_the_models_job() -> None:
     """Two jobs of one job ID (``same-job-id``) have two UUIDs in the model's staging
     committers; the driver is given the same ones (magic: the job ID, as the model's magic)."""
+    from tests.model.test_hdfs_directories import _Env
     from zerorename_bridge.hadoop.s3a_translate import _S3AReplay
     from zerorename_model.systems.protocols.staging import DirectoryStagingCommitter
-    from tests.model.test_hdfs_directories import _Env
 
     jobs = [JobSpec("s3://bucket/a", "job0", 0, 0), JobSpec("s3://bucket/b", "job0", 0, 1)]
     store = ModelStore("s3")
