@@ -115,9 +115,6 @@ PINNED_RANDOM = {
     # finding 7: the model's job clean-up deletes the shared __magic directory, the other job's
     # .pending files with it; S3A 3.5.0's magic directory is the job's own
     "magic same-destination-spark seed 606575069720563": ("j1.t0.a0.commit_task", ""),
-    # finding 4: two jobs of one job ID share S3A's local task directory in one JVM (harness)
-    "directory same-job-id-hadoop seed 606575069719758": ("j1.t0.a0.commit_task",
-                                                          "FileNotFoundException"),
     # finding 4: the harness's cluster filesystem (file://) replaces on rename
     "partitioned partition-hadoop seed 606575069719872": ("j0.t1.a1.commit_task", ""),
 }
@@ -132,6 +129,42 @@ def test_random_schedule_differs_as_pinned(translator: S3ATranslator, name: str)
     differing = comparison.call_differences
     assert [f"{c.actor}.{c.method}" for c in differing][:1] == [call], comparison.describe()
     assert answer in differing[0].hadoop_value, comparison.describe()
+
+
+#: random schedules that differed only through a fault of the harness, now fixed: they agree
+#: (finding 4: both jobs of a same-job-id schedule had one write UUID, so they shared S3A's
+#: local task directory; each job now has the model's own UUID)
+FIXED_RANDOM = [
+    "directory same-job-id-hadoop seed 606575069719758",
+    "partitioned same-job-id-spark seed 606575069719770",
+]
+
+
+@pytest.mark.hadoop
+@pytest.mark.slow
+@pytest.mark.parametrize("name", FIXED_RANDOM)
+def test_random_schedule_fixed_in_the_harness_agrees(translator: S3ATranslator,
+                                                     name: str) -> None:
+    comparison = translator.compare(random_run_named(name, store="s3"), name)
+    assert comparison.agrees, comparison.describe()
+
+
+def test_each_staging_job_gets_the_write_uuid_of_the_models_job() -> None:
+    """Two jobs of one job ID (``same-job-id``) have two UUIDs in the model's staging
+    committers; the driver is given the same ones (magic: the job ID, as the model's magic)."""
+    from tests.model.test_hdfs_directories import _Env
+    from zerorename_bridge.hadoop.s3a_translate import _S3AReplay
+    from zerorename_model.systems.protocols.staging import DirectoryStagingCommitter
+
+    jobs = [JobSpec("s3://bucket/a", "job0", 0, 0), JobSpec("s3://bucket/b", "job0", 0, 1)]
+    store = ModelStore("s3")
+    models = [DirectoryStagingCommitter(_Env(store), job, None, {}).uuid for job in jobs]
+    assert models[0] != models[1]
+    for committer in ("directory", "partitioned"):
+        replay = _S3AReplay(None, "bucket", committer)  # type: ignore[arg-type]
+        assert [replay._job_uuid(job) for job in jobs] == models, committer
+    magic = _S3AReplay(None, "bucket", "magic")  # type: ignore[arg-type]
+    assert [magic._job_uuid(job) for job in jobs] == ["", ""]  # the driver's default: job0
 
 
 def test_moto_answers_an_upload_part_of_an_aborted_upload_as_s3_does() -> None:

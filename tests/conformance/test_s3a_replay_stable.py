@@ -6,7 +6,10 @@ random schedules of each (one per reproduced scope, seed in the file's first lin
 comparison's fingerprint (:meth:`~zerorename_bridge.hadoop.translate.Comparison.fingerprint`:
 every answer of S3A's side in order, each call's outcome, each differing file).  Replayed
 now, every fingerprint must be the same: the same requests in the same order, the same
-outcomes, the same verdict."""
+outcomes, the same verdict.  Re-recorded since (the file's first line says which): only the
+four ``same-job-id`` schedules of directory and partitioned, after the harness gave each job
+the model's own write UUID (docs/research/s3a-findings.md, finding 4); the other 86 are as
+recorded at d91f863."""
 
 from __future__ import annotations
 

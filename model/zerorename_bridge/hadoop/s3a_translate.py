@@ -40,9 +40,12 @@ from zerorename_bridge.hadoop.translate import (
 from zerorename_bridge.hadoop.translate import _signature_of_op as _signature_of_hdfs_op
 from zerorename_model.engine.harness.events import Channel, Op
 from zerorename_model.engine.scenario import JobSpec
+from zerorename_model.systems.protocols.staging import staging_job_uuid
 
 #: S3A's committers, by the model's names
 S3A_COMMITTERS = ("magic", "directory", "partitioned")
+#: S3A's committers that name their work by the job's UUID (the model's staging committers)
+STAGING_COMMITTERS = ("directory", "partitioned")
 MAGIC = "__magic"
 _ID = re.compile(r"(attempt_[^/]+_m_\d{6}_\d+|task_[^/]+_m_\d{6})")
 
@@ -289,6 +292,14 @@ class _S3AReplay(_Replay):
 
     def _signature(self, call: FsCall) -> Signature:
         return signature_of_request(call)
+
+    def _job_uuid(self, job: JobSpec) -> str:
+        """The staging committers' job UUID is the model's (its own for each job, even where
+        two jobs share a job ID, as Spark's ``writeJobUUID`` is); the model's magic names a
+        job by its job ID, the driver's default."""
+        if self.committer in STAGING_COMMITTERS:
+            return staging_job_uuid(job)
+        return ""
 
 
 class S3ATranslator:

@@ -190,12 +190,13 @@ class HadoopSession:
 
     def call(self, actor: str, committer: str, dest: str, job: str, job_attempt: int,
              task: int, attempt: int, method: str, arg: str = "",
-             data: bytes = b"") -> Answer:
+             data: bytes = b"", job_uuid: str = "") -> Answer:
         """Start ``method`` (the model's name: setup_job, commit_task, write...) in the
-        actor's thread; answer when it stops before a filesystem call or ends."""
+        actor's thread; answer when it stops before a filesystem call or ends.  ``job_uuid``:
+        the job's write UUID (``spark.sql.sources.writeJobUUID``), by default ``job``."""
         return self._answer(self.command(
             "call", actor, committer, dest, job, str(job_attempt), str(task), str(attempt),
-            method, arg, data.hex()))
+            method, arg, data.hex(), job_uuid))
 
     def step(self, actor: str) -> Answer:
         """Let the actor make the call it waits at; answer where it stops next."""

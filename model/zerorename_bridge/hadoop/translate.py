@@ -303,6 +303,11 @@ class _Replay:
     def _signature(self, call: FsCall) -> Signature:
         return _signature_of_call(call, self.root)
 
+    def _job_uuid(self, job: JobSpec) -> str:
+        """The job's write UUID as the model's committer has it ("": the driver's default,
+        the job ID)."""
+        return ""
+
     def call(self, mark: CallMark) -> None:
         task, attempt = (-1, -1) if mark.task is None else (mark.task.task_id, mark.task.attempt)
         previous = self.answers.get(mark.actor)
@@ -310,7 +315,8 @@ class _Replay:
             raise RuntimeError(f"{mark.actor} starts {mark.method} while in a call")
         self.answers[mark.actor] = self._took(mark.actor, self.session.call(
             mark.actor, self.committer, self._dest(mark.job), mark.job.job_id,
-            mark.job.attempt, task, attempt, mark.method, mark.arg, mark.data))
+            mark.job.attempt, task, attempt, mark.method, mark.arg, mark.data,
+            self._job_uuid(mark.job)))
 
     def align(self, actor: str, sig: Signature, later: list[Signature]) -> bool:
         answer = self.answers.get(actor)

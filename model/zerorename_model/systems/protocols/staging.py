@@ -51,6 +51,13 @@ CONFLICT_MODES = ("fail", "append", "replace")
 CLUSTER_TMP = "hdfs://cluster/tmp/staging/user"
 
 
+def staging_job_uuid(job: JobSpec) -> str:
+    """A per-job unique ID (Spark's ``spark.sql.sources.writeJobUUID`` after SPARK-33402):
+    the job ID alone is not unique, so the destination and job number are mixed in."""
+    digest = hashlib.sha1(f"{job.dest}|{job.index}".encode()).hexdigest()[:8]
+    return f"{job.job_id}-{digest}"
+
+
 @register("directory")
 class DirectoryStagingCommitter(Publishes, ModelCommitter):
     name = "directory"
@@ -77,10 +84,7 @@ class DirectoryStagingCommitter(Publishes, ModelCommitter):
         self._cleaned = False
 
     def job_uuid(self) -> str:
-        """A per-job unique ID (Spark's ``spark.sql.sources.writeJobUUID`` after SPARK-33402):
-        the job ID alone is not unique, so the destination and job number are mixed in."""
-        digest = hashlib.sha1(f"{self.dest}|{self.job.index}".encode()).hexdigest()[:8]
-        return f"{self.job.job_id}-{digest}"
+        return staging_job_uuid(self.job)
 
     def local(self) -> Store:
         return self.env.local()

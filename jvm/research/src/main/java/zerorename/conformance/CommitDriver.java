@@ -34,7 +34,8 @@ import org.apache.hadoop.mapreduce.task.TaskAttemptContextImpl;
  * interleaving and where an actor crashes.
  *
  * <p>Commands (tab-separated): {@code reset}, {@code option KEY VALUE}, {@code call ACTOR
- * COMMITTER DEST JOB JOBATTEMPT TASK ATTEMPT METHOD [ARG [HEXDATA]]}, {@code step ACTOR},
+ * COMMITTER DEST JOB JOBATTEMPT TASK ATTEMPT METHOD [ARG [HEXDATA [JOBUUID]]]} (JOBUUID, the
+ * job's write UUID, defaults to JOB), {@code step ACTOR},
  * {@code crash ACTOR} (its process dies: every later call throws), {@code kill ACTOR} (the
  * call it waits at throws, as a killed task's does; the actor lives on), {@code files DIR}. Answers: {@code pending KIND PATH [PATH2]}, {@code
  * done VALUE} (a fenced committer's {@code commit_task}: the attempt that committed the task), {@code failed MESSAGE}, {@code files ...}, {@code ok}, {@code error MESSAGE}.
@@ -291,12 +292,14 @@ public final class CommitDriver {
     return base;
   }
 
-  private static Configuration conf(String committer, int jobAttempt, String jobName,
+  /** An actor's configuration: the job's {@code jobUuid} is Spark's per-job write UUID (the
+   * model's job identity: two jobs the model gives one job ID may still have two UUIDs). */
+  private static Configuration conf(String committer, int jobAttempt, String jobUuid,
       String actor) {
     Configuration conf = new Configuration(base());
     backend.configure(conf, committer, actor);
     conf.setInt("mapreduce.job.application.attempt.id", jobAttempt);
-    conf.set("spark.sql.sources.writeJobUUID", jobName);
+    conf.set("spark.sql.sources.writeJobUUID", jobUuid);
     for (Map.Entry<String, String> e : OPTIONS.entrySet()) {
       conf.set(e.getKey(), e.getValue());
     }
@@ -304,13 +307,13 @@ public final class CommitDriver {
   }
 
   private static Actor actor(String name, String committer, String dest, String jobName,
-      int jobAttempt, int task, int attempt) throws Exception {
+      String jobUuid, int jobAttempt, int task, int attempt) throws Exception {
     Actor actor = ACTORS.get(name);
     if (actor != null) {
       return actor;
     }
     actor = new Actor(name);
-    Configuration conf = conf(committer, jobAttempt, jobName, name);
+    Configuration conf = conf(committer, jobAttempt, jobUuid, name);
     JobID jobId = new JobID(jobName, 0);
     TaskAttemptID id = new TaskAttemptID(jobName, 0, TaskType.MAP, Math.max(task, 0),
         Math.max(attempt, 0));
@@ -413,8 +416,10 @@ public final class CommitDriver {
   }
 
   private static String call(String[] w) throws Exception {
-    Actor a = actor(w[1], w[2], w[3], w[4], Integer.parseInt(w[5]), Integer.parseInt(w[6]),
-        Integer.parseInt(w[7]));
+    // the job's write UUID (field 11) defaults to its job ID
+    String jobUuid = w.length > 11 && !w[11].isEmpty() ? w[11] : w[4];
+    Actor a = actor(w[1], w[2], w[3], w[4], jobUuid, Integer.parseInt(w[5]),
+        Integer.parseInt(w[6]), Integer.parseInt(w[7]));
     String method = w[8];
     String arg = w.length > 9 ? w[9] : "";
     byte[] data = w.length > 10 ? hex(w[10]) : new byte[0];
