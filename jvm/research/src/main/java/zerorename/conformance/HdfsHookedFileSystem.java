@@ -35,8 +35,6 @@ public class HdfsHookedFileSystem extends DistributedFileSystem {
   /** The NameNode every instance talks to: set by the driver once its cluster is up. */
   static volatile URI namenode;
 
-  private static final ThreadLocal<int[]> DEPTH = ThreadLocal.withInitial(() -> new int[1]);
-
   private static final URI NAME = URI.create("hlfs:///");
 
   @Override
@@ -57,26 +55,14 @@ public class HdfsHookedFileSystem extends DistributedFileSystem {
     super.initialize(namenode, conf);
   }
 
-  /** A body that may throw IOException, run as one hooked call. */
-  private interface Call<T> {
-    T run() throws IOException;
+  private <T> T hooked(String kind, Path path, HdfsLikeFileSystem.Call<T> body)
+      throws IOException {
+    return HdfsLikeFileSystem.hookedCall(kind, path, null, body);
   }
 
-  private <T> T hooked(String kind, Path path, Call<T> body) throws IOException {
-    return hooked(kind, path, null, body);
-  }
-
-  private <T> T hooked(String kind, Path path, Path other, Call<T> body) throws IOException {
-    int[] depth = DEPTH.get();
-    if (depth[0] == 0) {
-      HdfsLikeFileSystem.hook.before(kind, path, other);
-    }
-    depth[0]++;
-    try {
-      return body.run();
-    } finally {
-      depth[0]--;
-    }
+  private <T> T hooked(String kind, Path path, Path other, HdfsLikeFileSystem.Call<T> body)
+      throws IOException {
+    return HdfsLikeFileSystem.hookedCall(kind, path, other, body);
   }
 
   @Override

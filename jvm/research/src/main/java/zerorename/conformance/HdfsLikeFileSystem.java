@@ -61,7 +61,7 @@ public class HdfsLikeFileSystem extends RawLocalFileSystem {
   }
 
   /** A body that may throw IOException, run as one hooked call. */
-  private interface Call<T> {
+  interface Call<T> {
     T run() throws IOException;
   }
 
@@ -70,6 +70,13 @@ public class HdfsLikeFileSystem extends RawLocalFileSystem {
   }
 
   private <T> T hooked(String kind, Path path, Path other, Call<T> body) throws IOException {
+    return hookedCall(kind, path, other, body);
+  }
+
+  /** {@code body} as one step of the scheduler: the hook pauses before the outermost call of a
+   *  thread only (a filesystem call made inside another is part of it). Shared with
+   *  {@link HdfsHookedFileSystem}, the same rules on a real HDFS. */
+  static <T> T hookedCall(String kind, Path path, Path other, Call<T> body) throws IOException {
     int[] depth = DEPTH.get();
     if (depth[0] == 0) {
       hook.before(kind, path, other);
