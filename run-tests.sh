@@ -13,8 +13,9 @@ echo "== pytest"
 # in CI a Ceph RGW (with its HTTPS side) that cannot start fails the run instead of skipping
 # its tests (tests/rgw_plugin.py); by hand, without Ceph, they skip and say why
 if [ "${CI:-}" = "true" ]; then export ZR_RGW_REQUIRED="${ZR_RGW_REQUIRED:-1}"; fi
+# the slowest tests are listed at the end of every run, to keep CI within its time
 set +e
-pytest "$@"
+pytest --durations=40 "$@"
 status=$?
 if [ "$status" -eq 5 ]; then
   echo "pytest collected no tests: that is a failure" >&2
