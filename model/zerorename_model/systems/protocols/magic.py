@@ -8,6 +8,11 @@ directory for pendingsets (Hadoop protocol) and completes the uploads.  Every st
 work does so by LIST in the destination store, so the committer is only correct with consistent
 listings (VIII.C): under ``s3-2018`` a lagging LIST silently drops a task's output.
 
+Hadoop 3.5.0's magic differs in three ways the model has as options, set for the conformance
+replay against hadoop-aws 3.5.0 and not in the paper's matrix: :data:`NEEDS_TASK_COMMIT_ALWAYS`,
+:data:`PER_JOB_DIRECTORY` and
+:data:`~zerorename_model.systems.protocols.common.CLEANUP_ABORT_FAILS_ON_MISSING`.
+
 Pendingsets are named by *task* ID and overwritten (the HADOOP-17258 fix): the last attempt to
 commit wins, so a partitioned attempt that commits late can replace the accepted attempt's
 pendingset when the job committer discovers work by listing (VIII.C's race, XIV.A.1).
