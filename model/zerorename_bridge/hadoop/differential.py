@@ -26,7 +26,8 @@ from zerorename_model.engine.json_values import json_object
 from zerorename_model.engine.scenario import Scenario
 from zerorename_model.experiments.scopes import SCOPES, Scope
 from zerorename_model.experiments.trace import choices_of, read_trace
-from zerorename_model.systems.protocols.magic import NEEDS_TASK_COMMIT_ALWAYS
+from zerorename_model.systems.protocols.common import CLEANUP_ABORT_FAILS_ON_MISSING
+from zerorename_model.systems.protocols.magic import NEEDS_TASK_COMMIT_ALWAYS, PER_JOB_DIRECTORY
 from zerorename_model.systems.protocols.manifest import SAVE_ATTEMPTS
 
 #: Hadoop 3.5.0's default number of manifest-save attempts (ManifestCommitterConstants)
@@ -62,19 +63,25 @@ class RandomChooser:
 
 
 #: the model's options that make a protocol Hadoop 3.5.0's, per committer
-HADOOP_35_OPTIONS = {
-    "manifest": (SAVE_ATTEMPTS, HADOOP_35_SAVE_ATTEMPTS),
-    "magic": (NEEDS_TASK_COMMIT_ALWAYS, "true"),
+HADOOP_35_OPTIONS: dict[str, tuple[tuple[str, str], ...]] = {
+    "manifest": ((SAVE_ATTEMPTS, HADOOP_35_SAVE_ATTEMPTS),),
+    "magic": ((NEEDS_TASK_COMMIT_ALWAYS, "true"), (CLEANUP_ABORT_FAILS_ON_MISSING, "true"),
+              (PER_JOB_DIRECTORY, "true")),
+    "directory": ((CLEANUP_ABORT_FAILS_ON_MISSING, "true"),),
+    "partitioned": ((CLEANUP_ABORT_FAILS_ON_MISSING, "true"),),
 }
 
 
 def as_hadoop_35(scenario: Scenario) -> Scenario:
-    """The scenario with its protocol's 3.5.0 option (manifest: the save retry; magic:
-    needsTaskCommit always true; other committers: as is)."""
-    option = HADOOP_35_OPTIONS.get(scenario.committer)
-    if option is None or option[0] in dict(scenario.options):
+    """The scenario with its protocol's 3.5.0 options (manifest: the save retry; magic:
+    needsTaskCommit always true, the job's own magic directory, a clean-up that fails on an
+    upload gone before its abort; directory and partitioned: that clean-up; other
+    committers: as is).  An option the scenario sets already is kept as it is."""
+    given = dict(scenario.options)
+    missing = tuple(o for o in HADOOP_35_OPTIONS.get(scenario.committer, ()) if o[0] not in given)
+    if not missing:
         return scenario
-    return scenario.with_(options=(*scenario.options, option))
+    return scenario.with_(options=(*scenario.options, *missing))
 
 
 def witness_paths(directory: Path = TRACES) -> list[Path]:

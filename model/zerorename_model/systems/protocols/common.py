@@ -21,6 +21,7 @@ from zerorename_model.engine.stores.profiles import Profile
 TEMPORARY = "_temporary"
 SUCCESS = "_SUCCESS"
 MAGIC = "__magic"
+MAGIC_JOB_PREFIX = "__magic_job-"  # Hadoop 3.5.0: a job's own magic directory
 BASE = "__base"
 PENDING = ".pending"
 PENDINGSET = ".pendingset"
@@ -29,6 +30,16 @@ PENDINGSET = ".pendingset"
 PENDING_VERSION = 2
 SUCCESS_NAME = "org.apache.hadoop.fs.s3a.commit.files.SuccessData/1"
 TASK_ATTEMPT_ID = "task.attempt.id"  # the PendingSet extraData key (HADOOP-17258 fix)
+
+#: Hadoop 3.5.0's job clean-up of the S3A committers (magic, directory, partitioned):
+#: ``abortPendingUploadsInCleanup`` lists the uploads under the destination and aborts each; an
+#: abort answering 404 (the upload was completed or aborted since the listing) fails the call
+#: once every listed upload was tried: ``commitJob`` after its files were published, or
+#: ``abortJob``.  The deprecated ``cleanupJob`` suppresses it.  Absent: the paper's procedure,
+#: a vanished upload counts as aborted.  A model option (Hadoop has no such key; its
+#: ``fs.s3a.committer.abort.pending.uploads`` turns the whole abort off); the conformance run
+#: against hadoop-aws 3.5.0 sets it (issue 45, docs/research/s3a-findings.md finding 6)
+CLEANUP_ABORT_FAILS_ON_MISSING = "zerorename.model.s3a.cleanup-abort-fails-on-missing"
 
 
 class CommitFailed(Exception):
@@ -276,15 +287,33 @@ def abort_pending(store: Store, commit: UploadRef) -> None:
             raise
 
 
-def abort_uploads_under(store: Store, prefix: str) -> None:
+def abort_uploads_under(store: Store, prefix: str) -> list[str]:
     """``for f in listPendingUploads(prefix): abortUpload(f)``; ``prefix`` is taken literally,
-    so callers pass :func:`dir_prefix` (a bare ``out1`` also matches ``out10/``)."""
+    so callers pass :func:`dir_prefix` (a bare ``out1`` also matches ``out10/``).  An upload
+    already gone (completed or aborted since the listing) is passed over; the URLs of those
+    are returned, for a caller that fails on them (:data:`CLEANUP_ABORT_FAILS_ON_MISSING`)."""
+    gone: list[str] = []
     for upload in store.list_multipart_uploads(prefix):
         try:
             store.abort_multipart(upload.url, upload.upload_id)
         except ModelStoreError as error:
             if error.code != "NoSuchUpload":
                 raise
+            gone.append(upload.url)
+    return gone
+
+
+def cleanup_abort_fails(options: dict[str, str]) -> bool:
+    """:data:`CLEANUP_ABORT_FAILS_ON_MISSING` is set ("true")."""
+    return options.get(CLEANUP_ABORT_FAILS_ON_MISSING, "false").lower() == "true"
+
+
+def raise_if_gone(gone: list[str]) -> None:
+    """S3A 3.5.0's clean-up with :data:`CLEANUP_ABORT_FAILS_ON_MISSING`: every listed upload
+    was aborted (the pool runs them all), then the first that answered 404 fails the call."""
+    if gone:
+        raise CommitFailed(gone[0], "Aborting multipart upload: NoSuchUpload (completed or "
+                                    "aborted since the clean-up listed it)")
 
 
 def pending_set(job_id: str, attempt_id: str, commits: list[PendingCommit]) -> PendingSet:

@@ -8,6 +8,11 @@ directory for pendingsets (Hadoop protocol) and completes the uploads.  Every st
 work does so by LIST in the destination store, so the committer is only correct with consistent
 listings (VIII.C): under ``s3-2018`` a lagging LIST silently drops a task's output.
 
+Hadoop 3.5.0's magic differs in three ways the model has as options, set for the conformance
+replay against hadoop-aws 3.5.0 and not in the paper's matrix: :data:`NEEDS_TASK_COMMIT_ALWAYS`,
+:data:`PER_JOB_DIRECTORY` and
+:data:`~zerorename_model.systems.protocols.common.CLEANUP_ABORT_FAILS_ON_MISSING`.
+
 Pendingsets are named by *task* ID and overwritten (the HADOOP-17258 fix): the last attempt to
 commit wins, so a partitioned attempt that commits late can replace the accepted attempt's
 pendingset when the job committer discovers work by listing (VIII.C's race, XIV.A.1).
@@ -27,6 +32,7 @@ from zerorename_model.systems.protocols import ModelCommitter, register
 from zerorename_model.systems.protocols.common import (
     BASE,
     MAGIC,
+    MAGIC_JOB_PREFIX,
     PENDING,
     PENDINGSET,
     CommitFailed,
@@ -34,6 +40,7 @@ from zerorename_model.systems.protocols.common import (
     PendingSet,
     abort_pending,
     abort_uploads_under,
+    cleanup_abort_fails,
     complete_all,
     delete_recursive,
     dir_prefix,
@@ -44,6 +51,7 @@ from zerorename_model.systems.protocols.common import (
     list_files,
     load_pending_set,
     pending_set,
+    raise_if_gone,
     relative,
     success_data,
     task_id,
@@ -56,6 +64,13 @@ from zerorename_model.systems.protocols.takeback import Publishes
 #: procedure, ``exists(fs, taskAttemptPath)``.  A model option (Hadoop has no such key); the
 #: conformance run against hadoop-aws 3.5.0 sets it (issue 45)
 NEEDS_TASK_COMMIT_ALWAYS = "zerorename.model.magic.needs-task-commit-always"
+#: Hadoop 3.5.0's magic directory is the job's own: a job's work lies under
+#: ``dest/__magic_job-<jobUUID>/job-<jobUUID>/<appAttempt>/`` (task attempts in its ``tasks/``),
+#: and its clean-up deletes that directory only, not another job's.  Absent: the paper's (and
+#: Hadoop 3.3's) shared ``dest/__magic/<jobAttempt>/``, deleted whole by any job's clean-up.
+#: The job's UUID is its job ID here (the model's magic names a job by it).  A model option;
+#: the conformance run against hadoop-aws 3.5.0 sets it (issue 45, s3a-findings.md finding 7)
+PER_JOB_DIRECTORY = "zerorename.model.magic.per-job-directory"
 
 
 @register("magic")
@@ -69,13 +84,21 @@ class MagicCommitter(Publishes, ModelCommitter):
         self.dest = job.dest
         self.job = job
         self.task = task
-        self.magic_path = join(self.dest, MAGIC)
-        self.job_attempt_id = f"{job.job_id}_{job.attempt:02d}"
-        self.job_attempt_path = join(self.magic_path, self.job_attempt_id)
+        if options.get(PER_JOB_DIRECTORY, "false").lower() == "true":
+            # CommitUtilsWithMR (3.5.0): __magic_job-<uuid>/job-<uuid>/<attempt>/tasks/<ta>
+            self.magic_path = join(self.dest, MAGIC_JOB_PREFIX + job.job_id)
+            self.job_attempt_path = join(self.magic_path, f"job-{job.job_id}",
+                                         f"{job.attempt:02d}")
+            tasks_path = join(self.job_attempt_path, "tasks")
+        else:
+            self.magic_path = join(self.dest, MAGIC)
+            self.job_attempt_path = join(self.magic_path, f"{job.job_id}_{job.attempt:02d}")
+            tasks_path = self.job_attempt_path
         if task is not None:
-            self.task_attempt_path = join(self.job_attempt_path, task.attempt_id)
+            self.task_attempt_path = join(tasks_path, task.attempt_id)
         self._cleaned = False
         self.always_commit = options.get(NEEDS_TASK_COMMIT_ALWAYS, "false").lower() == "true"
+        self.abort_fails_on_missing = cleanup_abort_fails(options)
 
     # -- job and task set-up -------------------------------------------------------------------
 
@@ -156,17 +179,39 @@ class MagicCommitter(Publishes, ModelCommitter):
 
     def abort_job(self) -> None:
         """Procedure MagicCommitter.abortJob: ``for f in listPendingUploads(destPath):
-        abortUpload(f)``; ``.pending`` files cannot be trusted to name every upload."""
+        abortUpload(f)``; ``.pending`` files cannot be trusted to name every upload.  With
+        :data:`~zerorename_model.systems.protocols.common.CLEANUP_ABORT_FAILS_ON_MISSING`,
+        Hadoop 3.5.0's: abortJob is the job clean-up, an upload gone before its abort fails
+        it (after the magic directory is deleted)."""
+        if self.abort_fails_on_missing:
+            self.clean_up(strict=True)
+            return
         abort_uploads_under(self.fs, self.uploads_prefix())
 
     def cleanup_job(self) -> None:
         """Job cleanup: abort outstanding uploads under the destination and delete
-        ``__magic``."""
+        ``__magic`` (with :data:`PER_JOB_DIRECTORY`, the job's own magic directory); an upload
+        gone before its abort is passed over (3.5.0's deprecated cleanupJob suppresses it)."""
         if self._cleaned:
             return
-        abort_uploads_under(self.fs, self.uploads_prefix())
+        self.clean_up(strict=False)
+
+    def commit_cleanup(self) -> None:
+        """The clean-up inside commitJob, after ``_SUCCESS``: with
+        :data:`~zerorename_model.systems.protocols.common.CLEANUP_ABORT_FAILS_ON_MISSING`, an
+        upload gone before its abort fails the job commit (its files are visible)."""
+        if self._cleaned:
+            return
+        self.clean_up(strict=self.abort_fails_on_missing)
+
+    def clean_up(self, *, strict: bool) -> None:
+        """Abort every upload under the destination, delete the magic directory; ``strict``:
+        then fail if an upload was gone before its abort (Hadoop 3.5.0)."""
+        gone = abort_uploads_under(self.fs, self.uploads_prefix())
         delete_recursive(self.fs, self.magic_path)
         self._cleaned = True
+        if strict:
+            raise_if_gone(gone)
 
 
 @register("magic+HADOOP-17258")

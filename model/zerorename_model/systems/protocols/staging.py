@@ -28,6 +28,7 @@ from zerorename_model.systems.protocols.common import (
     PendingSet,
     abort_pending,
     abort_uploads_under,
+    cleanup_abort_fails,
     complete_all,
     delete_recursive,
     dir_prefix,
@@ -38,6 +39,7 @@ from zerorename_model.systems.protocols.common import (
     list_files,
     load_pending_set,
     pending_set,
+    raise_if_gone,
     relative,
     split_url,
     success_data,
@@ -82,6 +84,7 @@ class DirectoryStagingCommitter(Publishes, ModelCommitter):
         if task is not None:
             self.local_attempt_path = f"file:///tmp/s3a/{self.uuid}/{task.attempt_id}"
         self._cleaned = False
+        self.abort_fails_on_missing = cleanup_abort_fails(options)
 
     def job_uuid(self) -> str:
         return staging_job_uuid(self.job)
@@ -181,21 +184,41 @@ class DirectoryStagingCommitter(Publishes, ModelCommitter):
 
     def abort_job(self) -> None:
         """Procedure StagingCommitter.abortJob: abort every upload the committed pending sets
-        list, then the wrapped committer's abortJob."""
+        list, then the wrapped committer's abortJob.  With
+        :data:`~zerorename_model.systems.protocols.common.CLEANUP_ABORT_FAILS_ON_MISSING`,
+        Hadoop 3.5.0's: then the job clean-up, which an upload gone before its abort fails."""
         for pendingset in self.load_pending_sets():
             for commit in pendingset["commits"]:
                 abort_pending(self.fs, commit)
         self.wrapped.abort_job()
+        if self.abort_fails_on_missing:
+            self.clean_up(strict=True)
 
     def cleanup_job(self) -> None:
         """Procedure StagingCommitter.cleanupJob: abort every upload pending under the
         destination *directory*, and delete the job's cluster staging directory
-        (HADOOP-18793).  Local directories of other hosts are out of reach, as in Hadoop."""
+        (HADOOP-18793).  Local directories of other hosts are out of reach, as in Hadoop.  An
+        upload gone before its abort is passed over (3.5.0's deprecated cleanupJob too)."""
         if self._cleaned:
             return
-        abort_uploads_under(self.fs, dir_prefix(self.dest))
+        self.clean_up(strict=False)
+
+    def commit_cleanup(self) -> None:
+        """The clean-up inside commitJob, after ``_SUCCESS``: with
+        :data:`~zerorename_model.systems.protocols.common.CLEANUP_ABORT_FAILS_ON_MISSING`, an
+        upload gone before its abort fails the job commit (its files are visible)."""
+        if self._cleaned:
+            return
+        self.clean_up(strict=self.abort_fails_on_missing)
+
+    def clean_up(self, *, strict: bool) -> None:
+        """Abort the uploads under the destination, delete the cluster job directory;
+        ``strict``: then fail if an upload was gone before its abort (Hadoop 3.5.0)."""
+        gone = abort_uploads_under(self.fs, dir_prefix(self.dest))
         delete_recursive(self.env.cluster, self.cluster_job_dir)
         self._cleaned = True
+        if strict:
+            raise_if_gone(gone)
 
 
 @register("partitioned")
