@@ -14,6 +14,8 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 import io.zerorename.committer.records.CommitRecord;
+import io.zerorename.committer.records.RecordFormatException;
+import io.zerorename.committer.records.TaskRecord;
 import io.zerorename.committer.records.SuccessData;
 import io.zerorename.committer.stages.AbortJobStage;
 import io.zerorename.committer.stages.CommitJobStage;
@@ -115,6 +117,57 @@ class TestJobStages {
     assertEquals(Fixture.attemptId(0, 0), r.tasks().get(Fixture.taskName(0)));
   }
 
+  /** Two committed tasks of a fresh job; their records as the task commits returned them. */
+  private static List<TaskRecord> twoCommittedTasks(Fixture f) throws Exception {
+    new SetupJobStage(f.job()).apply(null);
+    f.write(0, 0, "part-0", "zero");
+    f.write(1, 0, "part-1", "one");
+    List<TaskRecord> records = new java.util.ArrayList<>();
+    for (int t = 0; t < 2; t++) {
+      StageConfig c = f.task(t, 0);
+      records.add(new CommitTaskStage(c).apply(TaskOutput.scan(c, c.attemptId())));
+    }
+    f.store.requests.clear();
+    return records;
+  }
+
+  @Test
+  void commitJobFromCarriedRecordsListsAndReadsNoRecord() throws Exception {
+    Fixture listed = new Fixture("j-listed");
+    twoCommittedTasks(listed);
+    new CommitJobStage(listed.job()).apply(null);  // Hadoop's protocol
+    Fixture carried = new Fixture("j-carried");
+    List<TaskRecord> records = twoCommittedTasks(carried);
+    SuccessData s = new CommitJobStage(carried.job()).apply(records);  // Spark's protocol
+    assertEquals(Integer.valueOf(2), listed.store.requests.get("GET"), "one GET per record");
+    assertNull(carried.store.requests.get("GET"), "a carried record was read back");
+    assertEquals(listed.store.requests.get("LIST") - 1,
+        (int) carried.store.requests.get("LIST"), "the task records were listed");
+    assertEquals(2, s.files().size());
+    assertEquals("zero", text(carried, "out/part-0"));
+    assertEquals("one", text(carried, "out/part-1"));
+    CommitRecord a = CommitRecord.fromBytes(listed.store.get("out/__fenced_job-j-listed/"
+        + "commit.json"), "a", "j-listed", Fixture.DEST);
+    CommitRecord b = CommitRecord.fromBytes(carried.store.get("out/__fenced_job-j-carried/"
+        + "commit.json"), "b", "j-carried", Fixture.DEST);
+    assertEquals(a.tasks(), b.tasks());
+    assertEquals(a.records().size(), b.records().size());
+    assertEquals(a.records().get(0).replace("j-listed", "j-carried"), b.records().get(0),
+        "the commit record names the task records where they were saved");
+  }
+
+  @Test
+  void aCarriedRecordOfAnotherJobIsRefusedBeforeTheCommitPoint() throws Exception {
+    Fixture f = new Fixture("j-mine");
+    List<TaskRecord> records = twoCommittedTasks(f);
+    TaskRecord other = TaskRecord.of("fenced", "j-other", Fixture.taskName(2),
+        Fixture.attemptId(2, 0), 0, records.get(0).commits(), java.util.Map.of(), 1L);
+    RecordFormatException e = assertThrows(RecordFormatException.class,
+        () -> new CommitJobStage(f.job()).apply(List.of(records.get(1), other)));
+    assertTrue(e.getMessage().contains("j-other"), e.getMessage());
+    assertNull(f.store.head("out/__fenced_job-j-mine/commit.json"));
+  }
+
   @Test
   void aCrashAfterTheCommitPointIsRolledForwardByTheNextAttempt() throws Exception {
     Fixture f = new Fixture("j6");
@@ -123,7 +176,7 @@ class TestJobStages {
     commitTask(f, 0, 0);
     StageConfig c = f.job();
     LoadTaskRecordsStage.Result loaded = new LoadTaskRecordsStage(c).apply(
-        new ListTaskRecordsStage(c).apply(null));
+        LoadTaskRecordsStage.Sources.listed(new ListTaskRecordsStage(c).apply(null)));
     new SaveCommitRecordStage(c).apply(new CommitRecord("j6", 0, Fixture.DEST, 1L,
         loaded.tasks(), loaded.uploads(), loaded.records()));
     // the driver dies here: nothing completed
