@@ -49,8 +49,8 @@ if TYPE_CHECKING:
 
 __all__ = ["COMMITTERS", "CONFLICT_MODES", "ZERORENAME_COMMITTERS",
            "ZERORENAME_PROTOCOL_CLASS", "S3AEndpoint", "S3AOptionError", "committer_conf",
-           "committer_options", "configure", "endpoint_conf", "jar_conf", "require_s3a", "s3a_conf", "use_committer",
-           "zerorename_jar"]
+           "committer_options", "configure", "endpoint_conf", "jar_conf", "require_s3a",
+           "s3a_conf", "use_committer", "zerorename_jar"]
 
 #: S3A's committers that write to S3 without renames (``file``, its default, renames)
 COMMITTERS = ("magic", "directory", "partitioned")
