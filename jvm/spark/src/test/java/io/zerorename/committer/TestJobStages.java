@@ -46,8 +46,36 @@ class TestJobStages {
     assertTrue(d.canFence(), d.describe());
     assertEquals("{\"jobId\": \"j1\", \"jobAttempt\": 0, \"committer\": \"fenced\", "
         + "\"probe\": 1}", text(f, "out/__fenced_job-j1/00/_job.json"));
-    assertEquals(1, f.stats.counter(FencedStatistics.COMMITTER_CONDITIONAL_PUT_PROBE_REFUSED));
     assertTrue(f.store.list("out/.zerorename-probe/").isEmpty(), "probe area left behind");
+  }
+
+  @Test
+  void setupSendsNoSecondMarkerPutWhenTheStoreCheckSawOneRefused() throws Exception {
+    Fixture f = new Fixture("j1a");
+    assertEquals(StoreFencing.Support.FENCES, new SetupJobStage(f.job()).apply(null).support());
+    // the store check (once per store and JVM) sent the second PUT and saw it refused
+    assertEquals(0, f.stats.counter(FencedStatistics.COMMITTER_CONDITIONAL_PUT_PROBE_REFUSED));
+    Fixture next = new Fixture("j1b", f.store);
+    next.store.requests.clear();
+    new SetupJobStage(next.job()).apply(null);
+    assertEquals(Integer.valueOf(1), next.store.requests.get("PUT"), "the marker only: "
+        + next.store.requests);
+    assertNotNull(next.store.head("out/__fenced_job-j1b/00/_job.json"));
+    // an earlier marker of the attempt answers 412 at once: still the proof, still counted
+    Fixture again = new Fixture("j1b", f.store);
+    new SetupJobStage(again.job()).apply(null);
+    assertEquals(1, again.stats.counter(
+        FencedStatistics.COMMITTER_CONDITIONAL_PUT_PROBE_REFUSED));
+  }
+
+  @Test
+  void aStoreTrustedWithoutMeasuringStillGetsTheSecondMarkerPut() throws Exception {
+    Fixture f = new Fixture("j1c");
+    f.store.atomic = true;
+    f.store.ignoreCondition = true;  // trusted, yet it accepts a second conditional PUT
+    ConditionalWriteUnsupportedException e = assertThrows(
+        ConditionalWriteUnsupportedException.class, () -> new SetupJobStage(f.job()).apply(null));
+    assertTrue(e.getMessage().contains("accepted a second PUT"), e.getMessage());
   }
 
   @Test

@@ -18,8 +18,8 @@ import io.zerorename.committer.store.StoreRequestException;
 
 /**
  * Job setup: check the store fences ({@link StoreFencing}; refuse one that does not, before
- * anything is written), create the job attempt's marker with {@code If-None-Match: *} and try
- * again (the store must refuse), then roll forward or back: a job whose commit record exists is
+ * anything is written), create the job attempt's marker with {@code If-None-Match: *} and,
+ * unless the store check has already seen it refused, try again (the store must refuse), then roll forward or back: a job whose commit record exists is
  * published (completed, {@code _SUCCESS}, cleaned) and {@link JobAlreadyCommittedException}
  * raised; otherwise whatever an earlier attempt of the job left is aborted and deleted.
  */
@@ -38,7 +38,7 @@ public final class SetupJobStage extends AbstractStage<Void, StoreFencing.Decisi
           "the destination is a file, not a directory");
     }
     StoreFencing.Decision decision = checkStore(c);
-    probeMarker(c);
+    probeMarker(c, decision);
     CommitRecord commit = CommitRecords.read(c);
     if (commit != null) {
       SuccessData success = new Publisher(c).publish(commit, null);
@@ -91,11 +91,28 @@ public final class SetupJobStage extends AbstractStage<Void, StoreFencing.Decisi
     return Json.spaced(m);
   }
 
-  /** Create the marker, then try again: the store must refuse (an earlier marker: too). */
-  private void probeMarker(StageConfig c) throws IOException {
+  /**
+   * Create the marker, then try again: the store must refuse (an earlier marker: too).
+   *
+   * <p>The second PUT is only a check of the store, and is not sent when this JVM's store
+   * check ({@link StoreFencing}, once per store) has already sent that very request to this
+   * store and seen it refused ({@link StoreFencing.Support#FENCES}, or
+   * {@link StoreFencing.Support#RACY} run anyway): it would measure nothing new. Nothing of
+   * the protocol depends on the marker's refusal: each decision (a task's record, the job's
+   * commit record) is its own conditional PUT. A store trusted without measuring
+   * ({@link StoreFencing.Support#ATOMIC}) still gets the second PUT.
+   */
+  private void probeMarker(StageConfig c, StoreFencing.Decision decision) throws IOException {
     String marker = c.layout().marker();
+    boolean measured = decision.support() == StoreFencing.Support.FENCES
+        || decision.support() == StoreFencing.Support.RACY;
     try {
       c.store().put(marker, body(c, 1), true);
+      if (measured) {
+        LOG.debug("job {}: marker created; the store check already saw a second "
+            + "If-None-Match: * PUT refused on {}", c.jobId(), c.store().name());
+        return;
+      }
       c.store().put(marker, body(c, 2), true);
     } catch (PreconditionFailedException refused) {
       c.stats().incr(FencedStatistics.COMMITTER_CONDITIONAL_PUT_PROBE_REFUSED);
