@@ -583,8 +583,9 @@ def test_requests_of_a_fenced_write(jvm_spark: Any, s3: EmbeddedS3, bucket: str)
         # setup's commit record; each task commit's fence check
         "GetObject": 1 + tasks,
         # Spark's (its output check, its staging directory's delete), setup (job root, work
-        # area), cleanup (job root, work area, earlier jobs' roots)
-        "ListObjectsV2": 7,
+        # area), cleanup (every job root: its own records and the expiry's candidates in one;
+        # work area)
+        "ListObjectsV2": 6,
         # Spark's (2: the output check, the staging directory), setup's "is the destination a
         # file" check
         "HeadObject": 3, "ListMultipartUploads": 2, "DeleteObjects": 1,
@@ -613,7 +614,7 @@ def test_under_sparks_plain_cloud_protocol_the_job_commit_lists_and_reads_the_re
     assert _rows(jvm_spark.read.parquet(f"s3a://{bucket}/plain")) == _rows(df)
     tasks = 4
     assert counts["GetObject"] == 1 + tasks + tasks, counts
-    assert counts["ListObjectsV2"] == 7 + 1, counts
+    assert counts["ListObjectsV2"] == 6 + 1, counts
 
 
 def test_without_in_memory_tracking_fenced_reads_the_pending_objects(
