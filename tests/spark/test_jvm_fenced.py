@@ -580,15 +580,18 @@ def test_requests_of_a_fenced_write(jvm_spark: Any, s3: EmbeddedS3, bucket: str)
         # the marker (its second, refused PUT is not sent: the JVM's store check already saw
         # one refused on this bucket), each task's record, the commit record, _SUCCESS
         "PutObject": 1 + tasks + 2,
-        # setup's commit record; each task commit's fence check
-        "GetObject": 1 + tasks,
-        # Spark's (its output check, its staging directory's delete), setup (job root, work
-        # area), cleanup (every job root: its own records and the expiry's candidates in one;
-        # work area)
-        "ListObjectsV2": 6,
+        # each task commit's fence check (setup reads no commit record: the job ID is the
+        # one Spark made for this write, so no earlier run can have committed or left it)
+        "GetObject": tasks,
+        # Spark's (its output check, its staging directory's delete), cleanup (every job
+        # root: its own records and the expiry's candidates in one; work area); setup lists
+        # nothing, for the same reason
+        "ListObjectsV2": 4,
         # Spark's (2: the output check, the staging directory), setup's "is the destination a
         # file" check
-        "HeadObject": 3, "ListMultipartUploads": 2, "DeleteObjects": 1,
+        "HeadObject": 3,
+        # cleanup's: uploads of the job (or of dead jobs) it did not commit
+        "ListMultipartUploads": 1, "DeleteObjects": 1,
     }, counts
     assert _tracked(jvm_spark) == held, "task commit left S3A's in-memory entries behind"
 
@@ -613,8 +616,8 @@ def test_under_sparks_plain_cloud_protocol_the_job_commit_lists_and_reads_the_re
     _check_published(s3, bucket, "plain")
     assert _rows(jvm_spark.read.parquet(f"s3a://{bucket}/plain")) == _rows(df)
     tasks = 4
-    assert counts["GetObject"] == 1 + tasks + tasks, counts
-    assert counts["ListObjectsV2"] == 6 + 1, counts
+    assert counts["GetObject"] == tasks + tasks, counts
+    assert counts["ListObjectsV2"] == 4 + 1, counts
 
 
 def test_without_in_memory_tracking_fenced_reads_the_pending_objects(
@@ -635,7 +638,7 @@ def test_without_in_memory_tracking_fenced_reads_the_pending_objects(
     files, tasks = 4, 4
     # a marker and a .pending per file besides the job's 4 + tasks; each .pending read once
     assert counts["PutObject"] == 1 + tasks + 2 + 2 * files, counts
-    assert counts["GetObject"] == 1 + tasks + files, counts
+    assert counts["GetObject"] == tasks + files, counts
     assert _keys(s3, bucket, "counted/__magic") == []
 
 

@@ -69,6 +69,36 @@ class TestJobStages {
   }
 
   @Test
+  void setupOfASparkWritesOwnJobIdReadsAndListsNothing() throws Exception {
+    Fixture f = new Fixture("j-warm");
+    new SetupJobStage(f.job()).apply(null);  // the store check: once per store and JVM
+    Fixture spark = new Fixture("j-spark", f.store);
+    spark.store.requests.clear();
+    new SetupJobStage(spark.builder().jobIdSource(FencedOptions.SPARK_UUID).build())
+        .apply(null);
+    assertEquals(java.util.Map.of("HEAD", 1, "PUT", 1), spark.store.requests,
+        "the destination check and the marker only");
+    // the same job set up again (its marker is there): the full setup
+    spark.store.requests.clear();
+    new SetupJobStage(spark.builder().jobIdSource(FencedOptions.SPARK_UUID).build())
+        .apply(null);
+    assertNotNull(spark.store.requests.get("LIST"), spark.store.requests.toString());
+    assertNotNull(spark.store.requests.get("GET"), spark.store.requests.toString());
+  }
+
+  @Test
+  void setupOfAJobIdGivenByTheUserRollsForwardAndClears() throws Exception {
+    Fixture f = new Fixture("j-warm2");
+    new SetupJobStage(f.job()).apply(null);
+    Fixture given = new Fixture("j-given", f.store);
+    given.store.requests.clear();
+    new SetupJobStage(given.builder().jobIdSource(FencedOptions.S3A_UUID).build()).apply(null);
+    assertNotNull(given.store.requests.get("GET"), "the commit record was not looked for");
+    assertNotNull(given.store.requests.get("LIST"), "the job's root was not listed");
+    assertNotNull(given.store.requests.get("LIST_UPLOADS"), given.store.requests.toString());
+  }
+
+  @Test
   void aStoreTrustedWithoutMeasuringStillGetsTheSecondMarkerPut() throws Exception {
     Fixture f = new Fixture("j1c");
     f.store.atomic = true;
