@@ -255,12 +255,17 @@ def test_fenced_and_auto_bind_zerorenames_factory(tmp_path: Path) -> None:
         conf = S.committer_conf(name)
         assert conf[factory] == "io.zerorename.committer.FencedCommitterFactory"
         assert conf["spark.hadoop.fs.zerorename.committer"] == name
+        # zerorename's protocol: the task records ride in the commit messages
+        assert conf["spark.sql.sources.commitProtocolClass"] == (
+            "io.zerorename.spark.FencedCommitProtocol")
         # S3A's in-memory magic tracking: a session setting, never a write's option (S3A
         # reads it from the bucket's filesystem, auto's magic from the job: they must agree)
         assert conf[f"spark.hadoop.{S.MAGIC_IN_MEMORY}"] == "true"
         assert S.MAGIC_IN_MEMORY not in S.committer_options(name)
     assert S.committer_conf("magic")[factory] == S.FACTORY_CLASS
     assert f"spark.hadoop.{S.MAGIC_IN_MEMORY}" not in S.committer_conf("magic")
+    assert S.committer_conf("magic")["spark.sql.sources.commitProtocolClass"] == (
+        S.PROTOCOL_CLASS)
     with pytest.raises(S.S3AOptionError, match="not fenced"):
         S.committer_options("fenced", conflict_mode="append")
     folder = _jar_folder(tmp_path, "hadoop-aws-3.5.0.jar")
@@ -271,6 +276,7 @@ def test_fenced_and_auto_bind_zerorenames_factory(tmp_path: Path) -> None:
                                              str(folder / "hadoop-aws-3.5.0.jar")])
     assert lines[factory] == "io.zerorename.committer.FencedCommitterFactory"
     assert lines["spark.hadoop.fs.zerorename.committer"] == "auto"
+    assert lines["spark.sql.sources.commitProtocolClass"] == S.ZERORENAME_PROTOCOL_CLASS
     assert lines[f"spark.hadoop.{S.MAGIC_IN_MEMORY}"] == "true"
     endpoint = S.S3AEndpoint("http://127.0.0.1:9", access_key="a", secret_key="b")
     with pytest.MonkeyPatch.context() as patch:

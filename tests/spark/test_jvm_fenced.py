@@ -331,7 +331,9 @@ def test_a_python_commit_stopped_after_its_commit_point_is_rolled_forward_by_the
 
 # -- scenarios in Spark's own writer ---------------------------------------------------------
 
-COMMIT_STAGES = ["job_stage_list_task_records", "job_stage_load_pendingsets",
+# zerorename's protocol hands the job commit its task records: it lists none (Hadoop's
+# protocol, which does, is driven stage by stage in tests/conformance)
+COMMIT_STAGES = ["job_stage_load_pendingsets",
                  "job_stage_save_commit_record", "job_stage_complete_uploads",
                  "job_stage_save_success_marker", "job_stage_cleanup"]
 
@@ -562,9 +564,11 @@ def _counted(s3: EmbeddedS3, write: Any) -> dict[str, int]:
 
 def test_requests_of_a_fenced_write(jvm_spark: Any, s3: EmbeddedS3, bucket: str) -> None:
     """What a fenced write of 4 files (4 tasks) asks the store, by operation, with S3A's
-    in-memory magic tracking (what ``s3a_conf`` sets): per file its multipart upload (create,
-    one part) and its completion, nothing in the work area; per task its record's PUT and one
-    GET of the commit record; per job a fixed number.  Counted at the server."""
+    in-memory magic tracking and zerorename's commit protocol (what ``s3a_conf`` sets): per
+    file its multipart upload (create, one part) and its completion, nothing in the work area;
+    per task its record's PUT and one GET of the commit record; per job a fixed number — the
+    task records reach the job commit in the tasks' commit messages, so it neither lists nor
+    reads them.  Counted at the server."""
     df = _frame(jvm_spark, 400).repartition(4)
     df.write.parquet(f"s3a://{bucket}/warm")  # the store's fencing probe: once per JVM
     held = _tracked(jvm_spark)
@@ -573,15 +577,47 @@ def test_requests_of_a_fenced_write(jvm_spark: Any, s3: EmbeddedS3, bucket: str)
     files, tasks = 4, 4
     assert counts == {
         "CreateMultipartUpload": files, "UploadPart": files, "CompleteMultipartUpload": files,
-        # the marker (created, then refused), each task's record, the commit record, _SUCCESS
-        "PutObject": 2 + tasks + 2,
-        # setup's commit record; each task commit's fence check; job commit's task records
-        "GetObject": 1 + tasks + tasks,
-        # Spark's output checks (3), setup (job root, work area), job commit (job root),
-        # cleanup (job root, work area, earlier jobs' roots)
-        "ListObjectsV2": 8, "HeadObject": 3, "ListMultipartUploads": 2, "DeleteObjects": 1,
+        # the marker (its second, refused PUT is not sent: the JVM's store check already saw
+        # one refused on this bucket), each task's record, the commit record, _SUCCESS
+        "PutObject": 1 + tasks + 2,
+        # each task commit's fence check (setup reads no commit record: the job ID is the
+        # one Spark made for this write, so no earlier run can have committed or left it)
+        "GetObject": tasks,
+        # Spark's (its output check, its staging directory's delete), cleanup (every job
+        # root: its own records and the expiry's candidates in one; work area); setup lists
+        # nothing, for the same reason
+        "ListObjectsV2": 4,
+        # Spark's (2: the output check, the staging directory), setup's "is the destination a
+        # file" check
+        "HeadObject": 3,
+        # cleanup's: uploads of the job (or of dead jobs) it did not commit
+        "ListMultipartUploads": 1, "DeleteObjects": 1,
     }, counts
     assert _tracked(jvm_spark) == held, "task commit left S3A's in-memory entries behind"
+
+
+def test_under_sparks_plain_cloud_protocol_the_job_commit_lists_and_reads_the_records(
+        jvm_spark: Any, s3: EmbeddedS3, bucket: str) -> None:
+    """The same write under Spark's ``PathOutputCommitProtocol`` (Hadoop's protocol: the job
+    commit receives nothing from its tasks): the committer lists the job's task records and
+    reads each, one LIST and a GET per task more, and publishes the same."""
+    from zerorename.spark.s3a import PROTOCOL_CLASS
+
+    key = "spark.sql.sources.commitProtocolClass"
+    df = _frame(jvm_spark, 400).repartition(4)
+    df.write.parquet(f"s3a://{bucket}/warm")
+    before = jvm_spark.conf.get(key)
+    assert before == "io.zerorename.spark.FencedCommitProtocol"
+    jvm_spark.conf.set(key, PROTOCOL_CLASS)
+    try:
+        counts = _counted(s3, lambda: df.write.parquet(f"s3a://{bucket}/plain"))
+    finally:
+        jvm_spark.conf.set(key, before)
+    _check_published(s3, bucket, "plain")
+    assert _rows(jvm_spark.read.parquet(f"s3a://{bucket}/plain")) == _rows(df)
+    tasks = 4
+    assert counts["GetObject"] == tasks + tasks, counts
+    assert counts["ListObjectsV2"] == 4 + 1, counts
 
 
 def test_without_in_memory_tracking_fenced_reads_the_pending_objects(
@@ -601,8 +637,8 @@ def test_without_in_memory_tracking_fenced_reads_the_pending_objects(
     assert _tracked(jvm_spark) == held
     files, tasks = 4, 4
     # a marker and a .pending per file besides the job's 4 + tasks; each .pending read once
-    assert counts["PutObject"] == 2 + tasks + 2 + 2 * files, counts
-    assert counts["GetObject"] == 1 + tasks + tasks + files, counts
+    assert counts["PutObject"] == 1 + tasks + 2 + 2 * files, counts
+    assert counts["GetObject"] == tasks + files, counts
     assert _keys(s3, bucket, "counted/__magic") == []
 
 

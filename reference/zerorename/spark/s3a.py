@@ -14,7 +14,8 @@ and S3A pointed at the endpoint::
     df.write.parquet("s3a://bucket/out")              # the magic committer
 
 **Switching committers in one session.**  The commit protocol (Spark's
-``PathOutputCommitProtocol``) is chosen per session; the S3A committer is chosen per job, from
+``PathOutputCommitProtocol``, or zerorename's subclass of it for ``fenced``/``auto``) is chosen
+per session; the S3A committer is chosen per job, from
 the job's Hadoop configuration, which Spark builds from the session's Hadoop configuration and
 the write's options.  So one session serves all three: pass :func:`committer_options` to a
 write (``df.write.options(**committer_options("directory"))``), or change the session's default
@@ -46,10 +47,10 @@ from .jars import S3A_EXCLUDES, S3A_PACKAGES, S3AJarsMissingError, s3a_jars
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["COMMITTERS", "CONFLICT_MODES", "ZERORENAME_COMMITTERS", "S3AEndpoint",
-           "S3AOptionError", "committer_conf", "committer_options", "configure",
-           "endpoint_conf", "jar_conf", "require_s3a", "s3a_conf", "use_committer",
-           "zerorename_jar"]
+__all__ = ["COMMITTERS", "CONFLICT_MODES", "ZERORENAME_COMMITTERS",
+           "ZERORENAME_PROTOCOL_CLASS", "S3AEndpoint", "S3AOptionError", "committer_conf",
+           "committer_options", "configure", "endpoint_conf", "jar_conf", "require_s3a",
+           "s3a_conf", "use_committer", "zerorename_jar"]
 
 #: S3A's committers that write to S3 without renames (``file``, its default, renames)
 COMMITTERS = ("magic", "directory", "partitioned")
@@ -59,6 +60,10 @@ ZERORENAME_COMMITTERS = ("fenced", "auto")
 CONFLICT_MODES = ("append", "replace", "fail")
 
 PROTOCOL_CLASS = "org.apache.spark.internal.io.cloud.PathOutputCommitProtocol"
+#: Spark's cloud commit protocol whose task commit messages carry the ``fenced`` committer's
+#: task records to the job commit (no listing, no reading back); any other committer runs
+#: under it as under :data:`PROTOCOL_CLASS`.  In zerorename's jar; set for ``fenced``/``auto``
+ZERORENAME_PROTOCOL_CLASS = "io.zerorename.spark.FencedCommitProtocol"
 PARQUET_COMMITTER_CLASS = "org.apache.spark.internal.io.cloud.BindingParquetOutputCommitter"
 FACTORY_CLASS = "org.apache.hadoop.fs.s3a.commit.S3ACommitterFactory"
 FILESYSTEM_CLASS = "org.apache.hadoop.fs.s3a.S3AFileSystem"
@@ -148,6 +153,10 @@ def committer_conf(committer: str = "magic", *,
     """The session's Spark conf that routes Spark's file writers to ``s3a://`` through S3A's
     committer ``committer`` (Spark's cloud commit protocol, its Parquet binding, the
     committer factory for the ``s3a`` scheme: S3A's, or zerorename's for ``fenced``/``auto``).
+    For ``fenced``/``auto`` the protocol is zerorename's subclass of Spark's
+    (:data:`ZERORENAME_PROTOCOL_CLASS`): each task's commit message carries its record to the
+    job commit, which then lists and reads none; S3A's committers run under it unchanged, so
+    such a session still switches committers per write.
 
     For ``fenced``/``auto`` it also turns on S3A's in-memory magic tracking
     (:data:`MAGIC_IN_MEMORY`): a task's files then leave no ``.pending`` object and no marker
@@ -155,13 +164,15 @@ def committer_conf(committer: str = "magic", *,
     session setting, never a write's option: S3A reads it from the filesystem's own
     configuration (made once per bucket), the magic committer ``auto`` may pick reads it from
     the job's, and the two must agree.  Without it ``fenced`` reads the ``.pending`` objects."""
+    zerorename = committer in ZERORENAME_COMMITTERS
     conf = {
-        "spark.sql.sources.commitProtocolClass": PROTOCOL_CLASS,
+        "spark.sql.sources.commitProtocolClass":
+            ZERORENAME_PROTOCOL_CLASS if zerorename else PROTOCOL_CLASS,
         "spark.sql.parquet.output.committer.class": PARQUET_COMMITTER_CLASS,
         f"spark.hadoop.{FACTORY_KEY}": FACTORY_CLASS,
         **_hadoop(committer_options(committer, conflict_mode=conflict_mode)),
     }
-    if committer in ZERORENAME_COMMITTERS:
+    if zerorename:
         conf[f"spark.hadoop.{MAGIC_IN_MEMORY}"] = "true"
     return conf
 

@@ -20,6 +20,7 @@ import org.slf4j.LoggerFactory;
 
 import io.zerorename.committer.records.StoreUrl;
 import io.zerorename.committer.records.SuccessData;
+import io.zerorename.committer.records.TaskRecord;
 import io.zerorename.committer.stages.AbortJobStage;
 import io.zerorename.committer.stages.AbortTaskStage;
 import io.zerorename.committer.stages.CommitJobStage;
@@ -82,6 +83,10 @@ public class FencedCommitter extends PathOutputCommitter implements StreamCapabi
   private boolean trackedKnown;
   private SuccessData lastSuccess;
   private volatile String committedBy;
+  /** The record that commits the task after this object's last task commit. */
+  private volatile TaskRecord committedRecord;
+  /** Spark's protocol: the task records its commit messages carried, for the next job commit. */
+  private List<TaskRecord> carriedRecords;
 
   public FencedCommitter(Path outputPath, TaskAttemptContext context) throws IOException {
     this(outputPath, (JobContext) context, context);
@@ -271,8 +276,32 @@ public class FencedCommitter extends PathOutputCommitter implements StreamCapabi
     jobSetUp = true;
   }
 
+  /**
+   * Spark's protocol ({@code io.zerorename.spark.FencedCommitProtocol}): the next
+   * {@link #commitJob(JobContext)} takes the job's task records from these, the ones the
+   * accepted tasks' commit messages carried, instead of listing and reading the store.
+   */
+  public synchronized void useTaskRecords(List<TaskRecord> records) {
+    this.carriedRecords = List.copyOf(records);
+  }
+
+  /** Hadoop's protocol: the task records are found in the store (unless Spark's protocol
+   *  handed them over first: {@link #useTaskRecords}). */
   @Override
   public void commitJob(JobContext context) throws IOException {
+    List<TaskRecord> carried;
+    synchronized (this) {
+      carried = carriedRecords;
+      carriedRecords = null;
+    }
+    commitJob(context, carried);
+  }
+
+  /**
+   * Commit the job from these task records (null: list and read them from the store, as
+   * Hadoop's protocol must). Each record is validated as one read from the store is.
+   */
+  public void commitJob(JobContext context, List<TaskRecord> records) throws IOException {
     StageConfig c = jobConfig();
     if (!jobSetUp && c.store().head(layout.marker()) == null) {
       throw new org.apache.hadoop.fs.PathNotFoundException(layout.url(layout.marker()),
@@ -280,7 +309,7 @@ public class FencedCommitter extends PathOutputCommitter implements StreamCapabi
           + "set up, or was already committed or aborted");
     }
     try {
-      lastSuccess = new CommitJobStage(c).apply(null);
+      lastSuccess = new CommitJobStage(c).apply(records);
     } catch (SimulatedCrashException crash) {
       throw crash;
     } catch (IOException | RuntimeException e) {
@@ -292,8 +321,9 @@ public class FencedCommitter extends PathOutputCommitter implements StreamCapabi
       }
       throw e;
     }
-    LOG.info("zerorename fenced: job {} committed {} file(s) to {}", layout.jobId(),
-        lastSuccess.files().size(), layout.destUrl());
+    LOG.info("zerorename fenced: job {} committed {} file(s) to {}{}", layout.jobId(),
+        lastSuccess.files().size(), layout.destUrl(), records == null ? ""
+        : " (task records from Spark's commit messages)");
   }
 
   @Override
@@ -339,8 +369,9 @@ public class FencedCommitter extends PathOutputCommitter implements StreamCapabi
     StageConfig c = taskConfig(context);
     List<TaskOutput.File> files = scanned != null ? scanned : TaskOutput.scan(c, c.attemptId());
     scanned = null;
+    committedRecord = null;
     try {
-      new CommitTaskStage(c).apply(files);
+      committedRecord = new CommitTaskStage(c).apply(files);
       committedBy = c.attemptId();
     } catch (TaskCommittedByOtherAttemptException lost) {
       // the task is committed, by the attempt whose record won (one that died after its
@@ -348,6 +379,7 @@ public class FencedCommitter extends PathOutputCommitter implements StreamCapabi
       // Failing here would fail every retry of the task the same way, and so the job.
       // The stage aborted this attempt's uploads.
       committedBy = lost.winner();
+      committedRecord = lost.winnerRecord();
       LOG.warn("zerorename fenced: {}; the task counts as committed", lost.getMessage());
     } catch (TaskFencedException refused) {
       stats.incr(FencedStatistics.COMMITTER_TASKS_FAILED);
@@ -367,9 +399,16 @@ public class FencedCommitter extends PathOutputCommitter implements StreamCapabi
     return committedBy;
   }
 
+  /** The record that commits the task after this object's last {@link #commitTask}: the one
+   *  this attempt saved, or the winner's (null before a task commit, or when it failed). */
+  public TaskRecord taskRecord() {
+    return committedRecord;
+  }
+
   @Override
   public void abortTask(TaskAttemptContext context) throws IOException {
     scanned = null;
+    committedRecord = null;
     StageConfig c = taskConfig(context);
     try {
       new AbortTaskStage(c).apply(null);

@@ -31,6 +31,11 @@ final class Fixture {
     this.layout = new FencedLayout(StoreUrl.parse(DEST), jobId, jobAttempt);
   }
 
+  /** Another job on the same store (its store check already done in this JVM). */
+  Fixture(String jobId, InMemoryCommitStore store) {
+    this(jobId, 0, store);
+  }
+
   /** Another attempt of the job (a rerun after a driver died), on the same store. */
   Fixture attempt(int n) {
     return new Fixture(jobId, n, store);

@@ -51,6 +51,8 @@ final class InMemoryCommitStore implements CommitStore {
   private final AtomicInteger ids = new AtomicInteger();
   volatile boolean ignoreCondition;
   volatile boolean racy;
+  /** Declare conditional writes atomic (the store check then measures nothing). */
+  volatile boolean atomic;
   volatile String failComplete;
   volatile long now = 1_700_000_000_000L;
 
@@ -61,6 +63,11 @@ final class InMemoryCommitStore implements CommitStore {
   @Override
   public String name() {
     return "memory@" + Integer.toHexString(System.identityHashCode(this));
+  }
+
+  @Override
+  public boolean atomicByConstruction() {
+    return atomic;
   }
 
   static String md5(byte[] data) {

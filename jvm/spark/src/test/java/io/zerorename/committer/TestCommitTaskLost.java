@@ -53,6 +53,9 @@ class TestCommitTaskLost {
     assertTrue(committer.needsTaskCommit(retry));
     committer.commitTask(retry);  // threw TaskCommittedByOtherAttemptException before
     assertEquals(Fixture.attemptId(1, 0), committer.taskCommittedBy());
+    // what Spark's protocol carries to the job commit: the winner's record
+    assertEquals(Fixture.attemptId(1, 0), committer.taskRecord().taskAttemptId());
+    assertEquals(first, committer.taskRecord().commits().get(0).uploadId());
     assertTrue(f.store.uploads.containsKey(first), "the winner's upload is the task's");
     assertFalse(f.store.uploads.containsKey(second), "the retry's upload is aborted");
   }
@@ -67,6 +70,7 @@ class TestCommitTaskLost {
     assertTrue(committer.needsTaskCommit(attempt));
     committer.commitTask(attempt);
     assertEquals(Fixture.attemptId(0, 0), committer.taskCommittedBy());
+    assertEquals(upload, committer.taskRecord().commits().get(0).uploadId());
     assertTrue(f.store.uploads.containsKey(upload));
   }
 }

@@ -14,6 +14,8 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 import io.zerorename.committer.records.CommitRecord;
+import io.zerorename.committer.records.RecordFormatException;
+import io.zerorename.committer.records.TaskRecord;
 import io.zerorename.committer.records.SuccessData;
 import io.zerorename.committer.stages.AbortJobStage;
 import io.zerorename.committer.stages.CommitJobStage;
@@ -44,8 +46,66 @@ class TestJobStages {
     assertTrue(d.canFence(), d.describe());
     assertEquals("{\"jobId\": \"j1\", \"jobAttempt\": 0, \"committer\": \"fenced\", "
         + "\"probe\": 1}", text(f, "out/__fenced_job-j1/00/_job.json"));
-    assertEquals(1, f.stats.counter(FencedStatistics.COMMITTER_CONDITIONAL_PUT_PROBE_REFUSED));
     assertTrue(f.store.list("out/.zerorename-probe/").isEmpty(), "probe area left behind");
+  }
+
+  @Test
+  void setupSendsNoSecondMarkerPutWhenTheStoreCheckSawOneRefused() throws Exception {
+    Fixture f = new Fixture("j1a");
+    assertEquals(StoreFencing.Support.FENCES, new SetupJobStage(f.job()).apply(null).support());
+    // the store check (once per store and JVM) sent the second PUT and saw it refused
+    assertEquals(0, f.stats.counter(FencedStatistics.COMMITTER_CONDITIONAL_PUT_PROBE_REFUSED));
+    Fixture next = new Fixture("j1b", f.store);
+    next.store.requests.clear();
+    new SetupJobStage(next.job()).apply(null);
+    assertEquals(Integer.valueOf(1), next.store.requests.get("PUT"), "the marker only: "
+        + next.store.requests);
+    assertNotNull(next.store.head("out/__fenced_job-j1b/00/_job.json"));
+    // an earlier marker of the attempt answers 412 at once: still the proof, still counted
+    Fixture again = new Fixture("j1b", f.store);
+    new SetupJobStage(again.job()).apply(null);
+    assertEquals(1, again.stats.counter(
+        FencedStatistics.COMMITTER_CONDITIONAL_PUT_PROBE_REFUSED));
+  }
+
+  @Test
+  void setupOfASparkWritesOwnJobIdReadsAndListsNothing() throws Exception {
+    Fixture f = new Fixture("j-warm");
+    new SetupJobStage(f.job()).apply(null);  // the store check: once per store and JVM
+    Fixture spark = new Fixture("j-spark", f.store);
+    spark.store.requests.clear();
+    new SetupJobStage(spark.builder().jobIdSource(FencedOptions.SPARK_UUID).build())
+        .apply(null);
+    assertEquals(java.util.Map.of("HEAD", 1, "PUT", 1), spark.store.requests,
+        "the destination check and the marker only");
+    // the same job set up again (its marker is there): the full setup
+    spark.store.requests.clear();
+    new SetupJobStage(spark.builder().jobIdSource(FencedOptions.SPARK_UUID).build())
+        .apply(null);
+    assertNotNull(spark.store.requests.get("LIST"), spark.store.requests.toString());
+    assertNotNull(spark.store.requests.get("GET"), spark.store.requests.toString());
+  }
+
+  @Test
+  void setupOfAJobIdGivenByTheUserRollsForwardAndClears() throws Exception {
+    Fixture f = new Fixture("j-warm2");
+    new SetupJobStage(f.job()).apply(null);
+    Fixture given = new Fixture("j-given", f.store);
+    given.store.requests.clear();
+    new SetupJobStage(given.builder().jobIdSource(FencedOptions.S3A_UUID).build()).apply(null);
+    assertNotNull(given.store.requests.get("GET"), "the commit record was not looked for");
+    assertNotNull(given.store.requests.get("LIST"), "the job's root was not listed");
+    assertNotNull(given.store.requests.get("LIST_UPLOADS"), given.store.requests.toString());
+  }
+
+  @Test
+  void aStoreTrustedWithoutMeasuringStillGetsTheSecondMarkerPut() throws Exception {
+    Fixture f = new Fixture("j1c");
+    f.store.atomic = true;
+    f.store.ignoreCondition = true;  // trusted, yet it accepts a second conditional PUT
+    ConditionalWriteUnsupportedException e = assertThrows(
+        ConditionalWriteUnsupportedException.class, () -> new SetupJobStage(f.job()).apply(null));
+    assertTrue(e.getMessage().contains("accepted a second PUT"), e.getMessage());
   }
 
   @Test
@@ -115,6 +175,61 @@ class TestJobStages {
     assertEquals(Fixture.attemptId(0, 0), r.tasks().get(Fixture.taskName(0)));
   }
 
+  /** Two committed tasks of a fresh job; their records as the task commits returned them. */
+  private static List<TaskRecord> twoCommittedTasks(Fixture f) throws Exception {
+    new SetupJobStage(f.job()).apply(null);
+    f.write(0, 0, "part-0", "zero");
+    f.write(1, 0, "part-1", "one");
+    List<TaskRecord> records = new java.util.ArrayList<>();
+    for (int t = 0; t < 2; t++) {
+      StageConfig c = f.task(t, 0);
+      records.add(new CommitTaskStage(c).apply(TaskOutput.scan(c, c.attemptId())));
+    }
+    f.store.requests.clear();
+    return records;
+  }
+
+  @Test
+  void commitJobFromCarriedRecordsListsAndReadsNoRecord() throws Exception {
+    Fixture listed = new Fixture("j-listed");
+    twoCommittedTasks(listed);
+    new CommitJobStage(listed.job()).apply(null);  // Hadoop's protocol
+    Fixture carried = new Fixture("j-carried");
+    List<TaskRecord> records = twoCommittedTasks(carried);
+    SuccessData s = new CommitJobStage(carried.job()).apply(records);  // Spark's protocol
+    assertEquals(Integer.valueOf(2), listed.store.requests.get("GET"), "one GET per record");
+    assertNull(carried.store.requests.get("GET"), "a carried record was read back");
+    assertEquals(listed.store.requests.get("LIST") - 1,
+        (int) carried.store.requests.get("LIST"), "the task records were listed");
+    // cleanup: one LIST of every job root (this job's records and the expiry's candidates),
+    // one of the work area
+    assertEquals(Integer.valueOf(2), carried.store.requests.get("LIST"),
+        carried.store.requests.toString());
+    assertEquals(2, s.files().size());
+    assertEquals("zero", text(carried, "out/part-0"));
+    assertEquals("one", text(carried, "out/part-1"));
+    CommitRecord a = CommitRecord.fromBytes(listed.store.get("out/__fenced_job-j-listed/"
+        + "commit.json"), "a", "j-listed", Fixture.DEST);
+    CommitRecord b = CommitRecord.fromBytes(carried.store.get("out/__fenced_job-j-carried/"
+        + "commit.json"), "b", "j-carried", Fixture.DEST);
+    assertEquals(a.tasks(), b.tasks());
+    assertEquals(a.records().size(), b.records().size());
+    assertEquals(a.records().get(0).replace("j-listed", "j-carried"), b.records().get(0),
+        "the commit record names the task records where they were saved");
+  }
+
+  @Test
+  void aCarriedRecordOfAnotherJobIsRefusedBeforeTheCommitPoint() throws Exception {
+    Fixture f = new Fixture("j-mine");
+    List<TaskRecord> records = twoCommittedTasks(f);
+    TaskRecord other = TaskRecord.of("fenced", "j-other", Fixture.taskName(2),
+        Fixture.attemptId(2, 0), 0, records.get(0).commits(), java.util.Map.of(), 1L);
+    RecordFormatException e = assertThrows(RecordFormatException.class,
+        () -> new CommitJobStage(f.job()).apply(List.of(records.get(1), other)));
+    assertTrue(e.getMessage().contains("j-other"), e.getMessage());
+    assertNull(f.store.head("out/__fenced_job-j-mine/commit.json"));
+  }
+
   @Test
   void aCrashAfterTheCommitPointIsRolledForwardByTheNextAttempt() throws Exception {
     Fixture f = new Fixture("j6");
@@ -123,7 +238,7 @@ class TestJobStages {
     commitTask(f, 0, 0);
     StageConfig c = f.job();
     LoadTaskRecordsStage.Result loaded = new LoadTaskRecordsStage(c).apply(
-        new ListTaskRecordsStage(c).apply(null));
+        LoadTaskRecordsStage.Sources.listed(new ListTaskRecordsStage(c).apply(null)));
     new SaveCommitRecordStage(c).apply(new CommitRecord("j6", 0, Fixture.DEST, 1L,
         loaded.tasks(), loaded.uploads(), loaded.records()));
     // the driver dies here: nothing completed

@@ -22,17 +22,31 @@ public final class CleanupJobStage extends AbstractStage<CommitRecord, Integer> 
     super(FencedStatistics.JOB_STAGE_CLEANUP, config);
   }
 
+  /**
+   * One LIST of every job root on the destination ({@code <dest>/__fenced_job-}) serves both
+   * steps: this job's root is a part of it (the objects under {@link FencedLayout#rootPrefix}),
+   * so the clearer gets those instead of listing them again. The expiry only deletes other
+   * jobs' commit records older than the retention, which nothing here changes.
+   */
   @Override
   protected Integer executeStage(CommitRecord record) throws IOException {
-    new JobClearer(config()).clear(record, false);
-    return expire();
+    StageConfig c = config();
+    List<ObjectEntry> roots = c.store().list(c.layout().destPrefix()
+        + FencedLayout.FENCED_PREFIX);
+    List<ObjectEntry> own = new ArrayList<>();
+    for (ObjectEntry o : roots) {
+      if (o.key().startsWith(c.layout().rootPrefix())) {
+        own.add(o);
+      }
+    }
+    new JobClearer(c).clear(record, false, own);
+    return expire(roots);
   }
 
-  private int expire() throws IOException {
+  private int expire(List<ObjectEntry> roots) throws IOException {
     StageConfig c = config();
-    String base = c.layout().destPrefix() + FencedLayout.FENCED_PREFIX;
     Map<String, List<ObjectEntry>> held = new TreeMap<>();
-    for (ObjectEntry o : c.store().list(base)) {
+    for (ObjectEntry o : roots) {
       String rest = o.key().substring(c.layout().destPrefix().length());
       int slash = rest.indexOf('/');
       String root = slash < 0 ? rest : rest.substring(0, slash);

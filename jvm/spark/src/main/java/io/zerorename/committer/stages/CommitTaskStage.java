@@ -48,7 +48,7 @@ public final class CommitTaskStage extends AbstractStage<List<TaskOutput.File>, 
           : winner.taskAttemptId();
       throw new TaskCommittedByOtherAttemptException(url(key), "task " + c.taskName()
           + " was committed by attempt " + who + "; attempt " + c.attemptId() + " aborted its "
-          + commits.size() + " upload(s)", winner.taskAttemptId());
+          + commits.size() + " upload(s)", winner.taskAttemptId(), winner);
     }
     CommitRecord commit = CommitRecords.read(c);
     if (commit != null && !commit.attempts().contains(c.attemptId())) {

@@ -38,8 +38,14 @@ final class JobClearer {
   }
 
   void clear(CommitRecord commit, boolean keepMarker) throws IOException {
+    clear(commit, keepMarker, c.store().list(c.layout().rootPrefix()));
+  }
+
+  /** As {@link #clear(CommitRecord, boolean)}, given a listing of the job's root that the
+   *  caller made (every object under {@link FencedLayout#rootPrefix}, nothing else). */
+  void clear(CommitRecord commit, boolean keepMarker, List<ObjectEntry> listed)
+      throws IOException {
     FencedLayout layout = c.layout();
-    List<ObjectEntry> listed = c.store().list(layout.rootPrefix());
     Set<String> committedRecords = new HashSet<>();
     if (commit != null) {
       for (String r : commit.records()) {

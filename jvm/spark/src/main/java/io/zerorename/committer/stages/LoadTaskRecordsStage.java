@@ -24,7 +24,31 @@ import io.zerorename.committer.records.TaskRecord;
  * destination committed by one task only. Nothing is completed here.
  */
 public final class LoadTaskRecordsStage
-    extends AbstractStage<List<String>, LoadTaskRecordsStage.Result> {
+    extends AbstractStage<LoadTaskRecordsStage.Sources, LoadTaskRecordsStage.Result> {
+
+  /**
+   * Where the task records come from: keys to read (Hadoop's protocol, after
+   * {@link ListTaskRecordsStage}), or the records themselves (Spark's protocol: the accepted
+   * tasks' commit messages carried them, each the record its task's attempt saved or found
+   * saved by the attempt that won), validated and chosen the same way, nothing read.
+   */
+  public static final class Sources {
+    private final List<String> keys;
+    private final List<TaskRecord> records;
+
+    private Sources(List<String> keys, List<TaskRecord> records) {
+      this.keys = keys;
+      this.records = records;
+    }
+
+    public static Sources listed(List<String> keys) {
+      return new Sources(List.copyOf(keys), null);
+    }
+
+    public static Sources carried(List<TaskRecord> records) {
+      return new Sources(null, List.copyOf(records));
+    }
+  }
 
   /** The winning attempts and their uploads. */
   public static final class Result {
@@ -73,14 +97,40 @@ public final class LoadTaskRecordsStage
   }
 
   @Override
-  protected Result executeStage(List<String> keys) throws IOException {
+  protected Result executeStage(Sources sources) throws IOException {
     StageConfig c = config();
+    List<Loaded> loaded = new ArrayList<>();
+    if (sources.records != null) {
+      for (TaskRecord r : sources.records) {
+        loaded.add(new Loaded(url(c.layout().taskRecord(r.taskName())), r));
+      }
+    } else {
+      for (String key : sources.keys) {
+        String path = url(key);
+        loaded.add(new Loaded(path, TaskRecord.fromBytes(c.store().get(key), path)));
+      }
+    }
+    return select(c, loaded);
+  }
+
+  /** A task record and the URL it was saved at. */
+  private static final class Loaded {
+    final String path;
+    final TaskRecord record;
+
+    Loaded(String path, TaskRecord record) {
+      this.path = path;
+      this.record = record;
+    }
+  }
+
+  private static Result select(StageConfig c, List<Loaded> loaded) throws IOException {
     String dest = c.layout().destUrl();
     Map<String, List<TaskRecord>> byTask = new TreeMap<>();
     Map<TaskRecord, String> paths = new HashMap<>();
-    for (String key : keys) {
-      String path = url(key);
-      TaskRecord r = TaskRecord.fromBytes(c.store().get(key), path);
+    for (Loaded l : loaded) {
+      String path = l.path;
+      TaskRecord r = l.record;
       if (!r.jobId().equals(c.jobId())) {
         throw new RecordFormatException(path, "written by job " + r.jobId() + ", not this job "
             + c.jobId());

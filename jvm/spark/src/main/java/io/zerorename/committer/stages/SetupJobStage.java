@@ -18,10 +18,12 @@ import io.zerorename.committer.store.StoreRequestException;
 
 /**
  * Job setup: check the store fences ({@link StoreFencing}; refuse one that does not, before
- * anything is written), create the job attempt's marker with {@code If-None-Match: *} and try
- * again (the store must refuse), then roll forward or back: a job whose commit record exists is
+ * anything is written), create the job attempt's marker with {@code If-None-Match: *} and,
+ * unless the store check has already seen it refused, try again (the store must refuse), then roll forward or back: a job whose commit record exists is
  * published (completed, {@code _SUCCESS}, cleaned) and {@link JobAlreadyCommittedException}
- * raised; otherwise whatever an earlier attempt of the job left is aborted and deleted.
+ * raised; otherwise whatever an earlier attempt of the job left is aborted and deleted. A job
+ * no earlier run can have touched (a Spark write's own job ID, first attempt, marker created
+ * here: {@link #freshJob}) skips that: nothing to read or list.
  */
 public final class SetupJobStage extends AbstractStage<Void, StoreFencing.Decision> {
 
@@ -38,7 +40,12 @@ public final class SetupJobStage extends AbstractStage<Void, StoreFencing.Decisi
           "the destination is a file, not a directory");
     }
     StoreFencing.Decision decision = checkStore(c);
-    probeMarker(c);
+    boolean created = probeMarker(c, decision);
+    if (created && freshJob(c)) {
+      LOG.debug("job {}: a write's own job ID, first attempt: nothing earlier to roll forward "
+          + "or clear", c.jobId());
+      return decision;
+    }
     CommitRecord commit = CommitRecords.read(c);
     if (commit != null) {
       SuccessData success = new Publisher(c).publish(commit, null);
@@ -50,6 +57,21 @@ public final class SetupJobStage extends AbstractStage<Void, StoreFencing.Decisi
     }
     new JobClearer(c).clear(null, true);
     return decision;
+  }
+
+  /**
+   * Whether no earlier run can have left anything of this job: its ID is the one Spark
+   * generates for each write ({@value FencedOptions#SPARK_UUID}, a random UUID, set by Spark
+   * for that write alone and read only when no {@value FencedOptions#S3A_UUID} names the job),
+   * and this is its first job attempt, whose marker this setup has just created (an earlier
+   * setup of this attempt would have left it, or a refused PUT said so). Then there is no
+   * commit record to roll forward, and no record, work object or upload of the job to clear,
+   * so setup reads and lists nothing; uploads of other, dead jobs are still aborted by this
+   * job's cleanup. A job ID given by the user (to roll a job forward) or by Hadoop's
+   * {@code JobID} takes the full setup.
+   */
+  private static boolean freshJob(StageConfig c) {
+    return c.jobAttempt() == 0 && FencedOptions.SPARK_UUID.equals(c.jobIdSource());
   }
 
   private StoreFencing.Decision checkStore(StageConfig c) throws IOException {
@@ -91,15 +113,36 @@ public final class SetupJobStage extends AbstractStage<Void, StoreFencing.Decisi
     return Json.spaced(m);
   }
 
-  /** Create the marker, then try again: the store must refuse (an earlier marker: too). */
-  private void probeMarker(StageConfig c) throws IOException {
+  /**
+   * Create the marker, then try again: the store must refuse (an earlier marker: too).
+   * Returns whether this call created the marker.
+   *
+   * <p>The second PUT is only a check of the store, and is not sent when this JVM's store
+   * check ({@link StoreFencing}, once per store) has already sent that very request to this
+   * store and seen it refused ({@link StoreFencing.Support#FENCES}, or
+   * {@link StoreFencing.Support#RACY} run anyway): it would measure nothing new. Nothing of
+   * the protocol depends on the marker's refusal: each decision (a task's record, the job's
+   * commit record) is its own conditional PUT. A store trusted without measuring
+   * ({@link StoreFencing.Support#ATOMIC}) still gets the second PUT.
+   */
+  private boolean probeMarker(StageConfig c, StoreFencing.Decision decision)
+      throws IOException {
     String marker = c.layout().marker();
+    boolean measured = decision.support() == StoreFencing.Support.FENCES
+        || decision.support() == StoreFencing.Support.RACY;
+    boolean created = false;
     try {
       c.store().put(marker, body(c, 1), true);
+      created = true;
+      if (measured) {
+        LOG.debug("job {}: marker created; the store check already saw a second "
+            + "If-None-Match: * PUT refused on {}", c.jobId(), c.store().name());
+        return true;
+      }
       c.store().put(marker, body(c, 2), true);
     } catch (PreconditionFailedException refused) {
       c.stats().incr(FencedStatistics.COMMITTER_CONDITIONAL_PUT_PROBE_REFUSED);
-      return;
+      return created;
     } catch (StoreRequestException e) {
       if (e.rejectsCondition()) {
         throw unsupported(c, "it rejected If-None-Match (" + e.status() + " " + e.code() + ")");
