@@ -1,0 +1,119 @@
+"""``zerorename.fenced.task-records=messages`` (issue 46): under Spark's protocol the fenced
+task commit sends no request, its message being the task record.  Every verdict here comes
+from exploring the model (docs/research/fenced-spark-messages.md has the whole run):
+
+* under Spark's protocol every property its scopes decide holds, each scope enumerated;
+* under Hadoop's protocol job commit refuses, and the liveness checker says so;
+* what the fence GET still does: a partitioned attempt that uploads a small file in its task
+  commit after the job ended leaves a pending upload without it (no property of the matrix
+  counts that leak; the checker below does, and finds it only without the GET).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from zerorename_model.check.explore import explore
+from zerorename_model.check.properties import PROPERTIES, Violation
+from zerorename_model.engine.harness import Run, RunResult
+from zerorename_model.engine.choices import FirstChooser
+from zerorename_model.engine.scenario import Scenario
+from zerorename_model.experiments.scopes import scope_named
+from zerorename_model.experiments.verdicts import Budget, Row, decide_pair
+from zerorename_model.systems.protocols import get
+from zerorename_model.systems.protocols.fenced import SMALL_FILE_BYTES, TASK_RECORDS
+
+#: above the size of every scope used here, so a search that ends enumerated its scope
+ENOUGH = 20_000
+MESSAGES = ((TASK_RECORDS, "messages"),)
+
+
+def _task_requests(result: RunResult) -> list[str]:
+    """The store requests the task attempts sent, as ``op url``."""
+    return [f"{e['op']} {e['args'][0]}" for e in result.trace
+            if e.get("t") == "op" and ".t" in str(e.get("actor")) and e.get("args")]
+
+
+@pytest.mark.parametrize("options, record_requests", [((), 2), (MESSAGES, 0)])
+def test_messages_drop_the_two_task_commit_requests(
+        options: tuple[tuple[str, str], ...], record_requests: int) -> None:
+    """Per task, ``store`` PUTs the record and GETs the commit record; ``messages`` neither,
+    and the job still commits the same output."""
+    scenario = Scenario("fenced", tasks=2, driver="spark", options=options)
+    result = Run(scenario, get("fenced")).run(FirstChooser())
+    assert result.jobs[0].outcome == "committed", result.jobs[0].error
+    assert sorted(result.jobs[0].dest_at_commit or {}) == ["part-00000", "part-00001"]
+    fenced = [r for r in _task_requests(result) if "/_fenced/" in r]
+    assert len(fenced) == record_requests * scenario.tasks, fenced
+
+
+@pytest.mark.parametrize("scope", ["crash-spark", "partition-spark", "restart-spark",
+                                   "ambiguous-spark"])
+def test_messages_keep_every_property_under_spark(scope: str) -> None:
+    """The option, through the scenario's options, in four of the matrix's Spark scopes:
+    each enumerated, no run violates a property the scope decides (the whole matrix of
+    Spark scopes is the slow test below)."""
+    chosen = scope_named(scope)
+    scenario = chosen.make("fenced", "s3").with_(options=MESSAGES)
+    report = explore(scenario, get("fenced"), chosen.props, max_runs=ENOUGH,
+                     stop_when_all_violated=False)
+    assert report.complete and report.runs > 10, scope
+    assert report.violations == {}, {p: v[0] for p, v in report.violations.items()}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("committer", ["fenced+messages", "fenced+messages+put",
+                                       "fenced+messages+get"])
+def test_every_spark_scope_holds_for_messages_and_the_candidates(committer: str) -> None:
+    """The matrix's own code, every scope family, Spark's protocol, on s3: every cell
+    ``holds`` (consistency: n/a on a consistent store), every scope enumerated."""
+    cells = decide_pair(committer, "s3", tuple(PROPERTIES), Budget(max_runs=ENOUGH), None,
+                        protocols=("spark",), row=Row(families=None))
+    for cell in cells:
+        if cell.prop == "consistency":
+            assert cell.shown == "n/a"
+            continue
+        assert cell.shown == "holds", (cell.prop, cell.to_json()["explored"])
+
+
+def test_refused_under_hadoops_protocol() -> None:
+    """No messages and no record to list: job commit refuses, naming the option and the fix,
+    and the liveness checker finds the failed job in a fault-free run."""
+    scenario = scope_named("spaces-hadoop").make("fenced+messages", "s3")
+    report = explore(scenario, get("fenced+messages"), ["liveness"], max_runs=ENOUGH)
+    [violation, *_] = report.violations["liveness"][0]
+    assert TASK_RECORDS in violation.detail and "set it to store" in violation.detail
+    # the same scope with the default holds
+    fenced = explore(scope_named("spaces-hadoop").make("fenced", "s3"), get("fenced"),
+                     ["liveness"], max_runs=ENOUGH)
+    assert fenced.complete and fenced.violations == {}
+
+
+def test_an_unknown_value_is_refused() -> None:
+    scenario = Scenario("fenced", tasks=1, options=((TASK_RECORDS, "cluster"),))
+    result = Run(scenario, get("fenced")).run(FirstChooser())
+    assert result.jobs[0].outcome != "committed"
+    assert "zerorename.fenced.task-records='cluster'" in (result.jobs[0].error or "")
+
+
+def _uploads_left(result: RunResult) -> list[Violation]:
+    """Any multipart upload still pending when the run ends (a zombie's included)."""
+    return [Violation("uploads-left", 0, f"{url} pending at the end")
+            for url in result.final_uploads]
+
+
+@pytest.mark.parametrize("committer, leaks", [("fenced", False), ("fenced+messages", True),
+                                              ("fenced+messages+get", False)])
+def test_the_fence_get_is_what_aborts_a_zombies_late_upload(
+        monkeypatch: pytest.MonkeyPatch, committer: str, leaks: bool) -> None:
+    """Small files are uploaded in the task commit.  A partitioned attempt that passed
+    Spark's commit coordinator before the driver lost it uploads after the job committed and
+    cleaned up: with the fence GET it finds the commit record without it and aborts its
+    upload; without it the upload stays pending (invisible, a leak until a lifecycle rule)."""
+    monkeypatch.setitem(PROPERTIES, "uploads-left", _uploads_left)
+    scope = scope_named("partition-spark")
+    scenario = scope.make(committer, "s3").with_(options=((SMALL_FILE_BYTES, "1000"),))
+    report = explore(scenario, get(committer), ["uploads-left", *scope.props],
+                     max_runs=ENOUGH, stop_when_all_violated=False)
+    assert report.complete
+    assert set(report.violations) == ({"uploads-left"} if leaks else set())
