@@ -17,7 +17,7 @@ from zerorename_model.check.explore import explore
 from zerorename_model.check.properties import PROPERTIES, Violation
 from zerorename_model.engine.harness import Run, RunResult
 from zerorename_model.engine.choices import FirstChooser
-from zerorename_model.engine.scenario import Scenario
+from zerorename_model.engine.scenario import Faults, Scenario
 from zerorename_model.experiments.scopes import scope_named
 from zerorename_model.experiments.verdicts import Budget, Row, decide_pair
 from zerorename_model.systems.protocols import get
@@ -63,7 +63,8 @@ def test_messages_keep_every_property_under_spark(scope: str) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("committer", ["fenced+messages", "fenced+messages+put",
-                                       "fenced+messages+get"])
+                                       "fenced+messages+get", "fenced+messages+late-get",
+                                       "fenced+messages+put+late-get"])
 def test_every_spark_scope_holds_for_messages_and_the_candidates(committer: str) -> None:
     """The matrix's own code, every scope family, Spark's protocol, on s3: every cell
     ``holds`` (consistency: n/a on a consistent store), every scope enumerated."""
@@ -102,8 +103,10 @@ def _uploads_left(result: RunResult) -> list[Violation]:
             for url in result.final_uploads]
 
 
-@pytest.mark.parametrize("committer, leaks", [("fenced", False), ("fenced+messages", True),
-                                              ("fenced+messages+get", False)])
+@pytest.mark.parametrize("committer, leaks", [
+    ("fenced", False), ("fenced+messages", True), ("fenced+messages+put", True),
+    ("fenced+messages+get", False), ("fenced+messages+late-get", False),
+    ("fenced+messages+put+late-get", False)])
 def test_the_fence_get_is_what_aborts_a_zombies_late_upload(
         monkeypatch: pytest.MonkeyPatch, committer: str, leaks: bool) -> None:
     """Small files are uploaded in the task commit.  A partitioned attempt that passed
@@ -117,3 +120,38 @@ def test_the_fence_get_is_what_aborts_a_zombies_late_upload(
                      max_runs=ENOUGH, stop_when_all_violated=False)
     assert report.complete
     assert set(report.violations) == ({"uploads-left"} if leaks else set())
+
+
+def _committed_uploads_left(result: RunResult) -> list[Violation]:
+    """Abortability narrowed to what a job commit would have published: an aborted job's
+    committed (accepted) task whose upload is still pending after the abort's cleanup."""
+    found = []
+    for i, job in enumerate(result.jobs):
+        if job.outcome != "aborted":
+            continue
+        for task, _message in job.accepted.values():
+            for rel in result.written.get(task.name, {}):
+                url = f"{job.spec.dest}/{rel}"
+                if url in (job.uploads_after_cleanup or []):
+                    found.append(Violation("committed-uploads-left", i,
+                                           f"{task.name} committed; {url} left after abort"))
+    return found
+
+
+@pytest.mark.parametrize("committer, leaves", [
+    ("fenced", False), ("fenced+messages", True), ("fenced+messages+put", False),
+    ("fenced+messages+get", True), ("fenced+messages+late-get", True),
+    ("fenced+messages+put+late-get", False)])
+def test_an_abort_beside_another_active_job_needs_the_task_records(
+        monkeypatch: pytest.MonkeyPatch, committer: str, leaves: bool) -> None:
+    """The driver gives up on a two-task job while another fenced job's marker is under the
+    destination (no scope of the matrix has both).  Abort gets no messages: with task records
+    it aborts the committed tasks' uploads by their keys; without them it may abort no
+    upload it cannot attribute (Section XIV.C.1), and a committed task's stays pending."""
+    monkeypatch.setitem(PROPERTIES, "committed-uploads-left", _committed_uploads_left)
+    scenario = Scenario(committer, tasks=2, driver="spark", faults=Faults(fail_job=1),
+                        preexisting=(("_fenced/other-job/active", ""),))
+    report = explore(scenario, get(committer), ["committed-uploads-left"], max_runs=ENOUGH,
+                     stop_when_all_violated=False)
+    assert report.complete
+    assert set(report.violations) == ({"committed-uploads-left"} if leaves else set())

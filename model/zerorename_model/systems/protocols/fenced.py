@@ -44,12 +44,15 @@ excludes a partitioned attempt's output.
 ``zerorename.fenced.task-records`` (issue 46): ``store`` (the default) is the above;
 ``messages`` is for Spark's protocol only, where the driver hands job commit the accepted
 attempts' messages: the task commit sends no request (the message is the task record, and
-job commit accepts only what the driver accepted), so nothing is fenced per task.  Job
+job commit accepts only what the driver accepted: Spark's commit coordinator, not the
+store, picks the attempt).  Job
 commit, its record, recovery and cleanup stay as they are; cleanup then knows a task's keys
 only from the job commit record (abort has none: it aborts an upload only when no other job
 is active).  Under Hadoop's protocol there are no messages and no records to list: job
 commit refuses.  ``fenced+messages`` explores it; ``fenced+messages+put`` keeps the task
-record's PUT and ``fenced+messages+get`` the fence GET (the candidates between the two;
+record's PUT, ``fenced+messages+get`` the fence GET and ``fenced+messages+late-get`` the fence
+GET of a task commit that uploaded, ``fenced+messages+put+late-get`` both (the candidates
+between the two;
 docs/research/fenced-spark-messages.md has what exploration found).
 """
 
@@ -124,6 +127,9 @@ class FencedCommitter(ModelCommitter):
     #: with ``messages``, the task commit's requests kept all the same (the candidates)
     keeps_record_put: ClassVar[bool] = False
     keeps_fence_get: ClassVar[bool] = False
+    #: ... or only when the task commit itself uploaded (staged small files): after Spark's
+    #: coordinator let it commit, so possibly after the job ended and cleaned up
+    keeps_late_fence_get: ClassVar[bool] = False
 
     def __init__(self, env: CommitterEnv, job: JobSpec, task: TaskSpec | None,
                  options: dict[str, str]) -> None:
@@ -214,7 +220,8 @@ class FencedCommitter(ModelCommitter):
         the job commit record (with ``messages``: neither, unless a candidate keeps one)."""
         assert self.task is not None
         local = self.env.local()
-        for obj in list_files(local, self.staging):
+        staged = list_files(local, self.staging)
+        for obj in staged:
             self.uploads.append(upload_pending(
                 self.fs, join(self.dest, relative(obj.url, self.staging)), local.get(obj.url),
                 self.job.job_id, self.task.attempt_id))
@@ -232,7 +239,7 @@ class FencedCommitter(ModelCommitter):
                 self.abort_uploads()
                 return CommittedByAnother(winner["attempt"], winner)
         self.won = True  # (with messages: the driver decides; cleanup aborts a loser's)
-        if not self.gets_fence:
+        if not (self.gets_fence or (staged and self.keeps_late_fence_get)):
             return record
         job_record = self.read_job_record()
         accepted = None if job_record is None else job_record["tasks"].get(record["task"])
@@ -469,3 +476,20 @@ class MessagesGetFencedCommitter(MessagesFencedCommitter):
     fence GET; no task record PUT)."""
 
     keeps_fence_get = True
+
+
+@register("fenced+messages+late-get", supports_recovery=True)
+class MessagesLateGetFencedCommitter(MessagesFencedCommitter):
+    """A candidate: messages, with the fence GET only in a task commit that uploaded staged
+    files (every other upload precedes Spark's commit coordinator's answer, so the job's
+    cleanup lists it)."""
+
+    keeps_late_fence_get = True
+
+
+@register("fenced+messages+put+late-get", supports_recovery=True)
+class MessagesPutLateGetFencedCommitter(MessagesLateGetFencedCommitter):
+    """A candidate: the task record's PUT kept (abort can name the committed tasks' uploads),
+    the fence GET only in a task commit that uploaded."""
+
+    keeps_record_put = True
