@@ -15,8 +15,8 @@ import pytest
 
 from zerorename_model.check.explore import explore
 from zerorename_model.check.properties import PROPERTIES, Violation
-from zerorename_model.engine.harness import Run, RunResult
 from zerorename_model.engine.choices import FirstChooser
+from zerorename_model.engine.harness import Run, RunResult
 from zerorename_model.engine.scenario import Faults, Scenario
 from zerorename_model.experiments.scopes import scope_named
 from zerorename_model.experiments.verdicts import Budget, Row, decide_pair
