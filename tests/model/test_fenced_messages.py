@@ -6,7 +6,9 @@ from exploring the model (docs/research/fenced-spark-messages.md has the whole r
 * under Hadoop's protocol job commit refuses, and the liveness checker says so;
 * what the fence GET still does: a partitioned attempt that uploads a small file in its task
   commit after the job ended leaves a pending upload without it (no property of the matrix
-  counts that leak; the checker below does, and finds it only without the GET).
+  counts that leak; the checker below does, and finds it only without the GET);
+* what the task record PUT still does: an abort while another job is active under the
+  destination aborts the committed tasks' uploads only if records name them.
 """
 
 from __future__ import annotations
