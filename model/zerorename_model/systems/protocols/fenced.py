@@ -43,17 +43,15 @@ excludes a partitioned attempt's output.
 
 ``zerorename.fenced.task-records`` (issue 46): ``store`` (the default) is the above;
 ``messages`` is for Spark's protocol only, where the driver hands job commit the accepted
-attempts' messages: the task commit sends no request (the message is the task record, and
-job commit accepts only what the driver accepted: Spark's commit coordinator, not the
-store, picks the attempt).  Job
-commit, its record, recovery and cleanup stay as they are; cleanup then knows a task's keys
-only from the job commit record (abort has none: it aborts an upload only when no other job
-is active).  Under Hadoop's protocol there are no messages and no records to list: job
+attempts' messages: the task commit sends no request (the message is the task record, and job
+commit accepts only what the driver accepted: Spark's commit coordinator, not the store, picks
+the attempt).  Job commit, its record, recovery and cleanup stay as they are; cleanup then knows
+a task's keys only from the job commit record (abort has none: it aborts an upload only when no
+other job is active).  Under Hadoop's protocol there are no messages and no records to list: job
 commit refuses.  ``fenced+messages`` explores it; ``fenced+messages+put`` keeps the task
 record's PUT, ``fenced+messages+get`` the fence GET and ``fenced+messages+late-get`` the fence
 GET of a task commit that uploaded, ``fenced+messages+put+late-get`` both (the candidates
-between the two;
-docs/research/fenced-spark-messages.md has what exploration found).
+between the two; docs/research/fenced-spark-messages.md has what exploration found).
 """
 
 from __future__ import annotations
