@@ -40,13 +40,25 @@ Layout (names starting with ``_`` are not output)::
 
 ``fenced+no-fence`` is the same protocol with plain PUTs: it shows the condition is what
 excludes a partitioned attempt's output.
+
+``zerorename.fenced.task-records`` (issue 46): ``store`` (the default) is the above;
+``messages`` is for Spark's protocol only, where the driver hands job commit the accepted
+attempts' messages: the task commit sends no request (the message is the task record, and job
+commit accepts only what the driver accepted: Spark's commit coordinator, not the store, picks
+the attempt).  Job commit, its record, recovery and cleanup stay as they are; cleanup then knows
+a task's keys only from the job commit record (abort has none: it aborts an upload only when no
+other job is active).  Under Hadoop's protocol there are no messages and no records to list: job
+commit refuses.  ``fenced+messages`` explores it; ``fenced+messages+put`` keeps the task
+record's PUT, ``fenced+messages+get`` the fence GET and ``fenced+messages+late-get`` the fence
+GET of a task commit that uploaded, ``fenced+messages+put+late-get`` both (the candidates
+between the two; docs/research/fenced-spark-messages.md has what exploration found).
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Protocol, TypedDict, cast
+from typing import ClassVar, Protocol, TypedDict, cast
 
 from zerorename_model.engine.errors import ModelStoreError
 from zerorename_model.engine.scenario import CommittedByAnother, CommitterEnv, JobSpec, TaskSpec
@@ -73,6 +85,10 @@ from zerorename_model.systems.protocols.retrying import Retry
 
 FENCE_DIR = "_fenced"
 SMALL_FILE_BYTES = "zerorename.fenced.small-file-bytes"
+TASK_RECORDS = "zerorename.fenced.task-records"
+#: where the task record goes: ``store`` (PUT by the task commit, fenced) or ``messages``
+#: (only in the task commit message: Spark's protocol)
+TASK_RECORD_MODES = ("store", "messages")
 RECORD_VERSION = 1
 SUCCESS_NAME = "zerorename.fenced.SuccessData/1"
 
@@ -104,6 +120,14 @@ class FencedCommitter(ModelCommitter):
     #: that names this attempt is its own (the first PUT landed, its answer was lost), an
     #: upload gone whose object has the recorded ETag was completed by an earlier request
     recognises_own = True
+    #: ``zerorename.fenced.task-records`` when the options do not say
+    task_records_default: ClassVar[str] = "store"
+    #: with ``messages``, the task commit's requests kept all the same (the candidates)
+    keeps_record_put: ClassVar[bool] = False
+    keeps_fence_get: ClassVar[bool] = False
+    #: ... or only when the task commit itself uploaded (staged small files): after Spark's
+    #: coordinator let it commit, so possibly after the job ended and cleaned up
+    keeps_late_fence_get: ClassVar[bool] = False
 
     def __init__(self, env: CommitterEnv, job: JobSpec, task: TaskSpec | None,
                  options: dict[str, str]) -> None:
@@ -113,6 +137,13 @@ class FencedCommitter(ModelCommitter):
         self.job = job
         self.task = task
         self.small_file_bytes = int(options.get(SMALL_FILE_BYTES, "0"))
+        mode = options.get(TASK_RECORDS, self.task_records_default)
+        if mode not in TASK_RECORD_MODES:
+            raise CommitFailed(self.dest, f"{TASK_RECORDS}={mode!r}: use one of "
+                                          f"{', '.join(TASK_RECORD_MODES)}")
+        self.by_message = mode == "messages"
+        self.puts_record = not self.by_message or self.keeps_record_put
+        self.gets_fence = not self.by_message or self.keeps_fence_get
         self.record_dir = join(self.dest, FENCE_DIR, job.job_id)
         self.commit_record = join(self.record_dir, "commit.json")
         self.marker = join(self.record_dir, "active")
@@ -183,10 +214,12 @@ class FencedCommitter(ModelCommitter):
     # -- task commit and abort -----------------------------------------------------------------
 
     def commit_task(self) -> TaskRecord | CommittedByAnother:
-        """Upload the staged files, then PUT the task record, ``If-None-Match: *``."""
+        """Upload the staged files, then PUT the task record, ``If-None-Match: *``, and read
+        the job commit record (with ``messages``: neither, unless a candidate keeps one)."""
         assert self.task is not None
         local = self.env.local()
-        for obj in list_files(local, self.staging):
+        staged = list_files(local, self.staging)
+        for obj in staged:
             self.uploads.append(upload_pending(
                 self.fs, join(self.dest, relative(obj.url, self.staging)), local.get(obj.url),
                 self.job.job_id, self.task.attempt_id))
@@ -194,7 +227,7 @@ class FencedCommitter(ModelCommitter):
         record: TaskRecord = {"version": RECORD_VERSION, "jobId": self.job.job_id,
                   "task": task_id(self.task), "attempt": self.task.attempt_id,
                   "uploads": self.uploads}
-        if not self.put_record(self.task_record, record):
+        if self.puts_record and not self.put_record(self.task_record, record):
             winner = self.read_task_record(self.task_record)
             if winner is None:  # the job ended and removed the records meanwhile
                 self.abort_uploads()
@@ -203,7 +236,9 @@ class FencedCommitter(ModelCommitter):
                 # (else: our own PUT, whose answer was lost)
                 self.abort_uploads()
                 return CommittedByAnother(winner["attempt"], winner)
-        self.won = True
+        self.won = True  # (with messages: the driver decides; cleanup aborts a loser's)
+        if not (self.gets_fence or (staged and self.keeps_late_fence_get)):
+            return record
         job_record = self.read_job_record()
         accepted = None if job_record is None else job_record["tasks"].get(record["task"])
         if job_record is not None and (
@@ -227,6 +262,8 @@ class FencedCommitter(ModelCommitter):
 
     def task_records(self) -> list[TaskRecord]:
         """Hadoop's protocol: list the task records (one per task: the winners)."""
+        if not self.puts_record:  # none was written
+            return []
         records = []
         for obj in list_files(self.fs, join(self.record_dir, "tasks")):
             record = self.read_task_record(obj.url)
@@ -238,6 +275,10 @@ class FencedCommitter(ModelCommitter):
         """PUT the job commit record (the commit point), complete its uploads, write
         ``_SUCCESS``, clean up.  A record already there (an earlier attempt of this job
         committed, then its driver died) is rolled forward instead."""
+        if messages is None and not self.puts_record:
+            raise CommitFailed(self.record_dir, f"{TASK_RECORDS}=messages needs Spark's "
+                               "protocol (job commit given the task commit messages): under "
+                               "Hadoop's, no task record was written; set it to store")
         job_record = self.read_job_record()
         if job_record is None:
             records = ([m for m in messages if m is not None] if messages is not None
@@ -411,3 +452,42 @@ class SweepingFencedCommitter(FencedCommitter):
 
     def other_job_active(self) -> bool:
         return False
+
+
+@register("fenced+messages", supports_recovery=True)
+class MessagesFencedCommitter(FencedCommitter):
+    """``zerorename.fenced.task-records=messages`` by default: no request at task commit."""
+
+    task_records_default = "messages"
+
+
+@register("fenced+messages+put", supports_recovery=True)
+class MessagesPutFencedCommitter(MessagesFencedCommitter):
+    """A candidate: messages, but the task commit still PUTs its record (no fence GET)."""
+
+    keeps_record_put = True
+
+
+@register("fenced+messages+get", supports_recovery=True)
+class MessagesGetFencedCommitter(MessagesFencedCommitter):
+    """A candidate: messages, but the task commit still reads the job commit record (the
+    fence GET; no task record PUT)."""
+
+    keeps_fence_get = True
+
+
+@register("fenced+messages+late-get", supports_recovery=True)
+class MessagesLateGetFencedCommitter(MessagesFencedCommitter):
+    """A candidate: messages, with the fence GET only in a task commit that uploaded staged
+    files (every other upload precedes Spark's commit coordinator's answer, so the job's
+    cleanup lists it)."""
+
+    keeps_late_fence_get = True
+
+
+@register("fenced+messages+put+late-get", supports_recovery=True)
+class MessagesPutLateGetFencedCommitter(MessagesLateGetFencedCommitter):
+    """A candidate: the task record's PUT kept (abort can name the committed tasks' uploads),
+    the fence GET only in a task commit that uploaded."""
+
+    keeps_record_put = True
