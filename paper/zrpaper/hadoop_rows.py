@@ -1,4 +1,5 @@
-"""Hadoop's own committers as rows of the matrix (``make_paper.py --hadoop``; issue 45, item 3).
+"""Hadoop's own committers as rows of the matrix (``make_paper.py --hadoop`` and
+``--hadoop-s3a``; issue 45, item 3).
 
 ``zerorename check --target hadoop --quick`` (:mod:`zerorename_bridge.hadoop.check`) explores
 Hadoop 3.5.0's real ``v1``, ``v2`` and ``manifest`` committers, in the research driver's JVM, on
@@ -6,13 +7,16 @@ the HDFS-like filesystem, under the model's scheduler and fault choices, at the 
 (:data:`~zerorename_bridge.hadoop.check.QUICK_RUNS` runs per scope).  ``results/hadoop.json``
 holds, per real committer, protocol and property, the verdict, the runs, whether every scope
 was exhausted and the witness (``results/hadoop_traces/``, replayed by ``zerorename trace
-replay``).  The table shows each real committer's row beside the model's row for the same
-committer and store, read from ``results/verdicts.json`` (not explored again), marks every cell
-where they differ and says why in one line, a line made from the two cells (the budget that cut
-a scope off, the recovery the real committer lacks), never typed per cell.  S3A's ``magic``,
-``directory`` and ``partitioned`` (on moto) are left out, and the text says so.
-The table is rendered into the paper (``{{HADOOP_ROWS}}``) and into ``README.md`` between its
-own markers; nothing of it is typed by hand (``tests/test_paper_hadoop.py``).
+replay``).  ``--hadoop-s3a`` does the same for S3A's ``magic``, ``directory`` and
+``partitioned`` (hadoop-aws 3.5.0) on a moto server, at :data:`S3A_RUNS` runs per scope and under
+Hadoop's protocol only (:data:`S3A_PROTOCOLS`), into ``results/hadoop_s3a.json``.  Each table
+shows each real committer's row beside the model's row for the same committer and store, read
+from ``results/verdicts.json`` (not explored again), marks every cell where they differ and says
+why in one line, a line made from the two cells (the budget that cut a scope off, the recovery
+the real committer lacks, a known S3A difference its witnesses show: :data:`FINDINGS`), never
+typed per cell; a model violation the real search's budget did not reach reads ``not found in N
+runs``.  The tables are rendered into the paper (``{{HADOOP_ROWS}}``) and into ``README.md``
+between its own markers; nothing of them is typed by hand (``tests/test_paper_hadoop.py``).
 """
 
 from __future__ import annotations
