@@ -206,7 +206,11 @@ def _witness_text(path: str | None) -> str:
 def finding_for(committer: str, model: Cell, real: Mapping[str, Any]) -> Finding | None:
     """The first known S3A difference (:data:`FINDINGS`) the pair of cells shows: the
     committer is one it is about, the scope of the witness (the real one's, else the model's)
-    is of its families, and its marker is in one of the witnesses."""
+    is of its families, and its marker is in one of the witnesses.  None where the budget
+    explains the difference (the model's violation not found in the real search's cut-off
+    runs, :func:`not_found`): nothing says the finding is the cause there."""
+    if not_found(model, real):
+        return None
     scope = real["scope"] if real["verdict"] == Verdict.VIOLATED.value else model.scope
     texts = (_witness_text(real["trace"]), _witness_text(model.trace))
     for finding in FINDINGS:
