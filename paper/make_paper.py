@@ -53,8 +53,9 @@ row beside the model's, read from ``verdicts.json``), and ``zerorename.md``
 
 ``--hadoop-s3a`` explores S3A's own ``magic``, ``directory`` and ``partitioned`` committers
 (hadoop-aws 3.5.0) on a moto server the same way, at ``hadoop_rows.S3A_RUNS`` runs per scope
-(fewer than the quick check's 40: each S3 request is a step, so a run costs about a second on a
-loaded 2-core machine; the three take about half an hour); it writes ``results/hadoop_s3a.json``
+(the quick check's 40; each S3 request is a step, so a run costs half a second to a second on a
+loaded 2-core machine; the three take about half an hour), under Hadoop's protocol only (what
+S3A's committers run under Spark too); it writes ``results/hadoop_s3a.json``
 and its witnesses (``results/hadoop_traces/*.s3.*``), and renders the same block and section,
 now with S3A's rows as a second table.  It is a mode of its own so that the ten-minute
 ``--hadoop`` does not pay for it.

@@ -95,7 +95,7 @@ def test_s3as_rows_are_its_committers_under_hadoops_protocol(s3a: dict[str, Any]
     assert (s3a["properties"], s3a["store"], s3a["runs_per_scope"]) == (
         list(PROPERTIES), "s3", hadoop_rows.S3A_RUNS)
     table = hadoop_rows.render_table(s3a, results)
-    assert f"at {hadoop_rows.S3A_RUNS} runs per scope" in table
+    assert f"{hadoop_rows.S3A_RUNS} runs per scope" in table
     assert "so S3A users read the `hadoop` rows" in table
     model = hadoop_rows.model_cells(results, "s3")
     for row in s3a["rows"]:
