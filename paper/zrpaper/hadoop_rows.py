@@ -1,4 +1,5 @@
-"""Hadoop's own committers as rows of the matrix (``make_paper.py --hadoop``; issue 45, item 3).
+"""Hadoop's own committers as rows of the matrix (``make_paper.py --hadoop`` and
+``--hadoop-s3a``; issue 45, item 3).
 
 ``zerorename check --target hadoop --quick`` (:mod:`zerorename_bridge.hadoop.check`) explores
 Hadoop 3.5.0's real ``v1``, ``v2`` and ``manifest`` committers, in the research driver's JVM, on
@@ -6,21 +7,24 @@ the HDFS-like filesystem, under the model's scheduler and fault choices, at the 
 (:data:`~zerorename_bridge.hadoop.check.QUICK_RUNS` runs per scope).  ``results/hadoop.json``
 holds, per real committer, protocol and property, the verdict, the runs, whether every scope
 was exhausted and the witness (``results/hadoop_traces/``, replayed by ``zerorename trace
-replay``).  The table shows each real committer's row beside the model's row for the same
-committer and store, read from ``results/verdicts.json`` (not explored again), marks every cell
-where they differ and says why in one line, a line made from the two cells (the budget that cut
-a scope off, the recovery the real committer lacks), never typed per cell.  S3A's ``magic``,
-``directory`` and ``partitioned`` (on moto) are left out, and the text says so.
-The table is rendered into the paper (``{{HADOOP_ROWS}}``) and into ``README.md`` between its
-own markers; nothing of it is typed by hand (``tests/test_paper_hadoop.py``).
+replay``).  ``--hadoop-s3a`` does the same for S3A's ``magic``, ``directory`` and
+``partitioned`` (hadoop-aws 3.5.0) on a moto server, at :data:`S3A_RUNS` runs per scope and under
+Hadoop's protocol only (:data:`S3A_PROTOCOLS`), into ``results/hadoop_s3a.json``.  Each table
+shows each real committer's row beside the model's row for the same committer and store, read
+from ``results/verdicts.json`` (not explored again), marks every cell where they differ and says
+why in one line, a line made from the two cells (the budget that cut a scope off, the recovery
+the real committer lacks, a known S3A difference its witnesses show: :data:`FINDINGS`), never
+typed per cell; a model violation the real search's budget did not reach reads ``not found in N
+runs``.  The tables are rendered into the paper (``{{HADOOP_ROWS}}``) and into ``README.md``
+between its own markers; nothing of them is typed by hand (``tests/test_paper_hadoop.py``).
 """
 
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,12 +34,26 @@ from zrpaper.results import Results, load_results
 from zrpaper.settings import HERE, RESULTS, rel
 
 HADOOP = RESULTS / "hadoop.json"
+#: S3A's committers' rows (``make_paper.py --hadoop-s3a``)
+HADOOP_S3A = RESULTS / "hadoop_s3a.json"
+#: the witnesses of both files (named ``<committer>.<store>.<property>.<protocol>.jsonl``)
 HADOOP_TRACES = RESULTS / "hadoop_traces"
 #: the HDFS-like filesystem: the store the real v1, v2 and manifest committers run on
 STORE = "hdfs"
 COMMITTERS = ("v1", "v2", "manifest")
-#: S3A's committers, driven on moto: not explored here yet (see the text)
-LEFT_OUT = ("magic", "directory", "partitioned")
+#: S3A's committers, driven on moto (store ``s3``): ``make_paper.py --hadoop-s3a``
+S3A_STORE = "s3"
+S3A_COMMITTERS = ("magic", "directory", "partitioned")
+#: runs per scope of S3A's rows: the quick check's budget.  A run on moto costs about half a
+#: second to a second (each S3 request is a step); 20 runs per scope took 623 s for the three
+#: committers on this loaded 2-core machine, so the quick budget fits in about half an hour
+S3A_RUNS = 40
+#: the protocol S3A's rows are explored under: Hadoop's, which is what S3A's committers run
+#: under Spark too (Spark hands their ``commitJob`` no task messages), so Spark's rows, the same
+#: runs, are not explored
+S3A_PROTOCOLS = ("hadoop",)
+#: what ``--hadoop`` leaves to ``--hadoop-s3a``
+LEFT_OUT = S3A_COMMITTERS
 PROTOCOLS = ("hadoop", "spark")
 HADOOP_VERSION = "3.5.0"
 README = HERE / "README.md"
@@ -58,43 +76,62 @@ def cell_json(cell: Cell) -> dict[str, Any]:
 
 def explore(committer: str, props: Sequence[str], traces: str | None,
             protocols: Sequence[str] = PROTOCOLS,
-            progress: Callable[[str], None] | None = None) -> list[Cell]:
-    """The quick check of one real committer on :data:`STORE` (what ``zerorename check --target
-    hadoop --quick --committer <committer>`` runs)."""
+            progress: Callable[[str], None] | None = None, store: str = STORE,
+            max_runs: int | None = None) -> list[Cell]:
+    """The quick check of one real committer on ``store`` (what ``zerorename check --target
+    hadoop --quick --committer <committer>`` runs; ``max_runs``: runs per scope instead of the
+    quick budget's)."""
     from zerorename_bridge.hadoop.check import run_check
 
-    return run_check([committer], [STORE], list(props), quick=True, traces=traces,
-                     protocols=protocols, progress=progress)
+    return run_check([committer], [store], list(props), quick=True, traces=traces,
+                     protocols=protocols, progress=progress, max_runs=max_runs)
 
 
-def compute(progress: Callable[[str], None] = print) -> dict[str, Any]:
-    """Explore every real committer of :data:`COMMITTERS`; write the witnesses, return the
-    results."""
+def _clear_traces(store: str) -> None:
+    """Remove the witnesses of ``store``'s rows (the other store's stay)."""
+    HADOOP_TRACES.mkdir(parents=True, exist_ok=True)
+    for old in HADOOP_TRACES.glob(f"*.{store}.*.jsonl"):
+        old.unlink()
+
+
+def compute(progress: Callable[[str], None] = print, store: str = STORE) -> dict[str, Any]:
+    """Explore every real committer of ``store`` (:data:`COMMITTERS` on the HDFS-like
+    filesystem at the quick budget, :data:`S3A_COMMITTERS` on moto at :data:`S3A_RUNS`); write
+    the witnesses, return the results."""
     from zerorename_bridge.hadoop.check import PROPERTIES, QUICK_RUNS
 
-    shutil.rmtree(HADOOP_TRACES, ignore_errors=True)
-    HADOOP_TRACES.mkdir(parents=True)
+    s3a = store == S3A_STORE
+    committers = S3A_COMMITTERS if s3a else COMMITTERS
+    runs = S3A_RUNS if s3a else QUICK_RUNS
+    protocols = S3A_PROTOCOLS if s3a else PROTOCOLS
+    _clear_traces(store)
     rows: list[dict[str, Any]] = []
     seconds: dict[str, float] = {}
-    for committer in COMMITTERS:
+    for committer in committers:
         started = time.monotonic()
-        cells = explore(committer, PROPERTIES, str(HADOOP_TRACES), PROTOCOLS, progress)
+        cells = explore(committer, PROPERTIES, str(HADOOP_TRACES), protocols, progress,
+                        store=store, max_runs=runs if s3a else None)
         seconds[committer] = round(time.monotonic() - started, 1)
-        for protocol in PROTOCOLS:
+        for protocol in protocols:
             mine = {c.prop: c for c in cells if c.protocol == JobProtocol(protocol)}
             rows.append({"committer": committer, "protocol": protocol,
                          "cells": {p: cell_json(mine[p]) for p in PROPERTIES}})
-    return {"hadoop": HADOOP_VERSION, "store": STORE, "runs_per_scope": QUICK_RUNS,
-            "properties": list(PROPERTIES), "committers": list(COMMITTERS),
-            "left_out": list(LEFT_OUT), "seconds": seconds, "rows": rows}
+    return {"hadoop": HADOOP_VERSION, "store": store, "runs_per_scope": runs,
+            "properties": list(PROPERTIES), "committers": list(committers),
+            "left_out": [] if s3a else list(LEFT_OUT), "seconds": seconds, "rows": rows}
+
+
+def results_file(store: str) -> Path:
+    return HADOOP_S3A if store == S3A_STORE else HADOOP
 
 
 def save(data: Mapping[str, Any]) -> None:
-    HADOOP.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    results_file(data["store"]).write_text(json.dumps(data, indent=1, sort_keys=True) + "\n",
+                                    encoding="utf-8")
 
 
-def load() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(HADOOP.read_text(encoding="utf-8"))
+def load(store: str = STORE) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(results_file(store).read_text(encoding="utf-8"))
     return data
 
 
@@ -122,8 +159,96 @@ def _scopes(names: Sequence[str]) -> str:
     return ", ".join(f"`{s}`" for s in names)
 
 
-def why(committer: str, model: Cell, real: Mapping[str, Any], runs_per_scope: int) -> str:
-    """One line: why the model's cell and the real committer's differ, from the two cells."""
+@dataclass(frozen=True)
+class Finding:
+    """A known difference of S3A 3.5.0 from the model (``docs/research/s3a-findings.md``): a
+    differing cell is put down to it when the committer, the witness's scope family and the
+    witnesses' text say so (:func:`finding_for`), never by naming the cell."""
+
+    number: str
+    says: str
+    committers: tuple[str, ...]
+    families: tuple[str, ...]  # the witness's scope family; () for any
+    #: text that must appear in one of the two witnesses (the real one's or the model's)
+    marker: str | None = None
+
+
+FINDINGS_DOC = "docs/research/s3a-findings.md"
+#: the scope families with two jobs on one destination (findings 3, 6 and 7 arise there)
+TWO_JOBS_ON_ONE_DEST = ("same-destination", "nested", "nested-overlap")
+FINDINGS: tuple[Finding, ...] = (
+    Finding("6", "S3A 3.5.0 fails a clean-up whose abort finds an upload already completed or "
+            "aborted by someone else (`FileNotFoundException: Aborting multipart upload`); the "
+            "model's clean-up takes a vanished upload as aborted",
+            S3A_COMMITTERS, (), "Aborting multipart upload"),
+    Finding("3", "S3A's job clean-up aborts every pending upload under the destination, the "
+            "other job's too, at other points than the model's", ("magic", "directory",
+                                                                  "partitioned"),
+            TWO_JOBS_ON_ONE_DEST),
+    Finding("7", "S3A 3.5.0 keeps a magic job's work under `__magic_job-<uuid>/` and its "
+            "clean-up deletes only that; the model's magic shares `__magic/` between jobs",
+            ("magic",), TWO_JOBS_ON_ONE_DEST, "__magic_job-"),
+    Finding("4", "the harness's `file://` cluster filesystem replaces on rename where the "
+            "model's cluster filesystem refuses, so a task's second attempt can commit",
+            ("directory", "partitioned"), ("partition",)),
+)
+
+
+def _witness_text(path: str | None) -> str:
+    """A witness trace's text (``path`` relative to ``paper/`` or absolute); "" if none."""
+    if not path:
+        return ""
+    file = Path(path) if Path(path).is_absolute() else HERE / path
+    return file.read_text(encoding="utf-8") if file.exists() else ""
+
+
+def finding_for(committer: str, model: Cell, real: Mapping[str, Any]) -> Finding | None:
+    """The first known S3A difference (:data:`FINDINGS`) the pair of cells shows: the
+    committer is one it is about, the scope of the witness (the real one's, else the model's)
+    is of its families, and its marker is in one of the witnesses.  None where the budget
+    explains the difference (the model's violation not found in the real search's cut-off
+    runs, :func:`not_found`): nothing says the finding is the cause there."""
+    if not_found(model, real):
+        return None
+    scope = real["scope"] if real["verdict"] == Verdict.VIOLATED.value else model.scope
+    texts = (_witness_text(real["trace"]), _witness_text(model.trace))
+    for finding in FINDINGS:
+        if committer not in finding.committers:
+            continue
+        if finding.families and _family(scope) not in finding.families:
+            continue
+        if finding.marker is not None and not any(finding.marker in t for t in texts):
+            continue
+        return finding
+    return None
+
+
+def not_found(model: Cell | None, real: Mapping[str, Any]) -> bool:
+    """The model found a violation the real committer's search, cut off by its budget, did
+    not: the cell reads ``not found in N runs``, not ``holds*``."""
+    return (model is not None and model.verdict is Verdict.VIOLATED
+            and real["verdict"] in (Verdict.HOLDS.value, Verdict.VACUOUS.value)
+            and not real["complete"])
+
+
+def real_shown(model: Cell | None, real: Mapping[str, Any]) -> str:
+    """A real cell as the table reads it."""
+    return f"not found in {real['runs']} runs" if not_found(model, real) else str(real["shown"])
+
+
+def why(committer: str, model: Cell, real: Mapping[str, Any], runs_per_scope: int,
+        budget: str = "the quick check's") -> str:
+    """One line: why the model's cell and the real committer's differ, from the two cells (and,
+    for S3A's committers, the known difference their witnesses show, :func:`finding_for`)."""
+    line = _why(committer, model, real, runs_per_scope, budget)
+    finding = finding_for(committer, model, real) if model.verdict is not Verdict.NA else None
+    if finding is not None:
+        line += f"; known: {finding.says} ({FINDINGS_DOC}, finding {finding.number})"
+    return line
+
+
+def _why(committer: str, model: Cell, real: Mapping[str, Any], runs_per_scope: int,
+         budget: str) -> str:
     real_violated = real["verdict"] == Verdict.VIOLATED.value
     model_violated = model.verdict is Verdict.VIOLATED
     if model.verdict is Verdict.NA:
@@ -149,8 +274,8 @@ def why(committer: str, model: Cell, real: Mapping[str, Any], runs_per_scope: in
         where = model.scope
         if not real["complete"]:
             cut = real["cut_off"]
-            return (f"scopes not exhausted (`holds*`): the quick check's {runs_per_scope} runs "
-                    f"per scope cut off {_scopes(cut)}"
+            return (f"scopes not exhausted: {budget} {runs_per_scope} runs per scope cut off "
+                    f"{_scopes(cut)}"
                     + (f", the model's witness is in `{where}`" if where in cut
                        else f"; the model's witness is in `{where}`"))
         if _family(where) == "restart" and _recovers(committer):
@@ -166,9 +291,19 @@ def why(committer: str, model: Cell, real: Mapping[str, Any], runs_per_scope: in
     if not model.complete:
         sides.append(f"the model's search cut off {_scopes(model.cut_off)}")
     if not real["complete"]:
-        sides.append(f"the quick check's {runs_per_scope} runs per scope cut off "
+        sides.append(f"{budget} {runs_per_scope} runs per scope cut off "
                      f"{_scopes(real['cut_off'])}")
     return "scopes not exhausted (`holds*`): " + "; ".join(sides)
+
+
+def _budget(data: Mapping[str, Any]) -> str:
+    return "the S3A rows'" if data["store"] == S3A_STORE else "the quick check's"
+
+
+def _label(data: Mapping[str, Any]) -> str:
+    """The real rows' name: S3A's (hadoop-aws) or Hadoop's."""
+    return (f"S3A {data['hadoop']}" if data["store"] == S3A_STORE
+            else f"Hadoop {data['hadoop']}")
 
 
 def differences(data: Mapping[str, Any], results: Results) -> list[dict[str, Any]]:
@@ -183,9 +318,10 @@ def differences(data: Mapping[str, Any], results: Results) -> list[dict[str, Any
                 continue
             if mine.shown != real["shown"]:
                 found.append({"committer": row["committer"], "protocol": row["protocol"],
-                              "property": prop, "model": mine.shown, "real": real["shown"],
+                              "property": prop, "model": mine.shown,
+                              "real": real_shown(mine, real),
                               "why": why(row["committer"], mine, real,
-                                         data["runs_per_scope"])})
+                                         data["runs_per_scope"], _budget(data))})
     return found
 
 
@@ -200,10 +336,55 @@ def _model_text(cell: Cell | None) -> str:
     return cell.shown
 
 
-def _real_text(cell: Mapping[str, Any], differs: bool) -> str:
+def _real_text(cell: Mapping[str, Any], model: Cell | None, differs: bool) -> str:
+    shown = real_shown(model, cell)
     text = (f"[**violated**]({cell['trace']})" if cell["verdict"] == Verdict.VIOLATED.value
-            and cell["trace"] else f"**{cell['shown']}**" if differs else str(cell["shown"]))
+            and cell["trace"] else f"**{shown}**" if differs else shown)
     return f"{text} ≠" if differs else text
+
+
+def quick_runs() -> int:
+    from zerorename_bridge.hadoop.check import QUICK_RUNS
+
+    return QUICK_RUNS
+
+
+def _intro(data: Mapping[str, Any]) -> str:
+    seconds = data["seconds"]
+    took = ", ".join(f"`{c}` {seconds[c]:.0f} s" for c in data["committers"])
+    shared = (
+        " Each is shown beside the model's row for the same committer and store (the matrix "
+        "above, at the paper's budget, not explored again). A real cell that differs from the "
+        "model's is marked ≠ and explained below the table; `holds*`: no violation, but some "
+        "scope was cut off by its budget (evidence, not proof); `not found in N runs`: the "
+        "model found a violation that the real committer's N runs, cut off by the budget, did "
+        "not reach (not a `holds`). Each **violated** real cell links its witness (`zerorename "
+        "trace replay <file>` runs it again in the JVM).")
+    if data["store"] == S3A_STORE:
+        return (
+            f"S3A's own committers (hadoop-aws {data['hadoop']}: "
+            f"`{'`, `'.join(data['committers'])}`), run in the research driver's JVM against a "
+            f"moto server (`{data['store']}`), every S3 request one step of the model's "
+            "scheduler, with the model's faults at those steps: `make_paper.py --hadoop-s3a`, "
+            "that is `zerorename check --target hadoop --quick --committer <name>` "
+            + (f"at {data['runs_per_scope']} runs per scope" if data["runs_per_scope"]
+               != quick_runs() else f"({data['runs_per_scope']} runs per scope)")
+            + f", under Hadoop's protocol ({took})." + shared
+            + " Under Spark, S3A's committers run Hadoop's protocol (Spark hands their "
+            "`commitJob` no task messages; S3A lists the store), so S3A users read the "
+            "`hadoop` rows, the only ones explored here (they take no messages: under Spark's "
+            "driver the runs are the same). A difference that is known behaviour of S3A "
+            f"3.5.0 the model lacks names its entry in `{FINDINGS_DOC}`.")
+    left_out = data.get("left_out") or []
+    return (
+        f"Hadoop {data['hadoop']}'s own committers (`{'`, `'.join(data['committers'])}`), run "
+        "in the research driver's JVM on the HDFS-like filesystem (`"
+        f"{data['store']}`) under the model's scheduler and faults: `zerorename check --target "
+        f"hadoop --quick --committer <name>`, {data['runs_per_scope']} runs per scope ({took})."
+        + shared
+        + (f" S3A's `{'`, `'.join(left_out)}` run on moto: their rows are the next table "
+           "(`make_paper.py --hadoop-s3a`); zerorename's JVM `fenced` holds every property at "
+           "the quick budget there (`bench/results/hadoop_fenced.md`)." if left_out else ""))
 
 
 def render_table(data: Mapping[str, Any], results: Results) -> str:
@@ -213,22 +394,9 @@ def render_table(data: Mapping[str, Any], results: Results) -> str:
     model = model_cells(results, data["store"])
     diffs = differences(data, results)
     marked = {(d["committer"], d["protocol"], d["property"]) for d in diffs}
-    seconds = data["seconds"]
+    label = _label(data)
     lines = [
-        f"Hadoop {data['hadoop']}'s own committers (`{'`, `'.join(data['committers'])}`), run "
-        "in the research driver's JVM on the HDFS-like filesystem (`"
-        f"{data['store']}`) under the model's scheduler and faults: `zerorename check --target "
-        f"hadoop --quick --committer <name>`, {data['runs_per_scope']} runs per scope ("
-        + ", ".join(f"`{c}` {seconds[c]:.0f} s" for c in data["committers"])
-        + "). Each is shown beside the model's row for the same committer and store (the "
-        "matrix above, at the paper's budget, not explored again). A real cell that differs "
-        "from the model's is marked ≠ and explained below the table; `holds*`: no violation, "
-        "but some scope was cut off by its budget (evidence, not proof). Each **violated** real "
-        "cell links its witness (`zerorename trace replay <file>` runs it again in the JVM). "
-        f"S3A's `{'`, `'.join(data['left_out'])}` are not rows yet: driven on moto (about "
-        "0.5 s a run on a quiet machine) they are checked by replaying the model's schedules "
-        "(the conformance above) and, in CI, by a slice of their quick check; zerorename's JVM "
-        "`fenced` holds every property at this budget (`bench/results/hadoop_fenced.md`).",
+        _intro(data),
         "",
         "| committer | protocol | row | " + " | ".join(props) + " |",
         "|---|---|---|" + "---|" * len(props),
@@ -237,31 +405,43 @@ def render_table(data: Mapping[str, Any], results: Results) -> str:
         committer, protocol = row["committer"], row["protocol"]
         lines.append(f"| `{committer}` | {protocol} | model | " + " | ".join(
             _model_text(model.get((committer, protocol, p))) for p in props) + " |")
-        lines.append(f"| `{committer}` | {protocol} | Hadoop {data['hadoop']} | " + " | ".join(
-            _real_text(row["cells"][p], (committer, protocol, p) in marked) for p in props)
+        lines.append(f"| `{committer}` | {protocol} | {label} | " + " | ".join(
+            _real_text(row["cells"][p], model.get((committer, protocol, p)),
+                       (committer, protocol, p) in marked) for p in props)
             + " |")
     lines += ["", f"Where they differ ({len(diffs)} cells):" if diffs
               else "The real committers' rows and the model's agree in every cell.", ""]
     lines += [f"* `{d['committer']}`, {d['protocol']}, {d['property']}: model {d['model']}, "
-              f"Hadoop {d['real']}: {d['why']}." for d in diffs]
+              f"{label} {d['real']}: {d['why']}." for d in diffs]
     return "\n".join(lines).rstrip()
 
 
+def tables() -> list[dict[str, Any]]:
+    """The results the section renders: Hadoop's rows, then S3A's (when explored)."""
+    return [load(store) for store in (STORE, S3A_STORE) if results_file(store).exists()]
+
+
+def render_all(loaded: Sequence[Mapping[str, Any]], results: Results) -> str:
+    return "\n\n".join(render_table(data, results) for data in loaded)
+
+
 def render_section(results: Results) -> str:
-    """The paper's section (``{{HADOOP_ROWS}}``): the table of ``results/hadoop.json``."""
-    return render_table(load(), results)
+    """The paper's section (``{{HADOOP_ROWS}}``): the tables of ``results/hadoop.json`` and
+    ``results/hadoop_s3a.json``."""
+    return render_all(tables(), results)
 
 
-def updated_readme(text: str, data: Mapping[str, Any], results: Results) -> str:
-    """``text`` (``paper/README.md``) with the table between its markers replaced."""
+def updated_readme(text: str, loaded: Sequence[Mapping[str, Any]], results: Results) -> str:
+    """``text`` (``paper/README.md``) with the tables between its markers replaced."""
     if text.count(BEGIN) != 1 or text.count(END) != 1:
         raise ValueError(f"{README.name} must hold the hadoop markers exactly once")
     head, rest = text.split(BEGIN)
     _old, tail = rest.split(END)
-    return f"{head}{BEGIN}\n{render_table(data, results)}\n{END}{tail}"
+    return f"{head}{BEGIN}\n{render_all(loaded, results)}\n{END}{tail}"
 
 
-def write_readme(data: Mapping[str, Any], results: Results | None = None) -> None:
+def write_readme(results: Results | None = None) -> None:
+    """Render the hadoop block of ``paper/README.md`` from both results files."""
     results = results if results is not None else load_results()
-    README.write_text(updated_readme(README.read_text(encoding="utf-8"), data, results),
-                      encoding="utf-8")
+    README.write_text(updated_readme(README.read_text(encoding="utf-8"), tables(),
+                                     results), encoding="utf-8")

@@ -374,6 +374,10 @@ class _Backend:
 #: a time a Java ``FileStatus`` prints (``modification_time=1796179851311``): it differs
 #: from run to run, and a failed call's message is part of the run's final state
 _CLOCK = re.compile(r"\b(modification_time|access_time)=\d+")
+#: what an S3 error S3A quotes names that differs from run to run: the upload's ID (moto's
+#: are random) and the request's ID (``Completing multipart upload id <id>``, ``Request ID:
+#: <id>``); without them a witness of S3A's committers replays to the same final state
+_S3_IDS = re.compile(r"\b((?:[Uu]pload|multipart upload) (?:[Ii][Dd])|Request ID:) [^\s,;)]+")
 
 
 #: how the driver reports the fenced committer's JobAlreadyCommittedException
@@ -469,7 +473,7 @@ class HadoopCommitter:
         witness replays to the same state."""
         for root, shown in ((self.place.local, "<run>"), (self.place.root, "<root>")):
             text = text.replace(root, shown)
-        return _CLOCK.sub(r"\1=<t>", text)
+        return _S3_IDS.sub(r"\1 <id>", _CLOCK.sub(r"\1=<t>", text))
 
     def _shown_answer(self, answer: Answer) -> str:
         """What a step's answer records in the actor's history (the same in every run)."""
