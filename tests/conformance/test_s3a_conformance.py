@@ -116,6 +116,7 @@ def test_the_conformance_replay_sets_s3as_35_clean_up_and_magic_directory(commit
     options = dict(as_hadoop_35(scenario).options)
     assert options[CLEANUP_ABORT_FAILS_ON_MISSING] == "true"
     assert (options.get(PER_JOB_DIRECTORY) == "true") is (committer == "magic")
+    assert (options.get(DELETE_ATTEMPT_AFTER_COMMIT) == "true") is (committer == "magic")
     kept = scenario.with_(options=((CLEANUP_ABORT_FAILS_ON_MISSING, "false"),))
     assert dict(as_hadoop_35(kept).options)[CLEANUP_ABORT_FAILS_ON_MISSING] == "false"
 
@@ -126,12 +127,6 @@ def test_the_conformance_replay_sets_s3as_35_clean_up_and_magic_directory(commit
 PINNED_RANDOM = {
     # finding 4: the harness's cluster filesystem (file://) replaces on rename
     "partitioned partition-hadoop seed 606575069719872": ("j0.t1.a1.commit_task", ""),
-    # agreed until finding 6's option: the model's killed task aborts its upload between the
-    # job abort's listing and its abort, so the job abort fails; S3A's killed commitTask had
-    # deleted its attempt directory (in a finally), so its abortTask aborts nothing and S3A's
-    # job abort succeeds (s3a-findings.md, "Re-measured"; the model option
-    # DELETE_ATTEMPT_AFTER_COMMIT, which the conformance run does not set, makes it agree)
-    "magic abort-hadoop seed 606575069720475": ("driver0.abort_job", ""),
 }
 
 
@@ -144,22 +139,6 @@ def test_random_schedule_differs_as_pinned(translator: S3ATranslator, name: str)
     differing = comparison.call_differences
     assert [f"{c.actor}.{c.method}" for c in differing][:1] == [call], comparison.describe()
     assert answer in differing[0].hadoop_value, comparison.describe()
-
-
-@pytest.mark.hadoop
-@pytest.mark.slow
-def test_the_commit_task_finally_option_explains_the_pinned_abort(
-        translator: S3ATranslator) -> None:
-    """``magic abort-hadoop seed 606575069720475`` agrees with S3A when the model's magic
-    deletes its task attempt directory at the end of commitTask, as 3.5.0's does."""
-    name = "magic abort-hadoop seed 606575069720475"
-    committer, scope_name, _seed, run_seed = name.split()
-    scope = next(s for s in SCOPES_REPRODUCED if s.name == scope_name)
-    scenario = scope.make(committer, "s3")
-    on = as_hadoop_35(scenario.with_(options=(*scenario.options,
-                                              (DELETE_ATTEMPT_AFTER_COMMIT, "true"))))
-    comparison = translator.compare(run_marked(on, RandomChooser(int(run_seed))), name)
-    assert comparison.agrees, comparison.describe()
 
 
 #: Spark-protocol random schedules (seed 606573250) that differed as finding 3 while the model
@@ -226,19 +205,29 @@ AGREE_WITH_35_OPTIONS = {
     # finding 6 (CLEANUP_ABORT_FAILS_ON_MISSING): a job's clean-up aborts the other job's
     # upload, which that job then completed (or aborted); commitJob fails on the 404 after its
     # own output was published, in S3A and now in the model
-    "magic same-destination-hadoop seed 606575069719807": CLEANUP_ABORT_FAILS_ON_MISSING,
     "directory same-destination-hadoop seed 606575069719807": CLEANUP_ABORT_FAILS_ON_MISSING,
     "partitioned nested-overlap-spark seed 606575069719797": CLEANUP_ABORT_FAILS_ON_MISSING,
     # finding 6, one job: the killed task's abort took its upload between the job abort's
     # listing and its abort of that upload (seed 20261202, tests/conformance/data)
     "magic abort-spark seed 20261262783623": CLEANUP_ABORT_FAILS_ON_MISSING,
+    # DELETE_ATTEMPT_AFTER_COMMIT (the 3.5.0 options' fourth, s3a-findings.md "Re-measured"):
+    # with the clean-up option, the model's killed task aborted its upload between the job
+    # abort's listing and its abort, so the job abort failed; S3A's killed commitTask deletes
+    # its attempt directory in a finally, its abortTask finds no .pending file and aborts
+    # nothing, and the job abort succeeds.  One of the sample of seed 606573250, and one of the
+    # 7 magic differences of seed 1352939645 (all 7 of this kind)
+    "magic abort-hadoop seed 606575069720475": DELETE_ATTEMPT_AFTER_COMMIT,
+    "magic abort-spark seed 1352943703819528": DELETE_ATTEMPT_AFTER_COMMIT,
 }
 #: finding 7 (PER_JOB_DIRECTORY): the model's job clean-up deleted the shared __magic
 #: directory, the other job's .pending files with it; S3A 3.5.0's is the job's own.  The random
 #: schedule found it under Spark's protocol and agrees as the Hadoop protocol's run too, with the
 #: option or without it (that run's clean-ups fall elsewhere); the concurrency witnesses (two
 #: jobs, the first job's clean-up deleting the second's pendingset) need the option
-AGREE_WITH_35_OPTIONS_TOO = ["magic same-destination-spark seed 606575069720563"]
+#: (likewise ``magic same-destination-hadoop seed 606575069719807``, of finding 6: since the
+#: commit-task option, its model run's clean-ups fall where the schedule agrees without it too)
+AGREE_WITH_35_OPTIONS_TOO = ["magic same-destination-spark seed 606575069720563",
+                             "magic same-destination-hadoop seed 606575069719807"]
 PER_JOB_WITNESSES = ["magic.s3.concurrency.hadoop.jsonl", "magic.s3.concurrency.spark.jsonl"]
 
 

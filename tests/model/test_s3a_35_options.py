@@ -1,4 +1,4 @@
-"""Two behaviours of S3A's committers in hadoop-aws 3.5.0 as model options (issue 45; the
+"""Behaviours of S3A's committers in hadoop-aws 3.5.0 as model options (issue 45; the
 conformance run sets them, the matrix does not: docs/research/s3a-findings.md, findings 6
 and 7).
 
@@ -7,9 +7,8 @@ and 7).
   ``commitJob`` (after ``_SUCCESS``) and ``abortJob``.  The paper's model passes over it.
 * :data:`PER_JOB_DIRECTORY`: magic's work lies under the job's own ``__magic_job-<uuid>/``,
   and a job's clean-up deletes only that, not another job's ``.pending`` files.
-* :data:`DELETE_ATTEMPT_AFTER_COMMIT` (not set by the conformance run: its extra listing
-  misaligns the replay of two witnesses, s3a-findings.md): magic's ``commitTask`` deletes the
-  task attempt directory in a ``finally``, after a killed commit too.
+* :data:`DELETE_ATTEMPT_AFTER_COMMIT`: magic's ``commitTask`` deletes the task attempt
+  directory in a ``finally``, after a killed commit too (its ``abortTask`` then aborts nothing).
 
 Each unit test fails without its option's code; the exploration tests record what turning an
 option on does to verdicts of the matrix (which keeps the paper's procedure, without them): on

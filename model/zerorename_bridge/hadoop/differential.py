@@ -27,7 +27,11 @@ from zerorename_model.engine.scenario import Scenario
 from zerorename_model.experiments.scopes import SCOPES, Scope
 from zerorename_model.experiments.trace import choices_of, read_trace
 from zerorename_model.systems.protocols.common import CLEANUP_ABORT_FAILS_ON_MISSING
-from zerorename_model.systems.protocols.magic import NEEDS_TASK_COMMIT_ALWAYS, PER_JOB_DIRECTORY
+from zerorename_model.systems.protocols.magic import (
+    DELETE_ATTEMPT_AFTER_COMMIT,
+    NEEDS_TASK_COMMIT_ALWAYS,
+    PER_JOB_DIRECTORY,
+)
 from zerorename_model.systems.protocols.manifest import SAVE_ATTEMPTS
 
 #: Hadoop 3.5.0's default number of manifest-save attempts (ManifestCommitterConstants)
@@ -66,7 +70,7 @@ class RandomChooser:
 HADOOP_35_OPTIONS: dict[str, tuple[tuple[str, str], ...]] = {
     "manifest": ((SAVE_ATTEMPTS, HADOOP_35_SAVE_ATTEMPTS),),
     "magic": ((NEEDS_TASK_COMMIT_ALWAYS, "true"), (CLEANUP_ABORT_FAILS_ON_MISSING, "true"),
-              (PER_JOB_DIRECTORY, "true")),
+              (PER_JOB_DIRECTORY, "true"), (DELETE_ATTEMPT_AFTER_COMMIT, "true")),
     "directory": ((CLEANUP_ABORT_FAILS_ON_MISSING, "true"),),
     "partitioned": ((CLEANUP_ABORT_FAILS_ON_MISSING, "true"),),
 }

@@ -8,11 +8,10 @@ directory for pendingsets (Hadoop protocol) and completes the uploads.  Every st
 work does so by LIST in the destination store, so the committer is only correct with consistent
 listings (VIII.C): under ``s3-2018`` a lagging LIST silently drops a task's output.
 
-Hadoop 3.5.0's magic differs in four ways the model has as options, none in the paper's
-matrix: :data:`NEEDS_TASK_COMMIT_ALWAYS`, :data:`PER_JOB_DIRECTORY` and
-:data:`~zerorename_model.systems.protocols.common.CLEANUP_ABORT_FAILS_ON_MISSING`, set for the
-conformance replay against hadoop-aws 3.5.0, and :data:`DELETE_ATTEMPT_AFTER_COMMIT`, not set
-there (its extra listing misaligns the replay of two witnesses; s3a-findings.md).
+Hadoop 3.5.0's magic differs in four ways the model has as options, set for the conformance
+replay against hadoop-aws 3.5.0 and not in the paper's matrix: :data:`NEEDS_TASK_COMMIT_ALWAYS`,
+:data:`PER_JOB_DIRECTORY`, :data:`DELETE_ATTEMPT_AFTER_COMMIT` and
+:data:`~zerorename_model.systems.protocols.common.CLEANUP_ABORT_FAILS_ON_MISSING`.
 
 Pendingsets are named by *task* ID and overwritten (the HADOOP-17258 fix): the last attempt to
 commit wins, so a partitioned attempt that commits late can replace the accepted attempt's
@@ -80,9 +79,8 @@ PER_JOB_DIRECTORY = "zerorename.model.magic.per-job-directory"
 #: after a failed or killed one too (an interruption runs the ``finally``; a crashed process
 #: does not), quietly (a failed delete is ignored).  A killed attempt's ``abortTask`` then finds
 #: no ``.pending`` file and aborts nothing: its uploads are left to the job's clean-up.  Absent:
-#: the paper's procedure, which keeps the attempt directory.  A model option (issue 45,
-#: s3a-findings.md); the conformance run does not set it: the replay aligns magic's reads
-#: coarsely, and the listing this adds before the delete misaligns two witnesses' task commits
+#: the paper's procedure, which keeps the attempt directory.  A model option; the conformance
+#: run against hadoop-aws 3.5.0 sets it (issue 45, s3a-findings.md)
 DELETE_ATTEMPT_AFTER_COMMIT = "zerorename.model.magic.delete-attempt-after-commit"
 
 
@@ -110,6 +108,7 @@ class MagicCommitter(Publishes, ModelCommitter):
         if task is not None:
             self.task_attempt_path = join(tasks_path, task.attempt_id)
         self._cleaned = False
+        self._listed: list[str] | None = None  # the attempt directory, as the commit listed it
         self.always_commit = options.get(NEEDS_TASK_COMMIT_ALWAYS, "false").lower() == "true"
         self.abort_fails_on_missing = cleanup_abort_fails(options)
         self.delete_attempt_after_commit = options.get(
@@ -144,7 +143,9 @@ class MagicCommitter(Publishes, ModelCommitter):
     def pending_files(self) -> list[PendingCommit]:
         """``for f in listFiles(fs, taskAttemptPath, recursive): loadPendingFile(fs, f)``."""
         commits: list[PendingCommit] = []
-        for obj in list_files(self.fs, self.task_attempt_path):
+        listed = list_files(self.fs, self.task_attempt_path)
+        self._listed = [obj.url for obj in listed]
+        for obj in listed:
             if obj.url.endswith(PENDING):
                 commits += load_pending_set(self.fs.get(obj.url), obj.url)["commits"]
         return commits
@@ -176,9 +177,15 @@ class MagicCommitter(Publishes, ModelCommitter):
 
     def delete_attempt_quietly(self) -> None:
         """``deleteTaskAttemptPathQuietly``: a recursive delete of the task attempt directory,
-        a store failure ignored (:data:`DELETE_ATTEMPT_AFTER_COMMIT`)."""
+        a store failure ignored (:data:`DELETE_ATTEMPT_AFTER_COMMIT`).  Only the attempt
+        writes there, so once the commit has listed it the delete is one bulk DELETE of what
+        that listing showed (S3A lists again; the replay lets those reads run); before that, a
+        LIST and the DELETE."""
         with contextlib.suppress(ModelStoreError):
-            delete_recursive(self.fs, self.task_attempt_path)
+            if self._listed is None:
+                delete_recursive(self.fs, self.task_attempt_path)
+            else:
+                self.fs.delete_many([self.task_attempt_path.rstrip("/"), *self._listed])
 
     def save_pending_set(self, path: str, pendingset: PendingSet) -> None:
         """Overwrite any pendingset of an earlier attempt (HADOOP-17258 fix)."""
