@@ -10,8 +10,13 @@ outcomes, the same verdict.  Re-recorded since (the file's first line says which
 four ``same-job-id`` schedules of directory and partitioned, after the harness gave each job
 the model's own write UUID (docs/research/s3a-findings.md, finding 4); then the 21 whose model
 run changed with the 3.5.0 options of findings 6 and 7 (``as_hadoop_35``: the clean-up that
-fails on an upload gone before its abort, magic's per-job directory), 6 of which now agree; the
-others are as recorded at d91f863."""
+fails on an upload gone before its abort, magic's per-job directory), 6 of which now agree; then
+the 21 whose fingerprint changed when S3A's committers came to be replayed under Hadoop's
+protocol (``as_hadoop_35`` sets ``driver="hadoop"``: of the 31 model runs that changed, all of
+Spark-protocol schedules, 10 kept their fingerprint; 3 magic ones differed and now agree); then
+the 24 magic ones whose model run changed with magic's commit-task option
+(``DELETE_ATTEMPT_AFTER_COMMIT``; all agreed and still agree); the others are as recorded at
+d91f863."""
 
 from __future__ import annotations
 

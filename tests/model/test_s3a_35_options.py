@@ -1,4 +1,4 @@
-"""Two behaviours of S3A's committers in hadoop-aws 3.5.0 as model options (issue 45; the
+"""Behaviours of S3A's committers in hadoop-aws 3.5.0 as model options (issue 45; the
 conformance run sets them, the matrix does not: docs/research/s3a-findings.md, findings 6
 and 7).
 
@@ -7,6 +7,8 @@ and 7).
   ``commitJob`` (after ``_SUCCESS``) and ``abortJob``.  The paper's model passes over it.
 * :data:`PER_JOB_DIRECTORY`: magic's work lies under the job's own ``__magic_job-<uuid>/``,
   and a job's clean-up deletes only that, not another job's ``.pending`` files.
+* :data:`DELETE_ATTEMPT_AFTER_COMMIT`: magic's ``commitTask`` deletes the task attempt
+  directory in a ``finally``, after a killed commit too (its ``abortTask`` then aborts nothing).
 
 Each unit test fails without its option's code; the exploration tests record what turning an
 option on does to verdicts of the matrix (which keeps the paper's procedure, without them): on
@@ -22,6 +24,8 @@ import pytest
 from tests.model.test_hdfs_directories import _Env
 from zerorename.store import UploadInfo
 from zerorename_model.check.explore import explore
+from zerorename_model.engine.errors import ActorCrashed
+from zerorename_model.engine.harness.state import TaskKilled
 from zerorename_model.engine.scenario import JobSpec, TaskSpec
 from zerorename_model.engine.stores.store import ModelStore
 from zerorename_model.experiments.scopes import SCOPES
@@ -29,9 +33,14 @@ from zerorename_model.systems.protocols import get
 from zerorename_model.systems.protocols.common import (
     CLEANUP_ABORT_FAILS_ON_MISSING,
     PENDING,
+    PENDINGSET,
     CommitFailed,
 )
-from zerorename_model.systems.protocols.magic import PER_JOB_DIRECTORY, MagicCommitter
+from zerorename_model.systems.protocols.magic import (
+    DELETE_ATTEMPT_AFTER_COMMIT,
+    PER_JOB_DIRECTORY,
+    MagicCommitter,
+)
 from zerorename_model.systems.protocols.staging import DirectoryStagingCommitter
 
 OUT = "s3://bucket/out"
@@ -186,3 +195,52 @@ def test_exploring_the_clean_up_option_breaks_a_verdict(committer: str, scope_na
                      get(committer), [prop], max_runs=300)
     violation = str(report.violations[prop][0][0])
     assert says in violation and "NoSuchUpload" in violation, violation
+
+
+class _KilledAtPendingset(ModelStore):
+    """A store whose PUT of a ``.pendingset`` is where the task attempt is interrupted: a kill
+    (Spark cancels the attempt; S3A's ``finally`` runs) or a crash (the process is gone)."""
+
+    def __init__(self, kind: str, fault: type[BaseException]) -> None:
+        super().__init__(kind)
+        self.fault = fault
+
+    def put(self, url: str, data: bytes, *, if_none_match: bool = False,
+            if_match: str | None = None) -> str:
+        if url.endswith(PENDINGSET):
+            raise self.fault("j0.t0.a0")
+        return super().put(url, data, if_none_match=if_none_match, if_match=if_match)
+
+
+@pytest.mark.parametrize("options", [{}, {DELETE_ATTEMPT_AFTER_COMMIT: "true"}])
+def test_magic_commit_task_deletes_its_attempt_directory_at_its_end(
+        options: dict[str, str]) -> None:
+    """Hadoop 3.5.0's commitTask deletes the task attempt directory in a ``finally``: after a
+    commit, and after a killed one, whose abortTask then finds no ``.pending`` file and leaves
+    the upload to the job's clean-up (``magic abort-hadoop seed 606575069720475``)."""
+    job = JobSpec(OUT, "job0", 0, 0)
+    task = TaskSpec(job, 0, 0)
+    deletes = bool(options)
+
+    def pending(store: ModelStore) -> list[str]:
+        return [k for k in store.snapshot() if k.endswith(PENDING)]
+
+    store = ModelStore("s3")
+    _magic(store, job, task, options).write("part-0", b"data")
+    _magic(store, job, task, options).commit_task()
+    assert (pending(store) == []) is deletes
+    assert [k for k in store.snapshot() if k.endswith(PENDINGSET)]  # the commit itself
+
+    killed = _KilledAtPendingset("s3", TaskKilled)
+    _magic(killed, job, task, options).write("part-0", b"data")
+    with pytest.raises(TaskKilled):
+        _magic(killed, job, task, options).commit_task()
+    assert (pending(killed) == []) is deletes
+    _magic(killed, job, task, options).abort_task()  # Spark's writer aborts a killed task
+    assert (len(killed.list_multipart_uploads(f"{OUT}/")) == 1) is deletes
+
+    crashed = _KilledAtPendingset("s3", ActorCrashed)  # no finally in a dead process
+    _magic(crashed, job, task, options).write("part-0", b"data")
+    with pytest.raises(ActorCrashed):
+        _magic(crashed, job, task, options).commit_task()
+    assert len(pending(crashed)) == 1

@@ -27,7 +27,11 @@ from zerorename_model.engine.scenario import Scenario
 from zerorename_model.experiments.scopes import SCOPES, Scope
 from zerorename_model.experiments.trace import choices_of, read_trace
 from zerorename_model.systems.protocols.common import CLEANUP_ABORT_FAILS_ON_MISSING
-from zerorename_model.systems.protocols.magic import NEEDS_TASK_COMMIT_ALWAYS, PER_JOB_DIRECTORY
+from zerorename_model.systems.protocols.magic import (
+    DELETE_ATTEMPT_AFTER_COMMIT,
+    NEEDS_TASK_COMMIT_ALWAYS,
+    PER_JOB_DIRECTORY,
+)
 from zerorename_model.systems.protocols.manifest import SAVE_ATTEMPTS
 
 #: Hadoop 3.5.0's default number of manifest-save attempts (ManifestCommitterConstants)
@@ -66,22 +70,38 @@ class RandomChooser:
 HADOOP_35_OPTIONS: dict[str, tuple[tuple[str, str], ...]] = {
     "manifest": ((SAVE_ATTEMPTS, HADOOP_35_SAVE_ATTEMPTS),),
     "magic": ((NEEDS_TASK_COMMIT_ALWAYS, "true"), (CLEANUP_ABORT_FAILS_ON_MISSING, "true"),
-              (PER_JOB_DIRECTORY, "true")),
+              (PER_JOB_DIRECTORY, "true"), (DELETE_ATTEMPT_AFTER_COMMIT, "true")),
     "directory": ((CLEANUP_ABORT_FAILS_ON_MISSING, "true"),),
     "partitioned": ((CLEANUP_ABORT_FAILS_ON_MISSING, "true"),),
 }
 
 
+#: S3A's committers: Hadoop job committers even inside Spark.  Spark 4.3.0's
+#: ``HadoopMapReduceCommitProtocol.commitJob`` (which spark-hadoop-cloud's
+#: ``PathOutputCommitProtocol`` does not override) calls ``OutputCommitter.commitJob(JobContext)``
+#: and hands it no task messages; S3A's ``commitJob`` lists its pendingsets whatever the driver.
+#: The model's magic and staging committers take Spark's messages, so the model's column that
+#: S3A runs is the Hadoop protocol's (docs/research/s3a-findings.md, finding 3).
+S3A_HADOOP_PROTOCOL = ("magic", "directory", "partitioned")
+
+
 def as_hadoop_35(scenario: Scenario) -> Scenario:
-    """The scenario with its protocol's 3.5.0 options (manifest: the save retry; magic:
-    needsTaskCommit always true, the job's own magic directory, a clean-up that fails on an
-    upload gone before its abort; directory and partitioned: that clean-up; other
-    committers: as is).  An option the scenario sets already is kept as it is."""
+    """The scenario as Hadoop 3.5.0 runs it: its protocol's 3.5.0 options (manifest: the save
+    retry; magic: needsTaskCommit always true, the job's own magic directory, a clean-up that
+    fails on an upload gone before its abort; directory and partitioned: that clean-up; other
+    committers: as is), an option the scenario sets already kept as it is; and for S3A's
+    committers (:data:`S3A_HADOOP_PROTOCOL`) Hadoop's protocol under a Spark-protocol scope too
+    (``driver="hadoop"``: ``commit_job(None)``, the job commit lists).  The driver is the only
+    thing the two protocols' scopes differ in (``scopes``: the harness reads it only to decide
+    whether ``commit_job`` gets the messages), so a ``-spark`` schedule's choices are the same
+    up to the job commit, which then finds the tasks' work by listing as S3A's does."""
     given = dict(scenario.options)
     missing = tuple(o for o in HADOOP_35_OPTIONS.get(scenario.committer, ()) if o[0] not in given)
-    if not missing:
-        return scenario
-    return scenario.with_(options=(*scenario.options, *missing))
+    if missing:
+        scenario = scenario.with_(options=(*scenario.options, *missing))
+    if scenario.committer in S3A_HADOOP_PROTOCOL and scenario.driver != "hadoop":
+        scenario = scenario.with_(driver="hadoop")
+    return scenario
 
 
 def witness_paths(directory: Path = TRACES) -> list[Path]:

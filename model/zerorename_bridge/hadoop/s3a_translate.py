@@ -14,6 +14,11 @@ task attempt's and the file's, a ``.pendingset`` the task's, and any other magic
 local directories on both sides, not paused and not compared: what is compared is the
 destination bucket (every object outside the magic directories, byte for byte; ``_SUCCESS``
 by presence) and every committer call's outcome.
+
+The model runs replayed are :func:`~zerorename_bridge.hadoop.differential.as_hadoop_35`'s: S3A's
+committers run Hadoop's job commit under Spark too (Spark's ``commitJob`` hands them no task
+messages), so a Spark-protocol schedule is replayed as the model's run of it under Hadoop's
+protocol (``driver="hadoop"``: the job commit lists), with the model's options of S3A 3.5.0.
 """
 
 from __future__ import annotations

@@ -8,9 +8,9 @@ directory for pendingsets (Hadoop protocol) and completes the uploads.  Every st
 work does so by LIST in the destination store, so the committer is only correct with consistent
 listings (VIII.C): under ``s3-2018`` a lagging LIST silently drops a task's output.
 
-Hadoop 3.5.0's magic differs in three ways the model has as options, set for the conformance
+Hadoop 3.5.0's magic differs in four ways the model has as options, set for the conformance
 replay against hadoop-aws 3.5.0 and not in the paper's matrix: :data:`NEEDS_TASK_COMMIT_ALWAYS`,
-:data:`PER_JOB_DIRECTORY` and
+:data:`PER_JOB_DIRECTORY`, :data:`DELETE_ATTEMPT_AFTER_COMMIT` and
 :data:`~zerorename_model.systems.protocols.common.CLEANUP_ABORT_FAILS_ON_MISSING`.
 
 Pendingsets are named by *task* ID and overwritten (the HADOOP-17258 fix): the last attempt to
@@ -27,6 +27,9 @@ zerorename's magic committer: a job that fails before ``_SUCCESS`` takes back it
 
 from __future__ import annotations
 
+import contextlib
+
+from zerorename_model.engine.errors import ActorCrashed, ModelStoreError, RunAborted
 from zerorename_model.engine.scenario import CommitterEnv, JobSpec, TaskSpec
 from zerorename_model.systems.protocols import ModelCommitter, register
 from zerorename_model.systems.protocols.common import (
@@ -71,6 +74,14 @@ NEEDS_TASK_COMMIT_ALWAYS = "zerorename.model.magic.needs-task-commit-always"
 #: The job's UUID is its job ID here (the model's magic names a job by it).  A model option;
 #: the conformance run against hadoop-aws 3.5.0 sets it (issue 45, s3a-findings.md finding 7)
 PER_JOB_DIRECTORY = "zerorename.model.magic.per-job-directory"
+#: Hadoop 3.5.0's ``commitTask`` deletes the task attempt directory when it ends, in a
+#: ``finally`` ("so there's no possibility of a second attempt"): after a successful commit, and
+#: after a failed or killed one too (an interruption runs the ``finally``; a crashed process
+#: does not), quietly (a failed delete is ignored).  A killed attempt's ``abortTask`` then finds
+#: no ``.pending`` file and aborts nothing: its uploads are left to the job's clean-up.  Absent:
+#: the paper's procedure, which keeps the attempt directory.  A model option; the conformance
+#: run against hadoop-aws 3.5.0 sets it (issue 45, s3a-findings.md)
+DELETE_ATTEMPT_AFTER_COMMIT = "zerorename.model.magic.delete-attempt-after-commit"
 
 
 @register("magic")
@@ -97,8 +108,11 @@ class MagicCommitter(Publishes, ModelCommitter):
         if task is not None:
             self.task_attempt_path = join(tasks_path, task.attempt_id)
         self._cleaned = False
+        self._listed: list[str] | None = None  # the attempt directory, as the commit listed it
         self.always_commit = options.get(NEEDS_TASK_COMMIT_ALWAYS, "false").lower() == "true"
         self.abort_fails_on_missing = cleanup_abort_fails(options)
+        self.delete_attempt_after_commit = options.get(
+            DELETE_ATTEMPT_AFTER_COMMIT, "false").lower() == "true"
 
     # -- job and task set-up -------------------------------------------------------------------
 
@@ -129,7 +143,9 @@ class MagicCommitter(Publishes, ModelCommitter):
     def pending_files(self) -> list[PendingCommit]:
         """``for f in listFiles(fs, taskAttemptPath, recursive): loadPendingFile(fs, f)``."""
         commits: list[PendingCommit] = []
-        for obj in list_files(self.fs, self.task_attempt_path):
+        listed = list_files(self.fs, self.task_attempt_path)
+        self._listed = [obj.url for obj in listed]
+        for obj in listed:
             if obj.url.endswith(PENDING):
                 commits += load_pending_set(self.fs.get(obj.url), obj.url)["commits"]
         return commits
@@ -142,9 +158,34 @@ class MagicCommitter(Publishes, ModelCommitter):
         """Procedure MagicCommitter.commitTask: merge the attempt's ``.pending`` files into
         one PendingSet and PUT it as ``jobAttemptPath/taskId.pendingset`` (one atomic PUT)."""
         assert self.task is not None
-        pendingset = pending_set(self.job.job_id, self.task.attempt_id, self.pending_files())
-        self.save_pending_set(self.pendingset_path(), pendingset)
+        if not self.delete_attempt_after_commit:
+            pendingset = pending_set(self.job.job_id, self.task.attempt_id,
+                                     self.pending_files())
+            self.save_pending_set(self.pendingset_path(), pendingset)
+            return pendingset
+        try:
+            pendingset = pending_set(self.job.job_id, self.task.attempt_id,
+                                     self.pending_files())
+            self.save_pending_set(self.pendingset_path(), pendingset)
+        except (ActorCrashed, RunAborted):
+            raise  # the process is gone (or the run abandoned): no finally runs
+        except BaseException:
+            self.delete_attempt_quietly()  # a failure or a kill: S3A's finally runs
+            raise
+        self.delete_attempt_quietly()
         return pendingset
+
+    def delete_attempt_quietly(self) -> None:
+        """``deleteTaskAttemptPathQuietly``: a recursive delete of the task attempt directory,
+        a store failure ignored (:data:`DELETE_ATTEMPT_AFTER_COMMIT`).  Only the attempt
+        writes there, so once the commit has listed it the delete is one bulk DELETE of what
+        that listing showed (S3A lists again; the replay lets those reads run); before that, a
+        LIST and the DELETE."""
+        with contextlib.suppress(ModelStoreError):
+            if self._listed is None:
+                delete_recursive(self.fs, self.task_attempt_path)
+            else:
+                self.fs.delete_many([self.task_attempt_path.rstrip("/"), *self._listed])
 
     def save_pending_set(self, path: str, pendingset: PendingSet) -> None:
         """Overwrite any pendingset of an earlier attempt (HADOOP-17258 fix)."""
