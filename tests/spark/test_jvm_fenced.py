@@ -796,3 +796,134 @@ def test_task_abort_aborts_and_forgets_the_in_memory_uploads(
     job.job.abortJob(job.context(0, 0), job.jvm.org.apache.hadoop.mapreduce.JobStatus.State
                      .FAILED)
     assert _keys(s3, bucket, "aborted/") == []
+
+
+# -- fs.zerorename.fenced.task-records=messages: each task's record only in its commit message -
+# The committers are driven as Spark drives them under FencedCommitProtocol, with its commit
+# coordinator: an attempt the coordinator refuses is aborted (abortTask), never committed.
+
+
+def _messages_job(spark: Any, dest: str, job_id: str, **kwargs: Any) -> _JvmJob:
+    job = _JvmJob(spark, dest, job_id, spark_protocol=True, **kwargs)
+    job.job.setupJob(job.context(0, 0))
+    return job
+
+
+def _commit(committer: Any, ctx: Any) -> Any:
+    """Spark's task commit of an attempt the coordinator let commit: the record returned."""
+    assert committer.needsTaskCommit(ctx)
+    committer.commitTask(ctx)
+    return committer.taskRecord()
+
+
+def test_messages_duplicate_attempts_and_a_zombie_after_the_job(
+        jvm_spark: Any, s3: EmbeddedS3, bucket: str) -> None:
+    """Two attempts of task 0: the coordinator lets the first commit and refuses the second,
+    which Spark aborts.  Task 1's first attempt is lost; its retry commits; the job commits
+    the accepted records.  The lost attempt (a zombie) is still writing after the job: its
+    upload is pending until Spark aborts it (its commit refused), and no task commit stored
+    anything."""
+    dest = f"s3a://{bucket}/mdup"
+    job = _messages_job(jvm_spark, dest, "mdup-job")
+    first, first_ctx = job.write(0, "part-0", b"first attempt")
+    second, second_ctx = job.write(0, "part-0", b"second attempt", attempt=1)
+    r0 = _commit(first, first_ctx)
+    second.abortTask(second_ctx)  # refused by the coordinator
+    assert _uploads(s3, bucket) == ["mdup/part-0"]
+    retry, retry_ctx = job.write(1, "part-1", b"the retry", attempt=1)
+    r1 = _commit(retry, retry_ctx)
+    assert _keys(s3, bucket, "mdup/__fenced_job-mdup-job/") == [
+        "mdup/__fenced_job-mdup-job/00/_job.json"], "a task commit stored something"
+    job.commit_job([r0, r1])
+    zombie, zombie_ctx = job.write(1, "part-1", b"the zombie")  # after the job's cleanup
+    assert _uploads(s3, bucket) == ["mdup/part-1"]
+    zombie.abortTask(zombie_ctx)  # Spark: its commit is refused (the stage is over)
+    store = zr.S3Store(s3.client())
+    assert store.get(f"{dest}/part-0") == b"first attempt"
+    assert store.get(f"{dest}/part-1") == b"the retry"
+    assert _uploads(s3, bucket) == []
+    _check_published(s3, bucket, "mdup")
+
+
+def test_messages_a_task_attempt_that_died_leaves_nothing(
+        jvm_spark: Any, s3: EmbeddedS3, bucket: str) -> None:
+    """An attempt dies after writing (no abort runs); the retry commits: the job's cleanup
+    aborts the dead attempt's upload (at a key the committed records name)."""
+    dest = f"s3a://{bucket}/mdied"
+    job = _messages_job(jvm_spark, dest, "mdied-job")
+    job.write(0, "part-0", b"never committed")  # ... and its process dies here
+    assert _uploads(s3, bucket) == ["mdied/part-0"]
+    retry, ctx = job.write(0, "part-0", b"the retry", attempt=1)
+    job.commit_job([_commit(retry, ctx)])
+    assert zr.S3Store(s3.client()).get(f"{dest}/part-0") == b"the retry"
+    assert _uploads(s3, bucket) == []
+    _check_published(s3, bucket, "mdied")
+
+
+def test_messages_a_driver_stopping_after_the_commit_point_is_rolled_forward_by_python(
+        jvm_spark: Any, s3: EmbeddedS3, bucket: str) -> None:
+    """The commit record is the same whichever way the task records came: it names each
+    task's record (never stored here) and every upload, so Python rolls the job forward."""
+    from zerorename.committers.fenced_records import JobAlreadyCommittedError
+
+    dest = f"s3a://{bucket}/mjvm2py"
+    job = _messages_job(jvm_spark, dest, "m-jvm-to-py",
+                        options={"fs.zerorename.fenced.test.stop-after":
+                                 "job_stage_save_commit_record"})
+    committer, ctx = job.write(0, "part-0", b"from the jvm")
+    record = _commit(committer, ctx)
+    with pytest.raises(Exception, match="stopped after job_stage_save_commit_record"):
+        job.commit_job([record])
+    store = zr.S3Store(s3.client())
+    root = f"{dest}/__fenced_job-m-jvm-to-py"
+    commit = FencedCommitRecord.from_bytes(store.get(f"{root}/commit.json"), root,
+                                           job_id="m-jvm-to-py", dest=dest)
+    assert commit.records == [f"{root}/00/tasks/task_jt_0001_m_000000.pendingset"]
+    assert [u.url for u in commit.uploads] == [f"{dest}/part-0"]
+    assert _keys(s3, bucket, "mjvm2py/part") == []
+    with pytest.raises(JobAlreadyCommittedError):
+        zr.create_committer("fenced", store, zr.JobContext(dest, job_id="m-jvm-to-py",
+                                                           attempt=1)).setup_job()
+    assert store.get(f"{dest}/part-0") == b"from the jvm"
+    assert [f.url for f in zr.committed_files(store, dest)] == [f"{dest}/part-0"]
+    assert _uploads(s3, bucket) == []
+
+
+def test_messages_abort_aborts_the_accepted_tasks_uploads_beside_another_job(
+        jvm_spark: Any, s3: EmbeddedS3, bucket: str) -> None:
+    """The model's witness (docs/research/fenced-spark-messages.md): task 0 commits (its
+    record only in its message), then the driver aborts the job while another job's marker
+    is under the destination.  No stored record names task 0's upload and another job may
+    own it, so the store alone cannot attribute it; ``FencedCommitProtocol`` kept the records
+    the driver accepted (``onTaskCommit``) and its ``abortJob`` has them aborted."""
+    jvm = jvm_spark.sparkContext._jvm
+    dest = f"s3a://{bucket}/mabort"
+    other = _JvmJob(jvm_spark, dest, "other-job")
+    other.job.setupJob(other.context(0, 0))  # active: its marker is under the destination
+
+    def aborted_job(job_id: str, accepted: bool) -> None:
+        job = _JvmJob(jvm_spark, dest, job_id, spark_protocol=True)
+        job_ctx = jvm.org.apache.hadoop.mapreduce.task.JobContextImpl(
+            job.conf, jvm.org.apache.hadoop.mapreduce.JobID("jt", 1))
+        protocol = jvm.io.zerorename.spark.FencedCommitProtocol(job_id, dest, False)
+        protocol.setupJob(job_ctx)
+        committer, ctx = job.write(0, f"{job_id}-0", b"committed task")
+        record = _commit(committer, ctx)
+        if accepted:
+            protocol.onTaskCommit(jvm.io.zerorename.spark.FencedCommitProtocol
+                                  .FencedTaskCommitMessage(None, record.toBytes()))
+        protocol.abortJob(job_ctx)
+
+    # without the accepted records (what the store alone says) the upload is left pending
+    aborted_job("unattributed", accepted=False)
+    left = s3.client().list_multipart_uploads(Bucket=bucket).get("Uploads", [])
+    assert [u["Key"] for u in left] == ["mabort/unattributed-0"]
+    s3.client().abort_multipart_upload(Bucket=bucket, Key=left[0]["Key"],
+                                       UploadId=left[0]["UploadId"])
+
+    aborted_job("attributed", accepted=True)
+    assert _uploads(s3, bucket) == []
+    assert [k for k in _keys(s3, bucket, "mabort/") if "other-job" not in k] == []
+    other.job.abortJob(other.context(0, 0),
+                       jvm.org.apache.hadoop.mapreduce.JobStatus.State.FAILED)
+    assert _keys(s3, bucket, "mabort/") == []
