@@ -47,7 +47,11 @@ import io.zerorename.committer.store.S3CommitStore;
  *   filesystem, task commit takes the uploads from S3A's in-memory tracker (no request) and
  *   drops them from it at task commit and abort; else it reads S3A's {@code .pending}
  *   objects.</li>
- *   <li>Task commit: one PUT of the task's record with {@code If-None-Match: *} at a key named
+ *   <li>Task commit under Spark's protocol ({@link #runUnderSparkProtocol}), by default: no
+ *   request; the task's record is returned for its commit message only
+ *   ({@value FencedOptions#TASK_RECORDS}{@code =messages}).</li>
+ *   <li>Task commit otherwise ({@code store}): one PUT of the task's record with
+ *   {@code If-None-Match: *} at a key named
  *   by the task — the first attempt to commit a task wins; a later one is refused, aborts its
  *   uploads and returns, the task being committed by the winner ({@link #taskCommittedBy});
  *   a task commit after the job's commit point is fenced out ({@link TaskFencedException}).</li>

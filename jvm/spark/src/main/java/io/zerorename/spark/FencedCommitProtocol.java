@@ -22,7 +22,8 @@ import io.zerorename.committer.records.TaskRecord;
  * Spark's cloud protocol ({@link PathOutputCommitProtocol}: the committer from the scheme's
  * factory, dynamic partition overwrite through the committer's capability), with Spark's own
  * hand-over of task results used for what it is for. A task's commit returns the task record
- * its committer saved (or found saved by the attempt that won) inside its commit message; the
+ * its committer made (and, with task records in the store, saved or found saved by the
+ * attempt that won) inside its commit message; the
  * driver's job commit hands the accepted tasks' records to the committer
  * ({@link FencedCommitter#useTaskRecords}), which then neither lists the job's task records nor
  * reads them back: one LIST and one GET per task fewer than Hadoop's protocol, where the job
