@@ -149,6 +149,19 @@ def test_duplicate_attempts_of_one_task_and_a_zombie_after_the_job(
                                                                           bucket)
 
 
+def test_messages_duplicate_attempts_and_a_zombie_after_the_job(
+        rgw_spark: Any, rgw: RGWTarget, bucket: str) -> None:
+    """Task records in messages: no task commit stores anything; the refused and lost
+    attempts' uploads are aborted; only the accepted attempts' bytes are published."""
+    on_moto.test_messages_duplicate_attempts_and_a_zombie_after_the_job(rgw_spark, rgw, bucket)
+
+
+def test_messages_abort_aborts_the_accepted_tasks_uploads_beside_another_job(
+        rgw_spark: Any, rgw: RGWTarget, bucket: str) -> None:
+    on_moto.test_messages_abort_aborts_the_accepted_tasks_uploads_beside_another_job(
+        rgw_spark, rgw, bucket)
+
+
 def test_a_task_attempt_that_died_after_writing_leaves_nothing(
         rgw_spark: Any, rgw: RGWTarget, bucket: str) -> None:
     on_moto.test_a_task_attempt_that_died_after_writing_leaves_nothing(rgw_spark, rgw, bucket)

@@ -47,7 +47,11 @@ import io.zerorename.committer.store.S3CommitStore;
  *   filesystem, task commit takes the uploads from S3A's in-memory tracker (no request) and
  *   drops them from it at task commit and abort; else it reads S3A's {@code .pending}
  *   objects.</li>
- *   <li>Task commit: one PUT of the task's record with {@code If-None-Match: *} at a key named
+ *   <li>Task commit under Spark's protocol ({@link #runUnderSparkProtocol}), by default: no
+ *   request; the task's record is returned for its commit message only
+ *   ({@value FencedOptions#TASK_RECORDS}{@code =messages}).</li>
+ *   <li>Task commit otherwise ({@code store}): one PUT of the task's record with
+ *   {@code If-None-Match: *} at a key named
  *   by the task — the first attempt to commit a task wins; a later one is refused, aborts its
  *   uploads and returns, the task being committed by the winner ({@link #taskCommittedBy});
  *   a task commit after the job's commit point is fenced out ({@link TaskFencedException}).</li>
@@ -87,6 +91,11 @@ public class FencedCommitter extends PathOutputCommitter implements StreamCapabi
   private volatile TaskRecord committedRecord;
   /** Spark's protocol: the task records its commit messages carried, for the next job commit. */
   private List<TaskRecord> carriedRecords;
+  /** Spark's protocol: the records of the tasks the driver accepted, for the next abort. */
+  private List<TaskRecord> acceptedRecords = List.of();
+  /** Null: Hadoop's protocol. Else Spark's ({@link #runUnderSparkProtocol}), and whether its
+   *  commit coordination is on. */
+  private volatile Boolean sparkCoordination;
 
   public FencedCommitter(Path outputPath, TaskAttemptContext context) throws IOException {
     this(outputPath, (JobContext) context, context);
@@ -178,6 +187,7 @@ public class FencedCommitter extends PathOutputCommitter implements StreamCapabi
             "refuse")))
         .choice(conf.getTrimmed(FencedOptions.CHOICE, ""))
         .dynamicPartitionOverwrite(dynamicOverwrite)
+        .taskRecordsInMessages(FencedOptions.TASK_RECORDS_MESSAGES.equals(taskRecordsQuietly()))
         .stopAfter(conf.getTrimmed(FencedOptions.TEST_STOP_AFTER, ""));
   }
 
@@ -270,8 +280,72 @@ public class FencedCommitter extends PathOutputCommitter implements StreamCapabi
     return new Path(outputPath, rel);
   }
 
+  /**
+   * Spark's protocol ({@code io.zerorename.spark.FencedCommitProtocol}) made this committer:
+   * each task's record reaches the driver in its commit message, and the driver accepts one
+   * attempt per task, asking Spark's commit coordinator before each task commit
+   * ({@code commitCoordination}: {@value FencedOptions#SPARK_COMMIT_COORDINATION}). Only then
+   * may a task commit keep its record out of the store
+   * ({@value FencedOptions#TASK_RECORDS}{@code =messages}, the default here). Without this
+   * call (Hadoop's protocol, MapReduce, a committer driven directly) it is always
+   * {@code store}.
+   */
+  public void runUnderSparkProtocol(boolean commitCoordination) {
+    this.sparkCoordination = commitCoordination;
+  }
+
+  /** {@value FencedOptions#TASK_RECORDS} as this committer applies it: {@code messages} or
+   *  {@code store}. Refuses a value it cannot run with ({@link TaskRecordsOptionException}). */
+  public String taskRecords() throws TaskRecordsOptionException {
+    String configured = conf.getTrimmed(FencedOptions.TASK_RECORDS, "");
+    String mode = configured.toLowerCase(java.util.Locale.ROOT);
+    if (!mode.isEmpty() && !mode.equals(FencedOptions.TASK_RECORDS_MESSAGES)
+        && !mode.equals(FencedOptions.TASK_RECORDS_STORE)) {
+      throw new TaskRecordsOptionException(layout.destUrl(), FencedOptions.TASK_RECORDS + "="
+          + configured + ": use " + FencedOptions.TASK_RECORDS_MESSAGES + " or "
+          + FencedOptions.TASK_RECORDS_STORE);
+    }
+    Boolean coordination = sparkCoordination;
+    if (coordination == null) {
+      if (mode.equals(FencedOptions.TASK_RECORDS_MESSAGES)) {
+        throw new TaskRecordsOptionException(layout.destUrl(), FencedOptions.TASK_RECORDS
+            + "=messages needs Spark's commit protocol, whose job commit receives the tasks' "
+            + "commit messages; under Hadoop's protocol (here) the job commit finds the tasks "
+            + "only by their stored records. Set " + FencedOptions.TASK_RECORDS + "=store, or "
+            + "write through Spark with spark.sql.sources.commitProtocolClass="
+            + "io.zerorename.spark.FencedCommitProtocol");
+      }
+      return FencedOptions.TASK_RECORDS_STORE;
+    }
+    if (!coordination) {
+      return FencedOptions.TASK_RECORDS_STORE;
+    }
+    return mode.isEmpty() ? FencedOptions.TASK_RECORDS_MESSAGES : mode;
+  }
+
+  /** {@link #taskRecords()}, {@code store} where it refuses (a task under Hadoop's protocol,
+   *  whose job setup refused already). */
+  private String taskRecordsQuietly() {
+    try {
+      return taskRecords();
+    } catch (TaskRecordsOptionException e) {
+      return FencedOptions.TASK_RECORDS_STORE;
+    }
+  }
+
   @Override
   public void setupJob(JobContext context) throws IOException {
+    String records = taskRecords();
+    if (Boolean.FALSE.equals(sparkCoordination) && !conf.getTrimmed(FencedOptions.TASK_RECORDS,
+        "").equalsIgnoreCase(FencedOptions.TASK_RECORDS_STORE)) {
+      LOG.warn("zerorename fenced: job {}: {}=store, not messages: Spark's commit coordination "
+          + "is off ({}=false), and without it two attempts of a task could both have their "
+          + "commit messages accepted; each task commit stores its record and checks the "
+          + "commit record", layout.jobId(), FencedOptions.TASK_RECORDS,
+          FencedOptions.SPARK_COMMIT_COORDINATION);
+    } else {
+      LOG.debug("{}: task records: {}", this, records);
+    }
     new SetupJobStage(jobConfig()).apply(null);
     jobSetUp = true;
   }
@@ -283,6 +357,20 @@ public class FencedCommitter extends PathOutputCommitter implements StreamCapabi
    */
   public synchronized void useTaskRecords(List<TaskRecord> records) {
     this.carriedRecords = List.copyOf(records);
+  }
+
+  /**
+   * Spark's protocol: the records of the tasks the driver has accepted so far (their commit
+   * messages, handed to {@code FileCommitProtocol.onTaskCommit} on the driver). A following
+   * {@link #abortJob} aborts the uploads they name, even where it could not attribute an
+   * upload otherwise (another job active under the destination, no record stored).
+   */
+  public synchronized void abortWithTaskRecords(List<TaskRecord> records) {
+    this.acceptedRecords = List.copyOf(records);
+  }
+
+  private synchronized List<TaskRecord> accepted() {
+    return acceptedRecords;
   }
 
   /** Hadoop's protocol: the task records are found in the store (unless Spark's protocol
@@ -315,7 +403,11 @@ public class FencedCommitter extends PathOutputCommitter implements StreamCapabi
     } catch (IOException | RuntimeException e) {
       stats.incr(FencedStatistics.COMMITTER_JOBS_FAILED);
       try {
-        new AbortJobStage(jobConfig()).apply(null);
+        List<TaskRecord> known = new java.util.ArrayList<>(accepted());
+        if (records != null) {
+          known.addAll(records);
+        }
+        new AbortJobStage(jobConfig()).apply(known);
       } catch (IOException | RuntimeException secondary) {
         e.addSuppressed(secondary);
       }
@@ -331,7 +423,7 @@ public class FencedCommitter extends PathOutputCommitter implements StreamCapabi
     if (crashed(context)) {
       return;
     }
-    new AbortJobStage(jobConfig()).apply(null);
+    new AbortJobStage(jobConfig()).apply(accepted());
   }
 
   /** After a test's simulated crash the process is "dead": it aborts nothing. */
@@ -364,6 +456,20 @@ public class FencedCommitter extends PathOutputCommitter implements StreamCapabi
     return !scanned.isEmpty();
   }
 
+  /**
+   * Commit the task attempt: its files' uploads into one task record, stored
+   * ({@code store}) or only returned for the commit message ({@code messages}).
+   *
+   * <p>Every upload of the attempt is sent before this call, so before Spark's protocol asks
+   * the commit coordinator ({@code canCommit}, which Spark's {@code commitTask} asks before it
+   * calls this): S3A's magic output stream uploads a file's last part at {@code close()},
+   * completing nothing, and Spark's file writers close every file before their task commit.
+   * So a lost attempt that the coordinator let commit cannot upload after another attempt
+   * was let commit and the job's cleanup ran, and no upload can be left behind without the
+   * fence check (the model's first leftover of {@code messages}, issue 46, needs uploads after
+   * {@code canCommit}). The exception is {@code file://}, whose emulated uploads are made here:
+   * there, under {@code messages}, the task commit still reads the commit record.
+   */
   @Override
   public void commitTask(TaskAttemptContext context) throws IOException {
     StageConfig c = taskConfig(context);

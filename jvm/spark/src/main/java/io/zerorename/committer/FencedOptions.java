@@ -39,6 +39,24 @@ public final class FencedOptions {
   public static final String S3A_TRACK_IN_MEMORY =
       "fs.s3a.committer.magic.track.commits.in.memory.enabled";
 
+  /**
+   * Where a task commit puts the task's record: {@value #TASK_RECORDS_MESSAGES} (only in the
+   * task's commit message, no request: the default under
+   * {@code io.zerorename.spark.FencedCommitProtocol} with Spark's commit coordination on) or
+   * {@value #TASK_RECORDS_STORE} (one conditional PUT of the record, then one GET of the
+   * commit record: always under Hadoop's protocol, whose job commit lists the records). The
+   * model's {@code zerorename.fenced.task-records} (issue 46), under the {@code fs.zerorename}
+   * prefix of the committer's other Hadoop options.
+   */
+  public static final String TASK_RECORDS = "fs.zerorename.fenced.task-records";
+  public static final String TASK_RECORDS_MESSAGES = "messages";
+  public static final String TASK_RECORDS_STORE = "store";
+  /** Spark's commit coordination ({@code OutputCommitCoordinator.canCommit} before each task
+   *  commit), read from Spark's configuration as Spark reads it (default on): what lets only
+   *  one attempt of a task commit when no record is stored. */
+  public static final String SPARK_COMMIT_COORDINATION =
+      "spark.hadoop.outputCommitCoordination.enabled";
+
   /** For tests only: stop after this stage (a statistic name) as if the process died. */
   public static final String TEST_STOP_AFTER = "fs.zerorename.fenced.test.stop-after";
 

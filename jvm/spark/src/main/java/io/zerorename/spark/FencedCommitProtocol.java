@@ -22,11 +22,22 @@ import io.zerorename.committer.records.TaskRecord;
  * Spark's cloud protocol ({@link PathOutputCommitProtocol}: the committer from the scheme's
  * factory, dynamic partition overwrite through the committer's capability), with Spark's own
  * hand-over of task results used for what it is for. A task's commit returns the task record
- * its committer saved (or found saved by the attempt that won) inside its commit message; the
+ * its committer made (and, with task records in the store, saved or found saved by the
+ * attempt that won) inside its commit message; the
  * driver's job commit hands the accepted tasks' records to the committer
  * ({@link FencedCommitter#useTaskRecords}), which then neither lists the job's task records nor
  * reads them back: one LIST and one GET per task fewer than Hadoop's protocol, where the job
  * commit receives nothing from its tasks.
+ *
+ * <p>Under this protocol a task commit sends no request by default
+ * ({@code fs.zerorename.fenced.task-records=messages}, {@link FencedCommitter#taskRecords}):
+ * the record is in the commit message only. That is sound because Spark's commit coordinator
+ * lets one attempt of each task commit and the driver accepts one message per task; with the
+ * coordinator off ({@code spark.hadoop.outputCommitCoordination.enabled=false}) the committer
+ * stores its records as under Hadoop's protocol. The driver keeps the records of the tasks it
+ * has accepted ({@link #onTaskCommit}), and {@link #abortJob} has the committer abort the
+ * uploads they name: with no record stored, nothing else would attribute them to this job
+ * while another job is active under the destination.
  *
  * <p>Any other committer the factory makes (S3A's magic one, which {@code auto} picks where the
  * store cannot fence; S3A's committers named for one write) runs exactly as under
@@ -38,6 +49,8 @@ public class FencedCommitProtocol extends PathOutputCommitProtocol {
 
   /** The committer of this JVM's job or task (set up by Spark on each side). */
   private transient PathOutputCommitter hadoopCommitter;
+  /** On the driver: the records of the tasks whose commit messages Spark accepted. */
+  private transient List<byte[]> accepted;
 
   public FencedCommitProtocol(String jobId, String dest, boolean dynamicPartitionOverwrite) {
     super(jobId, dest, dynamicPartitionOverwrite);
@@ -71,7 +84,63 @@ public class FencedCommitProtocol extends PathOutputCommitProtocol {
   public PathOutputCommitter setupCommitter(TaskAttemptContext context) {
     PathOutputCommitter c = super.setupCommitter(context);
     hadoopCommitter = c;
+    if (c instanceof FencedCommitter) {
+      ((FencedCommitter) c).runUnderSparkProtocol(commitCoordination());
+    }
     return c;
+  }
+
+  /** Whether Spark asks its commit coordinator before each task commit: its own switch, read
+   *  where and as Spark's {@code SparkHadoopMapRedUtil.commitTask} reads it. */
+  static boolean commitCoordination() {
+    org.apache.spark.SparkEnv env = org.apache.spark.SparkEnv.get();
+    return env != null
+        && env.conf().getBoolean(io.zerorename.committer.FencedOptions.SPARK_COMMIT_COORDINATION, true);
+  }
+
+  /**
+   * On the driver, for each task whose commit Spark accepted (Spark 4.3's
+   * {@code FileFormatWriter} calls it from the job's result handler, once per task, before the
+   * job commit): keep the task's record, for {@link #abortJob}.
+   */
+  @Override
+  public void onTaskCommit(TaskCommitMessage message) {
+    super.onTaskCommit(message);
+    if (message instanceof FencedTaskCommitMessage) {
+      byte[] bytes = ((FencedTaskCommitMessage) message).record();
+      if (bytes != null) {
+        synchronized (this) {
+          if (accepted == null) {
+            accepted = new ArrayList<>();
+          }
+          accepted.add(bytes);
+        }
+      }
+    }
+  }
+
+  /** The job failed or was cancelled: the committer aborts, besides what its abort finds in
+   *  the store, the uploads of the tasks Spark had accepted ({@link #onTaskCommit}). */
+  @Override
+  public void abortJob(JobContext context) {
+    if (hadoopCommitter instanceof FencedCommitter) {
+      FencedCommitter fenced = (FencedCommitter) hadoopCommitter;
+      List<byte[]> kept;
+      synchronized (this) {
+        kept = accepted == null ? List.of() : new ArrayList<>(accepted);
+      }
+      List<TaskRecord> records = new ArrayList<>();
+      for (byte[] bytes : kept) {
+        try {
+          records.add(parse(fenced, bytes));
+        } catch (IllegalStateException e) {
+          LOG.warn("{}: abort: {}", fenced, e.getMessage());
+        }
+      }
+      LOG.debug("{}: abort with {} accepted task record(s)", fenced, records.size());
+      fenced.abortWithTaskRecords(records);
+    }
+    super.abortJob(context);
   }
 
   @Override

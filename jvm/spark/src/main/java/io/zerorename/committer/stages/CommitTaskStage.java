@@ -16,7 +16,15 @@ import io.zerorename.committer.records.TaskRecord;
  * Task commit: the attempt's files (its uploads) into one task record, saved with one
  * conditional PUT ({@link SaveTaskRecordStage}); then the commit record is read, so that a
  * task commit landing after the job's commit point is fenced out (its uploads aborted, its
- * record deleted). Last, the attempt's work objects (S3A's {@code .pending} records and
+ * record deleted).
+ *
+ * <p>With {@link StageConfig#taskRecordsInMessages} (Spark's protocol, its commit coordinator
+ * on) the record is only returned, for the task's commit message: no PUT, and no read of the
+ * commit record unless this stage itself made uploads ({@link TaskOutput#uploadsAtTaskCommit}:
+ * {@code file://}). Spark's coordinator lets one attempt of a task commit, and the job commit
+ * completes only the uploads of the messages the driver accepted; an attempt whose uploads
+ * were all sent before it asked the coordinator leaves none that the job's cleanup misses.
+ * Last, the attempt's work objects (S3A's {@code .pending} records and
  * markers, none when S3A kept them in memory) are deleted: the record holds everything they
  * said.
  */
@@ -39,7 +47,8 @@ public final class CommitTaskStage extends AbstractStage<List<TaskOutput.File>, 
     c.stats().incr(FencedStatistics.COMMITTER_TASKS_SUCCEEDED);
     TaskRecord record = TaskRecord.of(FencedOptions.NAME, c.jobId(), c.taskName(),
         c.attemptId(), c.taskAttempt(), commits, c.stats().snapshot(), c.now());
-    TaskRecord winner = new SaveTaskRecordStage(c).apply(
+    boolean stored = !c.taskRecordsInMessages();
+    TaskRecord winner = !stored ? null : new SaveTaskRecordStage(c).apply(
         new SaveTaskRecordStage.Arguments(key, record.toBytes()));
     if (winner != null) {
       Uploads.abortAll(c, commits);
@@ -50,10 +59,13 @@ public final class CommitTaskStage extends AbstractStage<List<TaskOutput.File>, 
           + " was committed by attempt " + who + "; attempt " + c.attemptId() + " aborted its "
           + commits.size() + " upload(s)", winner.taskAttemptId(), winner);
     }
-    CommitRecord commit = CommitRecords.read(c);
+    boolean fenceCheck = stored || TaskOutput.uploadsAtTaskCommit(c);
+    CommitRecord commit = fenceCheck ? CommitRecords.read(c) : null;
     if (commit != null && !commit.attempts().contains(c.attemptId())) {
       Uploads.abortAll(c, commits);
-      c.store().delete(List.of(key));
+      if (stored) {
+        c.store().delete(List.of(key));
+      }
       deleteQuietly(work);
       throw new TaskFencedException(url(key), "job " + c.jobId() + " was committed (by job "
           + "attempt " + commit.jobAttempt() + ") without attempt " + c.attemptId() + "; its "

@@ -32,9 +32,17 @@ import io.zerorename.committer.store.PendingUpload;
  */
 final class JobClearer {
   private final StageConfig c;
+  private List<PendingCommit> known = List.of();
 
   JobClearer(StageConfig config) {
     this.c = config;
+  }
+
+  /** Uploads the caller knows are this job's (the driver's accepted commit messages), owned
+   *  as those of its stored task records are. */
+  JobClearer known(List<PendingCommit> commits) {
+    this.known = List.copyOf(commits);
+    return this;
   }
 
   void clear(CommitRecord commit, boolean keepMarker) throws IOException {
@@ -53,7 +61,7 @@ final class JobClearer {
       }
     }
     List<String> unreadable = new ArrayList<>();
-    List<PendingCommit> recorded = new ArrayList<>();
+    List<PendingCommit> recorded = new ArrayList<>(known);
     for (ObjectEntry o : listed) {
       if (!o.key().endsWith(FencedLayout.PENDINGSET) || committedRecords.contains(o.key())) {
         continue;

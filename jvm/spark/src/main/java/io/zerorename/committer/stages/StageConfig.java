@@ -32,6 +32,7 @@ public final class StageConfig {
   private final boolean dynamicPartitionOverwrite;
   private final String stopAfter;
   private final TrackedUploads trackedUploads;
+  private final boolean taskRecordsInMessages;
 
   private StageConfig(Builder b) {
     this.store = Objects.requireNonNull(b.store, "store");
@@ -53,6 +54,13 @@ public final class StageConfig {
     this.dynamicPartitionOverwrite = b.dynamicPartitionOverwrite;
     this.stopAfter = b.stopAfter;
     this.trackedUploads = b.trackedUploads;
+    this.taskRecordsInMessages = b.taskRecordsInMessages;
+  }
+
+  /** {@code fs.zerorename.fenced.task-records=messages}: a task commit returns its record for
+   *  Spark's commit message and stores nothing. */
+  public boolean taskRecordsInMessages() {
+    return taskRecordsInMessages;
   }
 
   /** Where this JVM keeps the task's uploads (S3A's in-memory magic tracker), or null: they
@@ -168,6 +176,7 @@ public final class StageConfig {
     private boolean dynamicPartitionOverwrite;
     private String stopAfter = "";
     private TrackedUploads trackedUploads;
+    private boolean taskRecordsInMessages;
 
     private Builder check() {
       if (frozen) {
@@ -260,6 +269,11 @@ public final class StageConfig {
 
     public Builder trackedUploads(TrackedUploads v) {
       check().trackedUploads = v;
+      return this;
+    }
+
+    public Builder taskRecordsInMessages(boolean v) {
+      check().taskRecordsInMessages = v;
       return this;
     }
 

@@ -48,6 +48,12 @@ public final class TaskOutput {
   private TaskOutput() {
   }
 
+  /** Whether {@link #scan} makes the attempt's uploads, in its task commit ({@code file://}'s
+   *  emulated uploads), rather than finding those S3A sent as each file was closed. */
+  public static boolean uploadsAtTaskCommit(StageConfig config) {
+    return config.store() instanceof LocalCommitStore;
+  }
+
   /** Has the attempt written anything? */
   public static boolean any(StageConfig config, String attemptId) throws IOException {
     for (ObjectEntry e : config.store().list(config.layout().workDir(attemptId) + "/")) {
