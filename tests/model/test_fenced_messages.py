@@ -7,11 +7,16 @@ from exploring the model (docs/research/fenced-spark-messages.md has the whole r
 * what the fence GET still does: a partitioned attempt that uploads a small file in its task
   commit after the job ended leaves a pending upload without it (no property of the matrix
   counts that leak; the checker below does, and finds it only without the GET);
-* what the task record PUT still does: an abort while another job is active under the
-  destination aborts the committed tasks' uploads only if records name them.
+* what the task record PUT did: an abort while another job is active under the
+  destination aborts the committed tasks' uploads only if something names them.  The driver
+  now keeps the messages it accepted (the harness's ``on_task_commit``, Spark's
+  ``onTaskCommit``), and those name them: ``fenced+messages`` no longer needs the PUT for
+  that, ``fenced+messages+no-driver-abort`` (no message kept) still leaves them.
 """
 
 from __future__ import annotations
+
+from typing import ClassVar
 
 import pytest
 
@@ -19,11 +24,17 @@ from zerorename_model.check.explore import explore
 from zerorename_model.check.properties import PROPERTIES, Violation
 from zerorename_model.engine.choices import FirstChooser
 from zerorename_model.engine.harness import Run, RunResult
+from zerorename_model.engine.harness.events import Failure
 from zerorename_model.engine.scenario import Faults, Scenario
 from zerorename_model.experiments.scopes import scope_named
 from zerorename_model.experiments.verdicts import Budget, Row, decide_pair
 from zerorename_model.systems.protocols import get
-from zerorename_model.systems.protocols.fenced import SMALL_FILE_BYTES, TASK_RECORDS
+from zerorename_model.systems.protocols.fenced import (
+    SMALL_FILE_BYTES,
+    TASK_RECORDS,
+    FencedCommitter,
+    TaskRecord,
+)
 
 #: above the size of every scope used here, so a search that ends enumerated its scope
 ENOUGH = 20_000
@@ -64,7 +75,8 @@ def test_messages_keep_every_property_under_spark(scope: str) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("committer", ["fenced+messages", "fenced+messages+put",
+@pytest.mark.parametrize("committer", ["fenced+messages", "fenced+messages+no-driver-abort",
+                                       "fenced+messages+put",
                                        "fenced+messages+get", "fenced+messages+late-get",
                                        "fenced+messages+put+late-get"])
 def test_every_spark_scope_holds_for_messages_and_the_candidates(committer: str) -> None:
@@ -106,15 +118,16 @@ def _uploads_left(result: RunResult) -> list[Violation]:
 
 
 @pytest.mark.parametrize("committer, leaks", [
-    ("fenced", False), ("fenced+messages", True), ("fenced+messages+put", True),
-    ("fenced+messages+get", False), ("fenced+messages+late-get", False),
-    ("fenced+messages+put+late-get", False)])
+    ("fenced", False), ("fenced+messages", True), ("fenced+messages+no-driver-abort", True),
+    ("fenced+messages+put", True), ("fenced+messages+get", False),
+    ("fenced+messages+late-get", False), ("fenced+messages+put+late-get", False)])
 def test_the_fence_get_is_what_aborts_a_zombies_late_upload(
         monkeypatch: pytest.MonkeyPatch, committer: str, leaks: bool) -> None:
     """Small files are uploaded in the task commit.  A partitioned attempt that passed
     Spark's commit coordinator before the driver lost it uploads after the job committed and
     cleaned up: with the fence GET it finds the commit record without it and aborts its
-    upload; without it the upload stays pending (invisible, a leak until a lifecycle rule)."""
+    upload; without it the upload stays pending (invisible, a leak until a lifecycle rule).
+    The driver's kept messages do not help: a zombie's message is never accepted."""
     monkeypatch.setitem(PROPERTIES, "uploads-left", _uploads_left)
     scope = scope_named("partition-spark")
     scenario = scope.make(committer, "s3").with_(options=((SMALL_FILE_BYTES, "1000"),))
@@ -141,15 +154,16 @@ def _committed_uploads_left(result: RunResult) -> list[Violation]:
 
 
 @pytest.mark.parametrize("committer, leaves", [
-    ("fenced", False), ("fenced+messages", True), ("fenced+messages+put", False),
-    ("fenced+messages+get", True), ("fenced+messages+late-get", True),
-    ("fenced+messages+put+late-get", False)])
-def test_an_abort_beside_another_active_job_needs_the_task_records(
+    ("fenced", False), ("fenced+messages", False), ("fenced+messages+no-driver-abort", True),
+    ("fenced+messages+put", False), ("fenced+messages+get", False),
+    ("fenced+messages+late-get", False), ("fenced+messages+put+late-get", False)])
+def test_an_abort_beside_another_active_job_needs_records_or_kept_messages(
         monkeypatch: pytest.MonkeyPatch, committer: str, leaves: bool) -> None:
     """The driver gives up on a two-task job while another fenced job's marker is under the
-    destination (no scope of the matrix has both).  Abort gets no messages: with task records
-    it aborts the committed tasks' uploads by their keys; without them it may abort no
-    upload it cannot attribute (Section XIV.C.1), and a committed task's stays pending."""
+    destination (no scope of the matrix has both).  Abort may abort no upload it cannot
+    attribute (Section XIV.C.1): it aborts the committed tasks' uploads by the keys the task
+    records name, or the messages the driver accepted and kept (``on_task_commit``); with
+    neither (``no-driver-abort``) a committed task's upload stays pending."""
     monkeypatch.setitem(PROPERTIES, "committed-uploads-left", _committed_uploads_left)
     scenario = Scenario(committer, tasks=2, driver="spark", faults=Faults(fail_job=1),
                         preexisting=(("_fenced/other-job/active", ""),))
@@ -157,3 +171,52 @@ def test_an_abort_beside_another_active_job_needs_the_task_records(
                      stop_when_all_violated=False)
     assert report.complete
     assert set(report.violations) == ({"committed-uploads-left"} if leaves else set())
+
+
+class _Listening(FencedCommitter):
+    """``fenced`` whose driver side records what the harness tells it and what job commit is
+    given (class attributes: the harness builds the committers)."""
+
+    told: ClassVar[list[tuple[str, str]]] = []
+    given: ClassVar[list[tuple[str, str]] | None] = None
+
+    def on_task_commit(self, message: TaskRecord) -> None:
+        type(self).told.append((message["task"], message["attempt"]))
+        super().on_task_commit(message)
+
+    def commit_job(self, messages: list[TaskRecord | None] | None) -> None:
+        type(self).given = (None if messages is None else
+                            [(m["task"], m["attempt"]) for m in messages if m is not None])
+        super().commit_job(messages)
+
+
+@pytest.mark.parametrize("driver", ["spark", "hadoop"])
+def test_the_driver_hook_is_told_each_accepted_message_under_spark_only(
+        monkeypatch: pytest.MonkeyPatch, driver: str) -> None:
+    """Under Spark's protocol the driver's committer is told, as it accepts them, exactly the
+    messages job commit is then given; under Hadoop's it is told nothing."""
+    monkeypatch.setattr(_Listening, "told", [])
+    monkeypatch.setattr(_Listening, "given", None)
+    scenario = Scenario("fenced", tasks=3, driver=driver)
+    result = Run(scenario, _Listening).run(FirstChooser())
+    assert result.jobs[0].outcome == "committed", result.jobs[0].error
+    if driver == "spark":
+        assert _Listening.given is not None and len(_Listening.given) == 3
+        assert sorted(_Listening.told) == sorted(_Listening.given)
+    else:
+        assert _Listening.given is None and _Listening.told == []
+
+
+class _Stepping(FencedCommitter):
+    """A hook that sends a store request: not local, so the harness refuses it."""
+
+    def on_task_commit(self, message: TaskRecord) -> None:
+        self.fs.head(self.commit_record)
+
+
+def test_a_driver_hook_that_takes_a_step_is_refused() -> None:
+    """The step shows in the trace as the reporting attempt's failure, naming the hook."""
+    result = Run(Scenario("fenced", tasks=1, driver="spark"), _Stepping).run(FirstChooser())
+    failures = [i.message for i in result.incidents if isinstance(i, Failure)]
+    assert any("on_task_commit took a step" in f for f in failures), failures
+

@@ -215,6 +215,17 @@ class RecoveringCommitter(Committer, Protocol):
     def recover_task(self, task: TaskSpec) -> None: ...
 
 
+@runtime_checkable
+class TaskCommitListener(Committer, Protocol):
+    """A committer whose job side is told, on the driver, each task commit message the driver
+    accepts (Spark's ``FileCommitProtocol.onTaskCommit``).  The harness calls it under Spark's
+    protocol only, at the step in which the driver accepts the message (and, in a job attempt
+    that recovers tasks, for each recovered task's message as it starts), so it must stay
+    local: no store request, no other step."""
+
+    def on_task_commit(self, message: Any) -> None: ...
+
+
 class CommitterFactory(Protocol):
     """Builds a committer; ``supports_recovery`` says whether a restarted job attempt can reuse
     the previous attempt's committed tasks (``recover_task``), as Hadoop's v1 can."""

@@ -18,6 +18,7 @@ from zerorename_model.engine.scenario import (
     Committer,
     JobSpec,
     RecoveringCommitter,
+    TaskCommitListener,
     TaskSpec,
     file_data,
 )
@@ -47,6 +48,7 @@ class DriverRules:
         state = self.state
         job = state.jobs[index]
         committer = state.factory(self.env, spec, None, state.options_map)
+        job.driver_committer = committer
         recovered: list[int] = []
         supports_recovery: object = getattr(state.factory, "supports_recovery", False)
         recovering = spec.attempt > 0 and bool(supports_recovery)
@@ -54,9 +56,10 @@ class DriverRules:
             if not isinstance(committer, RecoveringCommitter):
                 raise TypeError(f"{type(committer).__name__} has no recover_task although its "
                                 "factory says supports_recovery")
-            for task_id, (task, _msg) in sorted(job.accepted.items()):
+            for task_id, (task, msg) in sorted(job.accepted.items()):
                 committer.recover_task(task)
                 recovered.append(task_id)
+                self._on_task_commit(job, msg)  # accepted by this attempt's driver too
         earlier = dict(job.accepted)
         if spec.attempt > 0 and not recovering:
             job.accepted.clear()  # the new attempt's view: the old attempts are lost
@@ -80,11 +83,8 @@ class DriverRules:
             self._abort(job, committer)
             return
         messages = [msg for _t, (_task, msg) in sorted(job.accepted.items())]
-        # a Hadoop job committer (takes_messages False) gets none under Spark's protocol either
-        given = (state.scenario.driver == "spark"
-                 and bool(getattr(state.factory, "takes_messages", True)))
         try:
-            committer.commit_job(messages if given else None)
+            committer.commit_job(messages if self._gives_messages() else None)
         except (ActorCrashed, RunAborted):
             raise
         except Exception as error:
@@ -97,6 +97,25 @@ class DriverRules:
             self._abort(job, committer)
             return
         self._committed(index, job, committer)
+
+    def _gives_messages(self) -> bool:
+        """Spark's protocol: the driver hands the job committer the task commit messages (a
+        Hadoop job committer, ``takes_messages`` False, gets none under Spark's either)."""
+        return (self.state.scenario.driver == "spark"
+                and bool(getattr(self.state.factory, "takes_messages", True)))
+
+    def _on_task_commit(self, job: JobState, message: object) -> None:
+        """Spark's ``FileCommitProtocol.onTaskCommit``: the driver tells its job committer of
+        a task commit message it accepted, if the committer listens.  Local to the driver: no
+        step, no store request (checked: the hook records no event)."""
+        committer = job.driver_committer
+        if not (self._gives_messages() and isinstance(committer, TaskCommitListener)):
+            return
+        events = len(self.state.events)
+        committer.on_task_commit(message)
+        if len(self.state.events) != events:
+            raise RuntimeError(f"{type(committer).__name__}.on_task_commit took a step: "
+                               "the driver's hook must stay local")
 
     def _committed(self, index: int, job: JobState, committer: Committer) -> None:
         """Record what the job published, then clean up (and let a reader list it)."""
@@ -210,6 +229,7 @@ class DriverRules:
             committed = self._attempt_named(job, task.task_id, message.attempt_id)
             message = message.message
         job.accepted[task.task_id] = (committed, message)
+        self._on_task_commit(job, message)
         job.live[task.name] = False  # finished
         # Spark kills the other attempts of a task once one succeeds (not a partitioned one:
         # the driver cannot reach it).

@@ -18,7 +18,13 @@ from zerorename_model.engine.harness.events import (
     Said,
     TraceLine,
 )
-from zerorename_model.engine.scenario import CommitterFactory, JobSpec, Scenario, TaskSpec
+from zerorename_model.engine.scenario import (
+    Committer,
+    CommitterFactory,
+    JobSpec,
+    Scenario,
+    TaskSpec,
+)
 from zerorename_model.engine.stores.profiles import CLUSTER_PROFILE, Profile
 from zerorename_model.engine.stores.records import Visibility
 from zerorename_model.engine.stores.store import ModelStore
@@ -144,6 +150,9 @@ class JobState:
     temp_after_cleanup: list[str] | None = None
     reader_saw: list[str] | None = None
     abort_started: bool = False  # what a reader listed after the commit
+    #: the job side of the committer of the current job attempt (its driver's), told of each
+    #: accepted task commit message when it listens (Spark's onTaskCommit: see the driver)
+    driver_committer: Committer | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(eq=False)

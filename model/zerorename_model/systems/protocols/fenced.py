@@ -45,13 +45,17 @@ excludes a partitioned attempt's output.
 ``messages`` is for Spark's protocol only, where the driver hands job commit the accepted
 attempts' messages: the task commit sends no request (the message is the task record, and job
 commit accepts only what the driver accepted: Spark's commit coordinator, not the store, picks
-the attempt).  Job commit, its record, recovery and cleanup stay as they are; cleanup then knows
-a task's keys only from the job commit record (abort has none: it aborts an upload only when no
-other job is active).  Under Hadoop's protocol there are no messages and no records to list: job
-commit refuses.  ``fenced+messages`` explores it; ``fenced+messages+put`` keeps the task
-record's PUT, ``fenced+messages+get`` the fence GET and ``fenced+messages+late-get`` the fence
-GET of a task commit that uploaded, ``fenced+messages+put+late-get`` both (the candidates
-between the two; docs/research/fenced-spark-messages.md has what exploration found).
+the attempt).  Job commit, its record, recovery and cleanup stay as they are; they know a task's
+keys from the job commit record and from the messages the driver accepted, which it keeps
+(``on_task_commit``, Spark's ``onTaskCommit``): abort aborts their uploads even while another
+job is active (any other upload only when none is).  Under Hadoop's protocol there are no
+messages and no records to list: job commit refuses.  ``fenced+messages`` explores it;
+``fenced+messages+put`` keeps the task record's PUT, ``fenced+messages+get`` the fence GET and
+``fenced+messages+late-get`` the fence GET of a task commit that uploaded,
+``fenced+messages+put+late-get`` both (the candidates between the two;
+docs/research/fenced-spark-messages.md has what exploration found).
+``fenced+messages+no-driver-abort`` is ``fenced+messages`` whose driver keeps no message (abort
+then leaves a committed task's uploads while another job is active).
 """
 
 from __future__ import annotations
@@ -128,6 +132,9 @@ class FencedCommitter(ModelCommitter):
     #: ... or only when the task commit itself uploaded (staged small files): after Spark's
     #: coordinator let it commit, so possibly after the job ended and cleaned up
     keeps_late_fence_get: ClassVar[bool] = False
+    #: with ``messages``, the driver keeps the messages it accepted (``on_task_commit``) and
+    #: abort and cleanup abort the uploads at the keys they name
+    keeps_accepted: ClassVar[bool] = True
 
     def __init__(self, env: CommitterEnv, job: JobSpec, task: TaskSpec | None,
                  options: dict[str, str]) -> None:
@@ -148,6 +155,8 @@ class FencedCommitter(ModelCommitter):
         self.commit_record = join(self.record_dir, "commit.json")
         self.marker = join(self.record_dir, "active")
         self.uploads: list[PendingCommit] = []  # this attempt's pending uploads
+        #: the driver's: the task commit messages it accepted (with ``messages``)
+        self.accepted: list[TaskRecord] = []
         self.won = False  # this attempt's task record is the task's record
         self._cleaned = False
         if task is not None:
@@ -317,6 +326,12 @@ class FencedCommitter(ModelCommitter):
     def recover_task(self, task: TaskSpec) -> None:
         """Nothing to move: the task record's key names no job attempt."""
 
+    def on_task_commit(self, message: TaskRecord) -> None:
+        """The driver accepted a task's message (Spark's ``onTaskCommit``): with ``messages``
+        keep it, so that abort knows the task's keys without a record.  Local: no request."""
+        if self.by_message and self.keeps_accepted:
+            self.accepted.append(message)
+
     # -- abort and cleanup ---------------------------------------------------------------------
 
     def abort_job(self) -> None:
@@ -343,8 +358,10 @@ class FencedCommitter(ModelCommitter):
         self._cleaned = True
 
     def recorded_keys(self) -> set[str]:
-        """The keys the job's task records name (every attempt of a task writes the same)."""
-        return {commit_url(u) for r in self.task_records() for u in r["uploads"]}
+        """The keys the job's task records name, and those of the messages the driver accepted
+        (every attempt of a task writes the same)."""
+        return {commit_url(u) for r in [*self.task_records(), *self.accepted]
+                for u in r["uploads"]}
 
     def abort_own_uploads(self, keys: set[str]) -> None:
         """Abort every pending upload at one of ``keys``, and — when no other job is active
@@ -459,6 +476,14 @@ class MessagesFencedCommitter(FencedCommitter):
     """``zerorename.fenced.task-records=messages`` by default: no request at task commit."""
 
     task_records_default = "messages"
+
+
+@register("fenced+messages+no-driver-abort", supports_recovery=True)
+class MessagesNoDriverAbortFencedCommitter(MessagesFencedCommitter):
+    """``fenced+messages`` as first explored: the driver keeps no accepted message, so abort
+    cannot attribute a committed task's uploads while another job is active."""
+
+    keeps_accepted = False
 
 
 @register("fenced+messages+put", supports_recovery=True)
