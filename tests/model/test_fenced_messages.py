@@ -74,11 +74,11 @@ def test_messages_keep_every_property_under_spark(scope: str) -> None:
     assert report.violations == {}, {p: v[0] for p, v in report.violations.items()}
 
 
+# the JVM fenced's behaviour under Spark's protocol; the other candidates' rows of
+# docs/research/fenced-spark-messages.md come from the same call (`zerorename check --committer
+# <variant> --store s3 --protocol spark`), kept out of CI for its time (about a minute each)
 @pytest.mark.slow
-@pytest.mark.parametrize("committer", ["fenced+messages", "fenced+messages+no-driver-abort",
-                                       "fenced+messages+put",
-                                       "fenced+messages+get", "fenced+messages+late-get",
-                                       "fenced+messages+put+late-get"])
+@pytest.mark.parametrize("committer", ["fenced+messages"])
 def test_every_spark_scope_holds_for_messages_and_the_candidates(committer: str) -> None:
     """The matrix's own code, every scope family, Spark's protocol, on s3: every cell
     ``holds`` (consistency: n/a on a consistent store), every scope enumerated."""
