@@ -225,10 +225,11 @@ def jvm_pid(spark: Any) -> int | None:
 
 def s3a_write(spark: Any, data: Any, dest: str, committer: str, partitioned: bool) -> None:
     """Spark's own Parquet writer to ``dest`` (``s3a://``) through S3A's ``committer``: Spark's
-    cloud commit protocol for this write only, the committer as the write's option."""
-    from zerorename.spark.s3a import PARQUET_COMMITTER_CLASS, PROTOCOL_CLASS, committer_options
+    cloud commit protocol for this write only (zerorename's subclass of it for ``fenced``, as
+    ``zerorename.spark.s3a.configure`` sets it), the committer as the write's option."""
+    from zerorename.spark.s3a import PARQUET_COMMITTER_CLASS, committer_conf, committer_options
 
-    spark.conf.set(PROTOCOL_KEY, PROTOCOL_CLASS)
+    spark.conf.set(PROTOCOL_KEY, committer_conf(committer)[PROTOCOL_KEY])
     spark.conf.set(PARQUET_COMMITTER_KEY, PARQUET_COMMITTER_CLASS)
     try:
         writer = data.write.options(**committer_options(committer))

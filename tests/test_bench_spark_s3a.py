@@ -85,6 +85,40 @@ def test_readme_block_has_the_s3a_table_only_when_measured() -> None:
     assert "Ceph RGW |" not in block  # not measured: no row
 
 
+class _Recorder:
+    """What ``s3a_write`` needs of a session and a frame: records the commit protocol set
+    when the write runs, and what it is reset to after."""
+
+    def __init__(self) -> None:
+        self.settings: dict[str, str] = {}
+        self.at_write: str | None = None
+        self.conf = self
+        self.write = self
+
+    def set(self, key: str, value: str) -> None:
+        self.settings[key] = value
+
+    def options(self, **_: str) -> _Recorder:
+        return self
+
+    def parquet(self, _dest: str) -> None:
+        self.at_write = self.settings[spark_native.PROTOCOL_KEY]
+
+
+@pytest.mark.parametrize(("committer", "protocol"), [
+    ("magic", "org.apache.spark.internal.io.cloud.PathOutputCommitProtocol"),
+    ("directory", "org.apache.spark.internal.io.cloud.PathOutputCommitProtocol"),
+    ("fenced", "io.zerorename.spark.FencedCommitProtocol")])
+def test_each_s3a_write_uses_the_protocol_a_user_would_get(committer: str, protocol: str) -> None:
+    """The benchmark's S3A writes bind the commit protocol ``configure`` gives users: S3A's
+    committers Spark's cloud protocol, zerorename's ``fenced`` its own (whose messages carry
+    the task records); Spark's default is back after the write."""
+    spark = _Recorder()
+    spark_native.s3a_write(spark, spark, "s3a://b/out", committer, partitioned=False)
+    assert spark.at_write == protocol
+    assert spark.settings[spark_native.PROTOCOL_KEY] == spark_native.SPARK_PROTOCOL
+
+
 @pytest.mark.spark
 @pytest.mark.rgw
 @pytest.mark.slow
