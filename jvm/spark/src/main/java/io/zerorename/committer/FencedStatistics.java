@@ -51,6 +51,13 @@ public final class FencedStatistics {
   public static final String COMMITTER_CLEANUP_FAILURES = "committer_cleanup_failures";
   public static final String COMMITTER_FILES_REPLACED = "committer_files_replaced";
   public static final String STORE_COMPLETE_RECOVERED = "store_complete_recovered";
+  /** LIST pages a job commit sent to find which of its keys exist (a store that ignores
+   *  If-None-Match on complete, instead of a HEAD per key). */
+  public static final String COMMITTER_COMPLETE_LIST_PAGES = "committer_complete_list_pages";
+  /** The job's keys whose existence those pages answered. */
+  public static final String COMMITTER_COMPLETE_KEYS_LISTED = "committer_complete_keys_listed";
+  /** The job's keys the listing did not reach (its page budget spent): a HEAD each. */
+  public static final String COMMITTER_COMPLETE_KEYS_HEADED = "committer_complete_keys_headed";
 
   private final Map<String, AtomicLong> counters = new ConcurrentHashMap<>();
   private final Map<String, long[]> samples = new TreeMap<>();

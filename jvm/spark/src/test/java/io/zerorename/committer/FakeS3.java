@@ -54,7 +54,7 @@ import software.amazon.awssdk.services.s3.model.UploadPartResponse;
 final class FakeS3 implements InvocationHandler {
   final boolean ignoreCompleteCondition;
   final boolean emptyCompleteEtag;
-  final Map<String, byte[]> objects = new TreeMap<>();
+  final TreeMap<String, byte[]> objects = new TreeMap<>();
   final Map<String, String> etags = new HashMap<>();
   final Map<String, Map<Integer, byte[]>> uploads = new HashMap<>();
   final Map<String, Integer> calls = new TreeMap<>();
@@ -206,16 +206,29 @@ final class FakeS3 implements InvocationHandler {
     return out;
   }
 
+  /** Pages of {@code max-keys} (1,000 at most), after {@code start-after} or the
+   *  continuation token (here: the last key of the page before). */
   private ListObjectsV2Response list(ListObjectsV2Request r) {
     List<S3Object> contents = new ArrayList<>();
     String prefix = r.prefix() == null ? "" : r.prefix();
-    for (Map.Entry<String, byte[]> e : objects.entrySet()) {
-      if (e.getKey().startsWith(prefix)) {
-        contents.add(S3Object.builder().key(e.getKey()).size((long) e.getValue().length)
-            .eTag("\"" + etags.get(e.getKey()) + "\"").build());
+    String after = r.continuationToken() != null ? r.continuationToken()
+        : r.startAfter() == null ? "" : r.startAfter();
+    int max = r.maxKeys() == null ? 1000 : Math.min(1000, r.maxKeys());
+    boolean truncated = false;
+    for (Map.Entry<String, byte[]> e : objects.tailMap(after, false).entrySet()) {
+      if (!e.getKey().startsWith(prefix)) {
+        continue;
       }
+      if (contents.size() == max) {
+        truncated = true;
+        break;
+      }
+      contents.add(S3Object.builder().key(e.getKey()).size((long) e.getValue().length)
+          .eTag("\"" + etags.get(e.getKey()) + "\"").build());
     }
-    return ListObjectsV2Response.builder().contents(contents).isTruncated(false).build();
+    return ListObjectsV2Response.builder().contents(contents).isTruncated(truncated)
+        .nextContinuationToken(truncated ? contents.get(contents.size() - 1).key() : null)
+        .build();
   }
 
   private static byte[] bytes(RequestBody body) {

@@ -101,6 +101,23 @@ class TestTaskStages {
   }
 
   @Test
+  void abortTaskWithTheRecordsInMessagesReadsNoTaskRecord() throws Exception {
+    Fixture f = new Fixture("job5m");
+    new SetupJobStage(f.job()).apply(null);
+    String a = f.write(2, 0, "x/part-2", "two");
+    StageConfig c = f.builder().task(Fixture.taskName(2), Fixture.attemptId(2, 0), 0)
+        .taskRecordsInMessages(true).build();
+    f.store.requests.clear();
+    assertEquals(1, new AbortTaskStage(c).apply(null));
+    assertFalse(f.store.uploads.containsKey(a));
+    // the work area (S3A's .pending objects, not kept in memory here): listed and read for
+    // the uploads, listed again for its delete; the abort: no GET of a task record, which no
+    // task commit saved in this mode
+    assertEquals(java.util.Map.of("LIST", 2, "GET", 1, "ABORT", 1, "DELETE", 1),
+        f.store.requests);
+  }
+
+  @Test
   void abortTaskLeavesAnAttemptTheJobCommitted() throws Exception {
     Fixture f = new Fixture("job6");
     new SetupJobStage(f.job()).apply(null);

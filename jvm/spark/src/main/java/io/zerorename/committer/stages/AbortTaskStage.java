@@ -14,9 +14,12 @@ import io.zerorename.committer.records.TaskRecord;
 
 /**
  * Discard a task attempt's output: the uploads its work directory names (or S3A's in-memory
- * tracker holds, in the attempt's JVM) and those of its task record (which a commit whose answer was lost may have saved), unless the job has committed
- * this attempt. The record is deleted first, so a job commit never finds aborted uploads.
- * Safe from any process and more than once. Returns how many uploads it aborted.
+ * tracker holds, in the attempt's JVM) and those of its task record (which a commit whose
+ * answer was lost may have saved), unless the job has committed this attempt. The record is
+ * deleted first, so a job commit never finds aborted uploads. With the task records in Spark's
+ * commit messages ({@link StageConfig#taskRecordsInMessages}) no task commit saves a record,
+ * so none is read: the abort costs no GET. Safe from any process and more than once. Returns
+ * how many uploads it aborted.
  */
 public final class AbortTaskStage extends AbstractStage<Void, Integer> {
 
@@ -32,11 +35,13 @@ public final class AbortTaskStage extends AbstractStage<Void, Integer> {
       commits.add(f.commit());
     }
     String key = c.layout().taskRecord(c.taskName());
-    TaskRecord record;
-    try {
-      record = TaskRecord.fromBytes(c.store().get(key), url(key));
-    } catch (FileNotFoundException e) {
-      record = null;
+    TaskRecord record = null;
+    if (!c.taskRecordsInMessages()) {
+      try {
+        record = TaskRecord.fromBytes(c.store().get(key), url(key));
+      } catch (FileNotFoundException e) {
+        record = null;
+      }
     }
     if (record != null && record.taskAttemptId().equals(c.attemptId())) {
       CommitRecord commit = CommitRecords.read(c);

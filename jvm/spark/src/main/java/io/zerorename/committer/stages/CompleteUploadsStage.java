@@ -25,6 +25,13 @@ import io.zerorename.committer.store.PreconditionFailedException;
  * upload's data (same size and, where the store uses S3's multipart ETags, the expected ETag):
  * a retry or a roll-forward completes what is left and nothing twice. Any other failure is
  * {@link JobCommitIncompleteException}: nothing is reverted, a new attempt rolls forward.
+ *
+ * <p>On a store measured to ignore the condition on complete (Ceph RGW; {@link
+ * io.zerorename.committer.store.CommitStore#completeIgnoresCondition}) the job's keys are
+ * listed once first ({@link ExistingKeys}): a key listed as existing is judged as a refused
+ * complete would be, from the listing's size and ETag, without a request; a key the listing
+ * found absent is completed without the condition (no HEAD); a key it did not reach is
+ * completed with it (the store's HEAD first).
  */
 public final class CompleteUploadsStage
     extends AbstractStage<List<RecordedUpload>, List<CommittedFile>> {
@@ -40,6 +47,12 @@ public final class CompleteUploadsStage
     if (uploads.isEmpty()) {
       return files;
     }
+    List<String> keys = new ArrayList<>();
+    for (RecordedUpload u : uploads) {
+      keys.add(c.layout().key(u.url()));
+    }
+    ExistingKeys listed = c.store().completeIgnoresCondition() ? ExistingKeys.list(c, keys)
+        : ExistingKeys.none();
     ExecutorService pool = Executors.newFixedThreadPool(Math.min(c.threads(), uploads.size()));
     IOException first = null;
     String firstUrl = null;
@@ -47,7 +60,7 @@ public final class CompleteUploadsStage
     try {
       List<Future<CommittedFile>> futures = new ArrayList<>();
       for (RecordedUpload u : uploads) {
-        futures.add(pool.submit(() -> completeOne(u)));
+        futures.add(pool.submit(() -> completeOne(u, listed)));
       }
       for (int i = 0; i < futures.size(); i++) {
         try {
@@ -80,26 +93,44 @@ public final class CompleteUploadsStage
     return files;
   }
 
-  private CommittedFile completeOne(RecordedUpload u) throws IOException {
+  private CommittedFile completeOne(RecordedUpload u, ExistingKeys listed) throws IOException {
     StageConfig c = config();
     String key = c.layout().key(u.url());
     String etag;
-    try {
-      etag = c.store().complete(key, u.uploadId(), u.etags(), true);
-    } catch (FileNotFoundException | PreconditionFailedException e) {
-      ObjectEntry info = c.store().head(key);
-      String expected = expectedMultipartEtag(u.etags());
-      if (info == null || info.size() != u.size()
-          || (info.etag().contains("-") && expected != null && !info.etag().equals(expected))) {
-        throw e;
+    ObjectEntry there = listed.existing(key);
+    if (there != null) {
+      if (!holds(there, u)) {
+        throw new PreconditionFailedException(u.url(), "the key exists (listed before "
+            + "completing: " + there.size() + " bytes, ETag " + there.etag() + ") and holds "
+            + "another object than upload " + u.uploadId() + " (" + u.size() + " bytes): "
+            + "another writer's; not overwritten");
       }
       c.stats().incr(FencedStatistics.STORE_COMPLETE_RECOVERED);
-      etag = info.etag();
+      etag = there.etag();
+    } else {
+      try {
+        etag = c.store().complete(key, u.uploadId(), u.etags(), !listed.covers(key));
+      } catch (FileNotFoundException | PreconditionFailedException e) {
+        ObjectEntry info = c.store().head(key);
+        if (info == null || !holds(info, u)) {
+          throw e;
+        }
+        c.stats().incr(FencedStatistics.STORE_COMPLETE_RECOVERED);
+        etag = info.etag();
+      }
     }
     c.stats().incr(FencedStatistics.COMMITTER_COMMITS_COMPLETED);
     c.stats().incr(FencedStatistics.COMMITTER_FILES_COMMITTED);
     c.stats().incr(FencedStatistics.COMMITTER_BYTES_COMMITTED, u.size());
     return new CommittedFile(u.url(), u.size(), etag);
+  }
+
+  /** Does {@code info} hold upload {@code u}'s data: its size, and where the store gives S3's
+   *  multipart ETags, the one its parts make? */
+  private static boolean holds(ObjectEntry info, RecordedUpload u) {
+    String expected = expectedMultipartEtag(u.etags());
+    return info.size() == u.size()
+        && !(info.etag().contains("-") && expected != null && !info.etag().equals(expected));
   }
 
   /** {@code md5(concat(md5 of each part))-N}, or null when a part ETag is not an MD5. */

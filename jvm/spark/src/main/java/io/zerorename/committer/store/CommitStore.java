@@ -34,6 +34,27 @@ public interface CommitStore extends Closeable {
   /** Every object whose key starts with {@code prefix}, in key order. */
   List<ObjectEntry> list(String prefix) throws IOException;
 
+  /**
+   * The objects whose keys start with {@code prefix} and lie after {@code startAfter} (exclusive;
+   * "" for the prefix's first key) and at most {@code lastKey}, in key order, listed in pages of
+   * up to 1,000 keys, at most {@code maxPages} of them (ListObjectsV2 without a delimiter,
+   * stopping at the first page that passes {@code lastKey}). What it covered is in the
+   * answer ({@link KeyListing#coveredThrough}). This default lists the whole prefix in one
+   * request ({@link #list}), for stores without paged listings (a local file system, tests).
+   */
+  default KeyListing listFrom(String prefix, String startAfter, String lastKey, int maxPages)
+      throws IOException {
+    List<ObjectEntry> out = new java.util.ArrayList<>();
+    for (ObjectEntry e : list(prefix)) {
+      if (KeyListing.compareKeys(e.key(), startAfter) > 0
+          && KeyListing.compareKeys(e.key(), lastKey) <= 0) {
+        out.add(e);
+      }
+    }
+    out.sort((a, b) -> KeyListing.compareKeys(a.key(), b.key()));
+    return new KeyListing(out, lastKey, true, 1);
+  }
+
   /** The common prefixes ("directories", ending in "/") directly under {@code prefix}. */
   List<String> listPrefixes(String prefix) throws IOException;
 
@@ -51,12 +72,25 @@ public interface CommitStore extends Closeable {
   /**
    * Does {@link #complete} with {@code ifNoneMatch} refuse an existing key (412), as S3 does?
    * Measured once per store under {@code area} (a throw-away directory the caller removes);
-   * where it does not (Ceph RGW overwrites), {@link #complete} checks with a HEAD first, which
-   * is not atomic against a concurrent writer. True for stores whose complete is exclusive by
+   * where it does not (Ceph RGW overwrites), {@link #complete} checks with a HEAD first (the
+   * job commit lists its keys once instead, {@link #listFrom}); neither is atomic against a
+   * concurrent writer. True for stores whose complete is exclusive by
    * construction.
    */
   default boolean conditionalComplete(String area) throws IOException {
     return true;
+  }
+
+  /**
+   * Was this store measured ({@link #conditionalComplete}, in this JVM) to ignore {@code
+   * If-None-Match: *} on complete (Ceph RGW)? There {@link #complete} with {@code ifNoneMatch}
+   * checks with a HEAD first, and a caller that knows from a listing ({@link #listFrom}) that
+   * a key is absent completes it without the condition instead. False where the store refuses
+   * itself, and where nothing was measured (a HEAD checks, and the header goes too). Measures
+   * nothing.
+   */
+  default boolean completeIgnoresCondition() {
+    return false;
   }
 
   /** Abort an upload; false when it did not exist. */

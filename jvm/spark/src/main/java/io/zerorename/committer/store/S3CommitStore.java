@@ -67,7 +67,9 @@ import software.amazon.awssdk.services.s3.model.UploadPartRequest;
  * the quirks table), and this store answers each the same way: an endpoint measured to ignore
  * {@code If-None-Match} on CompleteMultipartUpload (Ceph RGW 16.2 overwrites; {@link
  * #conditionalComplete}) gets a HEAD before each conditional complete, a 412 when the key
- * exists (not atomic against a concurrent writer); an empty ETag in a complete's answer (RGW)
+ * exists (not atomic against a concurrent writer; the job commit avoids those HEADs by listing
+ * its keys once, {@link #listFrom}, and completing the absent ones without the condition); an
+ * empty ETag in a complete's answer (RGW)
  * is derived from the parts' ETags ({@link MultipartEtag}), or read with a HEAD where the parts'
  * ETags are not MD5s. The client reaches an {@code https://} endpoint with the JVM's trust
  * store, as S3A does ({@code -Djavax.net.ssl.trustStore}).
@@ -302,6 +304,48 @@ public final class S3CommitStore implements CommitStore {
     return out;
   }
 
+  /** Keys per ListObjectsV2 page (S3's and RGW's most). */
+  public static final int PAGE_KEYS = 1000;
+
+  @Override
+  public KeyListing listFrom(String prefix, String startAfter, String lastKey, int maxPages)
+      throws IOException {
+    List<ObjectEntry> out = new ArrayList<>();
+    ListObjectsV2Request.Builder req = ListObjectsV2Request.builder().bucket(bucket)
+        .prefix(prefix).maxKeys(PAGE_KEYS);
+    if (!startAfter.isEmpty()) {
+      req.startAfter(startAfter);
+    }
+    String covered = "";
+    int pages = 0;
+    try {
+      while (pages < maxPages) {
+        ListObjectsV2Response page = s3.listObjectsV2(req.build());
+        pages++;
+        for (S3Object o : page.contents()) {
+          if (KeyListing.compareKeys(o.key(), lastKey) > 0) {
+            return new KeyListing(out, lastKey, true, pages);
+          }
+          out.add(new ObjectEntry(o.key(), o.size() == null ? 0 : o.size(), strip(o.eTag()),
+              o.lastModified() == null ? 0 : o.lastModified().toEpochMilli()));
+          covered = o.key();
+        }
+        if (!Boolean.TRUE.equals(page.isTruncated()) || page.nextContinuationToken() == null) {
+          return new KeyListing(out, lastKey, true, pages);
+        }
+        req.continuationToken(page.nextContinuationToken());
+      }
+    } catch (SdkException e) {
+      throw translate("LIST", prefix, e);
+    }
+    return new KeyListing(out, covered, false, pages);
+  }
+
+  @Override
+  public boolean completeIgnoresCondition() {
+    return Boolean.FALSE.equals(CONDITIONAL_COMPLETE.get(name));
+  }
+
   @Override
   public List<String> listPrefixes(String prefix) throws IOException {
     List<String> out = new ArrayList<>();
@@ -433,7 +477,8 @@ public final class S3CommitStore implements CommitStore {
     }
     LOG.info("zerorename: store check: {} {} If-None-Match on complete-multipart ({}){}",
         name, honoured ? "honours" : "ignores", why,
-        honoured ? "" : ": each conditional complete is checked with a HEAD first");
+        honoured ? "" : ": a job commit lists its keys once, and checks with a HEAD each key "
+        + "the listing did not cover");
     CONDITIONAL_COMPLETE.put(name, honoured);
     return honoured;
   }
