@@ -7,8 +7,10 @@ RGW"): S3A at the TLS endpoint, the JVM trusting the server's certificate throug
 uses too), boto3 (these checks, the Python tools) through ``AWS_CA_BUNDLE``.  Unlike S3A's
 own committers, the JVM ``fenced`` needs ``fs.s3a.create.conditional.enabled`` left on: it is
 its switch for conditional writes.  RGW 16.2 ignores ``If-None-Match`` on a multipart
-complete; the committer's store measures that once and checks with a HEAD first, as the
-Python ``S3Store`` does.
+complete; the committer's store measures that once, and the job commit lists the keys it is
+about to complete (one ListObjectsV2 for a small job) instead of a HEAD before each complete:
+a key that exists is left alone unless it holds the job's own upload (a rerun's roll-forward).
+Requests are counted at the server, from radosgw's access log.
 
 One Spark session for the module, a fresh bucket per test.  The scenarios are
 ``test_jvm_fenced``'s own, called with this module's session, server and bucket (the server
@@ -17,8 +19,14 @@ object has what its helpers use: ``endpoint`` and ``client()``).
 
 from __future__ import annotations
 
+import contextlib
+import re
+import time
+import urllib.error
+import urllib.request
 import uuid
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,10 +36,11 @@ import pytest
 import zerorename as zr
 from tests.rgw_plugin import RGWTLS, RGWServer, add_s3_key, empty_and_delete_bucket
 from zerorename.formats import SuccessData
+from zerorename_bridge.embedded_s3 import classify
 
 from . import test_jvm_fenced as on_moto
 from .helpers import stop_jvm
-from .test_jvm_fenced import FACTORY, FACTORY_KEY, _check_published, _frame, _rows
+from .test_jvm_fenced import FACTORY, FACTORY_KEY, _check_published, _fixed_requests, _frame, _rows
 
 pytestmark = [pytest.mark.spark, pytest.mark.rgw]
 
@@ -172,8 +181,9 @@ def test_a_task_attempt_that_died_after_writing_leaves_nothing(
 def test_a_driver_stopping_after_the_commit_point_then_a_rerun_rolls_forward(
         rgw_spark: Any, rgw: RGWTarget, bucket: str, stage: str) -> None:
     """After the commit record (nothing completed) and after every upload was completed (the
-    rerun's completes meet existing objects: RGW would overwrite them, the store's HEAD finds
-    them ours), the rerun finishes the job once."""
+    rerun's completes would meet existing objects, which RGW would overwrite: its listing
+    finds them, and their sizes and ETags show them the job's own), the rerun finishes the job
+    once."""
     on_moto.test_a_driver_dying_at_each_stage_of_job_commit_then_a_rerun(rgw_spark, rgw,
                                                                          bucket, stage)
 
@@ -212,8 +222,8 @@ def test_a_job_commit_never_overwrites_an_object_another_writer_created(
         rgw_spark: Any, rgw: RGWTarget, bucket: str) -> None:
     """RGW completes an upload over an existing object despite ``If-None-Match: *``: the job
     setup's store check measures that (as the Python ``S3Store``'s probe does), and the job
-    commit's store checks each key with a HEAD first, so the other writer's object stays and
-    the job commit stops as it does on a store that refuses (``JobCommitIncompleteException``,
+    commit lists its keys before completing, so the other writer's object stays and the job
+    commit stops as it does on a store that refuses (``JobCommitIncompleteException``,
     nothing reverted)."""
     dest = f"s3a://{bucket}/other"
     job = on_moto._JvmJob(rgw_spark, dest, "other-writer")
@@ -228,3 +238,83 @@ def test_a_job_commit_never_overwrites_an_object_another_writer_created(
     with pytest.raises(Exception, match="JobCommitIncompleteException"):
         job.job.commitJob(job.context(0, 0))
     assert zr.S3Store(rgw.client()).get(f"{dest}/part-0") == b"another writer's"
+
+
+# -- requests, counted at the server ---------------------------------------------------------
+
+#: one request in radosgw's access log (beast frontend, Ceph 16.2): its method and target
+_ACCESS = re.compile(r' beast: \S+: \S+ - \S+ \[[^\]]*\] "([A-Z]+) (\S+) HTTP/[0-9.]+" \d+ ')
+_SENTINEL = "/zr-test-sentinel-"
+
+
+class _RequestLog:
+    """The requests the module's RGW answered, by S3 operation, read from its access log.
+
+    radosgw writes that log from a thread of its own, so :meth:`since_last` first sends a
+    sentinel request (an anonymous GET of a bucket that does not exist; not counted) and reads
+    until its line is there: every request answered before the call is then in the count."""
+
+    def __init__(self, server: RGWServer) -> None:
+        assert server.base is not None
+        self.path = Path(server.base) / "log" / "client.rgw.x.log"
+        self.url = server.endpoint.rstrip("/")
+        self.offset = 0
+
+    def since_last(self, timeout: float = 30.0) -> dict[str, int]:
+        """The requests answered since the previous call (or since the server started)."""
+        marker = f"{_SENTINEL}{uuid.uuid4().hex}"
+        with contextlib.suppress(urllib.error.HTTPError):  # 404: the answer expected
+            urllib.request.urlopen(self.url + marker, timeout=timeout).close()
+        counts: Counter[str] = Counter()
+        deadline = time.monotonic() + timeout
+        while True:
+            with self.path.open("rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+            for line in data.split(b"\n")[:-1]:  # complete lines only
+                self.offset += len(line) + 1
+                match = _ACCESS.search(line.decode("utf-8", "replace"))
+                if match is None:
+                    continue
+                method, target = match.groups()
+                path, _, query = target.partition("?")
+                if path == marker:
+                    return dict(counts)
+                op = None if path.startswith(_SENTINEL) else classify(method, path, query, None)
+                if op is not None:
+                    counts[op] += 1
+            assert time.monotonic() < deadline, f"{self.path}: no line for {marker}"
+            time.sleep(0.02)
+
+
+def _counted_on_rgw(server: RGWServer, write: Callable[[], None]) -> dict[str, int]:
+    if server.base is None:
+        pytest.skip("an external RGW: its access log is not here to count requests")
+    log = _RequestLog(server)
+    log.since_last()
+    write()
+    return log.since_last()
+
+
+@pytest.mark.parametrize(("partitioned", "files"), [(False, 4), (True, 12)],
+                         ids=["flat", "partitioned"])
+def test_requests_of_a_fenced_write_on_rgw(rgw_spark: Any, rgw: RGWTarget,
+                                           rgw_server: RGWServer, bucket: str,
+                                           partitioned: bool, files: int) -> None:
+    """What a fenced write asks RGW, by operation: what it asks moto
+    (``test_jvm_fenced._fixed_requests``) and one ListObjectsV2 more, the job commit's listing
+    of the keys it completes, where a HEAD before each complete was sent before (4 and 12
+    HEADs more).  Counted at the server."""
+    df = _frame(rgw_spark, 400).repartition(4)
+
+    def write(prefix: str) -> None:
+        writer = df.write.partitionBy("part") if partitioned else df.write
+        writer.parquet(f"s3a://{bucket}/{prefix}")
+
+    write("warm")  # the store check: once per store and JVM
+    counts = _counted_on_rgw(rgw_server, lambda: write("counted"))
+    _check_published(rgw, bucket, "counted")  # type: ignore[arg-type]
+    expected = _fixed_requests(files)
+    expected["ListObjectsV2"] += 1
+    assert counts == expected, counts
+    assert sum(counts.values()) == {4: 25, 12: 49}[files]  # 6.25 and 4.08 a file (7 and 5)
