@@ -15,6 +15,10 @@ and each side rebuilds its store and committer from it:
   which must find leftovers by job-scoped listing: Spark passes ``None`` for the messages of
   tasks that succeeded).
 
+The errors a write raises in the user's driver are in :mod:`.job_errors`, and what the driver
+decides about the destination before ``setup_job`` (save modes, ``auto``'s committer) in
+:mod:`.job_setup`; both are importable from here too.
+
 Credentials never enter the spec: every process builds its client from boto3's default chain
 (environment, profile, instance role), so nothing secret is pickled, logged or written to
 ``_SUCCESS``.
@@ -23,31 +27,28 @@ Credentials never enter the spec: every process builds its client from boto3's d
 from __future__ import annotations
 
 import logging
-import re
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 import zerorename as zr
 from zerorename.committers.deletes import delete_pages
 from zerorename.committers.replaced import record_deleted
-from zerorename.errors import CommitError, ConflictError, StoreError
+from zerorename.errors import ConflictError, StoreError
 from zerorename.executor import BoundedExecutor
 from zerorename.store import Store, list_dir
 from zerorename.stores import DeleteManyError
-from zerorename.stores.fencing import (
-    CHOICE_OPTION,
-    CommitterChoice,
-    choose_committer,
-)
 from zerorename.stores.probe import PROBE_AREA
 from zerorename.urls import is_hidden, join, parse_url, relative_to
 
 from . import hooks
 from .chunks import ChunkedFileWriter
 from .encoding import ParquetSettings
+from .job_errors import OverwriteIncompleteError, SparkJobError, spark_job_error
+from .job_setup import _FALLBACK_LOGGED as _FALLBACK_LOGGED
+from .job_setup import choose_and_say, default_committer, output_exists, resolve_committer
 from .parquet import PartitionedParquetWriter, TaskFileWriter, WrittenFile, write_all
 from .spec import (
     AUTO,
@@ -66,7 +67,8 @@ from .spec import (
     spec_from_options,
 )
 
-#: with the names of :mod:`zerorename.spark.spec`, importable from here as before the split
+#: with the names of :mod:`zerorename.spark.spec`, :mod:`.job_errors` and
+#: :mod:`.job_setup`, importable from here as before the split
 __all__ = [
     "AUTO",
     "CHECKSUMS",
@@ -99,96 +101,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("zerorename.spark")
-
-
-class SparkJobError(CommitError):
-    """A Spark write failed; the message leads with the worker's zerorename error, if any.
-
-    Spark reports a failure in a Python worker as text: its own headline, the worker's
-    traceback, then the JVM's stack — the cause is the last Python line of a few thousand
-    characters.  Only that text crosses the JVM, so it is read once, here, at the boundary:
-    ``cause_type`` is the qualified name of the worker's exception (``None`` when the text
-    names none) and ``spark_error`` is Spark's exception, whole.
-    """
-
-    def __init__(self, path: str, reason: str, *, cause_type: str | None,
-                 spark_error: BaseException) -> None:
-        super().__init__(path, reason)
-        self.cause_type = cause_type
-        self.spark_error = spark_error
-
-
-class OverwriteIncompleteError(CommitError):
-    """A write with ``mode="overwrite"`` published its output, but older files it was to
-    replace could not all be deleted: they are still visible beside the new output.
-
-    Not a failed job — the new output and its ``_SUCCESS`` are in place, and an abort that
-    follows removes nothing of it — but not the overwrite asked for either, so it is raised
-    rather than logged.  ``left`` lists the older files still there (or, when the store did
-    not say which deletes failed, every file that was to go); deleting them, or writing
-    again with ``mode="overwrite"``, completes the replacement.
-    """
-
-    def __init__(self, path: str, job_id: str, left: Sequence[str],
-                 cause: StoreError) -> None:
-        shown = ", ".join(left[:3]) + (f" and {len(left) - 3} more" if len(left) > 3 else "")
-        super().__init__(path, f"job {job_id} published its output, but {len(left)} older "
-                         f"file(s) it was to replace are still there ({shown}): {cause.reason}."
-                         " Delete them, or write again with mode='overwrite'")
-        self.job_id = job_id
-        self.left = list(left)
-        self.cause = cause
-
-
-#: A Python exception line in a traceback: ``package.module.SomeError: message``.
-_PYTHON_ERROR_LINE = re.compile(
-    r"^(?P<type>[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*(?:Error|Exception|Fault))"
-    r"(?::[ ]?(?P<message>.*))?$")
-#: Any line naming an exception class (Spark's headline: ``: java.lang.OutOfMemoryError: …``).
-_NAMES_AN_EXCEPTION = re.compile(r"[A-Za-z_][\w.]*(?:Error|Exception)\b")
-
-
-#: ``No module named 'zerorename'`` (or ``'pyarrow'``…) in a worker: the worker's Python is
-#: not the one zerorename is installed in.
-_MISSING_MODULE = re.compile(r"No module named '(?P<module>zerorename|pyarrow|pandas)[.']")
-WORKER_PYTHON_HINT = (
-    "the Python workers run an interpreter without zerorename: Spark starts them with "
-    "PYSPARK_PYTHON (default: python3 on PATH), not the driver's Python.  Set PYSPARK_PYTHON "
-    "(and PYSPARK_DRIVER_PYTHON) to a Python where zerorename[spark] is installed before the "
-    "session starts, or ship it to the executors (docs/user/spark.md, \"Shipping it to a "
-    "cluster's executors\")")
-
-
-def _hint(text: str) -> str:
-    """Advice for a worker error whose fix is outside zerorename (empty when none)."""
-    if "ModuleNotFoundError" in text and _MISSING_MODULE.search(text):
-        return f" — {WORKER_PYTHON_HINT}"
-    return ""
-
-
-def spark_job_error(dest: str, error: BaseException) -> SparkJobError:
-    """The :class:`SparkJobError` for ``error``, a failed Spark write into ``dest``.
-
-    The cause is the last traceback line naming a ``zerorename`` exception (the worker's
-    own error; Spark's wrappers come after it); failing that, the last Python exception line
-    of the worker's traceback; failing that, Spark's first line that names an exception.
-    """
-    lines = [line.strip() for line in str(error).splitlines()]
-    found = [(m["type"], m["message"] or "") for m in map(_PYTHON_ERROR_LINE.match, lines)
-             if m is not None]
-    own = [f for f in found if f[0].startswith("zerorename.")]
-    python = [f for f in found if not f[0].startswith(("java.", "org.apache.", "scala."))]
-    if own or ("Traceback (most recent call last)" in str(error) and python):
-        cause_type, message = (own or python)[-1]
-        short = cause_type.rsplit(".", 1)[-1]
-        return SparkJobError(dest, f"{short}: {message}{_hint(str(error))}",
-                             cause_type=cause_type, spark_error=error)
-    headline = next((line for line in lines if _NAMES_AN_EXCEPTION.search(line)),
-                    next((line for line in lines if line), type(error).__name__))
-    return SparkJobError(dest, f"the Spark job failed: {headline.lstrip(': ')[:500]}"
-                         f"{_hint(str(error))}",
-                         cause_type=None, spark_error=error)
-
 
 #: boto3 clients by (endpoint, region, checksums), per process.  Spark reuses Python workers
 #: across tasks, and building a client (loading botocore's service model) costs far more than
@@ -345,59 +257,6 @@ def _outcome(partition_id: int, attempt: int, message: Any, written: list[Writte
 
 # ---------------------------------------------------------------------------------------
 # driver side
-
-
-def output_exists(store: Store, dest: str) -> bool:
-    """True if ``dest`` holds output a reader would see, or a ``_SUCCESS`` marker.
-
-    Hidden names (``_``/``.``, e.g. another job's staging) do not count: Spark's
-    ``ErrorIfExists`` asks "is there a dataset here", not "is the prefix empty".
-    """
-    for obj in list_dir(store, dest):
-        rel = relative_to(obj.url, dest)
-        if rel == "_SUCCESS" or not is_hidden(rel):
-            return True
-    return False
-
-
-_FALLBACK_LOGGED: set[str] = set()
-_FALLBACK_LOCK = threading.Lock()
-
-
-def default_committer(store: Store, dest: str) -> str:
-    """``auto``'s pick for ``dest`` (:func:`~zerorename.stores.fencing.choose_committer`):
-    ``fenced`` where the store fences under racing writers, ``magic`` otherwise, the fallback
-    said once per store in the log.  Raises ``StoreProbeError`` when the probe cannot run."""
-    return choose_and_say(store, dest, {}).committer
-
-
-def choose_and_say(store: Store, dest: str, options: Mapping[str, str]) -> CommitterChoice:
-    """``auto``'s choice, logged for every job: a fallback to ``magic`` as a warning the first
-    time for a store, at info level after that and for ``fenced``."""
-    choice = choose_committer(store, dest, options)
-    level = logging.INFO
-    if not choice.decision.can_fence:
-        with _FALLBACK_LOCK:
-            if store.name not in _FALLBACK_LOGGED:
-                _FALLBACK_LOGGED.add(store.name)
-                level = logging.WARNING
-    log.log(level, "zerorename: %s; writing %s with %s", choice.reason, dest, choice.committer)
-    return choice
-
-
-def resolve_committer(spec: WriteSpec, store: Store) -> WriteSpec:
-    """The spec with ``auto`` decided, and why, in its committer options (for ``_SUCCESS``):
-    done where the job is set up, so the decision is in that process's log.  A committer the
-    user named is kept, and said to be the user's."""
-    if CHOICE_OPTION in spec.committer_options:
-        return spec  # decided already (by the driver, for a worker)
-    options = dict(spec.committer_options)
-    if spec.committer == AUTO:
-        choice = choose_and_say(store, spec.dest, spec.job_options())
-        options[CHOICE_OPTION] = choice.reason
-        return replace(spec, committer=choice.committer, committer_options=options)
-    options[CHOICE_OPTION] = f"{spec.committer}, named by the user"
-    return replace(spec, committer_options=options)
 
 
 class JobDriver:

@@ -52,7 +52,8 @@ SAVE_MODES: dict[str, str] = {
 }
 CONFLICT_MODE = O.CONFLICT_MODE.name
 COMMITTER_THREADS = O.THREADS.aliases[0]
-#: The ``committer`` option's default: chosen by :func:`~zerorename.spark.core.resolve_committer`.
+#: The ``committer`` option's default: chosen by
+#: :func:`~zerorename.spark.job_setup.resolve_committer`.
 AUTO = "auto"
 PART_SIZE = O.PART_SIZE.name
 

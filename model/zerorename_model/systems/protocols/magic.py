@@ -229,25 +229,11 @@ class MagicCommitter(Publishes, ModelCommitter):
             return
         abort_uploads_under(self.fs, self.uploads_prefix())
 
-    def cleanup_job(self) -> None:
-        """Job cleanup: abort outstanding uploads under the destination and delete
-        ``__magic`` (with :data:`PER_JOB_DIRECTORY`, the job's own magic directory); an upload
-        gone before its abort is passed over (3.5.0's deprecated cleanupJob suppresses it)."""
-        if self._cleaned:
-            return
-        self.clean_up(strict=False)
-
-    def commit_cleanup(self) -> None:
-        """The clean-up inside commitJob, after ``_SUCCESS``: with
-        :data:`~zerorename_model.systems.protocols.common.CLEANUP_ABORT_FAILS_ON_MISSING`, an
-        upload gone before its abort fails the job commit (its files are visible)."""
-        if self._cleaned:
-            return
-        self.clean_up(strict=self.abort_fails_on_missing)
-
     def clean_up(self, *, strict: bool) -> None:
-        """Abort every upload under the destination, delete the magic directory; ``strict``:
-        then fail if an upload was gone before its abort (Hadoop 3.5.0)."""
+        """The job cleanup (``cleanup_job`` and ``commit_cleanup``, once: :class:`Publishes`):
+        abort every outstanding upload under the destination, delete ``__magic`` (with
+        :data:`PER_JOB_DIRECTORY`, the job's own magic directory); ``strict``: then fail if an
+        upload was gone before its abort (Hadoop 3.5.0)."""
         gone = abort_uploads_under(self.fs, self.uploads_prefix())
         delete_recursive(self.fs, self.magic_path)
         self._cleaned = True

@@ -194,26 +194,12 @@ class DirectoryStagingCommitter(Publishes, ModelCommitter):
         if self.abort_fails_on_missing:
             self.clean_up(strict=True)
 
-    def cleanup_job(self) -> None:
-        """Procedure StagingCommitter.cleanupJob: abort every upload pending under the
-        destination *directory*, and delete the job's cluster staging directory
-        (HADOOP-18793).  Local directories of other hosts are out of reach, as in Hadoop.  An
-        upload gone before its abort is passed over (3.5.0's deprecated cleanupJob too)."""
-        if self._cleaned:
-            return
-        self.clean_up(strict=False)
-
-    def commit_cleanup(self) -> None:
-        """The clean-up inside commitJob, after ``_SUCCESS``: with
-        :data:`~zerorename_model.systems.protocols.common.CLEANUP_ABORT_FAILS_ON_MISSING`, an
-        upload gone before its abort fails the job commit (its files are visible)."""
-        if self._cleaned:
-            return
-        self.clean_up(strict=self.abort_fails_on_missing)
-
     def clean_up(self, *, strict: bool) -> None:
-        """Abort the uploads under the destination, delete the cluster job directory;
-        ``strict``: then fail if an upload was gone before its abort (Hadoop 3.5.0)."""
+        """Procedure StagingCommitter.cleanupJob (``cleanup_job`` and ``commit_cleanup``, once:
+        :class:`Publishes`): abort every upload pending under the destination *directory*,
+        delete the job's cluster staging directory (HADOOP-18793); local directories of other
+        hosts are out of reach, as in Hadoop.  ``strict``: then fail if an upload was gone
+        before its abort (Hadoop 3.5.0)."""
         gone = abort_uploads_under(self.fs, dir_prefix(self.dest))
         delete_recursive(self.env.cluster, self.cluster_job_dir)
         self._cleaned = True

@@ -26,21 +26,37 @@ from zerorename_model.systems.protocols.common import SUCCESS, CommitFailed, joi
 
 
 class Publishes:
-    """Mixin of the S3A committers: :meth:`publish`, as Hadoop's or as zerorename's."""
+    """Mixin of the S3A committers: :meth:`publish`, as Hadoop's or as zerorename's, and the
+    two job clean-ups around it, each running the committer's :meth:`clean_up` once."""
 
     #: zerorename's take-back (False: Hadoop's behaviour)
     take_back: ClassVar[bool] = False
     fs: Store
     dest: str
     _cleaned: bool
+    #: :data:`~zerorename_model.systems.protocols.common.CLEANUP_ABORT_FAILS_ON_MISSING` is set
+    abort_fails_on_missing: bool
 
-    def cleanup_job(self) -> None:
+    def clean_up(self, *, strict: bool) -> None:
+        """Abort the uploads under the destination, delete the committer's own directory (each
+        committer says which); ``strict``: then fail if an upload was gone before its abort
+        (Hadoop 3.5.0)."""
         raise NotImplementedError
 
+    def cleanup_job(self) -> None:
+        """Job cleanup (:meth:`clean_up`, once): an upload gone before its abort is passed
+        over (3.5.0's deprecated cleanupJob suppresses it)."""
+        if self._cleaned:
+            return
+        self.clean_up(strict=False)
+
     def commit_cleanup(self) -> None:
-        """The clean-up inside the job commit (Hadoop 3.5.0's may fail where
-        :meth:`cleanup_job`, the deprecated call, passes over; see the committers)."""
-        self.cleanup_job()
+        """The clean-up inside commitJob, after ``_SUCCESS``: with
+        :data:`~zerorename_model.systems.protocols.common.CLEANUP_ABORT_FAILS_ON_MISSING`, an
+        upload gone before its abort fails the job commit (its files are visible)."""
+        if self._cleaned:
+            return
+        self.clean_up(strict=self.abort_fails_on_missing)
 
     def publish(self, done: list[str], success: bytes) -> None:
         """``_SUCCESS`` over the completed files ``done`` (the commit point), then clean up."""
