@@ -67,3 +67,30 @@ def test_every_statistic_is_documented() -> None:
     for op in S.REQUEST_OPS:
         assert S.describe(S.request(op)) == f"{op} requests sent"
     assert S.describe("job_stage_setup.failures.max").endswith("(failed)")
+
+
+JAVA_STATISTICS = (Path(__file__).resolve().parents[1] / "jvm" / "spark" / "src" / "main" / "java"
+                   / "io" / "zerorename" / "committer" / "FencedStatistics.java")
+
+
+def java_statistic_names(source: str) -> dict[str, str]:
+    """The ``public static final String NAME = "value";`` constants of a Java class (a
+    declaration may wrap after its ``=``)."""
+    return dict(re.findall(r'public static final String (\w+)\s*=\s*"([a-z_.]+)";', source))
+
+
+def test_every_statistic_of_the_jvm_committer_is_one_of_pythons() -> None:
+    """Both implementations write their statistics into ``_SUCCESS`` and ``zerorename success``
+    describes them from this module: a name the JVM adds must be defined (and described) here."""
+    names = java_statistic_names(JAVA_STATISTICS.read_text(encoding="utf-8"))
+    assert len(names) > 20
+    assert names.pop("FAILURES_SUFFIX") == S.FAILURES_SUFFIX
+    assert {c: v for c, v in names.items() if v not in S.NAMES} == {}
+
+
+def test_the_jvm_drift_check_sees_a_new_name() -> None:
+    source = ('  public static final String A_NEW_ONE =\n      "committer_a_new_one";\n'
+              '  public static final String OLD = "committer_files_committed";\n')
+    names = java_statistic_names(source)
+    assert names == {"A_NEW_ONE": "committer_a_new_one", "OLD": "committer_files_committed"}
+    assert [v for v in names.values() if v not in S.NAMES] == ["committer_a_new_one"]

@@ -155,6 +155,13 @@ REQUEST_OPS: Final = ("put", "get", "head", "list_page", "delete", "delete_many"
 STORE_RETRIES: Final = "store_retries"
 #: completes whose repeat found the upload already completed by the first attempt
 STORE_COMPLETE_RECOVERED: Final = "store_complete_recovered"
+#: (JVM fenced, on a store that ignores If-None-Match on complete) LIST pages a job commit sent
+#: to find which of its keys already exist, instead of a HEAD per key
+COMMITTER_COMPLETE_LIST_PAGES: Final = "committer_complete_list_pages"
+#: the job's keys whose existence those pages answered
+COMMITTER_COMPLETE_KEYS_LISTED: Final = "committer_complete_keys_listed"
+#: the job's keys the listing did not reach (its page budget spent), checked with a HEAD each
+COMMITTER_COMPLETE_KEYS_HEADED: Final = "committer_complete_keys_headed"
 
 FAILURES_SUFFIX: Final = ".failures"
 
