@@ -15,6 +15,7 @@ import io.zerorename.committer.FencedOptions;
 import io.zerorename.committer.StoreFencing;
 import io.zerorename.committer.records.StoreUrl;
 import io.zerorename.committer.store.CommitStore;
+import io.zerorename.committer.store.KeyListing;
 import io.zerorename.committer.store.ObjectEntry;
 import io.zerorename.committer.store.PendingUpload;
 import io.zerorename.committer.store.S3CommitStore;
@@ -129,6 +130,13 @@ final class FencedDriving {
     }
 
     @Override
+    public KeyListing listFrom(String prefix, String startAfter, String lastKey, int maxPages)
+        throws IOException {
+      before("ListObjectsV2", prefix, "");
+      return store.listFrom(prefix, startAfter, lastKey, maxPages);
+    }
+
+    @Override
     public List<String> listPrefixes(String prefix) throws IOException {
       before("ListObjectsV2", prefix, "");
       return store.listPrefixes(prefix);
@@ -156,6 +164,11 @@ final class FencedDriving {
     @Override
     public boolean conditionalComplete(String area) throws IOException {
       return store.conditionalComplete(area);  // measured with the store check, unpaused
+    }
+
+    @Override
+    public boolean completeIgnoresCondition() {
+      return store.completeIgnoresCondition();
     }
 
     @Override
