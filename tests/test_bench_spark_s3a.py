@@ -25,22 +25,28 @@ sys.path.insert(0, str(REPO / "bench"))
 
 import spark_native  # noqa: E402
 import spark_render  # noqa: E402
+import spark_targets  # noqa: E402
 
 from zerorename.spark.s3a import S3AEndpoint, zerorename_jar  # noqa: E402
 
 S3A = [f"s3a-{c}-{s}" for s in ("moto", "rgw") for c in ("magic", "directory")]
 #: zerorename's JVM fenced in Spark's writer, on both servers
 JVM_FENCED = ["s3a-fenced-moto", "s3a-fenced-rgw"]
+#: the benchmark's minimal committer in Spark's writer, on both servers
+MINIMAL = ["s3a-minimal-moto", "s3a-minimal-rgw"]
 
 
 def test_session_conf_gives_each_endpoint_its_own_bucket(tmp_path: Path) -> None:
     moto = S3AEndpoint("http://127.0.0.1:1", "k1", "s1")
     rgw = S3AEndpoint("https://127.0.0.1:2", "k2", "s2", truststore=tmp_path / "t.jks",
                       conditional_writes=False)
-    conf = spark_native.s3a_session_conf({"b-moto": moto, "b-rgw": rgw},
-                                         [tmp_path / "a.jar", tmp_path / "b.jar"])
-    # zerorename's jar first (its committer factory for the JVM fenced rows), then the set
-    assert conf["spark.jars"] == f"{zerorename_jar()},{tmp_path / 'a.jar'},{tmp_path / 'b.jar'}"
+    conf = spark_targets.s3a_session_conf({"b-moto": moto, "b-rgw": rgw},
+                                          [tmp_path / "a.jar", tmp_path / "b.jar"],
+                                          research=tmp_path / "r.jar")
+    # zerorename's jar first (its committer factory for the JVM fenced rows), the research
+    # jar (the minimal committer), then the set
+    assert conf["spark.jars"] == (f"{zerorename_jar()},{tmp_path / 'r.jar'},"
+                                  f"{tmp_path / 'a.jar'},{tmp_path / 'b.jar'}")
     assert conf["spark.hadoop.fs.s3a.bucket.b-moto.endpoint"] == "http://127.0.0.1:1"
     assert conf["spark.hadoop.fs.s3a.bucket.b-rgw.endpoint"] == "https://127.0.0.1:2"
     assert conf["spark.hadoop.fs.s3a.bucket.b-rgw.connection.ssl.enabled"] == "true"
@@ -53,14 +59,14 @@ def test_session_conf_gives_each_endpoint_its_own_bucket(tmp_path: Path) -> None
     assert not [k for k in conf if k.startswith("spark.hadoop.fs.s3a.")
                 and not k.startswith("spark.hadoop.fs.s3a.bucket.")]
     # the session's own protocol stays Spark's: native writes must not change
-    assert conf[spark_native.PROTOCOL_KEY] == spark_native.SPARK_PROTOCOL
+    assert conf[spark_targets.PROTOCOL_KEY] == spark_targets.SPARK_PROTOCOL
 
 
 def test_two_trust_stores_in_one_session_are_refused(tmp_path: Path) -> None:
     one = S3AEndpoint("https://127.0.0.1:1", "k", "s", truststore=tmp_path / "a.jks")
     two = S3AEndpoint("https://127.0.0.1:2", "k", "s", truststore=tmp_path / "b.jks")
     with pytest.raises(ValueError, match="extraJavaOptions"):
-        spark_native.s3a_session_conf({"a": one, "b": two}, [])
+        spark_targets.s3a_session_conf({"a": one, "b": two}, [])
 
 
 def _summary(strategy: str, ratio: float, per_file: float | None) -> dict[str, Any]:
@@ -102,13 +108,14 @@ class _Recorder:
         return self
 
     def parquet(self, _dest: str) -> None:
-        self.at_write = self.settings[spark_native.PROTOCOL_KEY]
+        self.at_write = self.settings[spark_targets.PROTOCOL_KEY]
 
 
 @pytest.mark.parametrize(("committer", "protocol"), [
     ("magic", "org.apache.spark.internal.io.cloud.PathOutputCommitProtocol"),
     ("directory", "org.apache.spark.internal.io.cloud.PathOutputCommitProtocol"),
-    ("fenced", "io.zerorename.spark.FencedCommitProtocol")])
+    ("fenced", "io.zerorename.spark.FencedCommitProtocol"),
+    ("minimal", "zerorename.bench.MinimalCommitProtocol")])
 def test_each_s3a_write_uses_the_protocol_a_user_would_get(committer: str, protocol: str) -> None:
     """The benchmark's S3A writes bind the commit protocol ``configure`` gives users: S3A's
     committers Spark's cloud protocol, zerorename's ``fenced`` its own (whose messages carry
@@ -116,7 +123,7 @@ def test_each_s3a_write_uses_the_protocol_a_user_would_get(committer: str, proto
     spark = _Recorder()
     spark_native.s3a_write(spark, spark, "s3a://b/out", committer, partitioned=False)
     assert spark.at_write == protocol
-    assert spark.settings[spark_native.PROTOCOL_KEY] == spark_native.SPARK_PROTOCOL
+    assert spark.settings[spark_targets.PROTOCOL_KEY] == spark_targets.SPARK_PROTOCOL
 
 
 @pytest.mark.spark
