@@ -2,11 +2,13 @@
 run with Spark, moto and the test session's Ceph RGW (over HTTPS).
 
 What the run checks (no timing): every S3 route — zerorename's and Spark's own writer through
-S3A's ``magic`` and ``directory`` — wrote the same number of Parquet files in every cell, the
-servers counted its requests (S3A's job commit completes one upload per file, so at least that
-many completes), S3A's counts are the same on moto and RGW (two servers counting the same
+S3A's ``magic`` and ``directory``, zerorename's JVM ``fenced`` and the benchmark's ``minimal`` —
+wrote the same number of Parquet files in every cell, the servers counted its requests (S3A's
+job commit completes one upload per file, so at least that many completes; the minimal's
+requests exactly), S3A's counts are the same on moto and RGW (two servers counting the same
 client's requests independently), S3A's first writes are reported apart, and the README block
-the run renders to has the S3A table.
+the run renders to has the S3A table with the JVM ``fenced``'s ratios to the minimal.  It runs
+each route's first write without warm repeats and no untimed pass (CI time).
 """
 
 from __future__ import annotations
@@ -139,19 +141,20 @@ def test_tiny_run_measures_every_route_and_counts_requests(rgw_server: Any, rgw_
                S3_TLS_TRUSTSTORE_PASSWORD=rgw_tls.truststore_password)
     proc = subprocess.run(
         [sys.executable, str(REPO / "bench" / "spark_write.py"), "--versus-native", "--rgw",
-         "--rows", "4000", "--repeats", "1", "--out", str(tmp_path)],
+         "--rows", "4000", "--repeats", "1", "--warm-repeats", "0", "--no-untimed",
+         "--out", str(tmp_path)],
         env=env, capture_output=True, text=True, timeout=900, check=False, cwd=REPO)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     report = json.loads((tmp_path / "results.json").read_text())
     assert "over HTTPS" in report["rgw"]
-    assert set(report["first_write_s3a"]) == {*S3A, *JVM_FENCED}
+    assert set(report["first_write_s3a"]) == {*S3A, *JVM_FENCED, *MINIMAL}
     for cell in report["cells"]:
         rows = {r["strategy"]: r for r in cell["summary"]}
-        assert {*S3A, *JVM_FENCED, "native", "zr-moto", "zr-rgw"} <= set(rows)
+        assert {*S3A, *JVM_FENCED, *MINIMAL, "native", "zr-moto", "zr-rgw"} <= set(rows)
         runs = {r["strategy"]: r for r in cell["runs"]}
         files = runs["zr-moto"]["files"]
         assert files == (48 if cell["partitioned"] else 4)  # 4 tasks (x 12 months)
-        for strategy in [*S3A, *JVM_FENCED, "zr-moto", "zr-rgw"]:
+        for strategy in [*S3A, *JVM_FENCED, *MINIMAL, "zr-moto", "zr-rgw"]:
             run = runs[strategy]
             assert run["files"] == files, strategy
             assert run["requests"]["CompleteMultipartUpload"] >= files, strategy
@@ -159,6 +162,18 @@ def test_tiny_run_measures_every_route_and_counts_requests(rgw_server: Any, rgw_
         for committer in ("magic", "directory"):
             assert (runs[f"s3a-{committer}-moto"]["requests"]
                     == runs[f"s3a-{committer}-rgw"]["requests"])
+        # the minimal: Spark's own (a HEAD and a LIST of the destination and of its staging
+        # directory), then per file S3A's initiate and part and the driver's complete, then
+        # _SUCCESS; the same on both servers
+        for strategy in MINIMAL:
+            assert runs[strategy]["requests"] == {
+                "HeadObject": 2, "ListObjectsV2": 2, "CreateMultipartUpload": files,
+                "UploadPart": files, "CompleteMultipartUpload": files, "PutObject": 1}, strategy
+            fenced = rows[strategy.replace("minimal", "fenced")]
+            assert fenced["minimal_requests_ratio"] == round(
+                runs[strategy.replace("minimal", "fenced")]["requests_per_file"]
+                / runs[strategy]["requests_per_file"], 3)
         assert "requests" not in runs["native"]
     block = spark_render.readme_block(report)
     assert "**Beside Hadoop's S3A committers**" in block and "| Ceph RGW |" in block
+    assert "`fenced` / `minimal`, time, requests per file" in block
