@@ -15,7 +15,11 @@ partitioned cells), 4 tasks:
   ``s3a-magic-moto``, ``s3a-directory-moto``, ``s3a-magic-rgw``, ``s3a-directory-rgw`` (RGW
   over HTTPS: S3A cannot write empty objects to it over http; unless ``--no-s3a``, and when
   the S3A jars are built), and zerorename's JVM ``fenced`` in the same writer,
-  ``s3a-fenced-moto`` and ``s3a-fenced-rgw`` — and with ``--stages`` two that split the write into
+  ``s3a-fenced-moto`` and ``s3a-fenced-rgw``, and its lower bound, the benchmark's minimal
+  committer (``zerorename.bench.MinimalCommitter``, research jar: the tasks' uploads completed
+  by the driver, then ``_SUCCESS``, nothing else), ``s3a-minimal-moto`` and
+  ``s3a-minimal-rgw`` (routes and session: :mod:`spark_targets`) — and with ``--stages`` two
+  that split the write into
   its parts: ``spark-scan`` (Spark's ``noop`` format: reading the cached rows) and
   ``arrow-drain`` (a Python data source whose tasks only iterate the Arrow batches: the
   transfer from the JVM to the Python workers);
@@ -27,7 +31,8 @@ partitioned cells), 4 tasks:
   file, and once per cell (untimed) the bytes of Spark's files with
   zerorename's timestamp type (INT64 microseconds; Spark's default, INT96, is larger);
   **ratios** to ``native`` are the median over rounds of the same-round ratio (seconds
-  apart, about the same load);
+  apart, about the same load), and so are the JVM ``fenced`` rows' to the faster S3A
+  committer and to the minimal of the same store (:mod:`spark_summary`);
 * **first write** — before anything else, the session's first zerorename write (Python
   workers started, imports made) and the same write again, warm; then the same for each S3A
   strategy (its first write loads S3A and the AWS SDK, or makes the bucket's filesystem).
@@ -54,59 +59,35 @@ import statistics
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import nullcontext
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from interleave import round_order
 from runinfo import environment
+from spark_summary import BASE, summarise
+from spark_targets import (
+    BENCH_COMMITTERS,
+    JVM_BUCKET_MOTO,
+    JVM_BUCKET_RGW,
+    JVM_COMMITTERS,
+    PARQUET_COMMITTER_KEY,
+    PROTOCOL_KEY,
+    SPARK_PARQUET_COMMITTER,
+    SPARK_PROTOCOL,
+    Target,
+    make_buckets,
+    research_jar,
+    s3a_jar_set,
+    s3a_session_conf,
+    set_up,
+    write_settings,
+)
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "results" / "spark_native"
-BASE = "native"
 TASKS = 4
-#: S3A's committers in the anchor rows (``partitioned`` is ``directory`` with a per-partition
-#: conflict check: the same requests for a fresh destination)
-S3A_COMMITTERS = ("magic", "directory")
-#: and zerorename's committer inside the same writer (the JVM ``fenced``, zerorename's jar),
-#: on moto and on Ceph RGW (which fences its PUTs; its complete ignores the condition, so the
-#: committer checks with a HEAD before each complete there, as the Python store does)
-JVM_COMMITTERS = ("fenced",)
-#: the JVM fenced rows' own buckets: their filesystems keep S3A's magic commits in memory (as
-#: ``zerorename.spark.s3a.configure(..., "fenced")`` sets it), while S3A's ``magic`` rows keep
-#: S3A's default (a ``.pending`` object per file) on the other buckets
-JVM_BUCKET_MOTO = "bench-s3a-fenced-moto"
-JVM_BUCKET_RGW = "bench-s3a-fenced-rgw"
-#: Spark's commit-protocol settings: its defaults (``native``) and the cloud binding (S3A)
-PROTOCOL_KEY = "spark.sql.sources.commitProtocolClass"
-PARQUET_COMMITTER_KEY = "spark.sql.parquet.output.committer.class"
-SPARK_PROTOCOL = "org.apache.spark.sql.execution.datasources.SQLHadoopMapReduceCommitProtocol"
-SPARK_PARQUET_COMMITTER = "org.apache.parquet.hadoop.ParquetOutputCommitter"
-
-
-@dataclass(frozen=True)
-class Target:
-    """Where a strategy writes: a URL prefix and the options zerorename needs to reach it.
-
-    ``kind`` ``s3a``: Spark's own writer to ``prefix`` (``s3a://bucket``) through S3A's
-    ``committer``; ``options`` then only serve to list what it wrote.  ``counts`` reads the
-    server's request counts (None: nobody counts, e.g. the local disk)."""
-
-    name: str
-    prefix: str
-    options: dict[str, str]
-    committer: str = "fenced"
-    kind: str = "zr"
-    counts: Callable[[], dict[str, int]] | None = field(default=None, compare=False)
-
-    @property
-    def listing_prefix(self) -> str:
-        """The prefix as zerorename's stores name it (``s3a://`` is S3 to them)."""
-        return "s3://" + self.prefix[len("s3a://"):] if self.kind == "s3a" else self.prefix
-
-
 def dataset(spark: Any, rows: int) -> Any:
     """The issue's frame: 5 columns a pipeline has, plus ``month`` to partition by."""
     return spark.range(0, rows, 1, TASKS).selectExpr(
@@ -179,10 +160,11 @@ def _check_s3a_success(dest: str, target: Target) -> None:
     import zerorename as zr
 
     success = zr.read_success(_store(dest, target.options), dest)
-    zerorenames = target.committer in JVM_COMMITTERS
+    # zerorename's classes (io.zerorename.committer.*; the minimal's zerorename.bench.*)
+    zerorenames = target.committer in JVM_COMMITTERS + BENCH_COMMITTERS
     if success.committer != target.committer or success.written_by_zerorename != zerorenames:
         raise RuntimeError(f"{dest}: _SUCCESS names committer {success.committer!r}, not "
-                           f"S3A's {target.committer!r}")
+                           f"{target.committer!r}")
 
 
 def tree_cpu_seconds(root: int | None) -> float | None:
@@ -226,13 +208,15 @@ def jvm_pid(spark: Any) -> int | None:
 def s3a_write(spark: Any, data: Any, dest: str, committer: str, partitioned: bool) -> None:
     """Spark's own Parquet writer to ``dest`` (``s3a://``) through S3A's ``committer``: Spark's
     cloud commit protocol for this write only (zerorename's subclass of it for ``fenced``, as
-    ``zerorename.spark.s3a.configure`` sets it), the committer as the write's option."""
-    from zerorename.spark.s3a import PARQUET_COMMITTER_CLASS, committer_conf, committer_options
+    ``zerorename.spark.s3a.configure`` sets it; the research jar's for ``minimal``), the
+    committer as the write's option (:func:`spark_targets.write_settings`)."""
+    from zerorename.spark.s3a import PARQUET_COMMITTER_CLASS
 
-    spark.conf.set(PROTOCOL_KEY, committer_conf(committer)[PROTOCOL_KEY])
+    protocol, options = write_settings(committer)
+    spark.conf.set(PROTOCOL_KEY, protocol)
     spark.conf.set(PARQUET_COMMITTER_KEY, PARQUET_COMMITTER_CLASS)
     try:
-        writer = data.write.options(**committer_options(committer))
+        writer = data.write.options(**options)
         (writer.partitionBy("month") if partitioned else writer).parquet(dest)
     finally:
         spark.conf.set(PROTOCOL_KEY, SPARK_PROTOCOL)
@@ -309,42 +293,6 @@ def cached_partitions(spark: Any) -> list[list[int]]:
     return [[info.numCachedPartitions(), info.numPartitions()] for info in infos]
 
 
-def paired(runs: Sequence[dict[str, Any]], strategy: str, key: str) -> float | None:
-    """Median over rounds of ``strategy``'s ``key`` / ``native``'s in the same round."""
-    by_round: dict[int, dict[str, dict[str, Any]]] = {}
-    for r in runs:
-        by_round.setdefault(r["round"], {})[r["strategy"]] = r
-    values = [rnd[strategy][key] / rnd[BASE][key] for rnd in by_round.values()
-              if strategy in rnd and BASE in rnd and rnd[BASE].get(key)
-              and rnd[strategy].get(key) is not None]
-    return round(statistics.median(values), 3) if values else None
-
-
-def summarise(cell_runs: Sequence[dict[str, Any]], rows: int) -> list[dict[str, Any]]:
-    """One row per strategy of a cell: median seconds, rows/s, bytes, ratios to native."""
-    out = []
-    for strategy in dict.fromkeys(r["strategy"] for r in cell_runs):
-        mine = [r for r in cell_runs if r["strategy"] == strategy]
-        seconds = statistics.median(r["seconds"] for r in mine)
-        size = mine[0]["bytes"]
-        cpus = [r["cpu_seconds"] for r in mine if r.get("cpu_seconds") is not None]
-        per_file = [r["requests_per_file"] for r in mine
-                    if r.get("requests_per_file") is not None]
-        extra = {} if not per_file else {
-            "requests_per_file": round(statistics.median(per_file), 2),
-            "files": mine[0].get("files")}
-        out.append({"strategy": strategy, "seconds": round(seconds, 3), **extra,
-                    "cpu_seconds": round(statistics.median(cpus), 2) if cpus else None,
-                    "cpu_ratio": paired(cell_runs, strategy, "cpu_seconds"),
-                    "rows_per_second": round(rows / seconds),
-                    "bytes": size, "time_ratio": paired(cell_runs, strategy, "seconds"),
-                    "bytes_ratio": paired(cell_runs, strategy, "bytes"),
-                    "repeats": len(mine),
-                    "load_range": [min(r["load_average"] for r in mine),
-                                   max(r["load_average"] for r in mine)]})
-    return out
-
-
 def native_micros_bytes(spark: Any, df: Any, partitioned: bool, scratch: Path,
                         tag: str) -> int | None:
     """Bytes of Spark's files with the timestamp type zerorename writes (INT64 microseconds;
@@ -360,7 +308,7 @@ def native_micros_bytes(spark: Any, df: Any, partitioned: bool, scratch: Path,
 
 def first_write(spark: Any, df: Any, target: Target, warm_repeats: int = 2) -> dict[str, Any]:
     """The session's first write by ``target`` (zerorename's, or S3A's), then the same write
-    warm (median of repeats)."""
+    warm (median of ``warm_repeats``; none: the first write only)."""
     from zerorename.spark import write
 
     def once(tag: str) -> float:
@@ -375,6 +323,9 @@ def first_write(spark: Any, df: Any, target: Target, warm_repeats: int = 2) -> d
     warming = any(t.name == "zerorename-warm-up" and t.is_alive()
                   for t in threading.enumerate())
     first = once("first")
+    if warm_repeats < 1:
+        return {"first_seconds": round(first, 3), "warm_seconds": None,
+                "over_warm_seconds": None, "warm_up_still_running_at_first_write": warming}
     warm = statistics.median(once(f"warm-{i}") for i in range(warm_repeats))
     return {"first_seconds": round(first, 3), "warm_seconds": round(warm, 3),
             "over_warm_seconds": round(first - warm, 3),
@@ -396,80 +347,26 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="measure only these strategies (e.g. s3a-magic-moto "
                              "s3a-directory-moto s3a-fenced-moto), and native, the base of "
                              "every ratio")
+    parser.add_argument("--warm-repeats", type=int, default=2, help="warm writes after "
+                        "each route's first (0: the first write only; a smoke run's saving)")
+    parser.add_argument("--no-untimed", action="store_true", help="skip the untimed write "
+                        "by each strategy before the cells (a smoke run's saving)")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
 
-    from servers import MotoServer, RGWRequestLog, rgw_server
+    from servers import MotoServer, rgw_server
 
     from zerorename.spark.session import local_session
 
     env = environment()
     scratch = Path(tempfile.mkdtemp(prefix="zr-spark-native-"))
-    targets = {"zr-local": Target("zr-local", f"file://{scratch}/zr", {}),
-               "zr-local-spark-encoder": Target("zr-local-spark-encoder",
-                                                f"file://{scratch}/zr-se", {"encoder": "spark"})}
     report: dict[str, Any] = {"benchmark": "spark_native", "environment": env,
                               "tasks": TASKS, "repeats": args.repeats, "cells": []}
-    s3a_endpoints: dict[str, Any] = {}  # bucket -> S3AEndpoint
-    s3a_jars = None if args.no_s3a else _s3a_jars(report)
+    s3a_jars = None if args.no_s3a else s3a_jar_set(report)
+    research = None if s3a_jars is None else research_jar(report)
     with MotoServer() as moto, rgw_server() if args.rgw else nullcontext() as rgw:
-        if isinstance(rgw, str):
-            report["rgw"] = f"not measured: {rgw}"
-        elif rgw is not None:
-            os.environ["AWS_ACCESS_KEY_ID"] = rgw.access_key  # moto accepts any key
-            os.environ["AWS_SECRET_ACCESS_KEY"] = rgw.secret_key
-            log = RGWRequestLog.of(rgw)
-            url = rgw.url if rgw.tls is None else rgw.tls.url
-            if rgw.tls is not None:  # boto3, here and in the Python workers (started below)
-                os.environ["AWS_CA_BUNDLE"] = rgw.tls.ca_bundle
-            rgw_options = {"endpoint_url": url, "checksums": "when_required"}
-            rgw_counts = log.counts if log is not None else None
-            targets["zr-rgw"] = Target("zr-rgw", "s3://bench-rgw", rgw_options, "magic",
-                                       counts=rgw_counts)
-            report["rgw"] = rgw.note + (", over HTTPS" if rgw.tls is not None else "")
-            if s3a_jars is not None:
-                if rgw.tls is None:
-                    report["s3a_rgw"] = ("not measured: this RGW serves no HTTPS, and S3A "
-                                         "cannot write empty objects to it over http")
-                else:
-                    from zerorename.spark.s3a import S3AEndpoint
-
-                    truststore = Path(rgw.tls.truststore) if rgw.tls.truststore else None
-                    s3a_endpoints["bench-s3a-rgw"] = S3AEndpoint(
-                        url, rgw.access_key, rgw.secret_key, truststore=truststore,
-                        truststore_password=rgw.tls.truststore_password,
-                        conditional_writes=False)  # RGW 16.2 ignores conditional complete
-                    # the JVM fenced needs S3A's conditional writes on (its own store check
-                    # decides what RGW honours)
-                    s3a_endpoints[JVM_BUCKET_RGW] = S3AEndpoint(
-                        url, rgw.access_key, rgw.secret_key, truststore=truststore,
-                        truststore_password=rgw.tls.truststore_password)
-                    for committer in S3A_COMMITTERS + JVM_COMMITTERS:
-                        name = f"s3a-{committer}-rgw"
-                        bucket = JVM_BUCKET_RGW if committer in JVM_COMMITTERS \
-                            else "bench-s3a-rgw"
-                        targets[name] = Target(name, f"s3a://{bucket}", rgw_options,
-                                               committer, "s3a", rgw_counts)
-        os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
-        os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
-        os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
-        if not args.no_moto:
-            moto_options = {"endpoint_url": moto.endpoint()}
-            targets["zr-moto"] = Target("zr-moto", "s3://bench-moto", moto_options,
-                                        counts=moto.counts)
-            if s3a_jars is not None:
-                from zerorename.spark.s3a import S3AEndpoint
-
-                s3a_endpoints["bench-s3a-moto"] = S3AEndpoint(
-                    moto.endpoint(), os.environ["AWS_ACCESS_KEY_ID"],
-                    os.environ["AWS_SECRET_ACCESS_KEY"])
-                s3a_endpoints[JVM_BUCKET_MOTO] = s3a_endpoints["bench-s3a-moto"]
-                for committer in S3A_COMMITTERS + JVM_COMMITTERS:
-                    name = f"s3a-{committer}-moto"
-                    bucket = JVM_BUCKET_MOTO if committer in JVM_COMMITTERS \
-                        else "bench-s3a-moto"
-                    targets[name] = Target(name, f"s3a://{bucket}", moto_options,
-                                           committer, "s3a", moto.counts)
+        routes = set_up(report, scratch, moto, rgw, args.no_moto, s3a_jars, research)
+        targets, s3a_endpoints = routes.targets, routes.s3a_endpoints
         if args.only:
             known = {BASE, *targets, "spark-scan", "arrow-drain"}
             unknown = sorted(set(args.only) - known)
@@ -478,7 +375,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                              f"(choose from {', '.join(sorted(known))})")
             targets = {name: t for name, t in targets.items() if name in args.only}
             report["only"] = sorted(set(args.only) | {BASE})
-        _make_buckets(targets)
+        make_buckets(targets)
         # 4 GiB: with Spark's default 1 GiB the sorts of Spark's partitioned writes evicted
         # the cached frames, and whichever write came next paid for recomputing them (the
         # same write took 1.2 s or 2.3 s by its place in the round)
@@ -486,7 +383,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if s3a_endpoints:
             assert s3a_jars is not None
             conf.update(s3a_session_conf(s3a_endpoints, s3a_jars,
-                                         in_memory=[JVM_BUCKET_MOTO, JVM_BUCKET_RGW]))
+                                         in_memory=[JVM_BUCKET_MOTO, JVM_BUCKET_RGW],
+                                         research=research))
         spark = local_session("local[2]", app_name="zerorename-bench-native", conf=conf)
         try:
             spark.dataSource.register(_drain_source())
@@ -500,12 +398,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 frame.count()
             smallest = frames[min(frames)].drop("month")
             if "zr-local" in targets:
-                report["first_write"] = first_write(spark, smallest, targets["zr-local"])
+                report["first_write"] = first_write(spark, smallest, targets["zr-local"],
+                                                   args.warm_repeats)
                 print(f"[bench] first write: {report['first_write']}", flush=True)
             # S3A's: the first loads S3A and the SDK (moto's bucket), the next ones make
             # their bucket's filesystem or their committer's classes
             report["first_write_s3a"] = {
-                name: first_write(spark, smallest, target)
+                name: first_write(spark, smallest, target, args.warm_repeats)
                 for name, target in targets.items() if target.kind == "s3a"}
             for name, first in report["first_write_s3a"].items():
                 print(f"[bench] first write {name}: {first}", flush=True)
@@ -515,7 +414,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 strategies = [s for s in strategies if s == BASE or s in args.only]
             # every strategy once, untimed: the JVM compiles each write path on its first
             # large job, and the first cell would otherwise charge that to whoever came first
-            for strategy in strategies:
+            for strategy in [] if args.no_untimed else strategies:
                 run_one(spark, frames[min(frames)], strategy, False, targets, scratch,
                         f"untimed-{strategy}")
             for rows, frame in frames.items():
@@ -547,60 +446,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     (args.out / "results.md").write_text(markdown(report))
     print(f"[bench] wrote {args.out}/results.json and results.md", flush=True)
     return 0
-
-
-def _make_buckets(targets: dict[str, Target]) -> None:
-    from zerorename.stores import make_s3_client
-
-    buckets = {t.listing_prefix[len("s3://"):]: t.options["endpoint_url"]
-               for t in targets.values() if t.listing_prefix.startswith("s3://")}
-    for bucket, endpoint_url in buckets.items():
-        client = make_s3_client(endpoint_url=endpoint_url, checksums="when_required")
-        client.create_bucket(Bucket=bucket)
-
-
-def _s3a_jars(report: dict[str, Any]) -> list[Path] | None:
-    """The S3A jar set, or None (and why, in the report) when it is not built."""
-    from zerorename.spark.jars import S3AJarsMissingError, s3a_jars
-
-    try:
-        return list(s3a_jars())
-    except S3AJarsMissingError as exc:
-        report["s3a"] = f"not measured: {exc}"
-        return None
-
-
-def s3a_session_conf(endpoints: dict[str, Any], jars: Sequence[Path],
-                     in_memory: Sequence[str] = ()) -> dict[str, str]:
-    """Spark conf for S3A writes to several endpoints from one session: ``jars``, S3A's
-    committer factory for ``s3a://``, each endpoint's options for its bucket only
-    (``fs.s3a.bucket.<bucket>.*``), a JVM trust store for an HTTPS one, and Spark's default
-    commit protocol, which :func:`s3a_write` switches for its writes alone.  The buckets
-    ``in_memory`` keep S3A's magic commits in memory (only zerorename's committer writes
-    there: it asks the bucket's filesystem; S3A's magic committer would ask the job)."""
-    from zerorename.spark.s3a import (
-        FACTORY_CLASS,
-        MAGIC_IN_MEMORY,
-        endpoint_conf,
-        zerorename_jar,
-    )
-
-    # zerorename's jar first: its committer factory for the JVM fenced rows (a write's option)
-    conf = {"spark.jars": ",".join(str(p) for p in [zerorename_jar(), *jars]),
-            "spark.hadoop.mapreduce.outputcommitter.factory.scheme.s3a": FACTORY_CLASS,
-            # fail rather than fall back to Spark's renaming committer if the binding breaks
-            "spark.hadoop.pathoutputcommit.reject.fileoutput": "true",
-            PROTOCOL_KEY: SPARK_PROTOCOL, PARQUET_COMMITTER_KEY: SPARK_PARQUET_COMMITTER}
-    hadoop = "spark.hadoop.fs.s3a."
-    for bucket, endpoint in endpoints.items():
-        for key, value in endpoint_conf(endpoint).items():
-            if key.startswith(hadoop):
-                conf[f"{hadoop}bucket.{bucket}.{key[len(hadoop):]}"] = value
-            elif key in conf and conf[key] != value:
-                raise ValueError(f"{key}: two endpoints need different values "
-                                 f"({conf[key]!r}, {value!r})")
-            else:
-                conf[key] = value
-    for bucket in in_memory:
-        conf[f"{hadoop}bucket.{bucket}.{MAGIC_IN_MEMORY[len('fs.s3a.'):]}"] = "true"
-    return conf

@@ -11,6 +11,7 @@ sys.path.insert(0, str(REPO / "bench"))
 
 import spark_native  # noqa: E402
 import spark_render  # noqa: E402
+import spark_summary  # noqa: E402
 
 
 def _run(round_: int, strategy: str, seconds: float, size: int | None) -> dict[str, object]:
@@ -24,7 +25,7 @@ def test_ratios_pair_each_round_with_native_s_own() -> None:
             _run(0, "spark-scan", 1.0, None),
             _run(1, "native", 1.0, 100), _run(1, "zr-local", 1.5, 104),
             _run(1, "spark-scan", 0.5, None)]
-    rows = {r["strategy"]: r for r in spark_native.summarise(runs, rows=3_000)}
+    rows = {r["strategy"]: r for r in spark_summary.summarise(runs, rows=3_000)}
     assert rows["zr-local"]["time_ratio"] == 1.5 and rows["zr-local"]["bytes_ratio"] == 1.04
     assert rows["spark-scan"]["time_ratio"] == 0.5 and rows["spark-scan"]["bytes_ratio"] is None
     assert rows["native"]["seconds"] == 1.5 and rows["native"]["rows_per_second"] == 2_000
@@ -50,3 +51,35 @@ def test_readme_block_is_what_the_results_render_to() -> None:
     ours = next(r for r in report["cells"][0]["summary"] if r["strategy"] == "zr-local")
     ours["time_ratio"] = 9.99
     assert spark_render.readme_block(report) != block
+
+
+def _s3a_run(round_: int, strategy: str, seconds: float, per_file: float) -> dict[str, object]:
+    return {**_run(round_, strategy, seconds, 100), "requests_per_file": per_file, "files": 4}
+
+
+def test_fenced_ratios_to_the_faster_s3a_and_the_minimal_pair_each_round() -> None:
+    """The JVM fenced's time / the faster S3A committer's and time and requests per file /
+    the minimal's, each the median of same-round ratios: round 0 is twice as slow for all
+    (load), which an unpaired ratio of medians would charge unevenly."""
+    runs = [_run(0, "native", 2.0, 100), _run(1, "native", 1.0, 100),
+            _s3a_run(0, "s3a-magic-moto", 4.0, 26.75), _s3a_run(1, "s3a-magic-moto", 1.5, 26.75),
+            _s3a_run(0, "s3a-directory-moto", 3.0, 7.0),
+            _s3a_run(1, "s3a-directory-moto", 2.0, 7.0),
+            _s3a_run(0, "s3a-fenced-moto", 2.2, 6.0), _s3a_run(1, "s3a-fenced-moto", 1.0, 6.0),
+            _s3a_run(0, "s3a-minimal-moto", 2.0, 4.0), _s3a_run(1, "s3a-minimal-moto", 1.0, 5.0)]
+    rows = {r["strategy"]: r for r in spark_summary.summarise(runs, rows=3_000)}
+    fenced = rows["s3a-fenced-moto"]
+    # directory is the faster by its median (2.5 s against 2.75 s); 2.2/3.0 and 1.0/2.0
+    assert fenced["faster_s3a"] == "s3a-directory-moto"
+    assert fenced["faster_s3a_time_ratio"] == 0.617
+    # 2.2/2.0 and 1.0/1.0 (unpaired: 1.6/1.5 = 1.067); 6/4 and 6/5
+    assert fenced["minimal_time_ratio"] == 1.05
+    assert fenced["minimal_requests_ratio"] == 1.35
+    assert "minimal_time_ratio" not in rows["s3a-minimal-moto"]
+    block = "\n".join(spark_render._s3a_table(
+        {"cells": [{"rows": 3_000, "partitioned": False, "summary": list(rows.values())}]}))
+    assert ("| `minimal` in Spark's writer | `fenced` / faster S3A, time "
+            "| `fenced` / `minimal`, time, requests per file |") in block
+    assert ("| 3,000 | no | moto | 1.75x, 26.8 req/file | 1.75x, 7.0 req/file "
+            "| 1.05x, 6.0 req/file | 1.00x, 4.5 req/file | 0.62x (`directory`) "
+            "| 1.05x, 1.35x |  |") in block
