@@ -66,13 +66,19 @@ class OutputFile(BinaryIO):
 
     A write-only :class:`typing.BinaryIO`, so writers such as pyarrow accept it.  Used as a
     context manager, an exception inside the block aborts the file (its upload or local data
-    is discarded) instead of committing a partial file.
+    is discarded) instead of committing a partial file.  An interrupt (a ``BaseException``
+    that is not an ``Exception``: ``KeyboardInterrupt``, a killed task) sends nothing more and
+    leaves the file open in its committer: ``commit_task`` refuses it, ``abort_task`` aborts it.
     """
 
     def __init__(self, url: str) -> None:
         self.url = url
         self._pos = 0
-        self._closed = False
+        self._closed = False  # no more writes
+        #: the file's remote state is final: closed (committed or aborted by its error) or
+        #: aborted.  An interrupt leaves a file closed to writes but not settled, so that
+        #: ``abort`` — the task's ``abort_task`` — still discards what it sent.
+        self._settled = False
         self._lock = threading.Lock()
 
     @property
@@ -146,12 +152,20 @@ class OutputFile(BinaryIO):
         if self._closed:
             return
         self._closed = True
-        self._finish()
+        try:
+            self._finish()
+        except Exception:  # the subclass aborted the file: settled
+            self._settled = True
+            raise
+        # an interrupt (a BaseException) leaves it unsettled: ``abort`` still discards it
+        self._settled = True
 
     def abort(self) -> None:
-        if self._closed:
+        """Discard the file: also one whose writing or closing was interrupted."""
+        if self._settled:
             return
         self._closed = True
+        self._settled = True
         self._abort()
 
     def __enter__(self) -> OutputFile:
@@ -162,7 +176,9 @@ class OutputFile(BinaryIO):
         if exc_type is None:
             self.close()
             return
-        if not issubclass(exc_type, Exception):  # interrupted or crashed: no more requests
+        if not issubclass(exc_type, Exception):
+            # interrupted or crashed: no more requests now, no more writes, no commit; the
+            # file stays open in its committer, whose abort_task aborts it
             self._closed = True
             return
         try:

@@ -7,7 +7,8 @@ when the upload is created (at open, or once the file outgrows one part) and in 
 to the pending commit besides handing it to the committer (a ``.pending`` record, or nothing)
 — so the streaming, the part arithmetic (every part but the last exactly ``part_size``, which
 S3 requires and Cloudflare R2 insists on) and the rules for failures live here once: an error
-aborts the file's upload, a crash (a ``BaseException``) touches nothing remote.
+aborts the file's upload; an interrupt (a ``BaseException``) touches nothing remote and leaves
+the file open in its committer, whose ``abort_task`` aborts the upload.
 """
 
 from __future__ import annotations
@@ -119,8 +120,9 @@ class PendingUploadFile(OutputFile):
             finally:
                 self.owner.file_done(self.rel, None)
             raise
-        except BaseException:  # a crash: forget the file locally, touch nothing remote
-            self.owner.file_done(self.rel, None)
+        except BaseException:
+            # interrupted: touch nothing remote now, and keep the file open in the committer
+            # (not committed, not forgotten), so that abort_task aborts its upload
             raise
         self.owner.file_done(self.rel, commit)
 

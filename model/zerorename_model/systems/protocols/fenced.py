@@ -56,6 +56,11 @@ messages and no records to list: job commit refuses.  ``fenced+messages`` explor
 docs/research/fenced-spark-messages.md has what exploration found).
 ``fenced+messages+no-driver-abort`` is ``fenced+messages`` whose driver keeps no message (abort
 then leaves a committed task's uploads while another job is active).
+
+``zerorename.fenced.complete``: ``overwrite`` (the default, the above) or ``if-none-match``,
+the JVM's rule: a job commit never replaces an object it did not write
+(:mod:`~zerorename_model.systems.protocols.fenced_complete`; ``fenced+if-none-match``,
+``fenced+messages+if-none-match``).
 """
 
 from __future__ import annotations
@@ -84,6 +89,12 @@ from zerorename_model.systems.protocols.common import (
     relative,
     task_id,
     upload_pending,
+)
+from zerorename_model.systems.protocols.fenced_complete import (
+    OVERWRITE,
+    complete_if_absent,
+    complete_mode,
+    complete_uploads,
 )
 from zerorename_model.systems.protocols.retrying import Retry
 
@@ -135,6 +146,8 @@ class FencedCommitter(ModelCommitter):
     #: with ``messages``, the driver keeps the messages it accepted (``on_task_commit``) and
     #: abort and cleanup abort the uploads at the keys they name
     keeps_accepted: ClassVar[bool] = True
+    #: ``zerorename.fenced.complete`` when the options do not say
+    complete_default: ClassVar[str] = OVERWRITE
 
     def __init__(self, env: CommitterEnv, job: JobSpec, task: TaskSpec | None,
                  options: dict[str, str]) -> None:
@@ -151,6 +164,7 @@ class FencedCommitter(ModelCommitter):
         self.by_message = mode == "messages"
         self.puts_record = not self.by_message or self.keeps_record_put
         self.gets_fence = not self.by_message or self.keeps_fence_get
+        self.if_none_match = complete_mode(options, self.complete_default, self.dest)
         self.record_dir = join(self.dest, FENCE_DIR, job.job_id)
         self.commit_record = join(self.record_dir, "commit.json")
         self.marker = join(self.record_dir, "active")
@@ -297,12 +311,11 @@ class FencedCommitter(ModelCommitter):
             if not self.put_record(self.commit_record, job_record):
                 job_record = self.read_job_record()
                 assert job_record is not None
-        files = {}
-        for record in job_record["tasks"].values():
-            for upload in record["uploads"]:
-                url = self.complete(upload)
-                files[relative(url, self.dest)] = {"size": upload["length"],
-                                                   "etag": upload["etags"][0]}
+        uploads = [u for record in job_record["tasks"].values() for u in record["uploads"]]
+        urls = (complete_uploads(uploads, self.commit_record, self.complete)
+                if self.if_none_match else [self.complete(u) for u in uploads])
+        files = {relative(url, self.dest): {"size": u["length"], "etag": u["etags"][0]}
+                 for u, url in zip(uploads, urls, strict=True)}
         self.fs.put(join(self.dest, SUCCESS), encode_json({
             "name": SUCCESS_NAME, "committer": self.name, "jobId": self.job.job_id,
             "files": files, "success": True}))
@@ -310,7 +323,10 @@ class FencedCommitter(ModelCommitter):
 
     def complete(self, upload: PendingCommit) -> str:
         """Complete one upload; one already completed (NoSuchUpload) is done if its object has
-        the recorded ETag (each file is one part, so the object's ETag is that part's)."""
+        the recorded ETag (each file is one part, so the object's ETag is that part's).
+        With ``if-none-match``: :func:`~.fenced_complete.complete_if_absent`."""
+        if self.if_none_match:
+            return complete_if_absent(self.fs, upload, self.recognises_own)
         url = commit_url(upload)
         try:
             complete_pending(self.fs, upload)
@@ -516,3 +532,17 @@ class MessagesPutLateGetFencedCommitter(MessagesLateGetFencedCommitter):
     the fence GET only in a task commit that uploaded."""
 
     keeps_record_put = True
+
+
+@register("fenced+if-none-match", supports_recovery=True)
+class IfNoneMatchFencedCommitter(FencedCommitter):
+    """``zerorename.fenced.complete=if-none-match`` by default: never overwrite at complete."""
+
+    complete_default = "if-none-match"
+
+
+@register("fenced+messages+if-none-match", supports_recovery=True)
+class MessagesIfNoneMatchFencedCommitter(MessagesFencedCommitter):
+    """The JVM ``fenced`` under Spark's protocol: messages, and complete ``If-None-Match``."""
+
+    complete_default = "if-none-match"
