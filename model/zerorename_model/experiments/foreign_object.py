@@ -243,3 +243,41 @@ def run_foreign(committer: str, scope: ForeignScope, choices: Sequence[int],
                 store: str = "s3") -> RunResult:
     """One run of ``scope`` for ``committer`` again, from its choices (a witness)."""
     return new_run(committer, scope, store).run(ScriptedChooser(list(choices)))
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """``python -m zerorename_model.experiments.foreign_object COMMITTER... [--race]``: every
+    scope of the family (``--scope`` picks some) for each committer, one JSON line each: the
+    first violation per property (null: holds on every run), its witness's choices, the
+    runs and whether the scope was enumerated."""
+    import argparse
+    import json
+    import time
+
+    parser = argparse.ArgumentParser(prog="python -m zerorename_model.experiments.foreign_object")
+    parser.add_argument("committers", nargs="+")
+    parser.add_argument("--race", action="store_true", help="the +race scopes (a writer "
+                        "actor) instead of +foreign (the object there before the job)")
+    parser.add_argument("--scope", action="append", help="a scope's name; repeatable")
+    parser.add_argument("--max-runs", type=int, default=20_000)
+    args = parser.parse_args(argv)
+    for committer in args.committers:
+        # (task records in messages need Spark's protocol)
+        protocols = ("spark",) if "+messages" in committer else ("hadoop", "spark")
+        family = race_scopes(protocols) if args.race else foreign_scopes(protocols)
+        for scope in family:
+            if args.scope and scope.name not in args.scope:
+                continue
+            started = time.monotonic()
+            decided = decide(committer, scope, max_runs=args.max_runs)
+            print(json.dumps({
+                "committer": committer, "scope": scope.name, "runs": decided.runs,
+                "complete": decided.complete,
+                "seconds": round(time.monotonic() - started, 1),
+                "violated": {p: None if v is None else str(v)
+                             for p, v in decided.violated.items()},
+                "witnesses": decided.witnesses}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
