@@ -240,19 +240,33 @@ def test_a_writer_between_the_check_and_the_complete(committer: str,
     assert listing < written < completed  # the window: after the check, before the complete
 
 
+def test_in_a_shared_destination_the_other_jobs_files_are_not_the_refused_jobs() -> None:
+    """``same-destination+foreign``, enumerated: job 0 is refused (its key is held), job 1
+    commits its own file into the same destination; that file is not job 0's output, so
+    invisibility holds (the permission family's check, one job a run, blamed it on job 0).
+    What is left is concurrency's clause "the job failed"."""
+    [chosen] = [s for s in foreign_scopes(("spark",)) if s.name.startswith("same-destination")]
+    decided = decide("fenced+messages+check-first", chosen, max_runs=ENOUGH)
+    assert decided.complete
+    assert {p for p, v in decided.violated.items() if v is not None} == {"concurrency"}
+    assert "the job failed: JobCommitRefused" in str(decided.violated["concurrency"])
+
+
+#: the families with two jobs, where concurrency judges a job failed by a refusing rule (and,
+#: in nested-overlap, the parent destination's object under the child's as "not accepted")
+TWO_JOBS = {"two-jobs", "same-job-id", "same-destination", "nested", "nested-overlap"}
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("committer, protocols", [
-    (CF, ("hadoop", "spark")), ("fenced+messages+check-first", ("spark",))])
-def test_every_foreign_scope_keeps_the_object_and_abortability(
-        committer: str, protocols: tuple[str, ...]) -> None:
-    """Every ``+foreign`` scope, enumerated: the object kept, the job reported, invisibility
-    and abortability hold; the only violations are concurrency's in the scopes with two jobs
-    (its clause "the job failed": a refusing rule's job fails there)."""
-    for scope in foreign_scopes(protocols):
-        decided = decide(committer, scope, max_runs=ENOUGH)
+def test_every_foreign_scope_keeps_the_object_and_abortability() -> None:
+    """Every ``+foreign`` scope under Spark's protocol for the JVM's protocol with the check
+    (``nested``, 26 s, is the note's CLI run), enumerated: the object kept, the job reported,
+    invisibility and abortability hold; concurrency is violated only with two jobs."""
+    for scope in foreign_scopes(("spark",)):
+        if scope.scope.family == "nested":
+            continue
+        decided = decide("fenced+messages+check-first", scope, max_runs=ENOUGH)
         assert decided.complete, scope.name
         violated = {p for p, v in decided.violated.items() if v is not None}
-        assert violated <= {"concurrency"}, (scope.name, decided.violated)
-        if violated:
-            detail = str(decided.violated["concurrency"])
-            assert "the job failed: JobCommitRefused" in detail, (scope.name, detail)
+        assert violated <= ({"concurrency"} if scope.scope.family in TWO_JOBS else set()), (
+            scope.name, decided.violated)

@@ -32,8 +32,9 @@ judge committed jobs) three checkers ask these families' questions:
   check-first refusal: nothing committed, the abort cleans up, a rerun starts over) or after
   it (committed-incomplete: the upload for that key is still pending, so a rerun can complete
   it once the object is moved);
-* ``invisibility`` (the permission family's): a job that did not commit leaves none of its
-  output visible.
+* ``invisibility``: a job that did not commit leaves none of its output visible (the
+  permission family's check, which has one job a run, with a job's output told by its own
+  attempts: in ``same-destination`` the other job's committed files are not this one's).
 """
 
 from __future__ import annotations
@@ -48,9 +49,17 @@ from zerorename_model.check.properties import PROPERTIES, Violation
 from zerorename_model.check.run_facts import run_facts
 from zerorename_model.engine.choices import ScriptedChooser
 from zerorename_model.engine.errors import ModelStoreError
-from zerorename_model.engine.harness import Actor, Failure, Op, Role, Run, RunResult, SteppedStore
+from zerorename_model.engine.harness import (
+    Actor,
+    Failure,
+    Op,
+    Role,
+    Run,
+    RunResult,
+    SteppedStore,
+    hidden,
+)
 from zerorename_model.engine.scenario import Scenario
-from zerorename_model.experiments.permissions import invisibility
 from zerorename_model.experiments.scopes import SCOPES, Scope
 from zerorename_model.systems.protocols import get
 
@@ -191,6 +200,26 @@ def incomplete_reported(result: RunResult) -> list[Violation]:
         elif incomplete and url not in result.final_uploads:
             found.append(Violation("incomplete-reported", i, f"{url}: reported, but its upload "
                                    "is gone: a rerun cannot complete it"))
+    return found
+
+
+def invisibility(result: RunResult) -> list[Violation]:
+    """A job that did not commit leaves no file one of its attempts wrote visible at the end
+    of the run (other than the other writer's object, or an object it kept)."""
+    found = []
+    for i, job in enumerate(result.jobs):
+        if job.outcome == "committed":
+            continue
+        prefix = job.spec.dest + "/"
+        kept = result.preexisting.get(job.spec.dest, {})
+        ours = {(rel, data) for launched in job.attempts.values() for task in launched
+                for rel, data in result.written.get(task.name, {}).items()}
+        for url, data in sorted(result.final.items()):
+            rel = url[len(prefix):]
+            if (url.startswith(prefix) and not hidden(rel) and kept.get(rel) != data
+                    and (rel, data) in ours):
+                found.append(Violation("invisibility", i, f"{rel} visible after the job "
+                                       f"failed ({job.outcome}: {job.error})"))
     return found
 
 
