@@ -214,6 +214,20 @@ def _race(scope: str) -> ForeignScope:
     return chosen
 
 
+def test_a_writer_before_the_listing_is_refused_cleanly() -> None:
+    """The plain schedule of ``crash-hadoop+race`` (the writer PUTs while the tasks run):
+    ``if-none-match`` finds the object only at the complete, after its commit point, and is
+    left unabortable with part-00001 published; ``check-first`` finds it in its listing and
+    is refused and aborted, leaving the object alone."""
+    late = run_foreign("fenced+if-none-match", _race("crash-hadoop+race"), [])
+    first = run_foreign(CF, _race("crash-hadoop+race"), [])
+    assert racer_wrote(late) and racer_wrote(first)
+    assert late.jobs[0].outcome == "abort-failed" and invisibility(late)
+    assert first.jobs[0].outcome == "aborted" and "JobCommitRefused" in first.jobs[0].error
+    assert first.final == {f"{OUT}/part-00000": FOREIGN.encode()}
+    assert first.final_uploads == []
+
+
 @pytest.mark.parametrize("committer, violated", [
     (CF, {"invisibility", "liveness"}),
     (CFO, {"foreign-kept", "liveness"}),
