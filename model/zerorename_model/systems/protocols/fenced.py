@@ -57,10 +57,10 @@ docs/research/fenced-spark-messages.md has what exploration found).
 ``fenced+messages+no-driver-abort`` is ``fenced+messages`` whose driver keeps no message (abort
 then leaves a committed task's uploads while another job is active).
 
-``zerorename.fenced.complete``: ``overwrite`` (the default, the above) or ``if-none-match``,
-the JVM's rule: a job commit never replaces an object it did not write
-(:mod:`~zerorename_model.systems.protocols.fenced_complete`; ``fenced+if-none-match``,
-``fenced+messages+if-none-match``).
+``zerorename.fenced.complete``: ``overwrite`` (the default, the above), ``if-none-match`` (the
+JVM's rule), ``check-first`` or ``check-first-overwrite`` (a listing before the commit point):
+:mod:`~zerorename_model.systems.protocols.fenced_complete`, variants ``fenced+<rule>``,
+``fenced+messages+<rule>``.
 """
 
 from __future__ import annotations
@@ -78,7 +78,6 @@ from zerorename_model.systems.protocols.common import (
     PendingCommit,
     abort_pending,
     commit_url,
-    complete_pending,
     decode_json,
     delete_recursive,
     dir_prefix,
@@ -92,9 +91,10 @@ from zerorename_model.systems.protocols.common import (
 )
 from zerorename_model.systems.protocols.fenced_complete import (
     OVERWRITE,
-    complete_if_absent,
-    complete_mode,
-    complete_uploads,
+    VARIANT_RULES,
+    complete_one,
+    complete_rule,
+    with_rule,
 )
 from zerorename_model.systems.protocols.retrying import Retry
 
@@ -164,7 +164,7 @@ class FencedCommitter(ModelCommitter):
         self.by_message = mode == "messages"
         self.puts_record = not self.by_message or self.keeps_record_put
         self.gets_fence = not self.by_message or self.keeps_fence_get
-        self.if_none_match = complete_mode(options, self.complete_default, self.dest)
+        self.rule = complete_rule(options, self.complete_default, self.dest)
         self.record_dir = join(self.dest, FENCE_DIR, job.job_id)
         self.commit_record = join(self.record_dir, "commit.json")
         self.marker = join(self.record_dir, "active")
@@ -308,12 +308,12 @@ class FencedCommitter(ModelCommitter):
                        else self.task_records())
             job_record = {"version": RECORD_VERSION, "jobId": self.job.job_id,
                           "tasks": {r["task"]: r for r in records}}
+            self.rule.check(self.fs, self.dest, _uploads(job_record))  # (check-first only)
             if not self.put_record(self.commit_record, job_record):
                 job_record = self.read_job_record()
                 assert job_record is not None
-        uploads = [u for record in job_record["tasks"].values() for u in record["uploads"]]
-        urls = (complete_uploads(uploads, self.commit_record, self.complete)
-                if self.if_none_match else [self.complete(u) for u in uploads])
+        uploads = _uploads(job_record)
+        urls = self.rule.complete_all(uploads, self.commit_record, self.complete)
         files = {relative(url, self.dest): {"size": u["length"], "etag": u["etags"][0]}
                  for u, url in zip(uploads, urls, strict=True)}
         self.fs.put(join(self.dest, SUCCESS), encode_json({
@@ -322,22 +322,8 @@ class FencedCommitter(ModelCommitter):
         self._clean({join(self.dest, f) for f in files})
 
     def complete(self, upload: PendingCommit) -> str:
-        """Complete one upload; one already completed (NoSuchUpload) is done if its object has
-        the recorded ETag (each file is one part, so the object's ETag is that part's).
-        With ``if-none-match``: :func:`~.fenced_complete.complete_if_absent`."""
-        if self.if_none_match:
-            return complete_if_absent(self.fs, upload, self.recognises_own)
-        url = commit_url(upload)
-        try:
-            complete_pending(self.fs, upload)
-            return url
-        except ModelStoreError as error:
-            if error.code != "NoSuchUpload" or not self.recognises_own:
-                raise
-        found = self.fs.head(url)
-        if found is None or found.etag != upload["etags"][0]:
-            raise CommitFailed(url, "upload gone, and the object is not the recorded one")
-        return url
+        """Complete one upload, as the rule says (:func:`~.fenced_complete.complete_one`)."""
+        return complete_one(self.fs, upload, self.recognises_own, self.rule.if_none_match)
 
     def recover_task(self, task: TaskSpec) -> None:
         """Nothing to move: the task record's key names no job attempt."""
@@ -406,6 +392,10 @@ class FencedCommitter(ModelCommitter):
             return True
         return any(_is_marker(o.url) for above in _ancestors(self.dest)
                    for o in list_files(self.fs, join(above, FENCE_DIR)))
+
+
+def _uploads(job_record: JobRecord) -> list[PendingCommit]:
+    return [u for record in job_record["tasks"].values() for u in record["uploads"]]
 
 
 def _is_marker(url: str) -> bool:
@@ -534,15 +524,6 @@ class MessagesPutLateGetFencedCommitter(MessagesLateGetFencedCommitter):
     keeps_record_put = True
 
 
-@register("fenced+if-none-match", supports_recovery=True)
-class IfNoneMatchFencedCommitter(FencedCommitter):
-    """``zerorename.fenced.complete=if-none-match`` by default: never overwrite at complete."""
-
-    complete_default = "if-none-match"
-
-
-@register("fenced+messages+if-none-match", supports_recovery=True)
-class MessagesIfNoneMatchFencedCommitter(MessagesFencedCommitter):
-    """The JVM ``fenced`` under Spark's protocol: messages, and complete ``If-None-Match``."""
-
-    complete_default = "if-none-match"
+for _base, _name in ((FencedCommitter, "fenced"), (MessagesFencedCommitter, "fenced+messages")):
+    for _rule in VARIANT_RULES:  # fenced+if-none-match, fenced+messages+check-first, ...
+        register(f"{_name}+{_rule}", supports_recovery=True)(with_rule(_base, _rule))
