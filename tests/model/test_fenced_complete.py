@@ -157,12 +157,14 @@ def test_if_none_match_keeps_every_property_in_the_matrix_scopes(scope: str) -> 
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("committer, protocols", [
-    (INM, ("hadoop", "spark")), ("fenced+messages+if-none-match", ("spark",))])
+@pytest.mark.parametrize("committer, protocols", [("fenced+messages+if-none-match", ("spark",))])
 def test_every_matrix_scope_holds_for_if_none_match(committer: str,
                                                    protocols: tuple[str, ...]) -> None:
     """The matrix's own code, every scope family, on s3: every cell ``holds`` (consistency:
-    n/a on a consistent store), every scope enumerated."""
+    n/a on a consistent store), every scope enumerated.  CI explores the JVM's variant (Spark's
+    protocol, task records in messages); ``fenced+if-none-match`` under both protocols holds
+    the same way (docs/research/fenced-complete-condition.md gives the command; about two
+    minutes more)."""
     cells = decide_pair(committer, "s3", tuple(PROPERTIES), Budget(max_runs=ENOUGH), None,
                         protocols=protocols, row=Row(families=None))
     for cell in cells:
