@@ -16,11 +16,9 @@ comes from exploring the model (docs/research/fenced-complete-condition.md has t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pytest
 
-from zerorename.store import Store
+from tests.model.bare_env import BareEnv as _Env
 from zerorename_model.check.explore import explore
 from zerorename_model.engine.choices import FirstChooser
 from zerorename_model.engine.harness import Failure, Op, Run, RunResult
@@ -129,21 +127,6 @@ def test_the_check_passes_a_key_holding_the_jobs_own_data() -> None:
     CompleteRule("overwrite", False, False).check(store, OUT, [own, other])  # no check
 
 
-@dataclass
-class _Env:
-    """A committer environment without a harness: one store, no steps."""
-
-    store: ModelStore
-
-    @property
-    def cluster(self) -> Store:
-        return self.store
-
-    def local(self) -> ModelStore:
-        return ModelStore("hdfs")
-
-    def step(self, what: str, action):  # type: ignore[no-untyped-def]
-        return action()
 
 
 def _run_job(env: _Env, attempt: int) -> FencedCommitter:

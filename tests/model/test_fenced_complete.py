@@ -15,11 +15,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pytest
 
-from zerorename.store import Store
+from tests.model.bare_env import BareEnv as _Env
 from zerorename_model.check.explore import explore
 from zerorename_model.check.properties import PROPERTIES
 from zerorename_model.engine.choices import FirstChooser
@@ -93,21 +91,6 @@ def test_an_unknown_value_is_refused() -> None:
     assert "zerorename.fenced.complete='maybe'" in (result.jobs[0].error or "")
 
 
-@dataclass
-class _Env:
-    """A committer environment without a harness: one store, no steps."""
-
-    store: ModelStore
-
-    @property
-    def cluster(self) -> Store:
-        return self.store
-
-    def local(self) -> Store:
-        return ModelStore("hdfs")
-
-    def step(self, what: str, action):  # type: ignore[no-untyped-def]
-        return action()
 
 
 def test_a_rerun_completes_once_the_object_is_moved() -> None:

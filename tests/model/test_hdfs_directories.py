@@ -17,17 +17,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from zerorename.store import Store
+from tests.model.bare_env import BareEnv as _Env
 from zerorename_model.engine.choices import ScriptedChooser
 from zerorename_model.engine.errors import ModelStoreError
 from zerorename_model.engine.harness import Run
 from zerorename_model.engine.scenario import JobSpec, Scenario, TaskSpec
-from zerorename_model.engine.stores.profiles import Profile
 from zerorename_model.engine.stores.store import ModelStore
 from zerorename_model.experiments.scopes import SCOPES
 from zerorename_model.systems.protocols import get
@@ -39,25 +37,6 @@ ROOT = Path(__file__).resolve().parents[2]
 OUT = "s3://bucket/out"
 
 
-@dataclass
-class _Env:
-    """The committer environment of a unit test: one store, its profile, no harness."""
-
-    store: ModelStore
-
-    @property
-    def profile(self) -> Profile:
-        return self.store.profile
-
-    @property
-    def cluster(self) -> Store:
-        return self.store
-
-    def local(self) -> Store:
-        return ModelStore("hdfs")
-
-    def step(self, what: str, action):  # type: ignore[no-untyped-def]
-        return action()
 
 
 def test_rename_onto_an_existing_directory_moves_the_source_into_it() -> None:
