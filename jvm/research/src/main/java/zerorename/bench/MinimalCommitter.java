@@ -6,7 +6,6 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -21,14 +20,13 @@ import org.apache.hadoop.mapreduce.JobStatus;
 import org.apache.hadoop.mapreduce.TaskAttemptContext;
 import org.apache.hadoop.mapreduce.lib.output.PathOutputCommitter;
 
+import io.zerorename.committer.FencedCommitter;
 import io.zerorename.committer.FencedLayout;
 import io.zerorename.committer.FencedOptions;
 import io.zerorename.committer.records.CommittedFile;
-import io.zerorename.committer.records.StoreUrl;
 import io.zerorename.committer.records.SuccessData;
 import io.zerorename.committer.stages.TrackedUploads;
 import io.zerorename.committer.store.CommitStore;
-import io.zerorename.committer.store.S3CommitStore;
 
 /**
  * The benchmark's lower bound inside Spark's own writer, the JVM form of the minimal strategy
@@ -55,7 +53,6 @@ import io.zerorename.committer.store.S3CommitStore;
  */
 public class MinimalCommitter extends PathOutputCommitter {
   public static final String NAME = "minimal";
-  private static final Map<String, CommitStore> STORES = new ConcurrentHashMap<>();
 
   private final Path outputPath;
   private final TaskAttemptContext task;
@@ -71,7 +68,6 @@ public class MinimalCommitter extends PathOutputCommitter {
   private List<MinimalUpload> jobUploads;
   /** Spark's protocol: the uploads of the tasks accepted so far, for an abort. */
   private List<MinimalUpload> accepted = List.of();
-  private SuccessData lastSuccess;
 
   public MinimalCommitter(Path outputPath, TaskAttemptContext context) throws IOException {
     this(outputPath, context, context);
@@ -87,18 +83,9 @@ public class MinimalCommitter extends PathOutputCommitter {
     this.outputPath = outputPath;
     this.task = task;
     this.conf = context.getConfiguration();
-    String source = "JobID";
-    String jobId = context.getJobID().toString();
-    for (String key : new String[] {FencedOptions.S3A_UUID, FencedOptions.SPARK_UUID}) {
-      String v = conf.getTrimmed(key, "");
-      if (!v.isEmpty()) {
-        source = key;
-        jobId = v;
-        break;
-      }
-    }
-    this.jobIdSource = source;
-    this.layout = new FencedLayout(StoreUrl.parse(outputPath.toUri().toString()), jobId,
+    String[] id = FencedCommitter.jobId(conf, context);
+    this.jobIdSource = id[1];
+    this.layout = new FencedLayout(FencedCommitter.destOf(outputPath), id[0],
         conf.getInt("mapreduce.job.application.attempt.id", 0));
   }
 
@@ -114,16 +101,11 @@ public class MinimalCommitter extends PathOutputCommitter {
     return this;
   }
 
-  /** The destination's store: one client per bucket, endpoint and key, per JVM. */
+  /** The destination's store: the client {@code fenced} uses (one per bucket, endpoint and
+   *  key, per JVM). */
   private synchronized CommitStore store() {
     if (store == null) {
-      StoreUrl dest = layout.dest();
-      String key = dest.scheme() + "://" + dest.bucket() + "|"
-          + conf.getTrimmed("fs.s3a.endpoint", "") + "|"
-          + conf.getTrimmed("fs.s3a.bucket." + dest.bucket() + ".endpoint", "") + "|"
-          + conf.getTrimmed("fs.s3a.access.key", "");
-      store = STORES.computeIfAbsent(key, k -> S3CommitStore.create(conf, dest.scheme(),
-          dest.bucket()));
+      store = FencedCommitter.storeFor(conf, layout.dest());
     }
     return store;
   }
@@ -145,15 +127,6 @@ public class MinimalCommitter extends PathOutputCommitter {
     return tracked;
   }
 
-  public FencedLayout layout() {
-    return layout;
-  }
-
-  /** The {@code _SUCCESS} of this object's last job commit (null before). */
-  public SuccessData lastSuccess() {
-    return lastSuccess;
-  }
-
   @Override
   public Path getOutputPath() {
     return outputPath;
@@ -161,16 +134,7 @@ public class MinimalCommitter extends PathOutputCommitter {
 
   @Override
   public Path getWorkPath() throws IOException {
-    if (task != null && task.getTaskAttemptID() != null) {
-      return taskAttemptPath(task);
-    }
-    return new Path(outputPath, FencedLayout.MAGIC_PREFIX + layout.jobId());
-  }
-
-  /** A task attempt's S3A magic directory, as {@code fenced} lays it out. */
-  private Path taskAttemptPath(TaskAttemptContext context) {
-    String rel = workDir(context).substring(layout.destPrefix().length());
-    return new Path(outputPath, rel);
+    return layout.workPath(outputPath, task);
   }
 
   private String workDir(TaskAttemptContext context) {
@@ -267,7 +231,6 @@ public class MinimalCommitter extends PathOutputCommitter {
         System.currentTimeMillis(), "", "the benchmark's minimal committer", true, names,
         Map.of(), diagnostics, Map.of(), "commit_job", files);
     s.put(layout.success(), success.toBytes(), false);
-    lastSuccess = success;
   }
 
   @Override

@@ -125,7 +125,7 @@ public class FencedCommitter extends PathOutputCommitter implements StreamCapabi
   static final String DYNAMIC_OVERWRITE = "fs.zerorename.fenced.dynamic-partition-overwrite";
 
   /** The job ID and where it came from, in Hadoop's order of preference. */
-  static String[] jobId(Configuration conf, JobContext context) {
+  public static String[] jobId(Configuration conf, JobContext context) {
     for (String key : new String[] {FencedOptions.S3A_UUID, FencedOptions.SPARK_UUID}) {
       String v = conf.getTrimmed(key, "");
       if (!v.isEmpty()) {
@@ -144,7 +144,7 @@ public class FencedCommitter extends PathOutputCommitter implements StreamCapabi
   }
 
   /** The store of {@code dest}: one client per bucket, endpoint and key, per JVM. */
-  static CommitStore storeFor(Configuration conf, StoreUrl dest) {
+  public static CommitStore storeFor(Configuration conf, StoreUrl dest) {
     String key = dest.scheme() + "://" + dest.bucket() + "|"
         + conf.getTrimmed("fs.s3a.endpoint", "") + "|"
         + conf.getTrimmed("fs.s3a.bucket." + dest.bucket() + ".endpoint", "") + "|"
@@ -157,7 +157,7 @@ public class FencedCommitter extends PathOutputCommitter implements StreamCapabi
   }
 
   /** The destination of {@code outputPath} as the records name it. */
-  static StoreUrl destOf(Path outputPath) {
+  public static StoreUrl destOf(Path outputPath) {
     String url = outputPath.toUri().toString();
     return StoreUrl.parse(url.startsWith("file:/") && !url.startsWith("file:///")
         ? "file://" + url.substring("file:".length()) : url);
@@ -267,17 +267,12 @@ public class FencedCommitter extends PathOutputCommitter implements StreamCapabi
 
   @Override
   public Path getWorkPath() throws IOException {
-    if (task != null && task.getTaskAttemptID() != null) {
-      return getTaskAttemptPath(task);
-    }
-    return new Path(outputPath, FencedLayout.MAGIC_PREFIX + layout.jobId());
+    return layout.workPath(outputPath, task);
   }
 
   /** Where a task attempt's files go: its S3A magic directory. */
   public Path getTaskAttemptPath(TaskAttemptContext context) {
-    String rel = layout.workDir(context.getTaskAttemptID().toString())
-        .substring(layout.destPrefix().length());
-    return new Path(outputPath, rel);
+    return layout.workPath(outputPath, context);
   }
 
   /**

@@ -1,5 +1,8 @@
 package io.zerorename.committer;
 
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.mapreduce.TaskAttemptContext;
+
 import io.zerorename.committer.records.StoreUrl;
 
 /**
@@ -114,6 +117,19 @@ public final class FencedLayout {
   public String workDir(String attemptId) {
     return magicRoot() + "/job-" + jobId + "/" + two(jobAttempt) + "/" + TASKS_DIR + "/"
         + attemptId + "/" + BASE;
+  }
+
+  /**
+   * The work path a committer of this job gives Hadoop and Spark
+   * ({@code PathOutputCommitter#getWorkPath}), as a path under {@code outputPath}, the
+   * destination as Hadoop names it: the task attempt's work directory ({@link #workDir}), or,
+   * for a job's committer ({@code task} null or without an attempt), the job's work area
+   * ({@link #magicRoot}).
+   */
+  public Path workPath(Path outputPath, TaskAttemptContext task) {
+    String key = task != null && task.getTaskAttemptID() != null
+        ? workDir(task.getTaskAttemptID().toString()) : magicRoot();
+    return new Path(outputPath, key.substring(destPrefix().length()));
   }
 
   public String jobId() {
