@@ -1,33 +1,29 @@
 package zerorename.bench;
 
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 
-import org.apache.hadoop.mapreduce.JobContext;
 import org.apache.hadoop.mapreduce.TaskAttemptContext;
 import org.apache.hadoop.mapreduce.lib.output.PathOutputCommitter;
-import org.apache.spark.internal.io.FileCommitProtocol.TaskCommitMessage;
-import org.apache.spark.internal.io.cloud.PathOutputCommitProtocol;
+
+import io.zerorename.spark.TaskResultsCommitProtocol;
 
 /**
  * Spark's cloud commit protocol for the benchmark's {@link MinimalCommitter}: a task's commit
  * message carries its uploads, the driver hands the accepted tasks' uploads to the job commit
- * (and, on a failure, to the abort), as {@code io.zerorename.spark.FencedCommitProtocol} does
- * with the {@code fenced} committer's task records. Set it with the committer's factory for one
- * write: {@code spark.sql.sources.commitProtocolClass=zerorename.bench.MinimalCommitProtocol},
+ * (and, on a failure, to the abort), with the hand-over of
+ * {@code io.zerorename.spark.FencedCommitProtocol} ({@link TaskResultsCommitProtocol}), whose
+ * messages carry the {@code fenced} committer's task records. Set it with the committer's
+ * factory for one write:
+ * {@code spark.sql.sources.commitProtocolClass=zerorename.bench.MinimalCommitProtocol},
  * {@code mapreduce.outputcommitter.factory.scheme.s3a=}{@link MinimalCommitterFactory}.
  */
-public class MinimalCommitProtocol extends PathOutputCommitProtocol {
+public class MinimalCommitProtocol
+    extends TaskResultsCommitProtocol<MinimalCommitter, MinimalUpload> {
   private static final long serialVersionUID = 1L;
 
-  /** The committer of this JVM's job or task. */
-  private transient MinimalCommitter minimal;
-  /** On the driver: the uploads of the tasks whose commit messages Spark accepted. */
-  private transient List<MinimalUpload> accepted;
-
   public MinimalCommitProtocol(String jobId, String dest, boolean dynamicPartitionOverwrite) {
-    super(jobId, dest, dynamicPartitionOverwrite);
+    super(jobId, dest, dynamicPartitionOverwrite, MinimalCommitter.class,
+        MinimalTaskCommitMessage.class);
   }
 
   public MinimalCommitProtocol(String jobId, String dest) {
@@ -35,76 +31,39 @@ public class MinimalCommitProtocol extends PathOutputCommitProtocol {
   }
 
   /** A task's commit message: Spark's own ({@code obj}) and the task's uploads. */
-  public static final class MinimalTaskCommitMessage extends TaskCommitMessage {
+  public static final class MinimalTaskCommitMessage extends TaskResultsMessage<MinimalUpload> {
     private static final long serialVersionUID = 1L;
-    private final MinimalUpload[] uploads;
 
     public MinimalTaskCommitMessage(Object obj, List<MinimalUpload> uploads) {
-      super(obj);
-      this.uploads = uploads.toArray(new MinimalUpload[0]);
-    }
-
-    public List<MinimalUpload> uploads() {
-      return Arrays.asList(uploads.clone());
+      super(obj, uploads);
     }
   }
 
+  /** Refuses any committer but the minimal one. */
   @Override
   public PathOutputCommitter setupCommitter(TaskAttemptContext context) {
     PathOutputCommitter c = super.setupCommitter(context);
-    if (!(c instanceof MinimalCommitter)) {
+    if (committer() == null) {
       throw new IllegalStateException(getClass().getName() + " runs the minimal committer "
           + "only, and the factory made a " + c.getClass().getName() + ": set "
           + "mapreduce.outputcommitter.factory.scheme.s3a="
           + MinimalCommitterFactory.class.getName());
     }
-    minimal = (MinimalCommitter) c;
     return c;
   }
 
   @Override
-  public TaskCommitMessage commitTask(TaskAttemptContext context) {
-    TaskCommitMessage message = super.commitTask(context);
-    return new MinimalTaskCommitMessage(message.obj(), minimal.taskUploads());
+  protected MinimalTaskCommitMessage message(Object obj, MinimalCommitter minimal) {
+    return new MinimalTaskCommitMessage(obj, minimal.taskUploads());
   }
 
   @Override
-  public void onTaskCommit(TaskCommitMessage message) {
-    super.onTaskCommit(message);
-    if (message instanceof MinimalTaskCommitMessage) {
-      synchronized (this) {
-        if (accepted == null) {
-          accepted = new ArrayList<>();
-        }
-        accepted.addAll(((MinimalTaskCommitMessage) message).uploads());
-      }
-    }
-  }
-
-  @Override
-  public void commitJob(JobContext context,
-      scala.collection.immutable.Seq<TaskCommitMessage> taskCommits) {
-    List<MinimalUpload> uploads = new ArrayList<>();
-    scala.collection.Iterator<TaskCommitMessage> it = taskCommits.iterator();
-    while (it.hasNext()) {
-      TaskCommitMessage m = it.next();
-      if (!(m instanceof MinimalTaskCommitMessage)) {
-        throw new IllegalStateException("a task's commit message is a " + m.getClass().getName()
-            + ", not " + MinimalTaskCommitMessage.class.getName());
-      }
-      uploads.addAll(((MinimalTaskCommitMessage) m).uploads());
-    }
+  protected void useResults(MinimalCommitter minimal, List<MinimalUpload> uploads) {
     minimal.useUploads(uploads);
-    super.commitJob(context, taskCommits);
   }
 
   @Override
-  public void abortJob(JobContext context) {
-    if (minimal != null) {
-      synchronized (this) {
-        minimal.abortWithUploads(accepted == null ? List.of() : accepted);
-      }
-    }
-    super.abortJob(context);
+  protected void abortWithResults(MinimalCommitter minimal, List<MinimalUpload> accepted) {
+    minimal.abortWithUploads(accepted);
   }
 }

@@ -1,13 +1,8 @@
 package io.zerorename.spark;
 
-import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 
-import org.apache.hadoop.mapreduce.JobContext;
-import org.apache.hadoop.mapreduce.TaskAttemptContext;
-import org.apache.hadoop.mapreduce.lib.output.PathOutputCommitter;
-import org.apache.spark.internal.io.FileCommitProtocol.TaskCommitMessage;
 import org.apache.spark.internal.io.cloud.PathOutputCommitProtocol;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -27,7 +22,8 @@ import io.zerorename.committer.records.TaskRecord;
  * driver's job commit hands the accepted tasks' records to the committer
  * ({@link FencedCommitter#useTaskRecords}), which then neither lists the job's task records nor
  * reads them back: one LIST and one GET per task fewer than Hadoop's protocol, where the job
- * commit receives nothing from its tasks.
+ * commit receives nothing from its tasks. The hand-over is {@link TaskResultsCommitProtocol}'s,
+ * a task's result here being its record's bytes.
  *
  * <p>Under this protocol a task commit sends no request by default
  * ({@code fs.zerorename.fenced.task-records=messages}, {@link FencedCommitter#taskRecords}):
@@ -43,17 +39,13 @@ import io.zerorename.committer.records.TaskRecord;
  * store cannot fence; S3A's committers named for one write) runs exactly as under
  * {@link PathOutputCommitProtocol}: its messages carry nothing more.
  */
-public class FencedCommitProtocol extends PathOutputCommitProtocol {
+public class FencedCommitProtocol extends TaskResultsCommitProtocol<FencedCommitter, byte[]> {
   private static final long serialVersionUID = 1L;
   private static final Logger LOG = LoggerFactory.getLogger(FencedCommitProtocol.class);
 
-  /** The committer of this JVM's job or task (set up by Spark on each side). */
-  private transient PathOutputCommitter hadoopCommitter;
-  /** On the driver: the records of the tasks whose commit messages Spark accepted. */
-  private transient List<byte[]> accepted;
-
   public FencedCommitProtocol(String jobId, String dest, boolean dynamicPartitionOverwrite) {
-    super(jobId, dest, dynamicPartitionOverwrite);
+    super(jobId, dest, dynamicPartitionOverwrite, FencedCommitter.class,
+        FencedTaskCommitMessage.class);
   }
 
   public FencedCommitProtocol(String jobId, String dest) {
@@ -62,32 +54,26 @@ public class FencedCommitProtocol extends PathOutputCommitProtocol {
 
   /**
    * A task's commit message: Spark's own (its {@code obj}, which the superclass's job commit
-   * reads) and the bytes of the record that commits the task (null: the task committed
-   * nothing, or its committer is not {@code fenced}).
+   * reads) and the bytes of the record that commits the task (none: the task committed
+   * nothing).
    */
-  public static final class FencedTaskCommitMessage extends TaskCommitMessage {
+  public static final class FencedTaskCommitMessage extends TaskResultsMessage<byte[]> {
     private static final long serialVersionUID = 1L;
-    private final byte[] record;
 
     public FencedTaskCommitMessage(Object obj, byte[] record) {
-      super(obj);
-      this.record = record == null ? null : record.clone();
+      super(obj, record == null ? List.of() : List.of(record.clone()));
     }
 
     /** The task record's bytes (the record format of {@link TaskRecord}), or null. */
     public byte[] record() {
-      return record == null ? null : record.clone();
+      List<byte[]> records = results();
+      return records.isEmpty() ? null : records.get(0).clone();
     }
   }
 
   @Override
-  public PathOutputCommitter setupCommitter(TaskAttemptContext context) {
-    PathOutputCommitter c = super.setupCommitter(context);
-    hadoopCommitter = c;
-    if (c instanceof FencedCommitter) {
-      ((FencedCommitter) c).runUnderSparkProtocol(commitCoordination());
-    }
-    return c;
+  protected void setUp(FencedCommitter fenced) {
+    fenced.runUnderSparkProtocol(commitCoordination());
   }
 
   /** Whether Spark asks its commit coordinator before each task commit: its own switch, read
@@ -98,86 +84,37 @@ public class FencedCommitProtocol extends PathOutputCommitProtocol {
         && env.conf().getBoolean(io.zerorename.committer.FencedOptions.SPARK_COMMIT_COORDINATION, true);
   }
 
-  /**
-   * On the driver, for each task whose commit Spark accepted (Spark 4.3's
-   * {@code FileFormatWriter} calls it from the job's result handler, once per task, before the
-   * job commit): keep the task's record, for {@link #abortJob}.
-   */
+  /** The record that commits the task, made (and, with task records in the store, saved or
+   *  found saved by the attempt that won) by its committer's task commit. */
   @Override
-  public void onTaskCommit(TaskCommitMessage message) {
-    super.onTaskCommit(message);
-    if (message instanceof FencedTaskCommitMessage) {
-      byte[] bytes = ((FencedTaskCommitMessage) message).record();
-      if (bytes != null) {
-        synchronized (this) {
-          if (accepted == null) {
-            accepted = new ArrayList<>();
-          }
-          accepted.add(bytes);
-        }
-      }
-    }
+  protected FencedTaskCommitMessage message(Object obj, FencedCommitter fenced) {
+    TaskRecord record = fenced.taskRecord();
+    return new FencedTaskCommitMessage(obj, record == null ? null : record.toBytes());
   }
 
-  /** The job failed or was cancelled: the committer aborts, besides what its abort finds in
-   *  the store, the uploads of the tasks Spark had accepted ({@link #onTaskCommit}). */
+  /** The committer aborts, besides what its abort finds in the store, the uploads the accepted
+   *  tasks' records name (a record it cannot read is logged and passed over). */
   @Override
-  public void abortJob(JobContext context) {
-    if (hadoopCommitter instanceof FencedCommitter) {
-      FencedCommitter fenced = (FencedCommitter) hadoopCommitter;
-      List<byte[]> kept;
-      synchronized (this) {
-        kept = accepted == null ? List.of() : new ArrayList<>(accepted);
+  protected void abortWithResults(FencedCommitter fenced, List<byte[]> accepted) {
+    List<TaskRecord> records = new ArrayList<>();
+    for (byte[] bytes : accepted) {
+      try {
+        records.add(parse(fenced, bytes));
+      } catch (IllegalStateException e) {
+        LOG.warn("{}: abort: {}", fenced, e.getMessage());
       }
-      List<TaskRecord> records = new ArrayList<>();
-      for (byte[] bytes : kept) {
-        try {
-          records.add(parse(fenced, bytes));
-        } catch (IllegalStateException e) {
-          LOG.warn("{}: abort: {}", fenced, e.getMessage());
-        }
-      }
-      LOG.debug("{}: abort with {} accepted task record(s)", fenced, records.size());
-      fenced.abortWithTaskRecords(records);
     }
-    super.abortJob(context);
+    LOG.debug("{}: abort with {} accepted task record(s)", fenced, records.size());
+    fenced.abortWithTaskRecords(records);
   }
 
   @Override
-  public TaskCommitMessage commitTask(TaskAttemptContext context) {
-    TaskCommitMessage message = super.commitTask(context);
-    if (!(hadoopCommitter instanceof FencedCommitter)) {
-      return message;
+  protected void useResults(FencedCommitter fenced, List<byte[]> results) {
+    List<TaskRecord> records = new ArrayList<>();
+    for (byte[] bytes : results) {
+      records.add(parse(fenced, bytes));
     }
-    TaskRecord record = ((FencedCommitter) hadoopCommitter).taskRecord();
-    return new FencedTaskCommitMessage(message.obj(), record == null ? null : record.toBytes());
-  }
-
-  @Override
-  public void commitJob(JobContext context,
-      scala.collection.immutable.Seq<TaskCommitMessage> taskCommits) {
-    if (hadoopCommitter instanceof FencedCommitter) {
-      FencedCommitter fenced = (FencedCommitter) hadoopCommitter;
-      List<TaskRecord> records = new ArrayList<>();
-      scala.collection.Iterator<TaskCommitMessage> it = taskCommits.iterator();
-      while (it.hasNext()) {
-        TaskCommitMessage m = it.next();
-        if (!(m instanceof FencedTaskCommitMessage)) {
-          throw new IllegalStateException("a task's commit message is a "
-              + m.getClass().getName() + ", not " + FencedTaskCommitMessage.class.getName()
-              + ": the tasks of job " + fenced.layout().jobId() + " did not run "
-              + getClass().getName());
-        }
-        byte[] bytes = ((FencedTaskCommitMessage) m).record();
-        if (bytes != null) {
-          records.add(parse(fenced, bytes));
-        }
-      }
-      LOG.debug("{}: {} task record(s) from {} commit message(s)", fenced, records.size(),
-          taskCommits.size());
-      fenced.useTaskRecords(records);
-    }
-    super.commitJob(context, taskCommits);
+    fenced.useTaskRecords(records);
   }
 
   private static TaskRecord parse(FencedCommitter fenced, byte[] bytes) {
