@@ -222,10 +222,10 @@ def test_a_python_commit_stopped_after_its_commit_point_is_rolled_forward_by_the
 def test_a_job_commit_never_overwrites_an_object_another_writer_created(
         rgw_spark: Any, rgw: RGWTarget, bucket: str) -> None:
     """RGW completes an upload over an existing object despite ``If-None-Match: *``: the job
-    setup's store check measures that (as the Python ``S3Store``'s probe does), and the job
-    commit lists its keys before completing, so the other writer's object stays and the job
-    commit stops as it does on a store that refuses (``JobCommitIncompleteException``,
-    nothing reverted)."""
+    setup's store check measures that (as the Python ``S3Store``'s probe does).  The job
+    commit's check of its keys, before its commit point, finds the other writer's object, so
+    the job commit is refused as on any store (``JobCommitRefusedException``): no commit
+    record, the object stays, and the abort aborts the job's upload."""
     dest = f"s3a://{bucket}/other"
     job = on_moto._JvmJob(rgw_spark, dest, "other-writer")
     job.job.setupJob(job.context(0, 0))
@@ -236,8 +236,15 @@ def test_a_job_commit_never_overwrites_an_object_another_writer_created(
         "RGW 16.2 ignores If-None-Match on complete (docs/user/stores.md), measured by both"
     job.task(0, "part-0", b"from the job")
     rgw.client().put_object(Bucket=bucket, Key="other/part-0", Body=b"another writer's")
-    with pytest.raises(Exception, match="JobCommitIncompleteException"):
+    with pytest.raises(Exception, match="JobCommitRefusedException"):
         job.job.commitJob(job.context(0, 0))
+    assert zr.S3Store(rgw.client()).get(f"{dest}/part-0") == b"another writer's"
+    keys = sorted(o["Key"] for o in rgw.client().list_objects_v2(Bucket=bucket, Prefix="other/")
+                  .get("Contents", []))
+    assert not [k for k in keys if k.endswith("/commit.json")], keys
+    job.job.abortJob(job.context(0, 0), job.jvm.org.apache.hadoop.mapreduce.JobStatus.State
+                     .FAILED)
+    assert rgw.client().list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
     assert zr.S3Store(rgw.client()).get(f"{dest}/part-0") == b"another writer's"
 
 
