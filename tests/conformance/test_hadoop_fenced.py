@@ -7,7 +7,9 @@ is ``bench/hadoop_fenced.py`` (figures in bench/results/hadoop_fenced.md)."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -85,3 +87,68 @@ def test_a_fenced_that_publishes_at_task_commit_is_caught(tmp_path: Path, jar: s
     found = broken[0].explored
     assert isinstance(found, Violation) and "part-0000" in found.witness, found
     assert broken[0].trace is not None and check.replay(broken[0].trace).same
+
+
+def _put_before_the_run(self: Any, url: str, data: bytes) -> None:
+    """``HadoopStore.put`` for the scenario's object there before the run
+    (``Scenario.preexisting``): PUT on moto in the run's bucket, before any actor runs."""
+    from zerorename_bridge.hadoop.check_process import _PROCESS, _endpoint
+    from zerorename_bridge.hadoop.check_store import MODEL_BUCKET
+
+    key = url.removeprefix(f"s3://{MODEL_BUCKET}/")
+    _endpoint().client.put_object(Bucket=self.place.root, Key=key, Body=data)
+    _PROCESS.changes += 1  # the harness reads the bucket again
+
+
+#: runs of ``abort-hadoop+foreign``: the first is the plain schedule (tasks commit, the job
+#: commit meets the object, the driver aborts)
+FOREIGN_RUNS = 2
+
+
+def test_another_writers_object_leaves_the_jvm_fenced_abortable(
+        monkeypatch: pytest.MonkeyPatch, jar: str) -> None:
+    """The model's ``abort-hadoop+foreign`` scope (foreign_object.py: an object another writer
+    left at the first task's key before the job) run against the production class: the job
+    commit is refused before its commit point, so the driver's abort removes everything the job
+    wrote (abortability), the object stays byte for byte (foreign-kept), and nothing of the
+    failed job is visible (invisibility).  The earlier jar completed with ``If-None-Match: *``
+    after its commit point: the job ended committed-incomplete, its abort refused, the other
+    file published (abortability, invisibility violated on the first run)."""
+    from zerorename_bridge.hadoop.check_committer import hadoop_resolver
+    from zerorename_bridge.hadoop.check_process import PROPERTIES as DECIDABLE
+    from zerorename_bridge.hadoop.check_process import close, extra_classpath
+    from zerorename_bridge.hadoop.check_store import HadoopStore
+    from zerorename_model.check.explore import Reduction, Stats, runs
+    from zerorename_model.check.properties import PROPERTIES as CHECKERS
+    from zerorename_model.engine.harness import Run
+    from zerorename_model.experiments.foreign_object import (
+        foreign_kept,
+        foreign_scopes,
+        invisibility,
+    )
+
+    monkeypatch.setattr(HadoopStore, "put", _put_before_the_run, raising=False)
+    monkeypatch.setenv(check.CLASSPATH_VARIABLE, os.pathsep.join([jar, *extra_classpath()]))
+    close()  # a JVM started before has another class path
+    scope = next(s for s in foreign_scopes(("hadoop",)) if s.scope.name == "abort-hadoop")
+    checks = {**{p: CHECKERS[p] for p in scope.props if p in DECIDABLE},
+              "foreign-kept": foreign_kept, "invisibility": invisibility}
+    assert "abortability" in checks
+    factory, backend = hadoop_resolver(FENCED, "s3")
+
+    def make() -> Run:
+        run = Run(scope.make(FENCED, "s3"), factory, backend=backend())
+        run.forget_finished = True
+        return run
+
+    found: dict[str, list[str]] = {}
+    stats = Stats()
+    try:
+        for done in runs(make, stats, reduction=Reduction.FAULTS, max_runs=FOREIGN_RUNS):
+            assert done.result.preexisting, "the other writer's object was not placed"
+            for name, checker in checks.items():
+                found.setdefault(name, []).extend(str(v) for v in checker(done.result))
+    finally:
+        close()
+    assert stats.runs > 0
+    assert {name: bad for name, bad in found.items() if bad} == {}

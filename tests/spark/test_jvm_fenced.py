@@ -359,7 +359,7 @@ def test_a_python_commit_stopped_after_its_commit_point_is_rolled_forward_by_the
 
 # zerorename's protocol hands the job commit its task records: it lists none (Hadoop's
 # protocol, which does, is driven stage by stage in tests/conformance)
-COMMIT_STAGES = ["job_stage_load_pendingsets",
+COMMIT_STAGES = ["job_stage_load_pendingsets", "job_stage_check_keys",
                  "job_stage_save_commit_record", "job_stage_complete_uploads",
                  "job_stage_save_success_marker", "job_stage_cleanup"]
 
@@ -598,10 +598,11 @@ def _fixed_requests(files: int) -> dict[str, int]:
         # the marker (its second, refused PUT is not sent: the JVM's store check already saw
         # one refused on this bucket), the commit record, _SUCCESS; no task record
         "PutObject": 1 + 2,
-        # Spark's (its output check, its staging directory's delete), cleanup (every job
-        # root: its own records and the expiry's candidates in one; work area); setup lists
-        # nothing, for the same reason
-        "ListObjectsV2": 4,
+        # Spark's (its output check, its staging directory's delete), the job commit's check of
+        # the keys it completes, before its commit point (one page for a small job), cleanup
+        # (every job root: its own records and the expiry's candidates in one; work area);
+        # setup lists nothing, for the same reason
+        "ListObjectsV2": 5,
         # Spark's (2: the output check, the staging directory), setup's "is the destination a
         # file" check
         "HeadObject": 3,
@@ -621,7 +622,7 @@ def test_requests_of_a_fenced_write(jvm_spark: Any, s3: EmbeddedS3, bucket: str)
     counts = _counted(s3, lambda: df.write.parquet(f"s3a://{bucket}/counted"))
     _check_published(s3, bucket, "counted")
     assert counts == _fixed_requests(4), counts
-    assert sum(counts.values()) == 24
+    assert sum(counts.values()) == 25
     assert _tracked(jvm_spark) == held, "task commit left S3A's in-memory entries behind"
 
 
@@ -634,7 +635,7 @@ def test_requests_of_a_partitioned_fenced_write(jvm_spark: Any, s3: EmbeddedS3,
         f"s3a://{bucket}/pcounted"))
     _check_published(s3, bucket, "pcounted")
     assert counts == _fixed_requests(12), counts
-    assert sum(counts.values()) == 48
+    assert sum(counts.values()) == 49
 
 
 def _spark_env_conf(spark: Any) -> Any:
@@ -668,7 +669,7 @@ def test_task_records_in_the_store(jvm_spark: Any, s3: EmbeddedS3, bucket: str,
     expected["PutObject"] += tasks
     expected["GetObject"] = tasks
     assert counts == expected, counts
-    assert sum(counts.values()) == 32
+    assert sum(counts.values()) == 33
 
 
 def test_hadoops_protocol_refuses_task_records_in_messages(jvm_spark: Any, s3: EmbeddedS3,
@@ -713,7 +714,7 @@ def test_under_sparks_plain_cloud_protocol_the_job_commit_lists_and_reads_the_re
     assert _rows(jvm_spark.read.parquet(f"s3a://{bucket}/plain")) == _rows(df)
     tasks = 4
     assert counts["GetObject"] == tasks + tasks, counts
-    assert counts["ListObjectsV2"] == 4 + 1, counts
+    assert counts["ListObjectsV2"] == _fixed_requests(tasks)["ListObjectsV2"] + 1, counts
 
 
 def test_without_in_memory_tracking_fenced_reads_the_pending_objects(
@@ -927,3 +928,44 @@ def test_messages_abort_aborts_the_accepted_tasks_uploads_beside_another_job(
     other.job.abortJob(other.context(0, 0),
                        jvm.org.apache.hadoop.mapreduce.JobStatus.State.FAILED)
     assert _keys(s3, bucket, "mabort/") == []
+
+
+def _save_fixed_names(spark: Any, dest: str) -> None:
+    """Write 2 files with fixed names, ``part-r-00000`` and ``part-r-00001``, through Hadoop's
+    commit protocol: an RDD saved with the new Hadoop API's ``TextOutputFormat``, whose
+    committer comes from the factory bound to ``s3a``.  Unlike a DataFrame writer's, these
+    names carry no job UUID, so another writer's object can sit at a key the job completes.
+    Spark's check that the output directory does not exist is off (an append, as a table's)."""
+    rows = spark.sparkContext.parallelize([(f"k{i}", f"v{i}") for i in range(20)], 2)
+    conf = _spark_env_conf(spark)
+    conf.set("spark.hadoop.validateOutputSpecs", "false")
+    try:
+        rows.saveAsNewAPIHadoopFile(
+            dest, "org.apache.hadoop.mapreduce.lib.output.TextOutputFormat",
+            keyClass="org.apache.hadoop.io.Text", valueClass="org.apache.hadoop.io.Text")
+    finally:
+        conf.remove("spark.hadoop.validateOutputSpecs")
+
+
+def test_another_writers_object_at_a_key_refuses_the_job_before_its_commit_point(
+        jvm_spark: Any, s3: EmbeddedS3, bucket: str) -> None:
+    """An object another writer left at a key the job completes: the job commit is refused
+    before its commit point (JobCommitRefusedException): nothing is published, Spark's abort
+    aborts every upload, the object is kept byte for byte.  Moved away, a rerun commits."""
+    theirs = b"another writer's object\n"
+    client = s3.client()
+    client.put_object(Bucket=bucket, Key="fixed/part-r-00001", Body=theirs)
+    with pytest.raises(Exception, match="JobCommitRefusedException") as refused:
+        _save_fixed_names(jvm_spark, f"s3a://{bucket}/fixed")
+    assert f"s3a://{bucket}/fixed/part-r-00001" in str(refused.value)
+    assert "nothing is committed" in str(refused.value)
+    assert _keys(s3, bucket, "fixed/") == ["fixed/part-r-00001"]
+    assert _uploads(s3, bucket) == []
+    assert client.get_object(Bucket=bucket, Key="fixed/part-r-00001")["Body"].read() == theirs
+    client.delete_object(Bucket=bucket, Key="fixed/part-r-00001")
+    _save_fixed_names(jvm_spark, f"s3a://{bucket}/fixed")
+    _check_published(s3, bucket, "fixed")
+    lines = sorted(line for key in ("fixed/part-r-00000", "fixed/part-r-00001")
+                   for line in client.get_object(Bucket=bucket, Key=key)["Body"].read()
+                   .decode().splitlines())
+    assert lines == sorted(f"k{i}\tv{i}" for i in range(20))

@@ -7,9 +7,10 @@ RGW"): S3A at the TLS endpoint, the JVM trusting the server's certificate throug
 uses too), boto3 (these checks, the Python tools) through ``AWS_CA_BUNDLE``.  Unlike S3A's
 own committers, the JVM ``fenced`` needs ``fs.s3a.create.conditional.enabled`` left on: it is
 its switch for conditional writes.  RGW 16.2 ignores ``If-None-Match`` on a multipart
-complete; the committer's store measures that once, and the job commit lists the keys it is
-about to complete (one ListObjectsV2 for a small job) instead of a HEAD before each complete:
-a key that exists is left alone unless it holds the job's own upload (a rerun's roll-forward).
+complete; the committer's store measures that once, and the completes use the job commit's
+check of its keys before the commit point (one ListObjectsV2 for a small job, sent on every
+store) instead of a HEAD before each complete: a key holding another writer's object refuses
+the job before its commit point; a roll-forward lists the keys itself and recognises its own.
 Requests are counted at the server, from radosgw's access log.
 
 One Spark session for the module, a fresh bucket per test.  The scenarios are
@@ -221,10 +222,10 @@ def test_a_python_commit_stopped_after_its_commit_point_is_rolled_forward_by_the
 def test_a_job_commit_never_overwrites_an_object_another_writer_created(
         rgw_spark: Any, rgw: RGWTarget, bucket: str) -> None:
     """RGW completes an upload over an existing object despite ``If-None-Match: *``: the job
-    setup's store check measures that (as the Python ``S3Store``'s probe does), and the job
-    commit lists its keys before completing, so the other writer's object stays and the job
-    commit stops as it does on a store that refuses (``JobCommitIncompleteException``,
-    nothing reverted)."""
+    setup's store check measures that (as the Python ``S3Store``'s probe does).  The job
+    commit's check of its keys, before its commit point, finds the other writer's object, so
+    the job commit is refused as on any store (``JobCommitRefusedException``): no commit
+    record, the object stays, and the abort aborts the job's upload."""
     dest = f"s3a://{bucket}/other"
     job = on_moto._JvmJob(rgw_spark, dest, "other-writer")
     job.job.setupJob(job.context(0, 0))
@@ -235,8 +236,15 @@ def test_a_job_commit_never_overwrites_an_object_another_writer_created(
         "RGW 16.2 ignores If-None-Match on complete (docs/user/stores.md), measured by both"
     job.task(0, "part-0", b"from the job")
     rgw.client().put_object(Bucket=bucket, Key="other/part-0", Body=b"another writer's")
-    with pytest.raises(Exception, match="JobCommitIncompleteException"):
+    with pytest.raises(Exception, match="JobCommitRefusedException"):
         job.job.commitJob(job.context(0, 0))
+    assert zr.S3Store(rgw.client()).get(f"{dest}/part-0") == b"another writer's"
+    keys = sorted(o["Key"] for o in rgw.client().list_objects_v2(Bucket=bucket, Prefix="other/")
+                  .get("Contents", []))
+    assert not [k for k in keys if k.endswith("/commit.json")], keys
+    job.job.abortJob(job.context(0, 0), job.jvm.org.apache.hadoop.mapreduce.JobStatus.State
+                     .FAILED)
+    assert rgw.client().list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
     assert zr.S3Store(rgw.client()).get(f"{dest}/part-0") == b"another writer's"
 
 
@@ -302,9 +310,10 @@ def test_requests_of_a_fenced_write_on_rgw(rgw_spark: Any, rgw: RGWTarget,
                                            rgw_server: RGWServer, bucket: str,
                                            partitioned: bool, files: int) -> None:
     """What a fenced write asks RGW, by operation: what it asks moto
-    (``test_jvm_fenced._fixed_requests``) and one ListObjectsV2 more, the job commit's listing
-    of the keys it completes, where a HEAD before each complete was sent before (4 and 12
-    HEADs more).  Counted at the server."""
+    (``test_jvm_fenced._fixed_requests``), no more: the job commit's listing of the keys it
+    completes, its check before the commit point on every store, is what the completes use
+    here instead of a HEAD each (4 and 12 HEADs more before the check listed on every store).
+    Counted at the server."""
     df = _frame(rgw_spark, 400).repartition(4)
 
     def write(prefix: str) -> None:
@@ -314,7 +323,5 @@ def test_requests_of_a_fenced_write_on_rgw(rgw_spark: Any, rgw: RGWTarget,
     write("warm")  # the store check: once per store and JVM
     counts = _counted_on_rgw(rgw_server, lambda: write("counted"))
     _check_published(rgw, bucket, "counted")  # type: ignore[arg-type]
-    expected = _fixed_requests(files)
-    expected["ListObjectsV2"] += 1
-    assert counts == expected, counts
+    assert counts == _fixed_requests(files), counts
     assert sum(counts.values()) == {4: 25, 12: 49}[files]  # 6.25 and 4.08 a file (7 and 5)

@@ -55,7 +55,9 @@ import io.zerorename.committer.store.S3CommitStore;
  *   by the task — the first attempt to commit a task wins; a later one is refused, aborts its
  *   uploads and returns, the task being committed by the winner ({@link #taskCommittedBy});
  *   a task commit after the job's commit point is fenced out ({@link TaskFencedException}).</li>
- *   <li>Job commit: one PUT of the commit record with {@code If-None-Match: *} — the commit
+ *   <li>Job commit: a check that no key the job completes holds another writer's object
+ *   (refused before the commit point: {@link JobCommitRefusedException}, nothing committed),
+ *   one PUT of the commit record with {@code If-None-Match: *} — the commit
  *   point — then the uploads are completed (each with {@code If-None-Match: *}),
  *   {@code _SUCCESS} written, the job's records cleaned. Whatever happens after the commit
  *   point, setting up the same job ID again finishes (rolls forward).</li>

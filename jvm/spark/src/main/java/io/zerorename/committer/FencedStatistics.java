@@ -19,6 +19,8 @@ public final class FencedStatistics {
   public static final String JOB_STAGE_LIST_TASK_RECORDS = "job_stage_list_task_records";
   public static final String JOB_STAGE_LOAD_PENDINGSETS = "job_stage_load_pendingsets";
   public static final String JOB_STAGE_SAVE_COMMIT_RECORD = "job_stage_save_commit_record";
+  /** Before the commit point: the keys the job completes hold no other writer's object. */
+  public static final String JOB_STAGE_CHECK_KEYS = "job_stage_check_keys";
   public static final String JOB_STAGE_COMPLETE_UPLOADS = "job_stage_complete_uploads";
   public static final String JOB_STAGE_SAVE_SUCCESS_MARKER = "job_stage_save_success_marker";
   public static final String JOB_STAGE_CLEANUP = "job_stage_cleanup";
@@ -51,8 +53,9 @@ public final class FencedStatistics {
   public static final String COMMITTER_CLEANUP_FAILURES = "committer_cleanup_failures";
   public static final String COMMITTER_FILES_REPLACED = "committer_files_replaced";
   public static final String STORE_COMPLETE_RECOVERED = "store_complete_recovered";
-  /** LIST pages a job commit sent to find which of its keys exist (a store that ignores
-   *  If-None-Match on complete, instead of a HEAD per key). */
+  /** LIST pages a job commit sent to find which of its keys exist: its check before the commit
+   *  point ({@code job_stage_check_keys}), and on a store that ignores If-None-Match on
+   *  complete a roll-forward's listing (instead of a HEAD per key). */
   public static final String COMMITTER_COMPLETE_LIST_PAGES = "committer_complete_list_pages";
   /** The job's keys whose existence those pages answered. */
   public static final String COMMITTER_COMPLETE_KEYS_LISTED = "committer_complete_keys_listed";

@@ -21,7 +21,8 @@ import io.zerorename.committer.store.PreconditionFailedException;
  * A store in memory with S3's semantics for what the committer uses (conditional PUT and
  * complete, multipart uploads, listings), for the stage tests. {@link #ignoreCondition}
  * makes it accept If-None-Match and ignore it; {@link #racy} makes it check, pause, then
- * write (two racers can both win); {@link #failComplete} fails completes of keys containing it.
+ * write (two racers can both win); {@link #failComplete} fails completes of keys containing it;
+ * {@link #reportIgnoresCondition} says the complete ignores its condition, as RGW's does.
  */
 final class InMemoryCommitStore implements CommitStore {
   static final class Obj {
@@ -54,6 +55,8 @@ final class InMemoryCommitStore implements CommitStore {
   /** Declare conditional writes atomic (the store check then measures nothing). */
   volatile boolean atomic;
   volatile String failComplete;
+  /** Report the condition on complete as ignored (Ceph RGW, with {@link #ignoreCondition}). */
+  volatile boolean reportIgnoresCondition;
   volatile long now = 1_700_000_000_000L;
 
   private synchronized void count(String op) {
@@ -63,6 +66,11 @@ final class InMemoryCommitStore implements CommitStore {
   @Override
   public String name() {
     return "memory@" + Integer.toHexString(System.identityHashCode(this));
+  }
+
+  @Override
+  public boolean completeIgnoresCondition() {
+    return reportIgnoresCondition;
   }
 
   @Override

@@ -28,16 +28,26 @@ import io.zerorename.committer.store.PreconditionFailedException;
  *
  * <p>On a store measured to ignore the condition on complete (Ceph RGW; {@link
  * io.zerorename.committer.store.CommitStore#completeIgnoresCondition}) the job's keys are
- * listed once first ({@link ExistingKeys}): a key listed as existing is judged as a refused
+ * listed once ({@link ExistingKeys}: the job commit's check before the commit point, {@link
+ * CheckKeysStage}, or on a roll-forward a listing here): a key listed as existing is judged as a refused
  * complete would be, from the listing's size and ETag, without a request; a key the listing
  * found absent is completed without the condition (no HEAD); a key it did not reach is
  * completed with it (the store's HEAD first).
  */
 public final class CompleteUploadsStage
     extends AbstractStage<List<RecordedUpload>, List<CommittedFile>> {
+  /** The job commit's check of its keys ({@link CheckKeysStage}), or null (a roll-forward). */
+  private final ExistingKeys checked;
 
   public CompleteUploadsStage(StageConfig config) {
+    this(config, null);
+  }
+
+  /** With the answer of the job commit's {@link CheckKeysStage} (null: none), which a store
+   *  that ignores the condition on complete uses instead of listing the keys again. */
+  CompleteUploadsStage(StageConfig config, ExistingKeys checked) {
     super(FencedStatistics.JOB_STAGE_COMPLETE_UPLOADS, config);
+    this.checked = checked;
   }
 
   @Override
@@ -51,8 +61,8 @@ public final class CompleteUploadsStage
     for (RecordedUpload u : uploads) {
       keys.add(c.layout().key(u.url()));
     }
-    ExistingKeys listed = c.store().completeIgnoresCondition() ? ExistingKeys.list(c, keys)
-        : ExistingKeys.none();
+    ExistingKeys listed = !c.store().completeIgnoresCondition() ? ExistingKeys.none()
+        : checked != null ? checked : ExistingKeys.list(c, keys);
     ExecutorService pool = Executors.newFixedThreadPool(Math.min(c.threads(), uploads.size()));
     IOException first = null;
     String firstUrl = null;
@@ -127,7 +137,7 @@ public final class CompleteUploadsStage
 
   /** Does {@code info} hold upload {@code u}'s data: its size, and where the store gives S3's
    *  multipart ETags, the one its parts make? */
-  private static boolean holds(ObjectEntry info, RecordedUpload u) {
+  static boolean holds(ObjectEntry info, RecordedUpload u) {
     String expected = expectedMultipartEtag(u.etags());
     return info.size() == u.size()
         && !(info.etag().contains("-") && expected != null && !info.etag().equals(expected));

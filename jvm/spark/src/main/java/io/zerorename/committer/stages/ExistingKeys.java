@@ -3,8 +3,11 @@ package io.zerorename.committer.stages;
 import java.io.IOException;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.NavigableSet;
+import java.util.Set;
 import java.util.TreeSet;
 
 import io.zerorename.committer.FencedStatistics;
@@ -12,9 +15,11 @@ import io.zerorename.committer.store.KeyListing;
 import io.zerorename.committer.store.ObjectEntry;
 
 /**
- * Which of a job's keys already exist, found by listing them once, for a store whose
- * multipart complete ignores {@code If-None-Match: *} (Ceph RGW) where the store would
- * otherwise send a HEAD before each complete.
+ * Which of a job's keys already exist, found by listing them once: the job commit's check
+ * before the commit point ({@link CheckKeysStage}, on every store), whose answer the completes
+ * reuse on a store whose multipart complete ignores {@code If-None-Match: *} (Ceph RGW), where
+ * the store would otherwise send a HEAD before each complete; and a roll-forward's completes on
+ * such a store.
  *
  * <p>One ListObjectsV2 without a delimiter under the longest common prefix of the keys,
  * starting just before the first key, one page (1,000 keys) at a time, ending at the first
@@ -28,22 +33,44 @@ import io.zerorename.committer.store.ObjectEntry;
  * <p>Like the HEADs, a listing is a look before the write, not a condition of it: an object
  * another writer creates between the listing and the complete is overwritten on such a store.
  */
-final class ExistingKeys {
+public final class ExistingKeys {
   private final NavigableSet<String> keys;
   /** The listing is complete through this key (null: nothing listed). */
   private final String through;
   private final Map<String, ObjectEntry> found;
+  /** Keys the listing did not reach, answered by a HEAD each ({@link #withHeads}). */
+  private final Set<String> headed;
 
   private ExistingKeys(NavigableSet<String> keys, String through,
-      Map<String, ObjectEntry> found) {
+      Map<String, ObjectEntry> found, Set<String> headed) {
     this.keys = keys;
     this.through = through;
     this.found = found;
+    this.headed = headed;
   }
 
-  /** Whether the listing answered for {@code key}: else the store checks with a HEAD. */
+  /** Whether the listing (or a HEAD) answered for {@code key}: else the store checks with a
+   *  HEAD. */
   boolean covers(String key) {
-    return through != null && keys.contains(key) && KeyListing.compareKeys(key, through) <= 0;
+    return headed.contains(key) || through != null && keys.contains(key)
+        && KeyListing.compareKeys(key, through) <= 0;
+  }
+
+  /** This listing with the answers of HEADs sent for {@code heads} ({@code entries[i]}: null
+   *  where absent), which it then covers too. */
+  ExistingKeys withHeads(List<String> heads, List<ObjectEntry> entries) {
+    if (heads.isEmpty()) {
+      return this;
+    }
+    Map<String, ObjectEntry> all = new HashMap<>(found);
+    Set<String> answered = new HashSet<>(headed);
+    for (int i = 0; i < heads.size(); i++) {
+      answered.add(heads.get(i));
+      if (entries.get(i) != null) {
+        all.put(heads.get(i), entries.get(i));
+      }
+    }
+    return new ExistingKeys(keys, through, all, answered);
   }
 
   /** The object at {@code key} as listed, or null when the listing found none. */
@@ -53,7 +80,7 @@ final class ExistingKeys {
 
   /** The store checks each key itself (it honours the condition): nothing to list. */
   static ExistingKeys none() {
-    return new ExistingKeys(new TreeSet<>(), null, Map.of());
+    return new ExistingKeys(new TreeSet<>(), null, Map.of(), Set.of());
   }
 
   /** List {@code keys} (all of one bucket), counting the pages and keys in the statistics. */
@@ -95,12 +122,12 @@ final class ExistingKeys {
     c.stats().incr(FencedStatistics.COMMITTER_COMPLETE_LIST_PAGES, pages);
     c.stats().incr(FencedStatistics.COMMITTER_COMPLETE_KEYS_LISTED, reached);
     c.stats().incr(FencedStatistics.COMMITTER_COMPLETE_KEYS_HEADED, keys.size() - reached);
-    AbstractStage.LOG.info("job {}: the store ignores If-None-Match on complete: {} LIST "
-        + "page(s) under {} answered for {} of {} key(s) ({} exist already){}", c.jobId(),
+    AbstractStage.LOG.info("job {}: {} LIST page(s) under {} answered for {} of its {} "
+        + "key(s) ({} exist already){}", c.jobId(),
         pages, c.layout().url(prefix), reached, keys.size(), found.size(),
         reached < keys.size() ? "; the other " + (keys.size() - reached) + " are checked "
         + "with a HEAD each" : "");
-    return new ExistingKeys(keys, through, found);
+    return new ExistingKeys(keys, through, found, Set.of());
   }
 
   /** The longest common prefix, not splitting a character. */

@@ -29,7 +29,14 @@ public final class Publisher {
   /** Publish {@code record}; {@code taskStats} (may be null) go into {@code _SUCCESS}. */
   public SuccessData publish(CommitRecord record, FencedStatistics taskStats)
       throws IOException {
-    List<CommittedFile> files = new CompleteUploadsStage(c).apply(record.uploads());
+    return publish(record, taskStats, null);
+  }
+
+  /** Publish {@code record} after the job commit's check of its keys ({@code checked}; null on
+   *  a roll-forward), which the completes reuse where the store ignores their condition. */
+  SuccessData publish(CommitRecord record, FencedStatistics taskStats, ExistingKeys checked)
+      throws IOException {
+    List<CommittedFile> files = new CompleteUploadsStage(c, checked).apply(record.uploads());
     int replaced = 0;
     if (c.dynamicPartitionOverwrite()) {
       replaced = new ReplacePartitionsStage(c).apply(files);
