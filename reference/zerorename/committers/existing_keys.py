@@ -134,9 +134,11 @@ def find_existing(store: Store, urls: Iterable[str], pool: BoundedExecutor,
     for url, info in pool.imap(lambda u: (u, store.head(u)), rest):
         if info is not None:
             found[url] = info
-    LOG.info("job %s: %d LIST page(s) under %s answered for %d of %d key(s), %d HEAD(s) for "
-             "the rest; %d exist already", job_id, pages, prefix, reached, len(keys),
-             len(rest), len(found))
+    # INFO when it says something: HEADs were needed, or objects are there already
+    LOG.log(logging.INFO if rest or found else logging.DEBUG,
+            "job %s: %d LIST page(s) under %s answered for %d of %d key(s), %d HEAD(s) for "
+            "the rest; %d exist already", job_id, pages, prefix, reached, len(keys),
+            len(rest), len(found))
     return ExistingKeys(found, through if reached else None)
 
 
