@@ -127,7 +127,7 @@ def test_a_writer_between_the_check_and_the_complete_is_kept(env: Env) -> None:
     dest = env.dest()
     key = join(dest, "part-00000")
     racing = RacingWriter(env.store, key)
-    run = run_job("fenced", racing, dest, FILES, commit=False, job_id="j3")  # type: ignore[arg-type]
+    run = run_job("fenced", racing, dest, FILES, commit=False, job_id="j3")
     with pytest.raises(JobCommitIncompleteError) as incomplete:
         run.driver.commit_job(run.messages)
     assert racing.raced
@@ -184,7 +184,7 @@ def test_the_listing_keeps_to_its_page_budget(local_env: Env, others: list[str],
     stats = IOStatistics()
     before = env.store.request_counts()
     with BoundedExecutor(2, "test") as pool:
-        found = find_existing(SmallPages(env.store), keys, pool, stats, "j")  # type: ignore[arg-type]
+        found = find_existing(SmallPages(env.store), keys, pool, stats, "j")
     after = env.store.request_counts()
     assert set(found.found) == {join(dest, "f-1-3")}
     assert stats.counter(S.COMMITTER_COMPLETE_LIST_PAGES) == pages
@@ -229,6 +229,6 @@ def test_on_a_store_ignoring_the_condition_listed_keys_complete_without_it(
     for i in range(before):
         env.put(dest, f"part-0000!{i}", b"x")  # under the keys' common prefix, before them
     store = IgnoresCondition(env.store)
-    run = run_job("fenced", store, dest, FILES)  # type: ignore[arg-type]
+    run = run_job("fenced", store, dest, FILES)
     assert run.success is not None
     assert store.conditions == {"part-00000": conditional, "part-00001": conditional}

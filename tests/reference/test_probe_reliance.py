@@ -57,12 +57,12 @@ def test_a_committer_relies_on_exactly_the_conditions_it_sends(committer: str, p
     store = ConditionsSeen(LocalStore(root=tmp_path / "uploads"))
     dest = f"file://{tmp_path}/data/out"
     files = {0: {"a.txt": b"a" * 700}, 1: {"b/c.txt": b"c\n"}}
-    run_job(committer, store, dest, files, protocol=protocol,  # type: ignore[arg-type]
+    run_job(committer, store, dest, files, protocol=protocol,
             opts=options())
     # a second job over the first: overwrite/replace paths send their own requests (fenced has
     # none, and refuses a key holding another job's object: its second job writes a new name)
     again = "a2.txt" if committer == "fenced" else "a.txt"
-    run_job(committer, store, dest, {0: {again: b"new\n"}}, protocol=protocol,  # type: ignore[arg-type]
+    run_job(committer, store, dest, {0: {again: b"new\n"}}, protocol=protocol,
             opts=options(**{"fs.s3a.committer.staging.conflict-mode": "replace"}))
     assert store.seen == set(RELIES_ON[committer]) | set(BACKSTOPS.get(committer, ())), \
         committer

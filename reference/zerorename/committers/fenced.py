@@ -13,9 +13,9 @@ create a key, atomically, so
 * **job commit** first checks its keys (:mod:`~zerorename.committers.existing_keys`: a key
   holding another writer's object refuses the job, ``JobCommitRefusedError``, before anything
   is committed), then is one conditional PUT of the job's commit record (every upload to
-  complete) at a key named by the job alone: that PUT is the commit point.  Whatever happens after it —
-  completing the uploads, ``_SUCCESS``, cleanup — a new job attempt finishes (rolls forward);
-  whatever happened before it, a new attempt undoes (rolls back).
+  complete) at a key named by the job alone: that PUT is the commit point.  Whatever happens
+  after it — completing the uploads, ``_SUCCESS``, cleanup — a new job attempt finishes (rolls
+  forward); whatever happened before it, a new attempt undoes (rolls back).
 
 Layout, under ``<dest>/__fenced_job-<job id>/``::
 
