@@ -36,7 +36,8 @@ def commit_records(env: Env, dest: str) -> list[str]:
     return [k for k in env.objects(dest) if k.endswith("commit.json")]
 
 
-def test_an_object_already_at_a_key_refuses_the_job_before_its_commit_point(env: Env) -> None:
+def test_an_object_already_at_a_key_refuses_the_job_before_its_commit_point(env_with_rgw: Env) -> None:
+    env = env_with_rgw
     dest = env.dest()
     env.put(dest, "part-00000", FOREIGN)
     run = run_job("fenced", env.store, dest, FILES, commit=False, job_id="j1")
@@ -58,7 +59,8 @@ def test_an_object_already_at_a_key_refuses_the_job_before_its_commit_point(env:
     assert env.uploads(dest) == []
 
 
-def test_a_key_holding_the_jobs_own_data_passes_the_check(env: Env) -> None:
+def test_a_key_holding_the_jobs_own_data_passes_the_check(env_with_rgw: Env) -> None:
+    env = env_with_rgw
     """The object at a key is this upload's (completed already): the check lists it, judges it
     the job's own, and the complete recognises it."""
     dest = env.dest()
