@@ -36,7 +36,8 @@ def commit_records(env: Env, dest: str) -> list[str]:
     return [k for k in env.objects(dest) if k.endswith("commit.json")]
 
 
-def test_an_object_already_at_a_key_refuses_the_job_before_its_commit_point(env_with_rgw: Env) -> None:
+def test_an_object_already_at_a_key_refuses_the_job_before_its_commit_point(
+        env_with_rgw: Env) -> None:
     env = env_with_rgw
     dest = env.dest()
     env.put(dest, "part-00000", FOREIGN)
