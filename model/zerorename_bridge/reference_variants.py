@@ -40,5 +40,6 @@ class UnrecognisingFencedCommitter(FencedCommitter):
             raise CommitError(self.commit_record_url, f"job {self.job.id} was already "
                               "committed by another job attempt") from None
 
-    def _complete_one(self, upload: RecordedUpload) -> str:
-        return self.store.complete_multipart(upload.url, upload.upload_id, upload.parts)
+    def _complete_one(self, upload: RecordedUpload, *, condition: bool = True) -> str:
+        return self.store.complete_multipart(upload.url, upload.upload_id, upload.parts,
+                                             if_none_match=condition)

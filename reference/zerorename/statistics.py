@@ -31,10 +31,11 @@ JOB_STAGE_LOAD_MANIFESTS: Final = "job_stage_load_manifests"
 JOB_STAGE_PREPARE_DESTINATION: Final = "job_stage_prepare_destination"
 #: read what else the job owns (intents, records) beside the completes
 JOB_STAGE_READ_OWNED: Final = "job_stage_read_owned"
+#: (fenced) before the commit point, find which of the job's keys already hold an object and
+#: refuse the job when one holds another writer's
+JOB_STAGE_CHECK_KEYS: Final = "job_stage_check_keys"
 #: (fenced) save the job's commit record: the commit point
 JOB_STAGE_SAVE_COMMIT_RECORD: Final = "job_stage_save_commit_record"
-#: (fenced) before the commit point, check the keys the job completes hold no other writer's object
-JOB_STAGE_CHECK_KEYS: Final = "job_stage_check_keys"
 #: complete every committed multipart upload: the files become visible
 JOB_STAGE_COMPLETE_UPLOADS: Final = "job_stage_complete_uploads"
 #: abort the job's uploads that no committed task names
@@ -157,9 +158,9 @@ REQUEST_OPS: Final = ("put", "get", "head", "list_page", "delete", "delete_many"
 STORE_RETRIES: Final = "store_retries"
 #: completes whose repeat found the upload already completed by the first attempt
 STORE_COMPLETE_RECOVERED: Final = "store_complete_recovered"
-#: (JVM fenced) LIST pages a job commit sent to find which of its keys already exist: the check
-#: before the commit point, and on a store that ignores If-None-Match on complete a roll-forward's
-#: listing, instead of a HEAD per key
+#: LIST pages a fenced job commit sent to find which of its keys already exist, instead of a HEAD
+#: per key: the check before the commit point (both implementations), and the JVM's listing on a
+#: roll-forward where the store ignores If-None-Match on complete
 COMMITTER_COMPLETE_LIST_PAGES: Final = "committer_complete_list_pages"
 #: the job's keys whose existence those pages answered
 COMMITTER_COMPLETE_KEYS_LISTED: Final = "committer_complete_keys_listed"

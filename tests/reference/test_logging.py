@@ -44,8 +44,8 @@ def test_a_job_at_info_says_each_stage_and_its_counts(
     job = "job job-logging-1: "
     assert all(line.startswith(job) for line in lines), lines
     stages = [line[len(job):].split(" done in ")[0] for line in lines]
-    assert stages == ["setup", "load pendingsets", "save commit record", "complete uploads",
-                      "save success marker", "cleanup", "job commit"], stages
+    assert stages == ["setup", "load pendingsets", "check keys", "save commit record",
+                      "complete uploads", "save success marker", "cleanup", "job commit"], stages
     assert len(lines) <= 12
     setup = lines[0]
     assert "committer fenced" in setup and f"destination file://{tmp_path}/out" in setup

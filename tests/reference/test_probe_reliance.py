@@ -1,7 +1,8 @@
 """What ``zerorename probe`` says each committer relies on (``probe_text.RELIES_ON``) is what it
 sends: every committer runs whole jobs on a store that records each conditional request, and the
-conditions seen must be exactly the races its verdict is said to rest on.  A committer that
-started completing with If-None-Match, or a table that forgot ``fenced``'s PUT, fails here."""
+conditions seen must be exactly the races its verdict is said to rest on, plus the backstops it
+is said to send (``probe_text.BACKSTOPS``: ``fenced``'s If-None-Match complete).  A committer
+that started sending another condition, or a table that forgot ``fenced``'s PUT, fails here."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 from zerorename.store import Store
 from zerorename.stores import LocalStore
 from zerorename.stores.probe_report import RaceOp
-from zerorename.stores.probe_text import RELIES_ON
+from zerorename.stores.probe_text import BACKSTOPS, RELIES_ON
 
 from .conftest_helpers import options, run_job
 
@@ -56,10 +57,13 @@ def test_a_committer_relies_on_exactly_the_conditions_it_sends(committer: str, p
     store = ConditionsSeen(LocalStore(root=tmp_path / "uploads"))
     dest = f"file://{tmp_path}/data/out"
     files = {0: {"a.txt": b"a" * 700}, 1: {"b/c.txt": b"c\n"}}
-    run_job(committer, store, dest, files, protocol=protocol,  # type: ignore[arg-type]
+    run_job(committer, store, dest, files, protocol=protocol,
             opts=options())
-    # a second job over the first: overwrite/replace paths send their own requests
-    run_job(committer, store, dest, {0: {"a.txt": b"new\n"}}, protocol=protocol,  # type: ignore[arg-type]
+    # a second job over the first: overwrite/replace paths send their own requests (fenced has
+    # none, and refuses a key holding another job's object: its second job writes a new name)
+    again = "a2.txt" if committer == "fenced" else "a.txt"
+    run_job(committer, store, dest, {0: {again: b"new\n"}}, protocol=protocol,
             opts=options(**{"fs.s3a.committer.staging.conflict-mode": "replace"}))
-    assert store.seen == set(RELIES_ON[committer]), committer
+    assert store.seen == set(RELIES_ON[committer]) | set(BACKSTOPS.get(committer, ())), \
+        committer
 

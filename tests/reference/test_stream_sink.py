@@ -290,11 +290,11 @@ def test_fenced_batch_jobs_are_read_from_their_records(stores: Env) -> None:
     real = driver.committer._complete_one  # type: ignore[attr-defined]
     calls = []
 
-    def complete_first_only(upload: Any) -> str:
+    def complete_first_only(upload: Any, **condition: Any) -> str:
         calls.append(upload)
         if len(calls) > 1:
             raise CrashAfterRecord()
-        return real(upload)  # type: ignore[no-any-return]
+        return real(upload, **condition)  # type: ignore[no-any-return]
 
     driver.committer._complete_one = complete_first_only  # type: ignore[attr-defined]
     with pytest.raises(zr.CommitError):

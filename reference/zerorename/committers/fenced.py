@@ -10,10 +10,12 @@ create a key, atomically, so
 * **task commit** is one conditional PUT of the task's record at a key named by the job, the
   job attempt and the task — never the task *attempt*: the first attempt to commit a task wins,
   every later one meets 412 and learns who won;
-* **job commit** is one conditional PUT of the job's commit record (every upload to complete)
-  at a key named by the job alone: that PUT is the commit point.  Whatever happens after it —
-  completing the uploads, ``_SUCCESS``, cleanup — a new job attempt finishes (rolls forward);
-  whatever happened before it, a new attempt undoes (rolls back).
+* **job commit** first checks its keys (:mod:`~zerorename.committers.existing_keys`: a key
+  holding another writer's object refuses the job, ``JobCommitRefusedError``, before anything
+  is committed), then is one conditional PUT of the job's commit record (every upload to
+  complete) at a key named by the job alone: that PUT is the commit point.  Whatever happens
+  after it — completing the uploads, ``_SUCCESS``, cleanup — a new job attempt finishes (rolls
+  forward); whatever happened before it, a new attempt undoes (rolls back).
 
 Layout, under ``<dest>/__fenced_job-<job id>/``::
 
@@ -22,10 +24,12 @@ Layout, under ``<dest>/__fenced_job-<job id>/``::
     <NN>/_job.json                job attempt NN's marker and capability probe
     <NN>/tasks/<task name>.pendingset   one task record per task per job attempt NN
 
-Per committed file a task makes *create + part(s)* requests and job commit one *complete*:
-3 requests for a file of one part.  No ``.pending`` or intent is written per file: the upload
+Per committed file a task makes *create + part(s)* requests and job commit one *complete*
+(with ``If-None-Match: *``: it never replaces an object it did not write): 3 requests for a
+file of one part.  No ``.pending`` or intent is written per file: the upload
 IDs, part ETags and sizes stay in the task's memory until its record is PUT.  Per task: the
-record PUT and one GET of the commit record.  Per job: O(1) more (probe, record, ``_SUCCESS``,
+record PUT and one GET of the commit record.  Per job: O(1) more (probe, the check's LIST of
+its keys — a page per 1,000 objects under their common prefix —, record, ``_SUCCESS``,
 cleanup listings).
 
 The price of keeping nothing per file: an attempt that dies before its task commit leaves
@@ -54,6 +58,12 @@ from zerorename import statistics as S
 from zerorename.committers.cleanup import abort_quietly
 from zerorename.committers.deletes import delete_pages
 from zerorename.committers.destinations import is_store_root
+from zerorename.committers.existing_keys import (
+    ExistingKeys,
+    check_keys,
+    complete_honours_condition,
+    holds,
+)
 from zerorename.committers.fenced_records import (
     CommittedFile,
     ConditionalWriteUnsupportedError,
@@ -63,7 +73,6 @@ from zerorename.committers.fenced_records import (
     JobCommitIncompleteError,
     RacyConditionalWritesError,
     RecordedUpload,
-    expected_multipart_etag,
 )
 from zerorename.committers.fenced_task import FencedFile, FencedTaskCommitter
 from zerorename.committers.neighbours import Neighbours
@@ -249,10 +258,15 @@ class FencedCommitter(FencedTaskCommitter):
             with loaded.spool:
                 record = self._record_from(loaded, sources)
                 committed = CommittedUploads(lambda: _uploads_in(loaded), loaded.files)
+                # before the commit point: a refusal leaves nothing committed (the failure
+                # path aborts every upload) and another writer's object untouched
+                existing = runner.run(S.JOB_STAGE_CHECK_KEYS, lambda: check_keys(
+                    self.store, committed.uploads, pool, self.stats, self.job.id))
                 runner.run(S.JOB_STAGE_SAVE_COMMIT_RECORD,
                            lambda: self._save_commit_record(record, committed))
                 self._published = True  # the commit point: from here on, roll forward only
-                success = self._publish(record, committed, pool, runner, loaded.task_stats)
+                success = self._publish(record, committed, pool, runner, loaded.task_stats,
+                                        existing)
         return success
 
     def _task_sources(self) -> list[TaskSource]:
@@ -294,12 +308,13 @@ class FencedCommitter(FencedTaskCommitter):
 
     def _publish(self, record: FencedCommitRecord, committed: CommittedUploads,
                  pool: BoundedExecutor, runner: StageRunner,
-                 task_stats: Any = None) -> SuccessData:
+                 task_stats: Any = None, existing: ExistingKeys | None = None) -> SuccessData:
         """After the commit point: complete, ``_SUCCESS``, clean up.  Every step is
-        idempotent, so a crash anywhere here is finished by the next attempt's roll-forward."""
+        idempotent, so a crash anywhere here is finished by the next attempt's roll-forward.
+        ``existing``: what the check found (None on a roll-forward, which does not check)."""
         filenames = FilenameSample()
         files = runner.run(S.JOB_STAGE_COMPLETE_UPLOADS,
-                           lambda: self._complete_all(committed, pool, filenames))
+                           lambda: self._complete_all(committed, pool, filenames, existing))
         self.stats.incr(S.COMMITTER_JOBS_COMPLETED)
         base = self.success_data(filenames.names, stage=S.COMMITTER_COMMIT_JOB,
                                  task_stats=task_stats)
@@ -320,9 +335,16 @@ class FencedCommitter(FencedTaskCommitter):
         return success
 
     def _complete_all(self, committed: CommittedUploads, pool: BoundedExecutor,
-                      filenames: FilenameSample) -> list[CommittedFile]:
+                      filenames: FilenameSample, existing: ExistingKeys | None
+                      ) -> list[CommittedFile]:
+        # On a store whose complete ignores If-None-Match (RGW: the store emulates it with a
+        # HEAD), a key the check's listing found absent is completed without it, as the JVM
+        # does; a key the listing did not reach keeps the (emulated) condition.
+        listed = existing if existing is not None and \
+            not complete_honours_condition(self.raw_store, self.dest) else ExistingKeys()
+
         def complete(upload: RecordedUpload) -> CommittedFile:
-            etag = self._complete_one(upload)
+            etag = self._complete_one(upload, condition=not listed.absent(upload.url))
             self.stats.incr(S.COMMITTER_COMMITS_COMPLETED)
             self.stats.incr(S.COMMITTER_FILES_COMMITTED)
             self.stats.incr(S.COMMITTER_BYTES_COMMITTED, upload.size)
@@ -331,30 +353,32 @@ class FencedCommitter(FencedTaskCommitter):
 
         results, errors = pool.run_all(complete, committed.uploads())
         if errors:
-            upload, exc = errors[0]
+            upload, exc = min(errors, key=lambda e: e[0].url)
+            held = sum(1 for _, e in errors if isinstance(e, PreconditionFailedError))
+            why = (f"; {held} key(s) hold an object another writer created after the check "
+                   "(kept): move it away first" if held else "")
             raise JobCommitIncompleteError(
                 upload.url, f"job {self.job.id} is committed (record {self.commit_record_url})"
                 f" but {len(errors)} of {committed.count} upload(s) could not be completed "
-                f"now ({type(exc).__name__}: {exc}); nothing was reverted: setup_job of a new "
-                "attempt of this job completes them")
+                f"now ({type(exc).__name__}: {exc}); nothing was reverted{why}: setup_job of "
+                "a new attempt of this job completes them")
         results.sort(key=lambda f: f.url)
         return results
 
-    def _complete_one(self, upload: RecordedUpload) -> str:
-        """Complete; an upload already gone is done when the object holds its data (same
-        size and, where the store uses S3's multipart ETags, the expected ETag)."""
+    def _complete_one(self, upload: RecordedUpload, *, condition: bool = True) -> str:
+        """Complete with ``If-None-Match: *`` (unless ``condition`` is False); an upload
+        already gone, or a key already there (412), is done when the object holds its data
+        (same size and, where the store uses S3's multipart ETags, the expected ETag).
+        Another writer's object is kept: the 412 is raised, the upload stays pending."""
         try:
-            return self.store.complete_multipart(upload.url, upload.upload_id, upload.parts)
-        except NotFoundError:
+            return self.store.complete_multipart(upload.url, upload.upload_id, upload.parts,
+                                                 if_none_match=condition)
+        except (NotFoundError, PreconditionFailedError):
             info = self.store.head(upload.url)
-            if info is None or info.size != upload.size:
-                raise
-            expected = expected_multipart_etag(upload.etags)
-            etag = info.etag.strip('"')
-            if "-" in etag and expected is not None and etag != expected:
+            if info is None or not holds(info, upload):
                 raise
             self.stats.incr(S.STORE_COMPLETE_RECOVERED)
-            return etag
+            return info.etag.strip('"')
 
     def _roll_forward(self, commit: FencedCommitRecord) -> SuccessData:
         runner = StageRunner(self.stats, self.job)

@@ -31,6 +31,7 @@ __all__ = [
     "FencedSuccessData",
     "JobAlreadyCommittedError",
     "JobCommitIncompleteError",
+    "JobCommitRefusedError",
     "RacyConditionalWritesError",
     "RecordedUpload",
     "TaskCommittedByOtherAttemptError",
@@ -100,6 +101,18 @@ class JobCommitIncompleteError(JobFailedError):
     """The job passed its commit point (its commit record is saved) but some uploads could not
     be completed now.  Nothing was reverted: the next job attempt (``setup_job`` of the same
     job ID) rolls forward and completes them."""
+
+
+class JobCommitRefusedError(CommitError):
+    """Before its commit point, the job commit found objects it did not write at keys it
+    would complete (another writer's).  Nothing is committed: the failed commit aborts the
+    job's uploads and deletes its records, and every such object is kept as it was.  ``path``
+    is the first such key, ``keys`` every one.  Move the objects away (or write elsewhere)
+    and rerun the job."""
+
+    def __init__(self, path: str, reason: str, *, keys: Sequence[str]) -> None:
+        super().__init__(path, reason)
+        self.keys = list(keys)
 
 
 # -- formats -----------------------------------------------------------------------------------

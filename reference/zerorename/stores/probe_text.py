@@ -22,17 +22,26 @@ from zerorename.stores.probe_report import (
     RaceVerdict,
 )
 
-__all__ = ["RELIES_ON", "Advice", "RaceMeaning", "advise", "race_meanings", "render"]
+__all__ = ["BACKSTOPS", "RELIES_ON", "Advice", "RaceMeaning", "advise", "race_meanings", "render"]
 
 #: The conditional requests whose racing answer a committer's safety rests on: the ones it
 #: sends.  ``fenced`` decides task and job commits with If-None-Match PUTs of its records; no
-#: committer sends If-Match, and every committer completes its uploads unconditionally, so
-#: the If-Match and complete races decide nothing for them (``tests/test_probe_reliance.py``
-#: runs every committer and checks that these are exactly the conditions each one sends).
+#: committer sends If-Match, and only ``fenced`` completes with If-None-Match, as a backstop
+#: (:data:`BACKSTOPS`), so the If-Match and complete races decide nothing for them
+#: (``tests/reference/test_probe_reliance.py`` runs every committer and checks that these and
+#: the backstops are exactly the conditions each one sends).
 RELIES_ON: dict[str, tuple[RaceOp, ...]] = {
     "fenced": (RaceOp.PUT_IF_NONE_MATCH,),
     "magic": (), "directory": (), "partitioned": (), "manifest": (), "v1": (), "v2": (),
 }
+
+#: Conditional requests a committer sends whose racing answer its verdict does not rest on.
+#: ``fenced`` completes with If-None-Match as a backstop: its job commit checks its keys
+#: before the commit point, and the condition only keeps an object another writer creates
+#: between that check and the complete (where a store ignores it, Ceph RGW, the store checks
+#: with a HEAD first, and such an object could be replaced; task and job commits are decided
+#: by the PUTs either way).
+BACKSTOPS: dict[str, tuple[RaceOp, ...]] = {"fenced": (RaceOp.COMPLETE_IF_NONE_MATCH,)}
 
 
 @dataclass(frozen=True)
