@@ -53,6 +53,33 @@ final class JobClearer {
    *  caller made (every object under {@link FencedLayout#rootPrefix}, nothing else). */
   void clear(CommitRecord commit, boolean keepMarker, List<ObjectEntry> listed)
       throws IOException {
+    clear(commit, keepMarker, listed, () -> c.store().list(c.layout().magicRoot() + "/"),
+        () -> c.store().listUploads(c.layout().destPrefix()));
+  }
+
+  /**
+   * As {@link #clear(CommitRecord, boolean, List)}, given also the other two reads the clearer
+   * makes, which the caller sent alongside the listing of the job's root: the listing of the
+   * job's work area ({@link FencedLayout#magicRoot} with a trailing "/") and the uncompleted
+   * uploads under the destination ({@link FencedLayout#destPrefix}). Same decisions, same
+   * requests after those reads.
+   */
+  void clear(CommitRecord commit, boolean keepMarker, List<ObjectEntry> listed,
+      List<ObjectEntry> work, List<PendingUpload> uploads) throws IOException {
+    List<ObjectEntry> w = List.copyOf(work);
+    List<PendingUpload> u = List.copyOf(uploads);
+    clear(commit, keepMarker, listed, () -> w, () -> u);
+  }
+
+  /** A read of the store the clearer needs, made when it needs it or made beforehand. */
+  @FunctionalInterface
+  private interface Read<T> {
+    T get() throws IOException;
+  }
+
+  private void clear(CommitRecord commit, boolean keepMarker, List<ObjectEntry> listed,
+      Read<List<ObjectEntry>> workRead, Read<List<PendingUpload>> uploadsRead)
+      throws IOException {
     FencedLayout layout = c.layout();
     Set<String> committedRecords = new HashSet<>();
     if (commit != null) {
@@ -75,7 +102,7 @@ final class JobClearer {
         unreadable.add(o.key());
       }
     }
-    List<ObjectEntry> work = c.store().list(layout.magicRoot() + "/");
+    List<ObjectEntry> work = workRead.get();
     for (ObjectEntry o : work) {
       if (!o.key().endsWith(FencedLayout.MAGIC_PENDING)) {
         continue;
@@ -86,7 +113,7 @@ final class JobClearer {
         // unreadable work data: its upload is found by key below
       }
     }
-    List<PendingUpload> uploads = c.store().listUploads(layout.destPrefix());
+    List<PendingUpload> uploads = uploadsRead.get();
     Set<String> committedIds = new HashSet<>();
     Set<String> committedKeys = new HashSet<>();
     if (commit != null) {
