@@ -91,6 +91,25 @@ def test_the_check_refuses_before_the_commit_point(driver: str, complete: str) -
     assert not any(op == "put" and str(args[0]).endswith("commit.json") for op, args in ops)
 
 
+@pytest.mark.parametrize("committer, driver", [
+    ("fenced", "hadoop"), ("fenced", "spark"), ("fenced+messages", "spark")])
+def test_the_default_is_check_first_and_overwrite_keeps_its_name(committer: str,
+                                                                driver: str) -> None:
+    """``fenced`` and ``fenced+messages`` (the JVM's protocol) model the rule both
+    implementations follow: with no option, the first schedule over another writer's object is
+    refused before the commit point and aborted, the object kept.  ``+overwrite`` is the
+    model's rule until session 24, by name: it commits over the object."""
+    scenario = with_foreign_object(Scenario(committer, tasks=2, driver=driver))
+    checked = Run(scenario, get(committer)).run(FirstChooser())
+    assert checked.jobs[0].outcome == "aborted"
+    assert "JobCommitRefused" in (checked.jobs[0].error or "")
+    assert checked.final == {f"{OUT}/part-00000": FOREIGN.encode()}
+    assert checked.final_uploads == []
+    replaced = Run(scenario, get(f"{committer}+overwrite")).run(FirstChooser())
+    assert replaced.jobs[0].outcome == "committed"
+    assert foreign_kept(replaced) != []
+
+
 @pytest.mark.parametrize("complete", ["overwrite", "if-none-match"])
 def test_without_another_writers_object_the_check_is_one_listing_more(complete: str) -> None:
     """No other writer: the same outcome and final store as without the check, and the job

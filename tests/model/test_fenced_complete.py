@@ -1,6 +1,7 @@
 """``zerorename.fenced.complete``: the model's ``fenced`` completes unconditionally
-(``overwrite``, the default) or, as the JVM ``fenced`` does, with ``If-None-Match: *``
-(``if-none-match``).  Every verdict here comes from exploring the model
+(``overwrite``, ``fenced+overwrite``: its rule until session 24) or, as the JVM ``fenced`` did,
+with ``If-None-Match: *`` (``if-none-match``); the default, ``check-first``, has its own tests
+(test_fenced_check_first.py).  Every verdict here comes from exploring the model
 (docs/research/fenced-complete-condition.md has the whole run):
 
 * the option changes what the model does only where another writer's object is at a key the
@@ -158,9 +159,9 @@ def test_every_matrix_scope_holds_for_if_none_match(committer: str,
 
 
 @pytest.mark.parametrize("scope, committer, violated", [
-    ("crash-hadoop+foreign", "fenced", {"foreign-kept"}),
+    ("crash-hadoop+foreign", "fenced+overwrite", {"foreign-kept"}),
     ("crash-hadoop+foreign", INM, {"invisibility"}),
-    ("abort-spark+foreign", "fenced+messages", {"foreign-kept"}),
+    ("abort-spark+foreign", "fenced+messages+overwrite", {"foreign-kept"}),
     ("abort-spark+foreign", "fenced+messages+if-none-match", {"abortability", "invisibility"}),
 ])
 def test_another_writers_object_overwritten_or_the_job_left_incomplete(

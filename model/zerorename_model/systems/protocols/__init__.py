@@ -48,7 +48,7 @@ COMMITTERS: dict[str, ModelCommitterFactory] = {}
 
 #: modules imported on first lookup, so that registering stays next to each protocol
 _MODULES = ("direct", "v1", "v2", "staging", "magic", "manifest", "stocator", "emr", "lakefs",
-            "fenced")
+            "fenced", "fenced_variants")
 
 
 def register(name: str, *, supports_recovery: bool = False,

@@ -38,8 +38,9 @@ Layout (names starting with ``_`` are not output)::
 * Readers: :func:`committed_files` reads ``_SUCCESS``, one atomic PUT written after every upload
   was completed: it names exactly the files of the last job that committed.
 
-``fenced+no-fence`` is the same protocol with plain PUTs: it shows the condition is what
-excludes a partitioned attempt's output.
+The variants (``fenced+no-fence``, the production bugs put back, ``fenced+messages`` and its
+candidates, ``fenced+<rule>``) are registered in
+:mod:`~zerorename_model.systems.protocols.fenced_variants`.
 
 ``zerorename.fenced.task-records`` (issue 46): ``store`` (the default) is the above;
 ``messages`` is for Spark's protocol only, where the driver hands job commit the accepted
@@ -49,17 +50,14 @@ the attempt).  Job commit, its record, recovery and cleanup stay as they are; th
 keys from the job commit record and from the messages the driver accepted, which it keeps
 (``on_task_commit``, Spark's ``onTaskCommit``): abort aborts their uploads even while another
 job is active (any other upload only when none is).  Under Hadoop's protocol there are no
-messages and no records to list: job commit refuses.  ``fenced+messages`` explores it;
-``fenced+messages+put`` keeps the task record's PUT, ``fenced+messages+get`` the fence GET and
-``fenced+messages+late-get`` the fence GET of a task commit that uploaded,
-``fenced+messages+put+late-get`` both (the candidates between the two;
-docs/research/fenced-spark-messages.md has what exploration found).
-``fenced+messages+no-driver-abort`` is ``fenced+messages`` whose driver keeps no message (abort
-then leaves a committed task's uploads while another job is active).
+messages and no records to list: job commit refuses.  ``fenced+messages`` explores it (the JVM
+``fenced``'s protocol; docs/research/fenced-spark-messages.md has what exploration found).
 
-``zerorename.fenced.complete``: ``overwrite`` (the default, the above), ``if-none-match`` (the
-JVM's rule), ``check-first`` or ``check-first-overwrite`` (a listing before the commit point):
-:mod:`~zerorename_model.systems.protocols.fenced_complete`, variants ``fenced+<rule>``,
+``zerorename.fenced.complete`` (:mod:`~zerorename_model.systems.protocols.fenced_complete`):
+``check-first`` (the default, the rule both implementations follow): the job commit lists the
+destination before its commit point and refuses a key another writer's object holds, then
+completes with ``If-None-Match: *``.  ``overwrite`` (the model's ``fenced`` until session 24),
+``if-none-match`` and ``check-first-overwrite`` are the variants ``fenced+<rule>`` and
 ``fenced+messages+<rule>``.
 """
 
@@ -83,20 +81,16 @@ from zerorename_model.systems.protocols.common import (
     dir_prefix,
     encode_json,
     join,
-    list_children,
     list_files,
     relative,
     task_id,
     upload_pending,
 )
 from zerorename_model.systems.protocols.fenced_complete import (
-    OVERWRITE,
-    VARIANT_RULES,
+    DEFAULT,
     complete_one,
     complete_rule,
-    with_rule,
 )
-from zerorename_model.systems.protocols.retrying import Retry
 
 FENCE_DIR = "_fenced"
 SMALL_FILE_BYTES = "zerorename.fenced.small-file-bytes"
@@ -147,7 +141,7 @@ class FencedCommitter(ModelCommitter):
     #: abort and cleanup abort the uploads at the keys they name
     keeps_accepted: ClassVar[bool] = True
     #: ``zerorename.fenced.complete`` when the options do not say
-    complete_default: ClassVar[str] = OVERWRITE
+    complete_default: ClassVar[str] = DEFAULT
 
     def __init__(self, env: CommitterEnv, job: JobSpec, task: TaskSpec | None,
                  options: dict[str, str]) -> None:
@@ -434,96 +428,3 @@ def committed_files(store: ReadableStore, dest: str) -> dict[str, CommittedFile]
         return {}
     files = json.loads(data).get("files", {})
     return {rel: CommittedFile(int(f["size"]), str(f["etag"])) for rel, f in files.items()}
-
-
-@register("fenced+no-fence", supports_recovery=True)
-class UnfencedCommitter(FencedCommitter):
-    """The same protocol with plain PUTs: the last record written wins (Section VIII.C)."""
-
-    fenced = False
-
-
-@register("fenced+top-level-cleanup", supports_recovery=True)
-class TopLevelFencedCommitter(FencedCommitter):
-    """The cleanup the reference shipped until issue 31: "no other job is active" read from
-    the destination's own record area only (``dest/_fenced/*/active``), so a job writing a
-    partition of this job's table (``dest/date=1``) looks absent and its uploads are aborted
-    as strays."""
-
-    def other_job_active(self) -> bool:
-        _files, jobs = list_children(self.fs, join(self.dest, FENCE_DIR))
-        return any(self.fs.head(join(job, "active")) is not None
-                   for job in jobs if job != self.record_dir)
-
-
-@register("fenced+no-landed-check", supports_recovery=True)
-class UnrecognisingFencedCommitter(FencedCommitter):
-    """The retry loop without its landed checks, and a committer that does not recognise its
-    own records: a repeated request that meets its own earlier success is taken for someone
-    else's (a task record PUT whose answer was lost answers 412 to its own write, and the task
-    gives its output up; a complete whose answer was lost answers NoSuchUpload, and the job
-    fails after its commit point).  It shows why the checks are needed (issue 34)."""
-
-    retry = Retry(landed=False)
-    recognises_own = False
-
-
-@register("fenced+XIV.C.1", supports_recovery=True)
-class SweepingFencedCommitter(FencedCommitter):
-    """Cleanup aborts every pending upload under the destination, a concurrent job's too: the
-    bug of the paper's Section XIV.C.1, put back to show what the marker check prevents."""
-
-    def other_job_active(self) -> bool:
-        return False
-
-
-@register("fenced+messages", supports_recovery=True)
-class MessagesFencedCommitter(FencedCommitter):
-    """``zerorename.fenced.task-records=messages`` by default: no request at task commit."""
-
-    task_records_default = "messages"
-
-
-@register("fenced+messages+no-driver-abort", supports_recovery=True)
-class MessagesNoDriverAbortFencedCommitter(MessagesFencedCommitter):
-    """``fenced+messages`` as first explored: the driver keeps no accepted message, so abort
-    cannot attribute a committed task's uploads while another job is active."""
-
-    keeps_accepted = False
-
-
-@register("fenced+messages+put", supports_recovery=True)
-class MessagesPutFencedCommitter(MessagesFencedCommitter):
-    """A candidate: messages, but the task commit still PUTs its record (no fence GET)."""
-
-    keeps_record_put = True
-
-
-@register("fenced+messages+get", supports_recovery=True)
-class MessagesGetFencedCommitter(MessagesFencedCommitter):
-    """A candidate: messages, but the task commit still reads the job commit record (the
-    fence GET; no task record PUT)."""
-
-    keeps_fence_get = True
-
-
-@register("fenced+messages+late-get", supports_recovery=True)
-class MessagesLateGetFencedCommitter(MessagesFencedCommitter):
-    """A candidate: messages, with the fence GET only in a task commit that uploaded staged
-    files (every other upload precedes Spark's commit coordinator's answer, so the job's
-    cleanup lists it)."""
-
-    keeps_late_fence_get = True
-
-
-@register("fenced+messages+put+late-get", supports_recovery=True)
-class MessagesPutLateGetFencedCommitter(MessagesLateGetFencedCommitter):
-    """A candidate: the task record's PUT kept (abort can name the committed tasks' uploads),
-    the fence GET only in a task commit that uploaded."""
-
-    keeps_record_put = True
-
-
-for _base, _name in ((FencedCommitter, "fenced"), (MessagesFencedCommitter, "fenced+messages")):
-    for _rule in VARIANT_RULES:  # fenced+if-none-match, fenced+messages+check-first, ...
-        register(f"{_name}+{_rule}", supports_recovery=True)(with_rule(_base, _rule))

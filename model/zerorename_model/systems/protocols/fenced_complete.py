@@ -1,9 +1,9 @@
 """``zerorename.fenced.complete``: how the fenced job commit completes its uploads, and whether
 it first checks that no other writer's object holds one of its keys.
 
-* ``overwrite`` (the default, the model's ``fenced`` as it always was): an unconditional
-  CompleteMultipartUpload.  Whatever object is at the key is replaced.
-* ``if-none-match``: the JVM ``fenced``'s rule (``CompleteUploadsStage``): every complete
+* ``overwrite`` (the model's ``fenced`` until session 24: ``fenced+overwrite``): an
+  unconditional CompleteMultipartUpload.  Whatever object is at the key is replaced.
+* ``if-none-match`` (the JVM ``fenced``'s rule until session 24): every complete
   carries ``If-None-Match: *``, so a job commit never replaces an object it did not write.  A
   412 (or, as before, NoSuchUpload) is done when the key holds this upload's data (the
   recorded ETag: a repeated complete, a roll-forward).  Otherwise the object is someone
@@ -11,8 +11,9 @@ it first checks that no other writer's object holds one of its keys.
   commit point (:class:`JobCommitIncomplete`, naming the keys).  Nothing is reverted and the
   upload stays pending: once the object is moved away, a new attempt of the job rolls forward
   and completes it.
-* ``check-first``: before its commit point (after the task records are loaded, before the
-  commit record is PUT) the job commit lists the destination once and refuses
+* ``check-first`` (the default: the rule the Python and the JVM ``fenced`` follow): before its
+  commit point (after the task records are loaded, before the commit record is PUT) the job
+  commit lists the destination once and refuses
   (:class:`JobCommitRefused`, naming the keys) when a key it would complete holds an object
   that is not this job's upload's data.  Nothing is published, the commit record is not
   written, so the driver's abort cleans up, and a rerun after the object is moved commits.
@@ -23,11 +24,12 @@ it first checks that no other writer's object holds one of its keys.
 * ``check-first-overwrite``: the same check, then unconditional completes (``overwrite``): an
   object written between the check and the complete is replaced.
 
-``fenced+<rule>`` and ``fenced+messages+<rule>`` (the latter the JVM ``fenced`` under Spark's
-protocol) take ``<rule>`` by default (:func:`with_rule`).  The matrix's scopes never put
-another writer's object at a key a job completes; :mod:`zerorename_model.experiments.foreign_object`
-adds the scenarios that do (docs/research/fenced-complete-condition.md has what exploration
-found).
+``fenced`` and ``fenced+messages`` (the latter the JVM ``fenced`` under Spark's protocol) take
+``check-first``; ``fenced+<rule>`` and ``fenced+messages+<rule>`` take ``<rule>`` by default
+(:func:`with_rule`; ``fenced+check-first`` is ``fenced`` under the rule's name).  The matrix's
+scopes never put another writer's object at a key a job completes;
+:mod:`zerorename_model.experiments.foreign_object` adds the scenarios that do
+(docs/research/fenced-complete-condition.md has what exploration found).
 """
 
 from __future__ import annotations
@@ -46,8 +48,8 @@ from zerorename_model.systems.protocols.common import (
     list_files,
 )
 
-__all__ = ["CHECK_FIRST", "CHECK_FIRST_OVERWRITE", "COMPLETE", "COMPLETE_MODES", "IF_NONE_MATCH",
-           "OVERWRITE", "VARIANT_RULES", "CompleteRule", "JobCommitIncomplete",
+__all__ = ["CHECK_FIRST", "CHECK_FIRST_OVERWRITE", "COMPLETE", "COMPLETE_MODES", "DEFAULT",
+           "IF_NONE_MATCH", "OVERWRITE", "VARIANT_RULES", "CompleteRule", "JobCommitIncomplete",
            "JobCommitRefused", "complete_if_absent", "complete_one", "complete_rule",
            "complete_uploads", "with_rule"]
 
@@ -57,8 +59,11 @@ IF_NONE_MATCH = "if-none-match"
 CHECK_FIRST = "check-first"
 CHECK_FIRST_OVERWRITE = "check-first-overwrite"
 COMPLETE_MODES = (OVERWRITE, IF_NONE_MATCH, CHECK_FIRST, CHECK_FIRST_OVERWRITE)
+#: the rule of ``fenced`` and ``fenced+messages`` when the options do not say: the one both
+#: implementations follow
+DEFAULT = CHECK_FIRST
 #: the rules a registered variant (``fenced+<rule>``, ``fenced+messages+<rule>``) takes
-VARIANT_RULES = (IF_NONE_MATCH, CHECK_FIRST, CHECK_FIRST_OVERWRITE)
+VARIANT_RULES = COMPLETE_MODES
 
 
 class JobCommitIncomplete(CommitFailed):
