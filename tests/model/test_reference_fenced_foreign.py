@@ -18,10 +18,13 @@ from collections.abc import Iterator
 import pytest
 
 from zerorename_bridge.adapters import ReferenceFactory
-from zerorename_model.check.explore import Reduction, Stats, runs
-from zerorename_model.check.properties import PROPERTIES, Violation
 from zerorename_model.engine.harness import Run
-from zerorename_model.experiments.foreign_object import CHECKS, ForeignScope, foreign_scopes
+from zerorename_model.experiments.foreign_object import (
+    Decided,
+    ForeignScope,
+    decide,
+    foreign_scopes,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -34,27 +37,13 @@ def _quiet() -> Iterator[None]:
     logger.setLevel(level)
 
 
-def explore_reference(scope: ForeignScope, max_runs: int
-                      ) -> tuple[dict[str, Violation | None], Stats]:
+def explore_reference(scope: ForeignScope, max_runs: int) -> Decided:
     """The scope's own properties and the family's checks on every run of the production
-    ``fenced`` (as ``foreign_object.decide`` does for the model's committers)."""
-    checks = {**{p: PROPERTIES[p] for p in scope.props}, **CHECKS}
-    found: dict[str, Violation | None] = dict.fromkeys(checks)
-
+    ``fenced``, through ``foreign_object.decide`` (the loop that decides the model's)."""
     def make() -> Run:
-        run = Run(scope.make("fenced", "s3"), ReferenceFactory("fenced"))
-        run.forget_finished = True
-        run.counts_inconsistency = "consistency" in checks
-        return run
+        return Run(scope.make("fenced", "s3"), ReferenceFactory("fenced"))
 
-    stats = Stats()
-    for done in runs(make, stats, reduction=Reduction.FAULTS, max_runs=max_runs):
-        for name, check in checks.items():
-            if found[name] is None:
-                bad = check(done.result)
-                if bad:
-                    found[name] = bad[0]
-    return found, stats
+    return decide("fenced", scope, max_runs=max_runs, new=make)
 
 
 def scope_named(name: str) -> ForeignScope:
@@ -62,15 +51,17 @@ def scope_named(name: str) -> ForeignScope:
 
 
 def test_the_reference_fenced_keeps_every_property_with_another_writers_object() -> None:
-    found, stats = explore_reference(scope_named("crash-hadoop+foreign"), max_runs=2_000)
-    assert stats.complete, stats.runs  # enumerated
+    decided = explore_reference(scope_named("crash-hadoop+foreign"), max_runs=2_000)
+    found = decided.violated
+    assert decided.complete, decided.runs  # enumerated
     assert "foreign-kept" in found and "abortability" not in found
     assert found == dict.fromkeys(found), found
 
 
 def test_the_reference_fenced_keeps_the_object_and_abortability() -> None:
-    found, stats = explore_reference(scope_named("abort-hadoop+foreign"), max_runs=400)
-    assert stats.runs == 400
+    decided = explore_reference(scope_named("abort-hadoop+foreign"), max_runs=400)
+    found = decided.violated
+    assert decided.runs == 400
     assert set(found) == {"abortability", "foreign-kept", "incomplete-reported",
                           "invisibility"}
     assert found == dict.fromkeys(found), found

@@ -242,17 +242,19 @@ class Decided:
 
 
 def decide(committer: str, scope: ForeignScope, store: str = "s3", *,
-           max_runs: int = 20_000) -> Decided:
+           max_runs: int = 20_000, new: Callable[[], Run] | None = None) -> Decided:
     """Explore ``scope`` for ``committer``: every schedule, the scope's own properties and
     :data:`CHECKS` on every run.  A racing scope fingerprints finished actors with their
     histories (``forget_finished`` off): whether the writer's PUT took effect is in its
-    history only, and :func:`foreign_kept` reads it."""
+    history only, and :func:`foreign_kept` reads it.  ``new`` makes each run's harness where
+    the committer is not the model's (the bridge's production committers); ``committer`` then
+    only names it."""
     checks = {**{p: PROPERTIES[p] for p in scope.props}, **CHECKS}
     found: dict[str, Violation | None] = dict.fromkeys(checks)
     witnesses: dict[str, list[int]] = {}
 
     def make() -> Run:
-        run = new_run(committer, scope, store)
+        run = new() if new is not None else new_run(committer, scope, store)
         run.forget_finished = scope.placement is Placement.BEFORE
         run.counts_inconsistency = "consistency" in checks
         return run
