@@ -174,7 +174,9 @@ class TestCheckKeys {
   private static final String BUCKET = "bucket";
   private static final String DEST = "s3a://bucket/out";
 
-  private static RecordedUpload upload(FakeS3 server, String rel, String data) {
+  /** A task's upload of {@code out/<rel>} in {@code server}'s bucket holding {@code data},
+   *  as a commit record names it (also TestCompleteListing's). */
+  static RecordedUpload upload(FakeS3 server, String rel, String data) {
     S3Client s3 = server.client();
     String key = "out/" + rel;
     String id = s3.createMultipartUpload(CreateMultipartUploadRequest.builder().bucket(BUCKET)

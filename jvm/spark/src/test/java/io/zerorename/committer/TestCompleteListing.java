@@ -22,10 +22,6 @@ import io.zerorename.committer.stages.CompleteUploadsStage;
 import io.zerorename.committer.stages.StageConfig;
 import io.zerorename.committer.store.KeyListing;
 import io.zerorename.committer.store.S3CommitStore;
-import software.amazon.awssdk.core.sync.RequestBody;
-import software.amazon.awssdk.services.s3.S3Client;
-import software.amazon.awssdk.services.s3.model.CreateMultipartUploadRequest;
-import software.amazon.awssdk.services.s3.model.UploadPartRequest;
 
 /**
  * The job commit's completes on a store that ignores {@code If-None-Match: *} on complete
@@ -58,14 +54,7 @@ class TestCompleteListing {
 
   /** A task's upload of {@code out/<rel>} holding {@code data}, as a commit record names it. */
   private RecordedUpload upload(String rel, String data) {
-    S3Client s3 = server.client();
-    String key = "out/" + rel;
-    String id = s3.createMultipartUpload(CreateMultipartUploadRequest.builder().bucket(BUCKET)
-        .key(key).build()).uploadId();
-    String etag = s3.uploadPart(UploadPartRequest.builder().bucket(BUCKET).key(key)
-        .uploadId(id).partNumber(1).build(), RequestBody.fromBytes(bytes(data))).eTag();
-    return new RecordedUpload("attempt_jt_0001_m_000000_0", DEST + "/" + rel, id,
-        List.of(etag.replace("\"", "")), data.length());
+    return TestCheckKeys.upload(server, rel, data);
   }
 
   private List<RecordedUpload> uploads(int n) {
