@@ -13,9 +13,11 @@ echo "== pytest"
 # in CI a Ceph RGW (with its HTTPS side) that cannot start fails the run instead of skipping
 # its tests (tests/rgw_plugin.py); by hand, without Ceph, they skip and say why
 if [ "${CI:-}" = "true" ]; then export ZR_RGW_REQUIRED="${ZR_RGW_REQUIRED:-1}"; fi
-# the slowest tests are listed at the end of every run, to keep CI within its time
+# two worker processes (CI has two cores; ZR_TEST_WORKERS=0 runs in this process alone), the
+# groups of tests/conftest.py each whole in one worker; the slowest tests are listed at the
+# end of every run, to keep CI within its time
 set +e
-pytest --durations=40 "$@"
+pytest -n "${ZR_TEST_WORKERS:-2}" --dist loadgroup --durations=40 "$@"
 status=$?
 if [ "$status" -eq 5 ]; then
   echo "pytest collected no tests: that is a failure" >&2

@@ -3,14 +3,62 @@ when an ``rgw``-marked test is selected), and moto's conditional writes made ato
 moto server and ``mock_aws`` the tests start in this process
 (:func:`zerorename_bridge.embedded_s3.make_conditional_writes_atomic`): stock moto checks a
 condition and then writes, so two racing writers can both win, and ``fenced`` refuses such a
-store by default.  Our test server is atomic; ``docs/user/stores.md`` measures stock moto."""
+store by default.  Our test server is atomic; ``docs/user/stores.md`` measures stock moto.
+
+``run-tests.sh`` runs the suite on two processes (pytest-xdist, ``--dist loadgroup``); the
+groups below keep together what must share a process: every test of Ceph RGW (one server,
+started once), the Spark package (one session), and each module (its module fixtures run once;
+two modules that share a session fixture form one group)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
 
 import pytest
 
 pytest_plugins = ["tests.rgw_plugin"]
 
+ROOT = Path(__file__).resolve().parents[1]
+#: test modules that share a costly session fixture (tests/model/conftest.py's fenced row)
+SHARED_GROUPS = {
+    "tests/model/test_fenced.py": "fenced-s3-row",
+    "tests/model/test_verdicts.py": "fenced-s3-row",
+}
+#: packages whose tests share package-scoped fixtures (the Spark tier's session and server)
+PACKAGE_GROUPS = ("tests/spark/",)
+
 
 def pytest_configure(config: pytest.Config) -> None:
     from zerorename_bridge.embedded_s3 import make_conditional_writes_atomic
+    from zerorename_bridge.hadoop.differential import SEED_VARIABLE, conformance_seed
 
     make_conditional_writes_atomic()
+    # one seed for the conformance suites' random schedules in every worker process: drawn
+    # here (the controller configures before its workers start, and they inherit it)
+    if not os.environ.get(SEED_VARIABLE, "").strip():
+        os.environ[SEED_VARIABLE] = str(conformance_seed())
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    from zerorename_bridge.hadoop.differential import SEED_VARIABLE, replay_hint
+
+    return "conformance: " + replay_hint(int(os.environ[SEED_VARIABLE]))
+
+
+def group_of(item: pytest.Item) -> str:
+    """The xdist group ``item`` runs in (a group runs whole, in one worker process)."""
+    rel = Path(str(item.path)).resolve().relative_to(ROOT).as_posix()
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    if (item.get_closest_marker("rgw") is not None or "rgw" in params.values()
+            or any(name.startswith("rgw") for name in item.fixturenames)):
+        return "rgw"
+    for package in PACKAGE_GROUPS:
+        if rel.startswith(package):
+            return package
+    return SHARED_GROUPS.get(rel, rel)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(group_of(item)))

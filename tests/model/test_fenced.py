@@ -21,23 +21,20 @@ from typing import Any
 import pytest
 
 from tests.model.cell_json import as_json
+from tests.model.conftest import ENOUGH
 from tests.model.test_protocols import Steer, run
 from zerorename_model.check.explore import explore
 from zerorename_model.check.properties import PROPERTIES
 from zerorename_model.engine.harness import Run
 from zerorename_model.engine.scenario import Faults, Scenario
 from zerorename_model.engine.stores.snapshot import ObjectSnapshot
-from zerorename_model.experiments.scopes import FAMILIES, FILES
+from zerorename_model.experiments.scopes import FILES
 from zerorename_model.experiments.tablev import LABELS, TWO_FILES, Probe, probe, search
 from zerorename_model.experiments.trace import read_trace
-from zerorename_model.experiments.verdicts import SCOPES, Budget, Row, decide_pair
+from zerorename_model.experiments.verdicts import SCOPES, Row, decide_pair
 from zerorename_model.systems.protocols import get
 from zerorename_model.systems.protocols.fenced import SMALL_FILE_BYTES, committed_files
 
-#: above every scope's size (the largest, nested-hadoop, needs 39,433 runs since the job commit
-#: lists the destination before its commit point: check-first), so a scope that finishes is
-#: enumerated completely; the paper's second pass has the same budget
-ENOUGH = Budget(max_runs=50_000)
 SHIPPED_TRACE = Path(__file__).parent / "traces" / "fenced+no-fence.s3.exclusivity.jsonl"
 
 
@@ -62,11 +59,10 @@ def _both_protocols(cells: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def s3_cells() -> dict[str, dict[str, Any]]:
+def s3_cells(fenced_s3_row: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """The matrix's own code decides fenced's row on s3, under both protocols, in every scope
-    but the finding's (every scope once)."""
-    return _both_protocols(as_json(decide_pair("fenced", "s3", tuple(PROPERTIES), ENOUGH, None,
-                                       row=Row(families=tuple(f.name for f in FAMILIES)))))
+    (every scope once: the session's exploration, tests/model/conftest.py)."""
+    return _both_protocols(fenced_s3_row)
 
 
 @pytest.mark.slow
@@ -98,16 +94,19 @@ def test_both_job_commit_protocols_are_among_the_scopes(
         for d in ("hadoop", "spark")}
 
 
-def test_two_jobs_on_one_destination_keep_each_others_uploads() -> None:
+def test_two_jobs_on_one_destination_keep_each_others_uploads(
+        s3_cells: dict[str, dict[str, Any]]) -> None:
     """Two jobs writing files of their own to one destination at once: each job's cleanup
     aborts only uploads at keys its records name unless no other job's marker is there, so
     the other job's pending uploads survive (the paper's Section XIV.C.1).  ``fenced+XIV.C.1``
     sweeps every upload under the destination, and exploration finds the second job paying
     for it under both protocols; the fixed committer holds in the same scopes."""
-    for cell in as_json(decide_pair("fenced", "s3", ("concurrency", "liveness"), ENOUGH, None,
-                            row=Row(families=(SAME_DESTINATION,)))):
-        assert cell["verdict"] == "holds", (cell["protocol"], cell["explored"].get("witness"))
-        assert cell["explored"]["complete"]
+    for prop in ("concurrency", "liveness"):
+        cell = s3_cells[prop]
+        assert cell["verdict"] == "holds", (prop, cell["explored"].get("witness"))
+        ours = {n: s for n, s in _scopes(cell).items() if n.startswith(SAME_DESTINATION + "-")}
+        assert set(ours) == {f"{SAME_DESTINATION}-hadoop", f"{SAME_DESTINATION}-spark"}
+        assert all(s["complete"] for s in ours.values()), prop
     for cell in as_json(decide_pair("fenced+XIV.C.1", "s3", ("concurrency", "liveness"), ENOUGH,
                             None, row=Row(families=(SAME_DESTINATION,)))):
         assert cell["verdict"] == "violated", cell["protocol"]
