@@ -16,6 +16,8 @@
 #   S3_TLS_TRUSTSTORE              the certificate in a JKS trust store, for a JVM's
 #   S3_TLS_TRUSTSTORE_PASSWORD     -Djavax.net.ssl.trustStore=... (only when keytool exists)
 # Without openssl it serves plain http only.  CEPH_RGW_TLS_PORT picks the HTTPS port.
+# CEPH_MEMSTORE_BYTES bounds the objects held in RAM (4 GiB); CEPH_RGW_GC_SECONDS makes RGW free
+# the parts of deleted objects after that many seconds instead of two hours (long benchmarks).
 #
 # stdout carries only the `export` lines (also written to $CEPH_BASE/env); progress goes to
 # stderr.  Installs radosgw/ceph-mon/ceph-osd with apt-get when missing (Debian, root).
@@ -72,10 +74,14 @@ if [ "$TLS" = 1 ]; then
 fi
 TRUSTSTORE_PASSWORD=${RGW_TRUSTSTORE_PASSWORD:-changeit}
 
-# memstore (default): all objects in the OSD's RAM. bluestore: sparse 4 GiB file under $BASE.
+# memstore (default): all objects in the OSD's RAM, up to CEPH_MEMSTORE_BYTES (4 GiB; RAM is
+# taken as objects arrive, so a larger bound costs nothing until used). bluestore: sparse 4 GiB
+# file under $BASE.
+MEMSTORE_BYTES=${CEPH_MEMSTORE_BYTES:-4294967296}
+case "$MEMSTORE_BYTES" in ''|*[!0-9]*) die "CEPH_MEMSTORE_BYTES must be a number of bytes" ;; esac
 case "${CEPH_OBJECTSTORE:-memstore}" in
   memstore) OSD_STORE_CONF="osd_objectstore = memstore
-memstore_device_bytes = 4294967296" ;;
+memstore_device_bytes = $MEMSTORE_BYTES" ;;
   bluestore) OSD_STORE_CONF="osd_objectstore = bluestore
 bluestore_block_path = $BASE/osd.\$id/block.file
 bluestore_block_create = true
@@ -111,6 +117,15 @@ if [ "$TLS" = 1 ]; then
     echo "rgw-start.sh: no keytool: no JKS trust store (S3_TLS_TRUSTSTORE unset)" >&2
   fi
   FRONTEND="$FRONTEND ssl_endpoint=127.0.0.1:$TLS_PORT ssl_certificate=$CERT ssl_private_key=$KEY"
+fi
+# The parts of a deleted multipart object wait for RGW's garbage collector, by default two hours
+# (rgw_gc_obj_min_wait): a long benchmark that deletes what it wrote fills the memstore before.
+# CEPH_RGW_GC_SECONDS=N lets the collector free them after N seconds, every N seconds.
+RGW_GC_CONF=
+if [ -n "${CEPH_RGW_GC_SECONDS:-}" ]; then
+  case "$CEPH_RGW_GC_SECONDS" in *[!0-9]*) die "CEPH_RGW_GC_SECONDS must be a number of seconds" ;; esac
+  RGW_GC_CONF="rgw_gc_obj_min_wait = $CEPH_RGW_GC_SECONDS
+rgw_gc_processor_period = $CEPH_RGW_GC_SECONDS"
 fi
 CONF=$BASE/ceph.conf
 cat > "$CONF" <<CONFEOF
@@ -155,6 +170,7 @@ rgw_data = $BASE/rgw
 ms_mon_client_mode = crc
 # minimum size of every part but the last (default 5 MiB); see MIN_PART above
 rgw_multipart_min_part_size = $MIN_PART
+$RGW_GC_CONF
 CONFEOF
 CEPH="ceph -c $CONF"
 fail() { # print the logs that explain a failed start, then stop what was started

@@ -59,6 +59,28 @@ def group_of(item: pytest.Item) -> str:
     return SHARED_GROUPS.get(rel, rel)
 
 
+@pytest.hookimpl(trylast=True)  # after deselection (-k, --deselect), which reads node IDs
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    loadgroup = bool(config.getvalue("loadgroup")) if hasattr(config.option, "loadgroup") else False
     for item in items:
-        item.add_marker(pytest.mark.xdist_group(group_of(item)))
+        group = group_of(item)
+        item.add_marker(pytest.mark.xdist_group(group))
+        if loadgroup:
+            _in_group(item, group)
+
+
+def _in_group(item: pytest.Item, group: str) -> None:
+    """Name ``item``'s group in its node ID (``…@group``), which is how xdist's controller,
+    given only the workers' node IDs, keeps a group in one worker.  xdist's own hook does the
+    same from the marks, but since pytest 9.2 a node ID is read from ``Node._id`` and that
+    hook's assignment to ``_nodeid`` no longer takes: without this, every test would be
+    scheduled alone (two Ceph RGWs, module fixtures run twice)."""
+    nodeid = item.nodeid
+    if nodeid.rfind("@") > nodeid.rfind("]"):
+        return  # named already (pytest before 9.2: xdist's hook)
+    try:
+        from _pytest.nodeid import coerce_node_id
+    except ImportError:  # pytest before 9.2
+        item._nodeid = f"{nodeid}@{group}"
+        return
+    item._id = coerce_node_id(f"{nodeid}@{group}")
