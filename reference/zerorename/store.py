@@ -82,10 +82,10 @@ class StoreCapabilities:
     conditional_complete_if_match: bool = False
     consistent_listing: bool = True
     multipart: bool = True
-    multipart_etags: bool = False
     min_part_size: int = 1
     max_part_size: int | None = None
     max_parts: int | None = None
+    multipart_etags: bool = False
 
 
 #: S3's multipart limits (AWS, "Amazon S3 multipart upload limits"): every part but the last
