@@ -66,7 +66,11 @@ class StoreCapabilities:
     ``conditional_complete``: complete-multipart honours If-None-Match;
     ``conditional_complete_if_match``: complete-multipart honours If-Match (no committer relies
     on it: ``zerorename probe`` measures it for users who would); ``consistent_listing``:
-    LIST reflects every completed write and delete.  Multipart limits, checked by committers
+    LIST reflects every completed write and delete; ``multipart_etags``: a completed multipart
+    upload's ETag is always S3's ``md5(part MD5s)-N`` (N: its part count), so an object whose
+    ETag has no ``-N`` was not completed from an upload (False, the default: nothing is
+    assumed of the ETags, and ``fenced`` recognises its own object by its size alone).
+    Multipart limits, checked by committers
     against ``fs.s3a.multipart.size`` when they are built: ``min_part_size`` (every part but
     the last), ``max_part_size`` and ``max_parts`` (None: no limit).
     """
@@ -81,6 +85,7 @@ class StoreCapabilities:
     min_part_size: int = 1
     max_part_size: int | None = None
     max_parts: int | None = None
+    multipart_etags: bool = False
 
 
 #: S3's multipart limits (AWS, "Amazon S3 multipart upload limits"): every part but the last

@@ -14,22 +14,34 @@ import pytest
 
 import zerorename as zr
 from zerorename import statistics as S
-from zerorename.committers.existing_keys import common_prefix, find_existing
+from zerorename.committers.existing_keys import common_prefix, find_existing, holds
 from zerorename.committers.fenced_records import (
     JobAlreadyCommittedError,
     JobCommitIncompleteError,
     JobCommitRefusedError,
+    RecordedUpload,
+    expected_multipart_etag,
 )
 from zerorename.executor import BoundedExecutor
 from zerorename.formats import PendingSet
 from zerorename.stats import IOStatistics
-from zerorename.store import Store
+from zerorename.store import ObjectInfo, Store
 from zerorename.urls import join
 
-from .conftest_helpers import Env, FaultyStore, SimulatedCrash, options, run_job
+from .conftest_helpers import RGW, Env, FaultyStore, SimulatedCrash, options, run_job
 
 FOREIGN = b"another writer's object"
 FILES = {0: {"part-00000": b"the job's"}, 1: {"part-00001": b"other"}}
+#: another writer's bytes of exactly the size of the job's part-00000 (one PUT: a plain ETag)
+SAME_SIZE = b"not yours"
+assert len(SAME_SIZE) == len(FILES[0]["part-00000"])
+
+
+@pytest.fixture(params=["moto", RGW])
+def s3_env(request: pytest.FixtureRequest) -> Env:
+    """A store whose completed multipart uploads carry S3's multipart ETag (``-N``)."""
+    value: Env = request.getfixturevalue({"moto": "moto_env", "rgw": "rgw_env"}[request.param])
+    return value
 
 
 def commit_records(env: Env, dest: str) -> list[str]:
@@ -109,9 +121,10 @@ class RacingWriter:
     """A store through which another writer PUTs ``FOREIGN`` at ``key`` right after the job's
     commit record (between the check and the completes)."""
 
-    def __init__(self, inner: Store, key: str) -> None:
+    def __init__(self, inner: Store, key: str, data: bytes = FOREIGN) -> None:
         self.inner = inner
         self.key = key
+        self.data = data
         self.raced = False
 
     def __getattr__(self, name: str) -> Any:
@@ -122,7 +135,7 @@ class RacingWriter:
         etag = self.inner.put(url, data, if_none_match=if_none_match, if_match=if_match)
         if url.endswith("/commit.json") and not self.raced:
             self.raced = True
-            self.inner.put(self.key, FOREIGN)
+            self.inner.put(self.key, self.data)
         return etag
 
 
@@ -146,6 +159,107 @@ def test_a_writer_between_the_check_and_the_complete_is_kept(env: Env) -> None:
         zr.create_committer("fenced", env.store, again).setup_job()
     assert env.output(dest) == {"part-00000": b"the job's", "part-00001": b"other"}
     assert env.uploads(dest) == []
+
+
+# -- a foreign object of exactly the upload's size -------------------------------------------
+
+
+def test_s3_stores_give_completed_uploads_a_multipart_etag(s3_env: Env) -> None:
+    """What ``multipart_etags`` declares for S3Store, measured: a completed upload's ETag, as
+    HEAD and LIST report it, is S3's ``md5(part MD5s)-N``; a single PUT's has no ``-N``."""
+    env = s3_env
+    dest = env.dest()
+    url = join(dest, "mpu")
+    upload_id = env.store.create_multipart(url)
+    parts = [(1, env.store.upload_part(url, upload_id, 1, b"one part"))]
+    env.store.complete_multipart(url, upload_id, parts)
+    env.put(dest, "single", b"one part")
+    head = env.store.head(url)
+    assert head is not None
+    listed = {o.url: o.etag.strip('"') for o in zr.list_dir(env.store, dest)}
+    expected = expected_multipart_etag([e for _, e in parts])
+    assert head.etag.strip('"') == expected == listed[url]
+    assert "-" not in listed[join(dest, "single")]
+    assert env.store.capabilities(dest).multipart_etags  # type: ignore[call-arg]
+
+
+def test_local_store_keeps_the_size_rule() -> None:
+    """LocalStore's completed uploads carry the MD5 of their bytes, not a multipart ETag: it
+    does not declare multipart ETags, and any Store that says nothing keeps the size rule."""
+    assert not zr.LocalStore().capabilities().multipart_etags
+    assert not zr.StoreCapabilities().multipart_etags
+
+
+def test_a_same_size_single_put_object_refuses_the_job_before_its_commit_point(
+        s3_env: Env) -> None:
+    """Another writer's single PUT of exactly the upload's size is not the job's upload (its
+    ETag has no ``-N``): the check refuses the job, nothing is published, the object is kept,
+    and a rerun after it is moved away commits."""
+    env = s3_env
+    dest = env.dest()
+    env.put(dest, "part-00000", SAME_SIZE)
+    run = run_job("fenced", env.store, dest, FILES, commit=False, job_id="j4")
+    with pytest.raises(JobCommitRefusedError) as refused:
+        run.driver.commit_job(run.messages)
+    assert refused.value.keys == [join(dest, "part-00000")]
+    assert not run.driver.published
+    assert env.output(dest) == {"part-00000": SAME_SIZE}  # kept, nothing published
+    assert commit_records(env, dest) == []
+    assert env.uploads(dest) == []  # the failure path aborted every upload
+
+    env.store.delete(join(dest, "part-00000"))
+    rerun = run_job("fenced", env.store, dest, FILES, job_id="j4")
+    assert rerun.success is not None
+    assert env.output(dest) == {"part-00000": b"the job's", "part-00001": b"other"}
+    assert env.uploads(dest) == []
+
+
+def test_a_same_size_object_written_after_the_check_is_not_taken_as_committed(
+        moto_env: Env) -> None:
+    """The same object put between the check and the complete: the complete's 412 is not
+    "already completed" (the object's ETag has no ``-N``), so the job ends committed but
+    incomplete naming the key, as for any other writer's object, and the object is kept."""
+    env = moto_env
+    dest = env.dest()
+    key = join(dest, "part-00000")
+    racing = RacingWriter(env.store, key, SAME_SIZE)
+    run = run_job("fenced", racing, dest, FILES, commit=False, job_id="j5")
+    with pytest.raises(JobCommitIncompleteError) as incomplete:
+        run.driver.commit_job(run.messages)
+    assert racing.raced
+    assert incomplete.value.path == key
+    assert "another writer" in str(incomplete.value)
+    assert run.driver.stats.counter(S.STORE_COMPLETE_RECOVERED) == 0
+    assert env.output(dest) == {"part-00000": SAME_SIZE, "part-00001": b"other"}
+    assert [u.url for u in env.uploads(dest)] == [key]  # its upload stays pending
+
+    env.store.delete(key)  # moved away: the next attempt rolls forward and completes it
+    again = zr.JobContext(dest, job_id="j5", attempt=1, options=options())
+    with pytest.raises(JobAlreadyCommittedError):
+        zr.create_committer("fenced", env.store, again).setup_job()
+    assert env.output(dest) == {"part-00000": b"the job's", "part-00001": b"other"}
+
+
+MD5_A, MD5_B = "0" * 31 + "a", "0" * 31 + "b"
+KMS = "not-an-md5-part-etag"  # SSE-KMS part ETags are not the parts' MD5s
+
+
+@pytest.mark.parametrize("etag,size,part_etags,multipart_etags,verdict", [
+    ("single0put0etag", 9, [MD5_A], True, False),     # one PUT where uploads are "-N": foreign
+    ("single0put0etag", 9, [MD5_A], False, True),     # no multipart ETags: the size rule
+    ("single0put0etag", 8, [MD5_A], False, False),    # another size: foreign everywhere
+    (expected_multipart_etag([MD5_A, MD5_B]), 9, [MD5_A, MD5_B], True, True),   # its own
+    (expected_multipart_etag([MD5_B, MD5_A]), 9, [MD5_A, MD5_B], True, False),  # other parts
+    ("feedface-2", 9, [KMS], True, False),            # 2 parts, the upload has 1
+    ("feedface-2", 9, [KMS], False, False),           # the part count holds on every store
+    ("feedface-1", 9, [KMS], True, True),             # 1 part, its ETag not computable
+], ids=["single-put", "size-rule", "other-size", "own", "other-parts", "part-count",
+        "part-count-anywhere", "kms"])
+def test_holds(etag: str, size: int, part_etags: list[str], multipart_etags: bool,
+               verdict: bool) -> None:
+    upload = RecordedUpload("attempt", "s3://b/k", "id", tuple(part_etags), 9)
+    info = ObjectInfo("s3://b/k", size, f'"{etag}"')
+    assert holds(info, upload, multipart_etags=multipart_etags) is verdict
 
 
 # -- the listing ------------------------------------------------------------------------------

@@ -5,8 +5,9 @@ tool, another job writing the same names).  Completing over it would destroy it,
 completing with ``If-None-Match: *`` alone would meet it only after the commit point, leaving
 a job that is committed yet cannot finish.  So the job commit looks first: after loading the
 task records and before saving its commit record, it finds which of its keys hold an object.
-A key holding an object that is not this job's upload (another size, or another multipart
-ETag where the store gives S3's) refuses the job commit with
+A key holding an object that is not this job's upload (:func:`holds`: another size, another
+part count, another multipart ETag, or, on a store whose completed uploads always carry S3's
+multipart ETag, an ETag without one: a single PUT's) refuses the job commit with
 :class:`~zerorename.committers.fenced_records.JobCommitRefusedError`: nothing is committed,
 the failed commit aborts the job's uploads and the object stays as it was.  A key holding the
 upload's own data passes (the complete recognises it).
@@ -42,7 +43,7 @@ from zerorename.stats import IOStatistics
 from zerorename.store import ObjectInfo, Store
 
 __all__ = ["ExistingKeys", "check_keys", "common_prefix", "complete_honours_condition",
-           "find_existing", "holds"]
+           "find_existing", "gives_multipart_etags", "holds"]
 
 LOG = logging.getLogger(__name__)
 
@@ -64,14 +65,42 @@ class ExistingKeys:
         return self.covers(url) and url not in self.found
 
 
-def holds(info: ObjectInfo, upload: RecordedUpload) -> bool:
-    """Does ``info`` hold ``upload``'s data: its size and, where the store gives S3's
-    multipart ETags, the one its parts make?"""
+def holds(info: ObjectInfo, upload: RecordedUpload, *, multipart_etags: bool) -> bool:
+    """Does ``info`` hold ``upload``'s data?  Its size, and its ETag where that tells:
+
+    * an ETag ``…-N`` (a completed upload's) must name the upload's part count, and be the
+      ETag its parts make when that is computable (not with SSE-KMS: part ETags are not MD5s);
+    * an ETag without ``-N`` is another writer's single PUT where the store's completed
+      uploads always carry S3's multipart ETag (``multipart_etags``,
+      :attr:`~zerorename.store.StoreCapabilities.multipart_etags`); elsewhere (LocalStore,
+      the model's stores) the size decides.
+    """
     if info.size != upload.size:
         return False
     etag = info.etag.strip('"')
+    parts = _part_count(etag)
+    if parts is None:
+        return not multipart_etags
+    if parts != len(upload.etags):
+        return False
     expected = expected_multipart_etag(upload.etags)
-    return not ("-" in etag and expected is not None and etag != expected)
+    return expected is None or etag == expected
+
+
+def _part_count(etag: str) -> int | None:
+    """The N of a multipart ETag ``…-N``, or None when ``etag`` is not one."""
+    head, dash, tail = etag.rpartition("-")
+    return int(tail) if dash and head and tail.isdigit() else None
+
+
+def gives_multipart_etags(store: Store, url: str) -> bool:
+    """Whether ``store``'s completed uploads at ``url`` always carry S3's multipart ETag
+    (:func:`holds`), asked as :func:`complete_honours_condition` asks: a store measuring its
+    endpoint is asked for ``url``'s.  Reads the capabilities only: no request once measured."""
+    if inspect.signature(store.capabilities).parameters:
+        measured = store.capabilities
+        return bool(measured(url).multipart_etags)  # type: ignore[call-arg]
+    return store.capabilities().multipart_etags
 
 
 def complete_honours_condition(store: Store, url: str) -> bool:
@@ -152,9 +181,10 @@ def check_keys(store: Store, uploads: Callable[[], Iterable[RecordedUpload]],
     if not existing.found:
         return existing
     refused: list[tuple[RecordedUpload, ObjectInfo]] = []
+    etags = gives_multipart_etags(store, min(existing.found))
     for u in uploads():
         info = existing.found.get(u.url)
-        if info is not None and not holds(info, u):
+        if info is not None and not holds(info, u, multipart_etags=etags):
             refused.append((u, info))
     if refused:
         refused.sort(key=lambda r: r[0].url)

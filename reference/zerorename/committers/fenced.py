@@ -62,6 +62,7 @@ from zerorename.committers.existing_keys import (
     ExistingKeys,
     check_keys,
     complete_honours_condition,
+    gives_multipart_etags,
     holds,
 )
 from zerorename.committers.fenced_records import (
@@ -368,14 +369,15 @@ class FencedCommitter(FencedTaskCommitter):
     def _complete_one(self, upload: RecordedUpload, *, condition: bool = True) -> str:
         """Complete with ``If-None-Match: *`` (unless ``condition`` is False); an upload
         already gone, or a key already there (412), is done when the object holds its data
-        (same size and, where the store uses S3's multipart ETags, the expected ETag).
-        Another writer's object is kept: the 412 is raised, the upload stays pending."""
+        (:func:`~zerorename.committers.existing_keys.holds`).  Another writer's object is
+        kept: the 412 is raised, the upload stays pending."""
         try:
             return self.store.complete_multipart(upload.url, upload.upload_id, upload.parts,
                                                  if_none_match=condition)
         except (NotFoundError, PreconditionFailedError):
             info = self.store.head(upload.url)
-            if info is None or not holds(info, upload):
+            if info is None or not holds(info, upload, multipart_etags=gives_multipart_etags(
+                    self.raw_store, self.dest)):
                 raise
             self.stats.incr(S.STORE_COMPLETE_RECOVERED)
             return info.etag.strip('"')

@@ -45,8 +45,10 @@ __all__ = ["S3Requests"]
 
 T = TypeVar("T")
 
-#: What S3Store reports when it could not measure: S3 facts only, no conditional writes.
-_UNKNOWN_CAPABILITIES = StoreCapabilities(conditional_put=False, conditional_complete=False)
+#: What S3Store reports when it could not measure: S3 facts only (multipart ETags among
+#: them), no conditional writes.
+_UNKNOWN_CAPABILITIES = StoreCapabilities(conditional_put=False, conditional_complete=False,
+                                          multipart_etags=True)
 
 
 class S3Requests(CountedRequests):

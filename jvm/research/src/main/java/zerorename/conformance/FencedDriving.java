@@ -175,5 +175,10 @@ final class FencedDriving {
     public boolean atomicByConstruction() {
       return store.atomicByConstruction();
     }
+
+    @Override
+    public boolean multipartEtags() {
+      return store.multipartEtags();
+    }
   }
 }

@@ -22,7 +22,9 @@ import io.zerorename.committer.store.PreconditionFailedException;
  * complete, multipart uploads, listings), for the stage tests. {@link #ignoreCondition}
  * makes it accept If-None-Match and ignore it; {@link #racy} makes it check, pause, then
  * write (two racers can both win); {@link #failComplete} fails completes of keys containing it;
- * {@link #reportIgnoresCondition} says the complete ignores its condition, as RGW's does.
+ * {@link #reportIgnoresCondition} says the complete ignores its condition, as RGW's does;
+ * {@link #multipartEtags} (on by default: its completes give S3's multipart ETag, a PUT the
+ * MD5) is what it reports; {@link #afterPut} runs after each PUT (another writer's, injected).
  */
 final class InMemoryCommitStore implements CommitStore {
   static final class Obj {
@@ -58,6 +60,10 @@ final class InMemoryCommitStore implements CommitStore {
   /** Report the condition on complete as ignored (Ceph RGW, with {@link #ignoreCondition}). */
   volatile boolean reportIgnoresCondition;
   volatile long now = 1_700_000_000_000L;
+  /** What {@link #multipartEtags()} reports. */
+  volatile boolean multipartEtags = true;
+  /** Called with each key after its PUT is stored (outside the store's lock), or null. */
+  volatile java.util.function.Consumer<String> afterPut;
 
   private synchronized void count(String op) {
     requests.merge(op, 1, Integer::sum);
@@ -76,6 +82,11 @@ final class InMemoryCommitStore implements CommitStore {
   @Override
   public boolean atomicByConstruction() {
     return atomic;
+  }
+
+  @Override
+  public boolean multipartEtags() {
+    return multipartEtags;
   }
 
   static String md5(byte[] data) {
@@ -116,6 +127,10 @@ final class InMemoryCommitStore implements CommitStore {
         throw new PreconditionFailedException(key, "exists");
       }
       objects.put(key, new Obj(data.clone(), md5(data), now));
+    }
+    java.util.function.Consumer<String> after = afterPut;
+    if (after != null) {
+      after.accept(key);
     }
   }
 

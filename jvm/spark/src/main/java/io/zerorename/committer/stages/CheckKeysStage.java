@@ -18,8 +18,9 @@ import io.zerorename.committer.store.ObjectEntry;
  * write? Its keys are listed once ({@link ExistingKeys}: one ListObjectsV2 under their longest
  * common prefix, within its page budget), on every store, and the keys the listing did not
  * reach are checked with a HEAD each, in parallel, so every key is answered. A key holding an
- * object that is not this upload's data (size and, where the store gives S3's multipart ETags,
- * the expected one: {@link CompleteUploadsStage#holds}) refuses the job commit with {@link
+ * object that is not this upload's data ({@link CompleteUploadsStage#holds}: another size,
+ * part count or multipart ETag, or a single PUT's ETag where the store's completed uploads
+ * always carry a multipart one) refuses the job commit with {@link
  * JobCommitRefusedException}: no commit record is saved, nothing is published, and the job's
  * abort aborts every upload. A key already holding this upload's data passes (the complete
  * recognises it).
@@ -60,7 +61,7 @@ public final class CheckKeysStage extends AbstractStage<List<RecordedUpload>, Ex
     List<RecordedUpload> foreign = new ArrayList<>();
     for (RecordedUpload u : uploads) {
       ObjectEntry there = answered.existing(c.layout().key(u.url()));
-      if (there != null && !CompleteUploadsStage.holds(there, u)) {
+      if (there != null && !CompleteUploadsStage.holds(there, u, c.store().multipartEtags())) {
         foreign.add(u);
       }
     }

@@ -22,7 +22,7 @@ import io.zerorename.committer.store.PreconditionFailedException;
  * After the commit point: complete every upload the commit record names, in parallel, each
  * with {@code If-None-Match: *} (a job commit never overwrites an object it did not write). An
  * upload already gone, or a key that already exists, is done when the object holds this
- * upload's data (same size and, where the store uses S3's multipart ETags, the expected ETag):
+ * upload's data ({@link #holds}):
  * a retry or a roll-forward completes what is left and nothing twice. Any other failure is
  * {@link JobCommitIncompleteException}: nothing is reverted, a new attempt rolls forward.
  *
@@ -109,7 +109,7 @@ public final class CompleteUploadsStage
     String etag;
     ObjectEntry there = listed.existing(key);
     if (there != null) {
-      if (!holds(there, u)) {
+      if (!holds(there, u, c.store().multipartEtags())) {
         throw new PreconditionFailedException(u.url(), "the key exists (listed before "
             + "completing: " + there.size() + " bytes, ETag " + there.etag() + ") and holds "
             + "another object than upload " + u.uploadId() + " (" + u.size() + " bytes): "
@@ -122,7 +122,7 @@ public final class CompleteUploadsStage
         etag = c.store().complete(key, u.uploadId(), u.etags(), !listed.covers(key));
       } catch (FileNotFoundException | PreconditionFailedException e) {
         ObjectEntry info = c.store().head(key);
-        if (info == null || !holds(info, u)) {
+        if (info == null || !holds(info, u, c.store().multipartEtags())) {
           throw e;
         }
         c.stats().incr(FencedStatistics.STORE_COMPLETE_RECOVERED);
@@ -135,12 +135,44 @@ public final class CompleteUploadsStage
     return new CommittedFile(u.url(), u.size(), etag);
   }
 
-  /** Does {@code info} hold upload {@code u}'s data: its size, and where the store gives S3's
-   *  multipart ETags, the one its parts make? */
-  static boolean holds(ObjectEntry info, RecordedUpload u) {
+  /**
+   * Does {@code info} hold upload {@code u}'s data? Its size, and its ETag where that tells: an
+   * ETag {@code …-N} (a completed upload's) must name the upload's part count, and be the ETag
+   * its parts make when that is computable (not with SSE-KMS: part ETags are not MD5s); an
+   * ETag without {@code -N} is another writer's single PUT where the store's completed uploads
+   * always carry S3's multipart ETag ({@code multipartEtags}, {@link
+   * io.zerorename.committer.store.CommitStore#multipartEtags}); elsewhere (a local file
+   * system) the size decides. The Python reference's {@code existing_keys.holds}.
+   */
+  public static boolean holds(ObjectEntry info, RecordedUpload u, boolean multipartEtags) {
+    if (info.size() != u.size()) {
+      return false;
+    }
+    String etag = info.etag().replace("\"", "");
+    int parts = partCount(etag);
+    if (parts < 0) {
+      return !multipartEtags;
+    }
+    if (parts != u.etags().size()) {
+      return false;
+    }
     String expected = expectedMultipartEtag(u.etags());
-    return info.size() == u.size()
-        && !(info.etag().contains("-") && expected != null && !info.etag().equals(expected));
+    return expected == null || etag.equals(expected);
+  }
+
+  /** The N of a multipart ETag {@code …-N}, or -1 when {@code etag} is not one. */
+  static int partCount(String etag) {
+    int dash = etag.lastIndexOf('-');
+    String tail = etag.substring(dash + 1);
+    if (dash <= 0 || tail.isEmpty()) {
+      return -1;
+    }
+    for (int i = 0; i < tail.length(); i++) {
+      if (tail.charAt(i) < '0' || tail.charAt(i) > '9') {
+        return -1;
+      }
+    }
+    return tail.length() > 9 ? Integer.MAX_VALUE : Integer.parseInt(tail);  // no upload's
   }
 
   /** {@code md5(concat(md5 of each part))-N}, or null when a part ETag is not an MD5. */

@@ -93,6 +93,20 @@ public interface CommitStore extends Closeable {
     return false;
   }
 
+  /**
+   * Does every upload this store completes carry S3's multipart ETag ({@code
+   * md5(part MD5s)-N}, N its part count) in HEAD and LIST, so that an object whose ETag has no
+   * {@code -N} was not completed from an upload (another writer's single PUT)? True for S3 (AWS
+   * documents it; moto and Ceph RGW are measured by the Python tests). False, the default,
+   * where nothing is assumed of the ETags (a local file system: the MD5 of the bytes): the
+   * committer then recognises its own object by its size ({@link
+   * io.zerorename.committer.stages.CompleteUploadsStage#holds}). The Python store's
+   * {@code StoreCapabilities.multipart_etags}.
+   */
+  default boolean multipartEtags() {
+    return false;
+  }
+
   /** Abort an upload; false when it did not exist. */
   boolean abort(String key, String uploadId) throws IOException;
 

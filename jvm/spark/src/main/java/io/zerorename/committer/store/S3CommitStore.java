@@ -341,6 +341,12 @@ public final class S3CommitStore implements CommitStore {
     return new KeyListing(out, covered, false, pages);
   }
 
+  /** S3's completed uploads always carry the multipart ETag ({@code -N}). */
+  @Override
+  public boolean multipartEtags() {
+    return true;
+  }
+
   @Override
   public boolean completeIgnoresCondition() {
     return Boolean.FALSE.equals(CONDITIONAL_COMPLETE.get(name));
