@@ -34,10 +34,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from zerorename.committers.existing_keys import gives_multipart_etags, object_holds
 from zerorename.committers.fenced_records import (
     CommittedFile,
     FencedCommitRecord,
-    expected_multipart_etag,
 )
 from zerorename.committers.layout import FENCED_AREA
 from zerorename.errors import FormatError, NotFoundError
@@ -328,13 +328,12 @@ def table_files(store: Store, dest: str) -> list[CommittedFile]:
 
 def complete_upload(store: Store, f: LoggedFile) -> None:
     """Complete one recorded upload; an upload already gone is done when the object holds its
-    data (same size and, where the store uses S3's multipart ETags, the expected ETag)."""
+    data (:func:`~zerorename.committers.existing_keys.object_holds`: its size, part count and
+    multipart ETag; on S3, another writer's single PUT of the same size is not it)."""
     try:
         store.complete_multipart(f.url, f.upload_id, [(i + 1, e) for i, e in enumerate(f.etags)])
     except NotFoundError:
         info = store.head(f.url)
-        expected = expected_multipart_etag(f.etags)
-        etag = info.etag.strip('"') if info is not None else ""
-        if info is None or info.size != f.size or (
-                "-" in etag and expected is not None and etag != expected):
+        if info is None or not object_holds(
+                info, f.size, f.etags, multipart_etags=gives_multipart_etags(store, f.url)):
             raise

@@ -11,6 +11,7 @@ the old files before its record exists: the exactly-once check must catch it.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
@@ -246,3 +247,55 @@ def test_the_stream_options_are_checked(stores: Env, options: dict[str, str],
                             "keep_batch_records": "3"}, schema, False)
     assert (writer.stream.compact_every, writer.stream.compact_target_size,
             writer.stream.keep_batch_records) == (5, 64 << 20, 3)
+
+
+def _logged_upload(env: Env, name: str, data: bytes) -> LoggedFile:
+    """An upload of ``data`` at ``name`` under the env's destination, as the sink logs it."""
+    url = env.dest().rstrip("/") + "/" + name
+    upload_id = env.store.create_multipart(url)
+    etag = env.store.upload_part(url, upload_id, 1, data)
+    return LoggedFile(url, len(data), upload_id, (etag,))
+
+
+def test_an_upload_already_completed_is_done(moto_env: Env) -> None:
+    """Completing a logged upload a second time (a rerun after a crash) finds the upload gone
+    and the object its own: done, nothing raised."""
+    f = _logged_upload(moto_env, "part-00000", b"the batch's")
+    complete_upload(moto_env.store, f)
+    complete_upload(moto_env.store, f)
+    assert moto_env.store.get(f.url) == b"the batch's"
+
+
+class UploadGone:
+    """A store whose completes all answer "no such upload" (the upload aborted, or completed
+    by an earlier attempt): what ``complete_upload`` decides then is read from the object."""
+
+    def __init__(self, inner: Store) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def complete_multipart(self, url: str, upload_id: str,
+                           parts: Sequence[tuple[int, str]]) -> str:
+        from zerorename.errors import NotFoundError
+
+        raise NotFoundError(url, f"no such upload {upload_id}")
+
+
+def test_another_writers_object_of_the_same_size_is_not_a_completed_upload(
+        moto_env: Env) -> None:
+    """The upload gone and another writer's single PUT of exactly its size at the key: on S3
+    a completed upload's ETag is a multipart one, so the object is not the batch's and the
+    complete fails (before, a same-size object passed as the batch's file)."""
+    from zerorename.errors import NotFoundError
+
+    env = moto_env
+    f = _logged_upload(env, "part-00000", b"the batch's")
+    env.store.put(f.url, b"not theirs!")
+    assert len(b"not theirs!") == f.size
+    with pytest.raises(NotFoundError):
+        complete_upload(UploadGone(env.store), f)  # type: ignore[arg-type]
+    assert env.store.get(f.url) == b"not theirs!"
+    env.store.complete_multipart(f.url, f.upload_id, [(1, f.etags[0])])
+    complete_upload(UploadGone(env.store), f)  # type: ignore[arg-type]  # its own: done

@@ -43,7 +43,7 @@ from zerorename.stats import IOStatistics
 from zerorename.store import ObjectInfo, Store
 
 __all__ = ["ExistingKeys", "check_keys", "common_prefix", "complete_honours_condition",
-           "find_existing", "gives_multipart_etags", "holds"]
+           "find_existing", "gives_multipart_etags", "holds", "object_holds"]
 
 LOG = logging.getLogger(__name__)
 
@@ -66,7 +66,14 @@ class ExistingKeys:
 
 
 def holds(info: ObjectInfo, upload: RecordedUpload, *, multipart_etags: bool) -> bool:
-    """Does ``info`` hold ``upload``'s data?  Its size, and its ETag where that tells:
+    """Does ``info`` hold ``upload``'s data?  :func:`object_holds` of its size and part ETags."""
+    return object_holds(info, upload.size, upload.etags, multipart_etags=multipart_etags)
+
+
+def object_holds(info: ObjectInfo, size: int, etags: Sequence[str], *,
+                 multipart_etags: bool) -> bool:
+    """Does ``info`` hold the data of an upload of ``size`` bytes whose parts have ``etags``?
+    Its size, and its ETag where that tells:
 
     * an ETag ``…-N`` (a completed upload's) must name the upload's part count, and be the
       ETag its parts make when that is computable (not with SSE-KMS: part ETags are not MD5s);
@@ -74,16 +81,18 @@ def holds(info: ObjectInfo, upload: RecordedUpload, *, multipart_etags: bool) ->
       uploads always carry S3's multipart ETag (``multipart_etags``,
       :attr:`~zerorename.store.StoreCapabilities.multipart_etags`); elsewhere (LocalStore,
       the model's stores) the size decides.
+
+    The stream sink's logged uploads are judged by the same rule (``table_log``).
     """
-    if info.size != upload.size:
+    if info.size != size:
         return False
     etag = info.etag.strip('"')
     parts = _part_count(etag)
     if parts is None:
         return not multipart_etags
-    if parts != len(upload.etags):
+    if parts != len(etags):
         return False
-    expected = expected_multipart_etag(upload.etags)
+    expected = expected_multipart_etag(etags)
     return expected is None or etag == expected
 
 
