@@ -17,7 +17,7 @@ if [ "${CI:-}" = "true" ]; then export ZR_RGW_REQUIRED="${ZR_RGW_REQUIRED:-1}"; 
 # groups of tests/conftest.py each whole in one worker; the slowest tests are listed at the
 # end of every run, to keep CI within its time
 set +e
-pytest -n "${ZR_TEST_WORKERS:-2}" --dist loadgroup --durations=40 "$@"
+pytest -n "${ZR_TEST_WORKERS:-2}" --dist loadgroup --no-loadscope-reorder --durations=40 "$@"
 status=$?
 if [ "$status" -eq 5 ]; then
   echo "pytest collected no tests: that is a failure" >&2

@@ -27,6 +27,13 @@ SHARED_GROUPS = {
 }
 #: packages whose tests share package-scoped fixtures (the Spark tier's session and server)
 PACKAGE_GROUPS = ("tests/spark/",)
+#: the groups that take longest (minutes each, from the runs' ``--durations``), run first so
+#: that neither worker is left with one of them at the end while the other idles
+#: (``run-tests.sh`` passes ``--no-loadscope-reorder``: xdist would order groups by test count)
+LONGEST_FIRST = ("fenced-s3-row", "tests/spark/", "rgw", "tests/test_committer_plugins.py",
+                 "tests/test_towers.py", "tests/model/test_fenced_messages.py",
+                 "tests/model/test_fenced_complete.py", "tests/conformance/test_hadoop_fenced.py",
+                 "tests/test_cli.py", "tests/test_tla.py")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -62,11 +69,14 @@ def group_of(item: pytest.Item) -> str:
 @pytest.hookimpl(trylast=True)  # after deselection (-k, --deselect), which reads node IDs
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     loadgroup = bool(config.getvalue("loadgroup")) if hasattr(config.option, "loadgroup") else False
+    groups = {item: group_of(item) for item in items}
+    if loadgroup:  # the longest groups first; the others, and each group's tests, in order
+        rank = {g: i for i, g in enumerate(LONGEST_FIRST)}
+        items.sort(key=lambda item: rank.get(groups[item], len(rank)))
     for item in items:
-        group = group_of(item)
-        item.add_marker(pytest.mark.xdist_group(group))
+        item.add_marker(pytest.mark.xdist_group(groups[item]))
         if loadgroup:
-            _in_group(item, group)
+            _in_group(item, groups[item])
 
 
 def _in_group(item: pytest.Item, group: str) -> None:

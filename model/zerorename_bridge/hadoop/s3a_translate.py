@@ -226,9 +226,16 @@ class MotoEndpoint:
     def empty(self, bucket: str) -> None:
         """Abort every upload in ``bucket`` and delete every object: the next scenario
         starts on an empty bucket (the same one, so that S3A's cached filesystems of the
-        actors serve it again; see ``S3ACommitDriver``)."""
+        actors serve it again; see ``S3ACommitDriver``).  A bucket that is gone is made again
+        under its name: moto's state is per process, and another test of the same process
+        (``mock_aws`` leaving its context) resets every bucket, this server's included."""
         client = self.client
-        for upload in client.list_multipart_uploads(Bucket=bucket).get("Uploads", []):
+        try:
+            uploads = client.list_multipart_uploads(Bucket=bucket).get("Uploads", [])
+        except client.exceptions.NoSuchBucket:
+            client.create_bucket(Bucket=bucket)
+            return
+        for upload in uploads:
             client.abort_multipart_upload(Bucket=bucket, Key=upload["Key"],
                                           UploadId=upload["UploadId"])
         keys = list(self.objects(bucket, read=False))
