@@ -124,6 +124,7 @@ def test_another_writers_object_leaves_the_jvm_fenced_abortable(
     from zerorename_model.experiments.foreign_object import (
         foreign_kept,
         foreign_scopes,
+        incomplete_reported,
         invisibility,
     )
 
@@ -132,7 +133,8 @@ def test_another_writers_object_leaves_the_jvm_fenced_abortable(
     close()  # a JVM started before has another class path
     scope = next(s for s in foreign_scopes(("hadoop",)) if s.scope.name == "abort-hadoop")
     checks = {**{p: CHECKERS[p] for p in scope.props if p in DECIDABLE},
-              "foreign-kept": foreign_kept, "invisibility": invisibility}
+              "foreign-kept": foreign_kept, "incomplete-reported": incomplete_reported,
+              "invisibility": invisibility}
     assert "abortability" in checks
     factory, backend = hadoop_resolver(FENCED, "s3")
 

@@ -32,6 +32,7 @@ from zerorename_model.experiments.foreign_object import (
     foreign_kept,
     foreign_scopes,
     incomplete_reported,
+    names_key,
     with_foreign_object,
 )
 from zerorename_model.experiments.scopes import scope_named
@@ -194,3 +195,16 @@ def test_the_incomplete_checker_catches_an_upload_lost() -> None:
     result = Run(scenario, _LosingFencedCommitter).run(FirstChooser())
     [violation] = incomplete_reported(result)
     assert "its upload is gone" in violation.detail
+
+
+def test_a_failure_names_the_key_in_the_models_url_or_another_clients() -> None:
+    """``incomplete-reported`` asks that the failure name the key: the model's URL, or the
+    JVM's ``s3a://`` URL of the same key; a longer key sharing its start names another."""
+    url = "s3://bucket/out/part-00000"
+    assert names_key(f"JobCommitRefused: {url}: held by another writer", url)
+    assert names_key(f"refused ({url}).", url)
+    assert names_key("JobCommitRefusedException: `s3a://<root>/out/part-00000': 1 key(s)", url)
+    assert not names_key("JobCommitRefusedException: `s3a://<root>/out/part-000001'", url)
+    assert not names_key("s3a://<root>/out/part-00000/x and s3://bucket/out/part-00000.csv", url)
+    assert not names_key("JobCommitRefused: 1 key(s) held by another writer", url)
+    assert not names_key("JobCommitRefused: out/part-00000 (no URL)", url)

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -64,8 +65,8 @@ from zerorename_model.experiments.scopes import SCOPES, Scope
 from zerorename_model.systems.protocols import get
 
 __all__ = ["CHECKS", "FOREIGN", "WRITER", "Decided", "ForeignScope", "Placement", "decide",
-           "foreign_kept", "foreign_key", "foreign_scopes", "incomplete_reported", "new_run",
-           "race_scopes", "racer_wrote", "run_foreign", "with_foreign_object"]
+           "foreign_kept", "foreign_key", "foreign_scopes", "incomplete_reported", "names_key",
+           "new_run", "race_scopes", "racer_wrote", "run_foreign", "with_foreign_object"]
 
 #: the other writer's object (its bytes name no job, so no attempt's output can equal them)
 FOREIGN = "written by another tool"
@@ -178,6 +179,16 @@ def foreign_kept(result: RunResult) -> list[Violation]:
     return found
 
 
+def names_key(message: str, url: str) -> bool:
+    """Whether ``message`` names the object at ``url``: the URL itself, or the same key in
+    another client's URL of its bucket (a JVM committer says ``s3a://<bucket>/out/part-00000``
+    where the model says ``s3://bucket/out/part-00000``).  A longer key that begins with this
+    one (``part-000001``, ``part-00000/x``, ``part-00000.csv``) does not name it."""
+    key = url.split("://", 1)[-1].partition("/")[2]
+    return bool(key) and re.search(
+        r"[a-z0-9]+://[^/\s'`\"]+/" + re.escape(key) + r"(?![\w/-]|\.\w)", message) is not None
+
+
 def incomplete_reported(result: RunResult) -> list[Violation]:
     """A job that did not commit with bounded faults, while its destination held the other
     writer's object, failed on it and said so naming the key, and lost nothing: refused before
@@ -192,8 +203,8 @@ def incomplete_reported(result: RunResult) -> list[Violation]:
             continue
         if not facts.bounded(i, job, result.scenario.max_attempts):
             continue
-        incomplete = [f for f in failures if INCOMPLETE in f and url in f]
-        if not incomplete and not any(REFUSED in f and url in f for f in failures):
+        incomplete = [f for f in failures if INCOMPLETE in f and names_key(f, url)]
+        if not incomplete and not any(REFUSED in f and names_key(f, url) for f in failures):
             found.append(Violation("incomplete-reported", i, f"the job ended {job.outcome} "
                                    f"({job.error}) without reporting {url} as held by another "
                                    "writer"))
