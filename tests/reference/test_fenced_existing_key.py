@@ -139,6 +139,18 @@ class RacingWriter:
         return etag
 
 
+def _moved_away_the_next_attempt_completes(env: Env, dest: str, key: str, job_id: str) -> None:
+    """After a job ended committed but incomplete over another writer's object at ``key``:
+    once the object is moved away, the job's next attempt rolls it forward (its setup raises
+    JobAlreadyCommittedError), completing the pending upload; no upload is left."""
+    env.store.delete(key)
+    again = zr.JobContext(dest, job_id=job_id, attempt=1, options=options())
+    with pytest.raises(JobAlreadyCommittedError):
+        zr.create_committer("fenced", env.store, again).setup_job()
+    assert env.output(dest) == {"part-00000": b"the job's", "part-00001": b"other"}
+    assert env.uploads(dest) == []
+
+
 def test_a_writer_between_the_check_and_the_complete_is_kept(env: Env) -> None:
     dest = env.dest()
     key = join(dest, "part-00000")
@@ -153,12 +165,7 @@ def test_a_writer_between_the_check_and_the_complete_is_kept(env: Env) -> None:
     assert env.output(dest) == {"part-00000": FOREIGN, "part-00001": b"other"}
     assert [u.url for u in env.uploads(dest)] == [key]  # its upload stays pending
 
-    env.store.delete(key)  # moved away: the next attempt rolls forward and completes it
-    again = zr.JobContext(dest, job_id="j3", attempt=1, options=options())
-    with pytest.raises(JobAlreadyCommittedError):
-        zr.create_committer("fenced", env.store, again).setup_job()
-    assert env.output(dest) == {"part-00000": b"the job's", "part-00001": b"other"}
-    assert env.uploads(dest) == []
+    _moved_away_the_next_attempt_completes(env, dest, key, "j3")
 
 
 # -- a foreign object of exactly the upload's size -------------------------------------------
@@ -233,11 +240,7 @@ def test_a_same_size_object_written_after_the_check_is_not_taken_as_committed(
     assert env.output(dest) == {"part-00000": SAME_SIZE, "part-00001": b"other"}
     assert [u.url for u in env.uploads(dest)] == [key]  # its upload stays pending
 
-    env.store.delete(key)  # moved away: the next attempt rolls forward and completes it
-    again = zr.JobContext(dest, job_id="j5", attempt=1, options=options())
-    with pytest.raises(JobAlreadyCommittedError):
-        zr.create_committer("fenced", env.store, again).setup_job()
-    assert env.output(dest) == {"part-00000": b"the job's", "part-00001": b"other"}
+    _moved_away_the_next_attempt_completes(env, dest, key, "j5")
 
 
 MD5_A, MD5_B = "0" * 31 + "a", "0" * 31 + "b"

@@ -52,8 +52,9 @@ class TestCheckKeys {
     return s.getBytes(StandardCharsets.UTF_8);
   }
 
-  /** A job of two tasks, one file each (part-0, part-1), set up and its tasks committed. */
-  private static List<String> twoTasks(Fixture f) throws Exception {
+  /** A job of two tasks, one file each (part-0 "zero", part-1 "one"), set up and its tasks
+   *  committed; returns their upload IDs. */
+  static List<String> twoTasks(Fixture f) throws Exception {
     new SetupJobStage(f.job()).apply(null);
     List<String> ids = List.of(f.write(0, 0, "part-0", "zero"), f.write(1, 0, "part-1", "one"));
     commitTask(f, 0);
@@ -81,17 +82,27 @@ class TestCheckKeys {
     assertNull(f.store.requests.get("COMPLETE"), "nothing completed: " + f.store.requests);
     assertEquals(1, f.stats.counter(FencedStatistics.JOB_STAGE_CHECK_KEYS + ".failures"));
     // the driver aborts the job: every upload aborted, the other writer's object kept
+    abortKeepsTheirsAndARerunCommits(f, ids, theirs, "jc1-rerun");
+  }
+
+  /**
+   * After a job of {@link #twoTasks} was refused over another writer's object {@code theirs}
+   * at part-1: the driver's abort removes every upload of the job and leaves that object alone
+   * under the destination; once it is moved away, a rerun ({@code rerunJob}) commits both files.
+   */
+  static void abortKeepsTheirsAndARerunCommits(Fixture f, List<String> ids, byte[] theirs,
+      String rerunJob) throws Exception {
     new AbortJobStage(f.job()).apply(null);
     for (String id : ids) {
       assertFalse(f.store.uploads.containsKey(id), "upload " + id + " left");
     }
-    assertArrayEquals(theirs, f.store.get("out/part-1"));
+    assertArrayEquals(theirs, f.store.get("out/part-1"), "the other writer's object kept");
     List<String> left = new ArrayList<>();
     f.store.list("out/").forEach(o -> left.add(o.key()));
     assertEquals(List.of("out/part-1"), left);
     // moved away, a rerun commits
     f.store.delete(List.of("out/part-1"));
-    Fixture rerun = new Fixture("jc1-rerun", f.store);
+    Fixture rerun = new Fixture(rerunJob, f.store);
     twoTasks(rerun);
     new CommitJobStage(rerun.job()).apply(null);
     assertEquals("zero", f.store.text("out/part-0"));

@@ -1,6 +1,5 @@
 package io.zerorename.committer;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -11,19 +10,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.List;
 
 import org.junit.jupiter.api.Test;
 
 import io.zerorename.committer.records.RecordedUpload;
-import io.zerorename.committer.stages.AbortJobStage;
 import io.zerorename.committer.stages.CommitJobStage;
-import io.zerorename.committer.stages.CommitTaskStage;
 import io.zerorename.committer.stages.CompleteUploadsStage;
 import io.zerorename.committer.stages.SetupJobStage;
-import io.zerorename.committer.stages.StageConfig;
-import io.zerorename.committer.stages.TaskOutput;
 import io.zerorename.committer.store.MultipartEtag;
 import io.zerorename.committer.store.ObjectEntry;
 
@@ -43,25 +37,11 @@ class TestForeignSameSize {
     return s.getBytes(StandardCharsets.UTF_8);
   }
 
-  private static void commitTask(Fixture f, int task) throws Exception {
-    StageConfig c = f.task(task, 0);
-    new CommitTaskStage(c).apply(TaskOutput.scan(c, c.attemptId()));
-  }
-
-  /** A job of two tasks, one file each (part-0 "zero", part-1 "one"), tasks committed. */
-  private static List<String> twoTasks(Fixture f) throws Exception {
-    new SetupJobStage(f.job()).apply(null);
-    List<String> ids = List.of(f.write(0, 0, "part-0", "zero"), f.write(1, 0, "part-1", "one"));
-    commitTask(f, 0);
-    commitTask(f, 1);
-    return ids;
-  }
-
   @Test
   void aSameSizeSinglePutObjectRefusesTheJobBeforeTheCommitPoint() throws Exception {
     Fixture f = new Fixture("fs1");
     assertTrue(f.store.multipartEtags(), "the store gives multipart ETags");
-    List<String> ids = twoTasks(f);
+    List<String> ids = TestCheckKeys.twoTasks(f);
     f.store.put("out/part-1", bytes(THEIRS), false);
     f.store.requests.clear();
     JobCommitRefusedException e = assertThrows(JobCommitRefusedException.class,
@@ -72,28 +52,13 @@ class TestForeignSameSize {
     assertNull(f.store.head("out/part-0"), "nothing published");
     assertNull(f.store.head("out/_SUCCESS"));
     assertNull(f.store.requests.get("COMPLETE"), "nothing completed: " + f.store.requests);
-    new AbortJobStage(f.job()).apply(null);
-    for (String id : ids) {
-      assertFalse(f.store.uploads.containsKey(id), "upload " + id + " left");
-    }
-    assertArrayEquals(bytes(THEIRS), f.store.get("out/part-1"), "the other object kept");
-    List<String> left = new ArrayList<>();
-    f.store.list("out/").forEach(o -> left.add(o.key()));
-    assertEquals(List.of("out/part-1"), left);
-    // moved away, a rerun commits
-    f.store.delete(List.of("out/part-1"));
-    Fixture rerun = new Fixture("fs1-rerun", f.store);
-    twoTasks(rerun);
-    new CommitJobStage(rerun.job()).apply(null);
-    assertEquals("zero", f.store.text("out/part-0"));
-    assertEquals("one", f.store.text("out/part-1"));
-    assertNotNull(f.store.head("out/_SUCCESS"));
+    TestCheckKeys.abortKeepsTheirsAndARerunCommits(f, ids, bytes(THEIRS), "fs1-rerun");
   }
 
   @Test
   void aSameSizeObjectWrittenAfterTheCheckIsNotTakenAsCommitted() throws Exception {
     Fixture f = new Fixture("fs2");
-    List<String> ids = twoTasks(f);
+    List<String> ids = TestCheckKeys.twoTasks(f);
     String record = f.layout.commitRecord();
     // another writer PUTs at part-1 right after the commit record: between check and complete
     f.store.afterPut = key -> {
