@@ -324,4 +324,4 @@ def test_requests_of_a_fenced_write_on_rgw(rgw_spark: Any, rgw: RGWTarget,
     counts = _counted_on_rgw(rgw_server, lambda: write("counted"))
     _check_published(rgw, bucket, "counted")  # type: ignore[arg-type]
     assert counts == _fixed_requests(files), counts
-    assert sum(counts.values()) == {4: 25, 12: 49}[files]  # 6.25 and 4.08 a file (7 and 5)
+    assert sum(counts.values()) == {4: 24, 12: 48}[files]  # 6.0 and 4.0 a file (7 and 5)

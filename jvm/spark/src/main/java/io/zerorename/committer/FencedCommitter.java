@@ -194,7 +194,7 @@ public class FencedCommitter extends PathOutputCommitter implements StreamCapabi
   }
 
   private StageConfig jobConfig() {
-    return base().build();
+    return base().workAreaWritten(trackedUploads() == null).build();
   }
 
   private StageConfig taskConfig(TaskAttemptContext context) {

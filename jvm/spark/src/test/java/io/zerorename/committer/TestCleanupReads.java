@@ -10,11 +10,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 
@@ -22,119 +19,18 @@ import io.zerorename.committer.records.CommitRecord;
 import io.zerorename.committer.stages.CleanupJobStage;
 import io.zerorename.committer.stages.CommitJobStage;
 import io.zerorename.committer.stages.CommitTaskStage;
+import io.zerorename.committer.stages.Publisher;
 import io.zerorename.committer.stages.SetupJobStage;
 import io.zerorename.committer.stages.SimulatedCrashException;
 import io.zerorename.committer.stages.StageConfig;
 import io.zerorename.committer.stages.TaskOutput;
-import io.zerorename.committer.store.CommitStore;
 import io.zerorename.committer.store.ObjectEntry;
-import io.zerorename.committer.store.PendingUpload;
 
-/** The job commit's cleanup sends its three reads together, and decides as before. */
+/**
+ * The job commit's cleanup sends its reads together, beside the {@code _SUCCESS} PUT, leaves
+ * out the work area where tasks write nothing there, and decides as before.
+ */
 class TestCleanupReads {
-
-  /**
-   * Delegates to the in-memory store; each LIST and LIST_UPLOADS first waits (at most {@link
-   * #WAIT_SECONDS}) until {@link #reads} of them have arrived, so reads sent one after the
-   * other fail with an IOException; {@link #failList} / {@link #failUploads} fail a read.
-   */
-  private static final class GatedStore implements CommitStore {
-    static final long WAIT_SECONDS = 5;
-    final InMemoryCommitStore inner;
-    final CountDownLatch reads;
-    volatile IOException failList;
-    volatile IOException failUploads;
-
-    GatedStore(InMemoryCommitStore inner, int reads) {
-      this.inner = inner;
-      this.reads = new CountDownLatch(reads);
-    }
-
-    private void arrive(String what) throws IOException {
-      reads.countDown();
-      try {
-        if (!reads.await(WAIT_SECONDS, TimeUnit.SECONDS)) {
-          throw new IOException(what + " waited " + WAIT_SECONDS + " s for the other reads "
-              + "of the cleanup (" + reads.getCount() + " missing): they were not sent together");
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new java.io.InterruptedIOException(what);
-      }
-    }
-
-    @Override
-    public String name() {
-      return inner.name();
-    }
-
-    @Override
-    public void put(String key, byte[] data, boolean ifNoneMatch) throws IOException {
-      inner.put(key, data, ifNoneMatch);
-    }
-
-    @Override
-    public byte[] get(String key) throws IOException {
-      return inner.get(key);
-    }
-
-    @Override
-    public ObjectEntry head(String key) {
-      return inner.head(key);
-    }
-
-    @Override
-    public void delete(Collection<String> keys) {
-      inner.delete(keys);
-    }
-
-    @Override
-    public List<ObjectEntry> list(String prefix) throws IOException {
-      arrive("LIST " + prefix);
-      List<ObjectEntry> out = inner.list(prefix);
-      IOException fail = failList;
-      if (fail != null && prefix.endsWith(FencedLayout.FENCED_PREFIX)) {
-        throw fail;
-      }
-      return out;
-    }
-
-    @Override
-    public List<String> listPrefixes(String prefix) {
-      return inner.listPrefixes(prefix);
-    }
-
-    @Override
-    public List<PendingUpload> listUploads(String prefix) throws IOException {
-      arrive("LIST_UPLOADS " + prefix);
-      List<PendingUpload> out = inner.listUploads(prefix);
-      if (failUploads != null) {
-        throw failUploads;
-      }
-      return out;
-    }
-
-    @Override
-    public String complete(String key, String uploadId, List<String> etags, boolean ifNoneMatch)
-        throws IOException {
-      return inner.complete(key, uploadId, etags, ifNoneMatch);
-    }
-
-    @Override
-    public boolean abort(String key, String uploadId) {
-      return inner.abort(key, uploadId);
-    }
-
-    @Override
-    public boolean atomicByConstruction() {
-      return inner.atomicByConstruction();
-    }
-
-    @Override
-    public boolean completeIgnoresCondition() {
-      return inner.completeIgnoresCondition();
-    }
-  }
 
   private static void commitTask(Fixture f, int task, int attempt) throws Exception {
     StageConfig c = f.task(task, attempt);
@@ -176,21 +72,12 @@ class TestCleanupReads {
     f.store.requests.clear();
     int expired = new CleanupJobStage(f.builder().store(gated).build()).apply(record);
     Map<String, Integer> requests = Map.copyOf(f.store.requests);
-    assertEquals(0, gated.reads.getCount(), "not every read was gated");
+    assertEquals(0, gated.gate.getCount(), "not every read was gated");
     assertEquals(1, expired, "the earlier job's commit record");
     assertEquals(1, f.stats.counter(FencedStatistics.COMMITTER_RECORDS_EXPIRED));
-    for (String id : strays) {
-      assertFalse(f.store.uploads.containsKey(id), "upload " + id + " of the job stayed");
-    }
     assertEquals(2, f.stats.counter(FencedStatistics.COMMITTER_COMMITS_ABORTED));
-    List<String> left = new ArrayList<>();
-    for (ObjectEntry o : f.store.list("out/__")) {
-      left.add(o.key());
-    }
-    assertEquals(List.of("out/__fenced_job-j-clean/commit.json"), left);
+    assertCleaned(f, strays);
     assertTrue(f.store.list(f.layout.magicRoot() + "/").isEmpty(), "the work area stayed");
-    assertEquals("zero", f.store.text("out/p=1/part-0"));
-    assertEquals("one", f.store.text("out/p=2/part-1"));
     // the same requests as when the reads went one by one (measured on the sequential code):
     // the three reads, the .pending of the uncommitted task, the walk that finds no other job
     // may own the unrecorded upload (7 listings of prefixes, counted as LIST), two aborts, one
@@ -221,5 +108,68 @@ class TestCleanupReads {
     IOException first = assertThrows(IOException.class,
         () -> new CleanupJobStage(again.builder().store(both).build()).apply(record));
     assertSame(both.failList, first);
+  }
+
+  /** Every upload and object the cleanup should leave: the stray uploads aborted, the job's
+   *  commit record alone under the job roots, both committed files readable. */
+  private static void assertCleaned(Fixture f, List<String> strays) throws Exception {
+    for (String id : strays) {
+      assertFalse(f.store.uploads.containsKey(id), "upload " + id + " of the job stayed");
+    }
+    List<String> left = new ArrayList<>();
+    for (ObjectEntry o : f.store.list("out/__fenced_job-")) {
+      left.add(o.key());
+    }
+    assertEquals(List.of("out/__fenced_job-" + f.jobId + "/commit.json"), left);
+    assertEquals("zero", f.store.text("out/p=1/part-0"));
+    assertEquals("one", f.store.text("out/p=2/part-1"));
+  }
+
+  @Test
+  void theReadsGoOutBesideTheSuccessPut() throws Exception {
+    Fixture f = new Fixture("j-beside");
+    List<String> strays = new ArrayList<>();
+    CommitRecord record = afterSuccess(f, strays);
+    String success = "PUT out/_SUCCESS";
+    List<String> together = List.of(success, "LIST out/__fenced_job-",
+        "LIST " + f.layout.magicRoot() + "/", "LIST_UPLOADS out/");
+    GatedStore gated = new GatedStore(f.store, together.size(), together::contains);
+    // the job commit's publication again (a roll-forward publishes the same way)
+    new Publisher(f.builder().store(gated).build()).publish(record, null);
+    assertEquals(0, gated.gate.getCount(), "not sent together: " + gated.arrived);
+    assertNotNull(f.store.head("out/_SUCCESS"));
+    assertCleaned(f, strays);
+  }
+
+  @Test
+  void theWorkAreaIsNotListedWhereTasksKeepTheirCommitsInMemory() throws Exception {
+    Fixture f = new Fixture("j-memory");
+    List<String> strays = new ArrayList<>();
+    CommitRecord record = afterSuccess(f, strays);
+    // S3A's in-memory tracker writes nothing in the work area: take out what the fixture put
+    f.store.delete(f.store.list(f.layout.magicRoot() + "/").stream().map(ObjectEntry::key)
+        .toList());
+    GatedStore gated = new GatedStore(f.store, 2);
+    int expired = new CleanupJobStage(f.builder().store(gated).workAreaWritten(false).build())
+        .apply(record);
+    assertEquals(0, gated.gate.getCount(), "not sent together: " + gated.arrived);
+    assertTrue(gated.arrived.stream().noneMatch(r -> r.contains(FencedLayout.MAGIC_PREFIX)),
+        "the work area was listed: " + gated.arrived);
+    assertEquals(1, expired, "the earlier job's commit record");
+    // the uncommitted task's upload and the unrecorded one: found in the uploads' listing
+    assertCleaned(f, strays);
+  }
+
+  @Test
+  void withOneThreadTheReadsFollowTheSuccessPutOneByOne() throws Exception {
+    Fixture f = new Fixture("j-one");
+    List<String> strays = new ArrayList<>();
+    CommitRecord record = afterSuccess(f, strays);
+    List<String> inTurn = List.of("PUT out/_SUCCESS", "LIST out/__fenced_job-",
+        "LIST " + f.layout.magicRoot() + "/", "LIST_UPLOADS out/");
+    GatedStore recorded = new GatedStore(f.store, 1, inTurn::contains);  // records, no wait
+    new Publisher(f.builder().store(recorded).threads(1).build()).publish(record, null);
+    assertEquals(inTurn, recorded.arrived);
+    assertCleaned(f, strays);
   }
 }

@@ -6,10 +6,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 
 import io.zerorename.committer.FencedLayout;
 import io.zerorename.committer.FencedStatistics;
@@ -22,46 +24,125 @@ import io.zerorename.committer.store.PendingUpload;
  * area (never its commit record), and expire the commit records of earlier finished jobs on
  * the destination older than the retention. Returns how many records expired.
  *
- * <p>The three reads this needs (every job root on the destination, the job's work area, the
+ * <p>The reads this needs (every job root on the destination, the job's work area, the
  * uncompleted uploads under the destination) depend on none of each other, so they are sent
- * together on the stage's threads and the job commit waits one round trip, not three; what is
- * decided from them, and every request after them, is as when they were sent one by one. Their
- * order does not change what the clearer decides: an upload or {@code .pending} appearing
- * between two of the reads is the same race whichever read goes first.
+ * together on their own threads ({@link Reads}) and the job commit waits one round trip, not
+ * three; what is decided from them, and every request after them, is as when they were sent
+ * one by one. Their order does not change what the clearer decides: an upload or
+ * {@code .pending} appearing between two of the reads is the same race whichever read goes
+ * first. The {@link Publisher} starts them beside the {@code _SUCCESS} PUT, which none of them
+ * reads; a stage given no reads starts its own. With one thread ({@link StageConfig#threads})
+ * they go one after the other, after {@code _SUCCESS}.
+ *
+ * <p>The work area is not listed where the job's tasks write nothing there
+ * ({@link StageConfig#workAreaWritten}: S3A keeps their magic commits in memory); setup and
+ * abort still list it.
  */
 public final class CleanupJobStage extends AbstractStage<CommitRecord, Integer> {
+  private final Reads started;
 
   public CleanupJobStage(StageConfig config) {
+    this(config, null);
+  }
+
+  /** A cleanup that uses {@code reads} (started by {@link Reads#start}) rather than its own. */
+  public CleanupJobStage(StageConfig config, Reads reads) {
     super(FencedStatistics.JOB_STAGE_CLEANUP, config);
+    this.started = reads;
   }
 
   /**
-   * One LIST of every job root on the destination ({@code <dest>/__fenced_job-}) serves both
-   * steps: this job's root is a part of it (the objects under {@link FencedLayout#rootPrefix}),
-   * so the clearer gets those instead of listing them again. The expiry only deletes other
-   * jobs' commit records older than the retention, which nothing here changes.
+   * The cleanup's reads, in flight from {@link #start} until {@link #close}: one LIST of every
+   * job root on the destination ({@code <dest>/__fenced_job-}), which also serves as the
+   * listing of this job's root (the objects under {@link FencedLayout#rootPrefix}), the job's
+   * work area (none where it is not written) and the uncompleted uploads under the
+   * destination. A failure is reported by {@link CleanupJobStage} as the read threw it, the
+   * first in the order the reads used to go one by one.
    */
+  public static final class Reads implements AutoCloseable {
+    static final long CLOSE_SECONDS = 30;
+    private final StageConfig c;
+    private final ExecutorService pool;
+    private final Future<List<ObjectEntry>> roots;
+    private final Future<List<ObjectEntry>> work;
+    private final Future<List<PendingUpload>> uploads;
+
+    private Reads(StageConfig c) {
+      this.c = c;
+      FencedLayout layout = c.layout();
+      boolean listWork = c.workAreaWritten();
+      this.pool = Executors.newFixedThreadPool(Math.min(c.threads(), listWork ? 3 : 2));
+      this.roots = pool.submit(
+          () -> c.store().list(layout.destPrefix() + FencedLayout.FENCED_PREFIX));
+      this.work = listWork ? pool.submit(() -> c.store().list(layout.magicRoot() + "/"))
+          : CompletableFuture.completedFuture(List.of());
+      this.uploads = pool.submit(() -> c.store().listUploads(layout.destPrefix()));
+    }
+
+    /** Send the reads of {@code config}'s job. */
+    public static Reads start(StageConfig config) {
+      return new Reads(config);
+    }
+
+    /** Stop whatever is still running and wait (at most {@link #CLOSE_SECONDS}) until it has:
+     *  a read the job commit no longer wants (its {@code _SUCCESS} failed) ends before the
+     *  failure is reported. */
+    @Override
+    public void close() {
+      pool.shutdownNow();
+      try {
+        if (!pool.awaitTermination(CLOSE_SECONDS, TimeUnit.SECONDS)) {
+          LOG.warn("job {}: a read of its cleanup still runs after {} s; not waiting for it",
+              c.jobId(), CLOSE_SECONDS);
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+
+    /** The read's answer, or its failure as the read itself would have thrown it. */
+    private <T> T result(Future<T> read) throws IOException {
+      try {
+        return read.get();
+      } catch (ExecutionException e) {
+        Throwable cause = e.getCause();
+        if (cause instanceof IOException) {
+          throw (IOException) cause;
+        }
+        if (cause instanceof RuntimeException) {
+          throw (RuntimeException) cause;
+        }
+        if (cause instanceof Error) {
+          throw (Error) cause;
+        }
+        throw new IOException(cause);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new InterruptedIOException("interrupted while listing job " + c.jobId()
+            + "'s roots, work area and uploads for its cleanup");
+      }
+    }
+  }
+
   @Override
   protected Integer executeStage(CommitRecord record) throws IOException {
     StageConfig c = config();
     FencedLayout layout = c.layout();
-    ExecutorService pool = Executors.newFixedThreadPool(Math.min(c.threads(), 3));
     List<ObjectEntry> roots;
     List<ObjectEntry> work;
     List<PendingUpload> uploads;
+    Reads reads = started != null ? started : Reads.start(c);
     try {
-      Future<List<ObjectEntry>> rootsRead = pool.submit(
-          () -> c.store().list(layout.destPrefix() + FencedLayout.FENCED_PREFIX));
-      Future<List<ObjectEntry>> workRead = pool.submit(
-          () -> c.store().list(layout.magicRoot() + "/"));
-      Future<List<PendingUpload>> uploadsRead = pool.submit(
-          () -> c.store().listUploads(layout.destPrefix()));
       // the first failure in the order they were sent one by one is the one reported
-      roots = result(rootsRead);
-      work = result(workRead);
-      uploads = result(uploadsRead);
+      roots = reads.result(reads.roots);
+      work = reads.result(reads.work);
+      uploads = reads.result(reads.uploads);
     } finally {
-      pool.shutdownNow();
+      reads.close();
+    }
+    if (!c.workAreaWritten()) {
+      LOG.debug("job {}: the work area is not listed: S3A keeps the tasks' magic commits in "
+          + "memory", c.jobId());
     }
     List<ObjectEntry> own = new ArrayList<>();
     for (ObjectEntry o : roots) {
@@ -71,29 +152,6 @@ public final class CleanupJobStage extends AbstractStage<CommitRecord, Integer> 
     }
     new JobClearer(c).clear(record, false, own, work, uploads);
     return expire(roots);
-  }
-
-  /** The read's answer, or its failure as the read itself would have thrown it. */
-  private <T> T result(Future<T> read) throws IOException {
-    try {
-      return read.get();
-    } catch (ExecutionException e) {
-      Throwable cause = e.getCause();
-      if (cause instanceof IOException) {
-        throw (IOException) cause;
-      }
-      if (cause instanceof RuntimeException) {
-        throw (RuntimeException) cause;
-      }
-      if (cause instanceof Error) {
-        throw (Error) cause;
-      }
-      throw new IOException(cause);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new InterruptedIOException("interrupted while listing job " + config().jobId()
-          + "'s roots, work area and uploads for its cleanup");
-    }
   }
 
   private int expire(List<ObjectEntry> roots) throws IOException {

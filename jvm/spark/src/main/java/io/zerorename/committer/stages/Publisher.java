@@ -16,8 +16,9 @@ import io.zerorename.committer.records.SuccessData;
 /**
  * Everything after the commit point, for a job commit and for a roll-forward alike: complete
  * the uploads, replace the partitions written (dynamic partition overwrite), save
- * {@code _SUCCESS}, clean up. Each step is idempotent, so a crash anywhere here is finished by
- * the next attempt of the job.
+ * {@code _SUCCESS}, clean up (the clean-up's reads sent beside the {@code _SUCCESS} PUT).
+ * Each step is idempotent, so a crash anywhere here is finished by the next attempt of the
+ * job.
  */
 public final class Publisher {
   private final StageConfig c;
@@ -43,16 +44,26 @@ public final class Publisher {
     }
     c.stats().incr(FencedStatistics.COMMITTER_JOBS_COMPLETED);
     SuccessData success = successData(record, files, taskStats, replaced);
-    new SaveSuccessStage(c).apply(success);
+    // the cleanup's reads go out beside the _SUCCESS PUT (none of them reads it); nothing is
+    // deleted or aborted before _SUCCESS is saved. With one thread every request goes in
+    // turn: the cleanup then sends its reads after _SUCCESS
+    CleanupJobStage.Reads reads = c.threads() > 1 ? CleanupJobStage.Reads.start(c) : null;
     try {
-      new CleanupJobStage(c).apply(record);
-    } catch (SimulatedCrashException crash) {
-      throw crash;
-    } catch (IOException | RuntimeException e) {
-      c.stats().incr(FencedStatistics.COMMITTER_CLEANUP_FAILURES);
-      AbstractStage.LOG.warn("job {} is committed, but its cleanup failed (abort or the next "
-          + "job's cleanup removes what it left): {}", c.jobId(), e.toString());
-      success = success.withDiagnostic("cleanup.failure", e.toString());
+      new SaveSuccessStage(c).apply(success);
+      try {
+        new CleanupJobStage(c, reads).apply(record);
+      } catch (SimulatedCrashException crash) {
+        throw crash;
+      } catch (IOException | RuntimeException e) {
+        c.stats().incr(FencedStatistics.COMMITTER_CLEANUP_FAILURES);
+        AbstractStage.LOG.warn("job {} is committed, but its cleanup failed (abort or the "
+            + "next job's cleanup removes what it left): {}", c.jobId(), e.toString());
+        success = success.withDiagnostic("cleanup.failure", e.toString());
+      }
+    } finally {
+      if (reads != null) {
+        reads.close();
+      }
     }
     return success;
   }

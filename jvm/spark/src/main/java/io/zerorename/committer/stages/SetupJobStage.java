@@ -1,8 +1,18 @@
 package io.zerorename.committer.stages;
 
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.hadoop.fs.PathExistsException;
 
 import io.zerorename.committer.ConditionalWriteUnsupportedException;
 import io.zerorename.committer.FencedOptions;
@@ -13,17 +23,21 @@ import io.zerorename.committer.StoreFencing;
 import io.zerorename.committer.records.CommitRecord;
 import io.zerorename.committer.records.Json;
 import io.zerorename.committer.records.SuccessData;
+import io.zerorename.committer.store.ObjectEntry;
 import io.zerorename.committer.store.PreconditionFailedException;
 import io.zerorename.committer.store.StoreRequestException;
 
 /**
- * Job setup: check the store fences ({@link StoreFencing}; refuse one that does not, before
- * anything is written), create the job attempt's marker with {@code If-None-Match: *} and,
- * unless the store check has already seen it refused, try again (the store must refuse), then roll forward or back: a job whose commit record exists is
- * published (completed, {@code _SUCCESS}, cleaned) and {@link JobAlreadyCommittedException}
- * raised; otherwise whatever an earlier attempt of the job left is aborted and deleted. A job
- * no earlier run can have touched (a Spark write's own job ID, first attempt, marker created
- * here: {@link #freshJob}) skips that: nothing to read or list.
+ * Job setup: refuse a destination that is a file, check the store fences
+ * ({@link StoreFencing}; refuse one that does not, before anything is written), create the job
+ * attempt's marker with {@code If-None-Match: *} and, unless the store check has already seen
+ * it refused, try again (the store must refuse), then roll forward or back: a job whose commit
+ * record exists is published (completed, {@code _SUCCESS}, cleaned) and
+ * {@link JobAlreadyCommittedException} raised; otherwise whatever an earlier attempt of the job
+ * left is aborted and deleted. A job no earlier run can have touched (a Spark write's own job
+ * ID, first attempt, marker created here: {@link #freshJob}) skips that: nothing to read or
+ * list. The destination's HEAD goes out beside the store check and the marker
+ * ({@link DestinationCheck}).
  */
 public final class SetupJobStage extends AbstractStage<Void, StoreFencing.Decision> {
 
@@ -34,13 +48,18 @@ public final class SetupJobStage extends AbstractStage<Void, StoreFencing.Decisi
   @Override
   protected StoreFencing.Decision executeStage(Void args) throws IOException {
     StageConfig c = config();
-    String destKey = c.layout().dest().key().replaceAll("/+$", "");
-    if (!destKey.isEmpty() && c.store().head(destKey) != null) {
-      throw new org.apache.hadoop.fs.PathExistsException(c.layout().destUrl(),
-          "the destination is a file, not a directory");
+    StoreFencing.Decision decision;
+    boolean created;
+    try (DestinationCheck dest = DestinationCheck.start(c)) {
+      try {
+        decision = checkStore(c);
+        created = probeMarker(c, decision);
+      } catch (IOException | RuntimeException e) {
+        dest.refuseFile(false, e);
+        throw e;
+      }
+      dest.refuseFile(created, null);
     }
-    StoreFencing.Decision decision = checkStore(c);
-    boolean created = probeMarker(c, decision);
     if (created && freshJob(c)) {
       LOG.debug("job {}: a write's own job ID, first attempt: nothing earlier to roll forward "
           + "or clear", c.jobId());
@@ -57,6 +76,96 @@ public final class SetupJobStage extends AbstractStage<Void, StoreFencing.Decisi
     }
     new JobClearer(c).clear(null, true);
     return decision;
+  }
+
+  /**
+   * The HEAD of the destination's key, which refuses a destination that is a file, sent on its
+   * own thread beside the store check and the marker's PUT: setup waits one round trip for
+   * both, not two. Where it finds a file, the marker just created (an object below the file's
+   * key, which S3 allows) is deleted again and the file is the error reported. With one
+   * thread the HEAD goes first, alone, as every request then goes one after the other.
+   */
+  private static final class DestinationCheck implements AutoCloseable {
+    private final StageConfig c;
+    private final ExecutorService pool;
+    private final Future<ObjectEntry> head;
+
+    private DestinationCheck(StageConfig c, ExecutorService pool, Future<ObjectEntry> head) {
+      this.c = c;
+      this.pool = pool;
+      this.head = head;
+    }
+
+    /** Send the HEAD; with one thread ({@link StageConfig#threads}: every request in the
+     *  caller's order) make it here and refuse a file before anything is written. */
+    static DestinationCheck start(StageConfig c) throws IOException {
+      String key = c.layout().dest().key().replaceAll("/+$", "");
+      if (key.isEmpty()) {
+        return new DestinationCheck(c, null, CompletableFuture.completedFuture(null));
+      }
+      if (c.threads() <= 1) {
+        DestinationCheck done = new DestinationCheck(c, null,
+            CompletableFuture.completedFuture(c.store().head(key)));
+        done.refuseFile(false, null);
+        return done;
+      }
+      ExecutorService pool = Executors.newSingleThreadExecutor();
+      return new DestinationCheck(c, pool, pool.submit(() -> c.store().head(key)));
+    }
+
+    /**
+     * Throw {@link org.apache.hadoop.fs.PathExistsException} where the destination is a file
+     * ({@code failed}, the error of the store check or the marker, rides along suppressed),
+     * deleting the marker first if {@code created}. The HEAD's own failure is thrown as it
+     * came; with none of these, return.
+     */
+    void refuseFile(boolean created, Throwable failed) throws IOException {
+      ObjectEntry file;
+      try {
+        file = head.get();
+      } catch (ExecutionException e) {
+        Throwable cause = e.getCause();
+        if (failed != null) {
+          return; // the setup's own failure is reported; the HEAD's adds nothing to it
+        }
+        if (cause instanceof IOException) {
+          throw (IOException) cause;
+        }
+        if (cause instanceof RuntimeException) {
+          throw (RuntimeException) cause;
+        }
+        throw new IOException(cause);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new InterruptedIOException("interrupted while checking that "
+            + c.layout().destUrl() + " is not a file");
+      }
+      if (file == null) {
+        return;
+      }
+      if (created) {
+        c.store().delete(List.of(c.layout().marker()));
+      }
+      PathExistsException e = new PathExistsException(c.layout().destUrl(),
+          "the destination is a file, not a directory");
+      if (failed != null) {
+        e.addSuppressed(failed);
+      }
+      throw e;
+    }
+
+    /** Stop the HEAD if it still runs (setup failed before asking for it) and wait for it. */
+    @Override
+    public void close() {
+      if (pool != null) {
+        pool.shutdownNow();
+        try {
+          pool.awaitTermination(CleanupJobStage.Reads.CLOSE_SECONDS, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+    }
   }
 
   /**
@@ -149,7 +258,7 @@ public final class SetupJobStage extends AbstractStage<Void, StoreFencing.Decisi
       }
       throw e;
     }
-    c.store().delete(java.util.List.of(marker));
+    c.store().delete(List.of(marker));
     throw unsupported(c, "it accepted a second PUT with If-None-Match: * over an existing "
         + "object");
   }

@@ -33,6 +33,7 @@ public final class StageConfig {
   private final String stopAfter;
   private final TrackedUploads trackedUploads;
   private final boolean taskRecordsInMessages;
+  private final boolean workAreaWritten;
 
   private StageConfig(Builder b) {
     this.store = Objects.requireNonNull(b.store, "store");
@@ -55,6 +56,19 @@ public final class StageConfig {
     this.stopAfter = b.stopAfter;
     this.trackedUploads = b.trackedUploads;
     this.taskRecordsInMessages = b.taskRecordsInMessages;
+    this.workAreaWritten = b.workAreaWritten;
+  }
+
+  /**
+   * Whether the job's task attempts leave objects in its work area
+   * ({@link io.zerorename.committer.FencedLayout#magicRoot}): a {@code .pending} record (and
+   * S3A's marker) beside each file. False where the destination's S3A filesystem keeps magic
+   * commits in memory ({@code fs.s3a.committer.magic.track.commits.in.memory.enabled}): its
+   * output streams then write nothing there, so the job's cleanup does not list it. Setup
+   * and abort list it whatever this says.
+   */
+  public boolean workAreaWritten() {
+    return workAreaWritten;
   }
 
   /** {@code fs.zerorename.fenced.task-records=messages}: a task commit returns its record for
@@ -177,6 +191,7 @@ public final class StageConfig {
     private String stopAfter = "";
     private TrackedUploads trackedUploads;
     private boolean taskRecordsInMessages;
+    private boolean workAreaWritten = true;
 
     private Builder check() {
       if (frozen) {
@@ -274,6 +289,11 @@ public final class StageConfig {
 
     public Builder taskRecordsInMessages(boolean v) {
       check().taskRecordsInMessages = v;
+      return this;
+    }
+
+    public Builder workAreaWritten(boolean v) {
+      check().workAreaWritten = v;
       return this;
     }
 
