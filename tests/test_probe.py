@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -49,7 +50,7 @@ from zerorename.stores.probe import ProbeSettings, StoreProbeError, run_probe
 from zerorename.stores.probe_report import Answer, RaceOp, RaceVerdict
 from zerorename.stores.probe_s3 import capability_extras, probing_store
 from zerorename.stores.probe_text import advise
-from zerorename_bridge.embedded_s3 import conditional_writes_atomic
+from zerorename_bridge.embedded_s3 import conditional_writes_atomic, key_lock
 
 __all__ = ["aws_credentials", "moto_server", "rgw_server"]  # fixtures, re-exported for pytest
 
@@ -472,6 +473,40 @@ def test_the_tests_moto_is_atomic_where_stock_moto_is_not(moto_server: str,
     stock = race(store, f"s3://{bucket}/stock/", RaceOp.PUT_IF_NONE_MATCH, writers=RACERS,
                  rounds=2)
     assert stock.verdict is RaceVerdict.SEVERAL_WINNERS, stock.winners
+
+
+@pytest.mark.usefixtures("aws_credentials")
+def test_the_tests_moto_locks_conditional_writes_per_key(moto_server: str) -> None:
+    """Our moto's conditional writes take one lock per key: while one key's lock is held, a
+    conditional PUT and a conditional multipart complete of other keys finish, and a
+    conditional PUT of the held key waits for it (a lock for all keys made a job's conditional
+    completes of its files take turns)."""
+    client, bucket = _s3(moto_server)
+    assert conditional_writes_atomic()
+    upload = client.create_multipart_upload(Bucket=bucket, Key="other-complete")["UploadId"]
+    part = client.upload_part(Bucket=bucket, Key="other-complete", UploadId=upload,
+                              PartNumber=1, Body=b"part")["ETag"]
+    failures: list[BaseException] = []
+
+    def put_held() -> None:
+        try:
+            client.put_object(Bucket=bucket, Key="held", Body=b"second", IfNoneMatch="*")
+        except BaseException as e:  # reported by the test below
+            failures.append(e)
+
+    waiting = threading.Thread(target=put_held)
+    with key_lock(bucket, "held"):
+        client.put_object(Bucket=bucket, Key="other-put", Body=b"x", IfNoneMatch="*")
+        client.complete_multipart_upload(
+            Bucket=bucket, Key="other-complete", UploadId=upload, IfNoneMatch="*",
+            MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": part}]})
+        waiting.start()
+        waiting.join(0.5)
+        assert waiting.is_alive(), "a conditional PUT of the held key did not wait"
+    waiting.join(30)
+    assert not waiting.is_alive() and not failures, failures
+    assert client.get_object(Bucket=bucket, Key="held")["Body"].read() == b"second"
+    assert client.get_object(Bucket=bucket, Key="other-complete")["Body"].read() == b"part"
 
 
 def test_a_race_wider_than_boto3s_pool_prints_no_pool_full_warnings(

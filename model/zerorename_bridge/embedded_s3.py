@@ -17,10 +17,11 @@ are not counted.
 If-None-Match / If-Match and then writes, in two Python steps, so two racing conditional
 writers can both win (measured: ``docs/user/stores.md``), and ``fenced`` refuses such a store by
 default.  :func:`make_conditional_writes_atomic` (called by :meth:`EmbeddedS3.start`, and by the
-test suite for every moto it runs) holds one lock around moto's handling of every PutObject and
-CompleteMultipartUpload that carries a condition, which makes the check and the write one step
-for racing conditional writers, as AWS documents them.  It is a property of our test server,
-not of moto: the conformance table measures stock moto, in a process that never calls it.
+test suite for every moto it runs) holds a lock, one per key, around moto's handling of every
+PutObject and CompleteMultipartUpload that carries a condition, which makes the check and the
+write one step for racing conditional writers of a key, as AWS documents them, while writes of
+other keys go on.  It is a property of our test server, not of moto: the conformance table
+measures stock moto, in a process that never calls it.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ if TYPE_CHECKING:  # the WSGI types are typeshed's; moto and boto3 load when a s
     from moto.server import ThreadedMotoServer
     from mypy_boto3_s3 import S3Client
 
-__all__ = ["EmbeddedS3", "classify", "conditional_writes_atomic",
+__all__ = ["EmbeddedS3", "classify", "conditional_writes_atomic", "key_lock",
            "make_conditional_writes_atomic"]
 
 #: moto's module-level minimum for non-final parts (read from the environment at import).
@@ -79,8 +80,13 @@ def classify(method: str, path: str, query: str, copy_source: str | None) -> str
     return method
 
 
-#: One lock for every conditional write moto handles in this process (all its servers and
-#: ``mock_aws``): conditional writes are rare and small (commit records), so one is enough.
+#: A lock per (bucket, key) for the conditional writes moto handles in this process (all its
+#: servers and ``mock_aws``): racers on one key take turns, writes of other keys go on (as on
+#: S3, where a job's conditional completes of its files run side by side; one lock for all
+#: made them take turns on our server, a multipart complete of a large file at a time).
+_KEY_LOCKS: dict[tuple[str, str], threading.Lock] = {}
+_KEY_LOCKS_GUARD = threading.Lock()
+#: For a request whose bucket and key cannot be told: every such write takes turns.
 _CONDITIONAL_LOCK = threading.Lock()
 #: moto's S3 handlers that check a condition and then write (moto 5.2: PutObject, and the POST
 #: on a key that completes a multipart upload).
@@ -93,11 +99,32 @@ def _conditional(headers: Any) -> bool:
                                     or headers.get("If-Match") is not None)
 
 
+def key_lock(bucket: str, key: str) -> threading.Lock:
+    """The lock conditional writes of ``key`` in ``bucket`` hold while moto checks and writes."""
+    with _KEY_LOCKS_GUARD:
+        return _KEY_LOCKS.setdefault((bucket, key), threading.Lock())
+
+
+def _target(handler_name: str, response: Any, args: tuple[Any, ...],
+            kwargs: dict[str, Any]) -> threading.Lock:
+    """The lock of the object ``handler_name`` writes: ``put_object(self)`` reads it from the
+    request, ``_key_response_post(self, request, body, bucket_name, query, key_name)`` is
+    given it."""
+    try:
+        if handler_name == "put_object":
+            return key_lock(str(response.bucket_name), str(response.parse_key_name()))
+        bucket = kwargs["bucket_name"] if "bucket_name" in kwargs else args[2]
+        key = kwargs["key_name"] if "key_name" in kwargs else args[4]
+        return key_lock(str(bucket), str(key))
+    except (AttributeError, IndexError, KeyError, TypeError):  # another moto's signature
+        return _CONDITIONAL_LOCK
+
+
 def _atomic(handler: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(handler)
     def locked(self: Any, *args: Any, **kwargs: Any) -> Any:
         if _conditional(getattr(self, "headers", None)):
-            with _CONDITIONAL_LOCK:
+            with _target(handler.__name__, self, args, kwargs):
                 return handler(self, *args, **kwargs)
         return handler(self, *args, **kwargs)
 
