@@ -125,20 +125,37 @@ class TestCleanupReads {
     assertEquals("one", f.store.text("out/p=2/part-1"));
   }
 
-  @Test
-  void theReadsGoOutBesideTheSuccessPut() throws Exception {
-    Fixture f = new Fixture("j-beside");
+  /** The requests of a publication the two tests below watch, in the order they went when
+   *  sent one by one: the _SUCCESS PUT, then the clean-up's three reads. */
+  private static List<String> successAndReads(Fixture f) {
+    return List.of("PUT out/_SUCCESS", "LIST out/__fenced_job-",
+        "LIST " + f.layout.magicRoot() + "/", "LIST_UPLOADS out/");
+  }
+
+  /** The job's publication again after {@link #afterSuccess} (a roll-forward publishes the
+   *  same way) on {@code threads}, over a store gating {@link #successAndReads} until {@code n}
+   *  of them have arrived (1: it only records them); checked cleaned. Returns that store. */
+  private static GatedStore publishWatched(Fixture f, int n, int threads) throws Exception {
     List<String> strays = new ArrayList<>();
     CommitRecord record = afterSuccess(f, strays);
-    String success = "PUT out/_SUCCESS";
-    List<String> together = List.of(success, "LIST out/__fenced_job-",
-        "LIST " + f.layout.magicRoot() + "/", "LIST_UPLOADS out/");
-    GatedStore gated = new GatedStore(f.store, together.size(), together::contains);
-    // the job commit's publication again (a roll-forward publishes the same way)
-    new Publisher(f.builder().store(gated).build()).publish(record, null);
-    assertEquals(0, gated.gate.getCount(), "not sent together: " + gated.arrived);
+    List<String> watched = successAndReads(f);
+    GatedStore store = new GatedStore(f.store, n, watched::contains);
+    new Publisher(f.builder().store(store).threads(threads).build()).publish(record, null);
     assertNotNull(f.store.head("out/_SUCCESS"));
     assertCleaned(f, strays);
+    return store;
+  }
+
+  @Test
+  void theReadsGoOutBesideTheSuccessPut() throws Exception {
+    GatedStore gated = publishWatched(new Fixture("j-beside"), 4, 4);
+    assertEquals(0, gated.gate.getCount(), "not sent together: " + gated.arrived);
+  }
+
+  @Test
+  void withOneThreadTheReadsFollowTheSuccessPutOneByOne() throws Exception {
+    Fixture f = new Fixture("j-one");
+    assertEquals(successAndReads(f), publishWatched(f, 1, 1).arrived);
   }
 
   @Test
@@ -157,19 +174,6 @@ class TestCleanupReads {
         "the work area was listed: " + gated.arrived);
     assertEquals(1, expired, "the earlier job's commit record");
     // the uncommitted task's upload and the unrecorded one: found in the uploads' listing
-    assertCleaned(f, strays);
-  }
-
-  @Test
-  void withOneThreadTheReadsFollowTheSuccessPutOneByOne() throws Exception {
-    Fixture f = new Fixture("j-one");
-    List<String> strays = new ArrayList<>();
-    CommitRecord record = afterSuccess(f, strays);
-    List<String> inTurn = List.of("PUT out/_SUCCESS", "LIST out/__fenced_job-",
-        "LIST " + f.layout.magicRoot() + "/", "LIST_UPLOADS out/");
-    GatedStore recorded = new GatedStore(f.store, 1, inTurn::contains);  // records, no wait
-    new Publisher(f.builder().store(recorded).threads(1).build()).publish(record, null);
-    assertEquals(inTurn, recorded.arrived);
     assertCleaned(f, strays);
   }
 }

@@ -1,13 +1,11 @@
 package io.zerorename.committer.stages;
 
 import java.io.IOException;
-import java.io.InterruptedIOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -102,25 +100,8 @@ public final class CleanupJobStage extends AbstractStage<CommitRecord, Integer> 
 
     /** The read's answer, or its failure as the read itself would have thrown it. */
     private <T> T result(Future<T> read) throws IOException {
-      try {
-        return read.get();
-      } catch (ExecutionException e) {
-        Throwable cause = e.getCause();
-        if (cause instanceof IOException) {
-          throw (IOException) cause;
-        }
-        if (cause instanceof RuntimeException) {
-          throw (RuntimeException) cause;
-        }
-        if (cause instanceof Error) {
-          throw (Error) cause;
-        }
-        throw new IOException(cause);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new InterruptedIOException("interrupted while listing job " + c.jobId()
-            + "'s roots, work area and uploads for its cleanup");
-      }
+      return Futures.result(read, () -> "listing job " + c.jobId()
+          + "'s roots, work area and uploads for its cleanup");
     }
   }
 

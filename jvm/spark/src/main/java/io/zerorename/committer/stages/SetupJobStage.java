@@ -6,7 +6,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -122,23 +121,15 @@ public final class SetupJobStage extends AbstractStage<Void, StoreFencing.Decisi
     void refuseFile(boolean created, Throwable failed) throws IOException {
       ObjectEntry file;
       try {
-        file = head.get();
-      } catch (ExecutionException e) {
-        Throwable cause = e.getCause();
+        file = Futures.result(head, () -> "checking that " + c.layout().destUrl()
+            + " is not a file");
+      } catch (InterruptedIOException e) {
+        throw e;
+      } catch (IOException | RuntimeException e) {
         if (failed != null) {
           return; // the setup's own failure is reported; the HEAD's adds nothing to it
         }
-        if (cause instanceof IOException) {
-          throw (IOException) cause;
-        }
-        if (cause instanceof RuntimeException) {
-          throw (RuntimeException) cause;
-        }
-        throw new IOException(cause);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new InterruptedIOException("interrupted while checking that "
-            + c.layout().destUrl() + " is not a file");
+        throw e;
       }
       if (file == null) {
         return;
