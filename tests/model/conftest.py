@@ -21,7 +21,8 @@ ENOUGH = Budget(max_runs=50_000)
 def fenced_s3_row() -> list[dict[str, Any]]:
     """fenced's row of the matrix on ``s3``: every property, every scope family, both
     protocols (one cell per property and protocol), explored by the matrix's own code.  It is
-    the costliest exploration of the suite (about 5 minutes): tests/model/test_fenced.py checks
+    the costliest exploration of the suite (6.5 minutes alone, more beside the Spark tier; its
+    group's time limit: tests/conftest.py's GROUP_TIMEOUTS): tests/model/test_fenced.py checks
     the row, tests/model/test_verdicts.py the bug rows whose fixed committer is fenced on s3."""
     return as_json(decide_pair("fenced", "s3", tuple(PROPERTIES), ENOUGH, None,
                                row=Row(families=tuple(f.name for f in FAMILIES))))
