@@ -83,3 +83,28 @@ def test_fenced_ratios_to_the_faster_s3a_and_the_minimal_pair_each_round() -> No
     assert ("| 3,000 | no | moto | 1.75x, 26.8 req/file | 1.75x, 7.0 req/file "
             "| 1.05x, 6.0 req/file | 1.00x, 4.5 req/file | 0.62x (`directory`) "
             "| 1.05x, 1.35x |  |") in block
+
+
+def test_the_fenced_ratios_show_how_far_the_rounds_stray() -> None:
+    """Where the cell kept its runs, each of fenced's paired time ratios comes with the lowest
+    and highest same-round ratio (the median alone hides a round 1.4x off)."""
+    runs = [_run(r, "native", 1.0, 100) for r in range(3)] + [
+        _s3a_run(0, "s3a-magic-moto", 3.0, 26.75), _s3a_run(1, "s3a-magic-moto", 3.0, 26.75),
+        _s3a_run(2, "s3a-magic-moto", 3.0, 26.75),
+        _s3a_run(0, "s3a-directory-moto", 2.0, 7.0), _s3a_run(1, "s3a-directory-moto", 2.0, 7.0),
+        _s3a_run(2, "s3a-directory-moto", 2.0, 7.0),
+        _s3a_run(0, "s3a-fenced-moto", 1.0, 6.0), _s3a_run(1, "s3a-fenced-moto", 1.4, 6.0),
+        _s3a_run(2, "s3a-fenced-moto", 1.2, 6.0),
+        _s3a_run(0, "s3a-minimal-moto", 1.0, 4.0), _s3a_run(1, "s3a-minimal-moto", 1.0, 4.0),
+        _s3a_run(2, "s3a-minimal-moto", 1.0, 4.0)]
+    assert spark_summary.paired_range(runs, "s3a-fenced-moto", "seconds",
+                                      "s3a-minimal-moto") == (1.0, 1.4, 3)
+    assert spark_summary.round_ratios(runs, "s3a-fenced-moto", "seconds",
+                                      "s3a-minimal-moto") == [1.0, 1.4, 1.2]
+    summary = spark_summary.summarise(runs, rows=3_000)
+    cell = {"rows": 3_000, "partitioned": False, "summary": summary}
+    without = "\n".join(spark_render._s3a_table({"cells": [cell]}))
+    assert "| 0.60x (`directory`) | 1.20x, 1.50x |" in without
+    block = "\n".join(spark_render._s3a_table({"cells": [{**cell, "runs": runs}]}))
+    assert ("| 0.60x (`directory`; rounds 0.50\u20130.70) "
+            "| 1.20x (rounds 1.00\u20131.40), 1.50x |") in block
