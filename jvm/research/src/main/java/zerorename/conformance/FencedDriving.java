@@ -15,6 +15,7 @@ import io.zerorename.committer.FencedOptions;
 import io.zerorename.committer.StoreFencing;
 import io.zerorename.committer.records.StoreUrl;
 import io.zerorename.committer.store.CommitStore;
+import io.zerorename.committer.store.ForwardingCommitStore;
 import io.zerorename.committer.store.KeyListing;
 import io.zerorename.committer.store.ObjectEntry;
 import io.zerorename.committer.store.PendingUpload;
@@ -76,12 +77,11 @@ final class FencedDriving {
   }
 
   /** The store with {@code actor} stopped before each request ({@link CommitDriver}). */
-  static final class Paused implements CommitStore {
-    private final CommitStore store;
+  static final class Paused extends ForwardingCommitStore {
     private final CommitDriver.Actor actor;
 
     Paused(CommitStore store, CommitDriver.Actor actor) {
-      this.store = store;
+      super(store);
       this.actor = actor;
     }
 
@@ -89,96 +89,80 @@ final class FencedDriving {
       CommitDriver.before(actor, kind + "\t" + key + (other.isEmpty() ? "" : "\t" + other));
     }
 
-    @Override
-    public String name() {
-      return store.name();  // the name the store check's decision is cached under
-    }
+    // Passed on unpaused: name() (the store check's decision is cached under the store's
+    // name) and the questions about the store (conditionalComplete: measured with the store
+    // check, unpaused).
 
     @Override
     public void put(String key, byte[] data, boolean ifNoneMatch) throws IOException {
       before("PutObject", key, "");
-      store.put(key, data, ifNoneMatch);
+      delegate().put(key, data, ifNoneMatch);
     }
 
     @Override
     public byte[] get(String key) throws IOException {
       before("GetObject", key, "");
-      return store.get(key);
+      return delegate().get(key);
     }
 
     @Override
     public ObjectEntry head(String key) throws IOException {
       before("HeadObject", key, "");
-      return store.head(key);
+      return delegate().head(key);
     }
 
     @Override
     public void delete(Collection<String> keys) throws IOException {
       List<String> sorted = keys.stream().sorted().collect(java.util.stream.Collectors.toList());
       if (sorted.isEmpty()) {
-        store.delete(keys);
+        delegate().delete(keys);
         return;
       }
       before("DeleteObjects", sorted.get(0), String.join(",", sorted.subList(1, sorted.size())));
-      store.delete(keys);
+      delegate().delete(keys);
     }
 
     @Override
     public List<ObjectEntry> list(String prefix) throws IOException {
       before("ListObjectsV2", prefix, "");
-      return store.list(prefix);
+      return delegate().list(prefix);
     }
 
     @Override
     public KeyListing listFrom(String prefix, String startAfter, String lastKey, int maxPages)
         throws IOException {
       before("ListObjectsV2", prefix, "");
-      return store.listFrom(prefix, startAfter, lastKey, maxPages);
+      return delegate().listFrom(prefix, startAfter, lastKey, maxPages);
     }
 
     @Override
     public List<String> listPrefixes(String prefix) throws IOException {
       before("ListObjectsV2", prefix, "");
-      return store.listPrefixes(prefix);
+      return delegate().listPrefixes(prefix);
     }
 
     @Override
     public List<PendingUpload> listUploads(String prefix) throws IOException {
       before("ListMultipartUploads", prefix, "");
-      return store.listUploads(prefix);
+      return delegate().listUploads(prefix);
     }
 
     @Override
     public String complete(String key, String uploadId, List<String> etags,
         boolean ifNoneMatch) throws IOException {
       before("CompleteMultipartUpload", key, "");
-      return store.complete(key, uploadId, etags, ifNoneMatch);
+      return delegate().complete(key, uploadId, etags, ifNoneMatch);
     }
 
     @Override
     public boolean abort(String key, String uploadId) throws IOException {
       before("AbortMultipartUpload", key, "");
-      return store.abort(key, uploadId);
+      return delegate().abort(key, uploadId);
     }
 
+    /** Closes nothing: the store is every actor's (one per bucket and JVM, kept in STORES). */
     @Override
-    public boolean conditionalComplete(String area) throws IOException {
-      return store.conditionalComplete(area);  // measured with the store check, unpaused
-    }
-
-    @Override
-    public boolean completeIgnoresCondition() {
-      return store.completeIgnoresCondition();
-    }
-
-    @Override
-    public boolean atomicByConstruction() {
-      return store.atomicByConstruction();
-    }
-
-    @Override
-    public boolean multipartEtags() {
-      return store.multipartEtags();
+    public void close() {
     }
   }
 }

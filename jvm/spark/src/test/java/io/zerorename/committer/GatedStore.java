@@ -3,14 +3,14 @@ package io.zerorename.committer;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
-import io.zerorename.committer.store.CommitStore;
+import io.zerorename.committer.store.ForwardingCommitStore;
+import io.zerorename.committer.store.KeyListing;
 import io.zerorename.committer.store.ObjectEntry;
 import io.zerorename.committer.store.PendingUpload;
 
@@ -22,7 +22,7 @@ import io.zerorename.committer.store.PendingUpload;
  * the order they came; {@link #failList} (the roots' LIST) and {@link #failUploads} fail a
  * read.
  */
-final class GatedStore implements CommitStore {
+final class GatedStore extends ForwardingCommitStore {
   static final long WAIT_SECONDS = 5;
   final InMemoryCommitStore inner;
   final CountDownLatch gate;
@@ -37,6 +37,7 @@ final class GatedStore implements CommitStore {
   }
 
   GatedStore(InMemoryCommitStore inner, int n, Predicate<String> gated) {
+    super(inner);
     this.inner = inner;
     this.gate = new CountDownLatch(n);
     this.gated = gated;
@@ -60,19 +61,9 @@ final class GatedStore implements CommitStore {
   }
 
   @Override
-  public String name() {
-    return inner.name();
-  }
-
-  @Override
   public void put(String key, byte[] data, boolean ifNoneMatch) throws IOException {
     arrive("PUT " + key);
     inner.put(key, data, ifNoneMatch);
-  }
-
-  @Override
-  public byte[] get(String key) throws IOException {
-    return inner.get(key);
   }
 
   @Override
@@ -82,24 +73,25 @@ final class GatedStore implements CommitStore {
   }
 
   @Override
-  public void delete(Collection<String> keys) {
-    inner.delete(keys);
-  }
-
-  @Override
   public List<ObjectEntry> list(String prefix) throws IOException {
     arrive("LIST " + prefix);
-    List<ObjectEntry> out = inner.list(prefix);
+    return listed(prefix, inner.list(prefix));
+  }
+
+  /** Gated as {@link #list} is: the in-memory store's listFrom is one LIST of the prefix. */
+  @Override
+  public KeyListing listFrom(String prefix, String startAfter, String lastKey, int maxPages)
+      throws IOException {
+    arrive("LIST " + prefix);
+    return listed(prefix, inner.listFrom(prefix, startAfter, lastKey, maxPages));
+  }
+
+  private <T> T listed(String prefix, T out) throws IOException {
     IOException fail = failList;
     if (fail != null && prefix.endsWith(FencedLayout.FENCED_PREFIX)) {
       throw fail;
     }
     return out;
-  }
-
-  @Override
-  public List<String> listPrefixes(String prefix) {
-    return inner.listPrefixes(prefix);
   }
 
   @Override
@@ -110,31 +102,5 @@ final class GatedStore implements CommitStore {
       throw failUploads;
     }
     return out;
-  }
-
-  @Override
-  public String complete(String key, String uploadId, List<String> etags, boolean ifNoneMatch)
-      throws IOException {
-    return inner.complete(key, uploadId, etags, ifNoneMatch);
-  }
-
-  @Override
-  public boolean abort(String key, String uploadId) {
-    return inner.abort(key, uploadId);
-  }
-
-  @Override
-  public boolean atomicByConstruction() {
-    return inner.atomicByConstruction();
-  }
-
-  @Override
-  public boolean completeIgnoresCondition() {
-    return inner.completeIgnoresCondition();
-  }
-
-  @Override
-  public boolean multipartEtags() {
-    return inner.multipartEtags();
   }
 }

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Map;
 
 import org.apache.hadoop.fs.PathExistsException;
 import org.junit.jupiter.api.Test;
@@ -46,5 +47,18 @@ class TestSetupDestination {
     GatedStore recorded = new GatedStore(f.store, 1, watched::contains);  // records, no wait
     new SetupJobStage(f.builder().store(recorded).threads(1).build()).apply(null);
     assertEquals(watched, recorded.arrived);
+  }
+
+  @Test
+  void withOneThreadAFileIsRefusedBeforeAnythingIsWritten() throws Exception {
+    Fixture f = new Fixture("j-one-file");
+    f.store.put("out", "a file".getBytes(StandardCharsets.UTF_8), false);
+    f.store.requests.clear();
+    PathExistsException e = assertThrows(PathExistsException.class,
+        () -> new SetupJobStage(f.builder().threads(1).build()).apply(null));
+    assertTrue(e.getMessage().contains("not a directory"), e.getMessage());
+    assertEquals(Map.of("HEAD", 1), f.store.requests, "the HEAD alone, nothing written");
+    assertEquals(List.of("out"), List.copyOf(f.store.objects.keySet()));
+    assertTrue(f.store.uploads.isEmpty(), "uploads: " + f.store.uploads.keySet());
   }
 }
