@@ -9,6 +9,8 @@ so credentials and ``PYSPARK_PYTHON`` are set here, before any session exists.
 Sessions cost ~7 s (more on a busy 2-core box), so one ``local[2,3]`` session (2 cores, 3
 attempts per task: Spark only retries tasks in local mode with ``local[N,F]``) serves every
 module; the ``local-cluster`` test is moved to the end of the run so the switch happens once.
+The JVM ``fenced`` committer's modules (``test_jvm_fenced_*``) each start a session of their
+own instead (``jvm_spark``), with S3A's jars and zerorename's.
 """
 
 from __future__ import annotations
@@ -17,10 +19,14 @@ import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from zerorename_bridge.embedded_s3 import EmbeddedS3
+
+from .helpers import stop_jvm
+from .jvm_fenced_helpers import s3a_conf
 
 #: moto's minimum size for non-final multipart parts during this package (default 5 MiB), so
 #: that small test files still span several parts.  Applied by EmbeddedS3 to the in-process
@@ -115,3 +121,19 @@ def spark(_sessions: _Sessions, s3: EmbeddedS3):  # type: ignore[no-untyped-def]
 def spark_cluster(_sessions: _Sessions, s3: EmbeddedS3):  # type: ignore[no-untyped-def]
     """A ``local-cluster[2,1,1024]`` session: two executor JVMs with one core each."""
     return _sessions.get(CLUSTER_MASTER)
+
+
+@pytest.fixture(scope="module")
+def jvm_spark(s3: EmbeddedS3, _sessions: Any) -> Iterator[Any]:
+    """A ``local[2]`` session bound to the JVM fenced committer (replaces the package's)."""
+    from pyspark.sql import SparkSession
+
+    _sessions.stop()
+    stop_jvm()  # a JVM started by an earlier test has neither S3A's jars nor zerorename's
+    builder = SparkSession.builder.master("local[2]").appName("zerorename-jvm-fenced")
+    for key, value in s3a_conf(s3.endpoint).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    yield spark
+    stop_jvm()

@@ -1,5 +1,5 @@
 """zerorename's JVM ``fenced`` committer (and ``auto``) inside Spark's own writers on Ceph RGW,
-over HTTPS: the scenarios of ``tests/spark/test_jvm_fenced.py`` (moto) on the real server.
+over HTTPS: the scenarios of ``tests/spark/test_jvm_fenced_*.py`` (moto) on the real server.
 
 What the store needs, set as a user would (``docs/user/stores.md``, "Hadoop's S3A on Ceph
 RGW"): S3A at the TLS endpoint, the JVM trusting the server's certificate through the JKS
@@ -13,9 +13,11 @@ store) instead of a HEAD before each complete: a key holding another writer's ob
 the job before its commit point; a roll-forward lists the keys itself and recognises its own.
 Requests are counted at the server, from radosgw's access log.
 
-One Spark session for the module, a fresh bucket per test.  The scenarios are
-``test_jvm_fenced``'s own, called with this module's session, server and bucket (the server
-object has what its helpers use: ``endpoint`` and ``client()``).
+One Spark session for the module, a fresh bucket per test.  The scenarios are the moto
+modules' own (``test_jvm_fenced_scenarios``, ``test_jvm_fenced_python``,
+``test_jvm_fenced_task_records``), called with this module's session, server and bucket (the
+server object has what their helpers, ``jvm_fenced_helpers``, use: ``endpoint`` and
+``client()``).
 """
 
 from __future__ import annotations
@@ -39,9 +41,12 @@ from tests.rgw_plugin import RGWTLS, RGWServer, add_s3_key, empty_and_delete_buc
 from zerorename.formats import SuccessData
 from zerorename_bridge.embedded_s3 import classify
 
-from . import test_jvm_fenced as on_moto
+from . import test_jvm_fenced_python as moto_python
+from . import test_jvm_fenced_scenarios as moto_scenarios
+from . import test_jvm_fenced_task_records as moto_records
 from .helpers import stop_jvm
-from .test_jvm_fenced import FACTORY, FACTORY_KEY, _check_published, _fixed_requests, _frame, _rows
+from .jvm_fenced_helpers import FACTORY, FACTORY_KEY, _check_published, _frame, _JvmJob, _rows
+from .test_jvm_fenced_task_records import _fixed_requests
 
 pytestmark = [pytest.mark.spark, pytest.mark.rgw]
 
@@ -51,7 +56,7 @@ KEYS = ("testing", "testing")
 
 @dataclass
 class RGWTarget:
-    """The RGW's TLS side as the moto helpers of ``test_jvm_fenced`` see a server: an
+    """The RGW's TLS side as the moto helpers of ``jvm_fenced_helpers`` see a server: an
     ``endpoint`` and a ``client()`` (boto3, trusting the certificate), plus new buckets."""
 
     endpoint: str
@@ -147,7 +152,7 @@ def test_formats_through_the_jvm_fenced_committer_on_rgw(
 
 def test_a_task_record_is_a_python_pendingset(rgw_spark: Any, rgw: RGWTarget,
                                               bucket: str) -> None:
-    on_moto.test_a_task_record_is_a_python_pendingset(rgw_spark, rgw, bucket)
+    moto_python.test_a_task_record_is_a_python_pendingset(rgw_spark, rgw, bucket)
 
 
 def test_duplicate_attempts_of_one_task_and_a_zombie_after_the_job(
@@ -155,26 +160,28 @@ def test_duplicate_attempts_of_one_task_and_a_zombie_after_the_job(
     """The second attempt of a committed task loses (it aborts its upload and returns, naming
     the first); a zombie's task commit after the job commit is fenced; only the first
     attempt's bytes are published."""
-    on_moto.test_duplicate_attempts_of_one_task_and_a_zombie_after_the_job(rgw_spark, rgw,
-                                                                          bucket)
+    moto_scenarios.test_duplicate_attempts_of_one_task_and_a_zombie_after_the_job(
+        rgw_spark, rgw, bucket)
 
 
 def test_messages_duplicate_attempts_and_a_zombie_after_the_job(
         rgw_spark: Any, rgw: RGWTarget, bucket: str) -> None:
     """Task records in messages: no task commit stores anything; the refused and lost
     attempts' uploads are aborted; only the accepted attempts' bytes are published."""
-    on_moto.test_messages_duplicate_attempts_and_a_zombie_after_the_job(rgw_spark, rgw, bucket)
+    moto_records.test_messages_duplicate_attempts_and_a_zombie_after_the_job(
+        rgw_spark, rgw, bucket)
 
 
 def test_messages_abort_aborts_the_accepted_tasks_uploads_beside_another_job(
         rgw_spark: Any, rgw: RGWTarget, bucket: str) -> None:
-    on_moto.test_messages_abort_aborts_the_accepted_tasks_uploads_beside_another_job(
+    moto_records.test_messages_abort_aborts_the_accepted_tasks_uploads_beside_another_job(
         rgw_spark, rgw, bucket)
 
 
 def test_a_task_attempt_that_died_after_writing_leaves_nothing(
         rgw_spark: Any, rgw: RGWTarget, bucket: str) -> None:
-    on_moto.test_a_task_attempt_that_died_after_writing_leaves_nothing(rgw_spark, rgw, bucket)
+    moto_scenarios.test_a_task_attempt_that_died_after_writing_leaves_nothing(
+        rgw_spark, rgw, bucket)
 
 
 @pytest.mark.parametrize("stage", ["job_stage_save_commit_record",
@@ -185,37 +192,37 @@ def test_a_driver_stopping_after_the_commit_point_then_a_rerun_rolls_forward(
     rerun's completes would meet existing objects, which RGW would overwrite: its listing
     finds them, and their sizes and ETags show them the job's own), the rerun finishes the job
     once."""
-    on_moto.test_a_driver_dying_at_each_stage_of_job_commit_then_a_rerun(rgw_spark, rgw,
-                                                                         bucket, stage)
+    moto_scenarios.test_a_driver_dying_at_each_stage_of_job_commit_then_a_rerun(
+        rgw_spark, rgw, bucket, stage)
 
 
 def test_dynamic_partition_overwrite_replaces_only_the_partitions_written(
         rgw_spark: Any, rgw: RGWTarget, bucket: str) -> None:
-    on_moto.test_dynamic_partition_overwrite_replaces_only_the_partitions_written(
+    moto_scenarios.test_dynamic_partition_overwrite_replaces_only_the_partitions_written(
         rgw_spark, rgw, bucket)
 
 
 def test_auto_picks_fenced_on_rgw_and_says_why(rgw_spark: Any, rgw: RGWTarget,
                                                bucket: str) -> None:
-    on_moto.test_auto_picks_fenced_where_the_store_fences(rgw_spark, rgw, bucket)
+    moto_scenarios.test_auto_picks_fenced_where_the_store_fences(rgw_spark, rgw, bucket)
     success = SuccessData.from_bytes(
         zr.S3Store(rgw.client()).get(f"s3a://{bucket}/auto/_SUCCESS"), "auto")
     assert "one winner in every round" in success.diagnostics["committer.choice"]
 
 
 def test_two_jobs_on_one_destination(rgw_spark: Any, rgw: RGWTarget, bucket: str) -> None:
-    on_moto.test_two_jobs_on_one_destination(rgw_spark, rgw, bucket)
+    moto_scenarios.test_two_jobs_on_one_destination(rgw_spark, rgw, bucket)
 
 
 def test_a_jvm_commit_stopped_after_its_commit_point_is_rolled_forward_by_python(
         rgw_spark: Any, rgw: RGWTarget, bucket: str) -> None:
-    on_moto.test_a_jvm_commit_stopped_after_its_commit_point_is_rolled_forward_by_python(
+    moto_python.test_a_jvm_commit_stopped_after_its_commit_point_is_rolled_forward_by_python(
         rgw_spark, rgw, bucket)
 
 
 def test_a_python_commit_stopped_after_its_commit_point_is_rolled_forward_by_the_jvm(
         rgw_spark: Any, rgw: RGWTarget, bucket: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    on_moto.test_a_python_commit_stopped_after_its_commit_point_is_rolled_forward_by_the_jvm(
+    moto_python.test_a_python_commit_stopped_after_its_commit_point_is_rolled_forward_by_the_jvm(
         rgw_spark, rgw, bucket, monkeypatch)
 
 
@@ -227,7 +234,7 @@ def test_a_job_commit_never_overwrites_an_object_another_writer_created(
     the job commit is refused as on any store (``JobCommitRefusedException``): no commit
     record, the object stays, and the abort aborts the job's upload."""
     dest = f"s3a://{bucket}/other"
-    job = on_moto._JvmJob(rgw_spark, dest, "other-writer")
+    job = _JvmJob(rgw_spark, dest, "other-writer")
     job.job.setupJob(job.context(0, 0))
     store_class = job.jvm.io.zerorename.committer.store.S3CommitStore
     measured = store_class.measuredConditionalComplete(f"s3 {rgw.endpoint} bucket {bucket}")
@@ -310,9 +317,10 @@ def test_requests_of_a_fenced_write_on_rgw(rgw_spark: Any, rgw: RGWTarget,
                                            rgw_server: RGWServer, bucket: str,
                                            partitioned: bool, files: int) -> None:
     """What a fenced write asks RGW, by operation: what it asks moto
-    (``test_jvm_fenced._fixed_requests``), no more: the job commit's listing of the keys it
-    completes, its check before the commit point on every store, is what the completes use
-    here instead of a HEAD each (4 and 12 HEADs more before the check listed on every store).
+    (``test_jvm_fenced_task_records._fixed_requests``), no more: the job commit's listing of
+    the keys it completes, its check before the commit point on every store, is what the
+    completes use here instead of a HEAD each (4 and 12 HEADs more before the check listed on
+    every store).
     Counted at the server."""
     df = _frame(rgw_spark, 400).repartition(4)
 
