@@ -126,13 +126,7 @@ class _JvmJob:
 
     def task(self, task: int, name: str, data: bytes, attempt: int = 0) -> Any:
         """Write one file in a task attempt and commit it; returns the committer."""
-        ctx = self.context(task, attempt)
-        committer = self.committer(task, attempt)
-        committer.setupTask(ctx)
-        out = self.jvm.org.apache.hadoop.fs.Path(committer.getTaskAttemptPath(ctx), name)
-        stream = out.getFileSystem(self.conf).create(out, False)
-        stream.write(bytearray(data))
-        stream.close()
+        committer, ctx = self.write(task, name, data, attempt)
         assert committer.needsTaskCommit(ctx)
         committer.commitTask(ctx)
         return committer

@@ -206,18 +206,6 @@ def test_without_in_memory_tracking_fenced_reads_the_pending_objects(
     assert _keys(s3, bucket, "counted/__magic") == []
 
 
-def _write_in(job: _JvmJob, task: int, name: str, data: bytes) -> tuple[Any, Any]:
-    """An attempt of ``task`` that wrote one file and is not committed: (committer, context)."""
-    ctx = job.context(task, 0)
-    committer = job.committer(task, 0)
-    committer.setupTask(ctx)
-    out = job.jvm.org.apache.hadoop.fs.Path(committer.getTaskAttemptPath(ctx), name)
-    stream = out.getFileSystem(job.conf).create(out, False)
-    stream.write(bytearray(data))
-    stream.close()
-    return committer, ctx
-
-
 def test_tasks_writing_one_partition_keep_their_own_uploads(
         jvm_spark: Any, s3: EmbeddedS3, bucket: str) -> None:
     """S3A's in-memory tracker keys a file by an element of its magic path: two tasks of one
@@ -226,8 +214,8 @@ def test_tasks_writing_one_partition_keep_their_own_uploads(
     job = _JvmJob(jvm_spark, dest, "one-partition")
     job.job.setupJob(job.context(0, 0))
     held = _tracked(jvm_spark)
-    first = _write_in(job, 0, "p=1/part-0", b"task zero")
-    second = _write_in(job, 1, "p=1/part-1", b"task one")
+    first = job.write(0, "p=1/part-0", b"task zero")
+    second = job.write(1, "p=1/part-1", b"task one")
     assert _tracked(jvm_spark) == {k: v + 2 for k, v in held.items()}
     for committer, ctx in (first, second):
         assert committer.needsTaskCommit(ctx)
@@ -251,7 +239,7 @@ def test_task_abort_aborts_and_forgets_the_in_memory_uploads(
     job = _JvmJob(jvm_spark, dest, "abort-in-memory")
     job.job.setupJob(job.context(0, 0))
     held = _tracked(jvm_spark)
-    committer, ctx = _write_in(job, 0, "part-0", b"to be aborted")
+    committer, ctx = job.write(0, "part-0", b"to be aborted")
     assert _tracked(jvm_spark) == {k: v + 1 for k, v in held.items()}
     assert _uploads(s3, bucket) == ["aborted/part-0"]
     counts = _counted(s3, lambda: committer.abortTask(ctx))
