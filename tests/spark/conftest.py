@@ -125,7 +125,9 @@ def spark_cluster(_sessions: _Sessions, s3: EmbeddedS3):  # type: ignore[no-unty
 
 @pytest.fixture(scope="module")
 def jvm_spark(s3: EmbeddedS3, _sessions: Any) -> Iterator[Any]:
-    """A ``local[2]`` session bound to the JVM fenced committer (replaces the package's)."""
+    """A ``local[2]`` session bound to the JVM fenced committer (S3A's jars, zerorename's jar,
+    the factory bound to ``s3a``): one per module, which replaces the package's session while
+    the module runs and stops when it ends."""
     from pyspark.sql import SparkSession
 
     _sessions.stop()

@@ -4,8 +4,7 @@ read what the JVM committed, the Python CLI lists, expires and cleans the JVM's 
 record is a Python ``PendingSet``, and a job stopped after its commit point by one
 implementation is rolled forward by the other.
 
-One session for the module (``jvm_spark``: S3A's jars, zerorename's jar, the factory bound to
-``s3a``); it replaces the package's session while it runs and stops when the module ends.
+Its Spark session: ``jvm_spark`` (tests/spark/conftest.py).
 """
 
 from __future__ import annotations

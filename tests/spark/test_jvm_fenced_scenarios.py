@@ -5,8 +5,7 @@ destination; dynamic partition overwrite; ``auto``; a local destination; another
 object at a key the job completes.  The output reads back through S3A and
 ``zr.committed_files``; the records and ``_SUCCESS`` are the Python reference's.
 
-One session for the module (``jvm_spark``: S3A's jars, zerorename's jar, the factory bound to
-``s3a``); it replaces the package's session while it runs and stops when the module ends.
+Its Spark session: ``jvm_spark`` (tests/spark/conftest.py).
 """
 
 from __future__ import annotations

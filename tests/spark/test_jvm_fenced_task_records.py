@@ -5,8 +5,7 @@ Hadoop's protocol, which refuses ``messages``); S3A's in-memory magic tracking a
 without it; and the ``messages`` mode's duplicate, dying, stopped and aborted jobs, driven as
 Spark drives them.
 
-One session for the module (``jvm_spark``: S3A's jars, zerorename's jar, the factory bound to
-``s3a``); it replaces the package's session while it runs and stops when the module ends.
+Its Spark session: ``jvm_spark`` (tests/spark/conftest.py).
 """
 
 from __future__ import annotations
